@@ -1,0 +1,57 @@
+/**
+ * Errors the CLI maps to exit codes. Anything else that escapes is a bug and exits 1 with its stack.
+ */
+
+/** Bad usage or bad input: exit 2, nothing started, nothing written. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  readonly exitCode = 2;
+}
+
+/** A problem in an input file, located precisely. Exit 2. */
+export class InputError extends UsageError {
+  constructor(
+    readonly file: string,
+    readonly line: number | null,
+    readonly problem: string,
+  ) {
+    super(`${file}${line === null ? '' : `:${line}`}: ${problem}`);
+  }
+}
+
+/** Several input problems at once, so a person can fix them all in one edit. */
+export class InputErrors extends UsageError {
+  constructor(readonly errors: InputError[]) {
+    super(errors.map((e) => e.message).join('\n'));
+  }
+}
+
+/** An operation refused to protect the user's work (dirty checkout, unmerged branch...). Exit 1. */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+  readonly exitCode = 1;
+}
+
+/** Another fleet holds the repository. Exit 2: nothing was started. */
+export class LockedError extends UsageError {
+  constructor(readonly pid: number, lockPath: string) {
+    super(`another loopfleet (pid ${pid}) is running on this repository (${lockPath}); stop it first`);
+  }
+}
+
+/** A gate tripped. Thrown inside a pipeline to unwind it; never escapes the engine. */
+export class GateError extends Error {
+  override readonly name = 'GateError';
+  constructor(
+    readonly gate: import('./types.js').GateName,
+    readonly scope: 'task' | 'fleet',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The fleet is stopping (quit, SIGINT): work in flight is abandoned, its attempt will restart. */
+export class StopError extends Error {
+  override readonly name = 'StopError';
+}

@@ -1,0 +1,211 @@
+/** Shared vocabulary of the engine. Plain data only: everything here must survive JSON round-trips. */
+
+export const TASK_STATUSES = ['queued', 'running', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const PHASES = ['setup', 'explore', 'implement', 'verify'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const ROLES = ['explorer', 'implementer', 'verifier'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Token usage as the Messages API reports it. Every field is a plain count, never null. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+}
+
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, output: 0, cacheWrite: 0, cacheRead: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    cacheRead: a.cacheRead + b.cacheRead,
+  };
+}
+
+/** The `tokens` figure everywhere (gates, status --json) is the sum of all four kinds. */
+export function totalTokens(u: Usage): number {
+  return u.input + u.output + u.cacheWrite + u.cacheRead;
+}
+
+/** Per-task limits. `null` means "no limit". */
+export interface TaskGates {
+  attempts: number;
+  tokens: number | null;
+  /** wall clock, milliseconds */
+  timeMs: number | null;
+  /** US dollars */
+  costUsd: number | null;
+}
+
+export interface FleetGates {
+  tokens: number | null;
+  costUsd: number | null;
+  timeMs: number | null;
+}
+
+/** Price of one million tokens, US dollars. */
+export interface ModelPrice {
+  input: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+  output: number;
+}
+
+export interface PortRange {
+  from: number;
+  to: number;
+}
+
+/** Fleet settings from BACKLOG.md front matter, defaults applied. */
+export interface FleetConfig {
+  /** null → the branch checked out in the user's repository when the fleet starts */
+  base: string | null;
+  concurrency: number;
+  check: string | null;
+  setup: string | null;
+  model: string;
+  review: boolean;
+  gates: TaskGates;
+  fleetGates: FleetGates;
+  ports: PortRange;
+  notify: string | null;
+  /** 'auto' → bubblewrap where available, shell tool off otherwise; 'off' → run unsandboxed, said loudly */
+  sandbox: 'auto' | 'off';
+  /** guard checks */
+  maxFiles: number;
+  maxLines: number;
+  protect: string[];
+  /** per-model overrides of the price table */
+  prices: Record<string, ModelPrice>;
+  checkTimeoutMs: number;
+  setupTimeoutMs: number;
+}
+
+/** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */
+export interface TaskSpec {
+  id: string;
+  title: string;
+  /** 1-based line of the `- [ ]` item in BACKLOG.md */
+  line: number;
+  done: boolean;
+  description: string;
+  check?: string;
+  setup?: string;
+  attempts?: number;
+  tokens?: number;
+  timeMs?: number;
+  costUsd?: number;
+  model?: string;
+  after: string[];
+  files: string[];
+  review?: boolean;
+}
+
+export interface Backlog {
+  path: string;
+  config: FleetConfig;
+  tasks: TaskSpec[];
+}
+
+export interface CheckResult {
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  /** the last lines of combined stdout+stderr, bounded */
+  outputTail: string;
+  durationMs: number;
+}
+
+export interface Verdict {
+  pass: boolean;
+  reasons: string[];
+}
+
+export type AttemptOutcome =
+  | 'running'
+  | 'verified'
+  | 'setup-failed'
+  | 'check-failed'
+  | 'guard-failed'
+  | 'vetoed'
+  | 'gate'
+  | 'error'
+  | 'interrupted';
+
+export interface AttemptRecord {
+  n: number;
+  startedAt: string;
+  endedAt: string | null;
+  plan: string | null;
+  usageByRole: Partial<Record<Role, Usage>>;
+  costByRole: Partial<Record<Role, number>>;
+  costUsd: number;
+  setup: CheckResult | null;
+  check: CheckResult | null;
+  guard: string[];
+  verdict: Verdict | null;
+  outcome: AttemptOutcome;
+  reason: string | null;
+  commit: string | null;
+  diffStat: string | null;
+}
+
+export type GateName =
+  | 'attempts'
+  | 'tokens'
+  | 'time'
+  | 'cost'
+  | 'no-progress'
+  | 'fleet_tokens'
+  | 'fleet_cost'
+  | 'fleet_time';
+
+export interface TaskState {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  phase: Phase | null;
+  /** current or last attempt number, 0 before the first */
+  attempt: number;
+  maxAttempts: number;
+  usage: Usage;
+  costUsd: number;
+  branch: string | null;
+  reason: string | null;
+  gate: GateName | null;
+  attempts: AttemptRecord[];
+  /** total wall clock spent running, ms, across fleet restarts */
+  elapsedMs: number;
+  startedAt: string | null;
+  updatedAt: string;
+  /** model names used that the price table does not know */
+  unpricedModels: string[];
+}
+
+export interface FleetTotals {
+  usage: Usage;
+  costUsd: number;
+  elapsedMs: number;
+  startedAt: string | null;
+}
+
+/** What `status --json` prints per task, in backlog order. */
+export interface TaskStatusJson {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  phase: Phase | null;
+  attempt: number;
+  maxAttempts: number;
+  tokens: number;
+  costUsd: number;
+  branch: string | null;
+  reason: string | null;
+}

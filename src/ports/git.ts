@@ -1,0 +1,62 @@
+/** Everything the engine asks of git. One instance is bound to one repository (its top-level folder). */
+
+export interface WorktreeInfo {
+  path: string;
+  /** short branch name, null when detached */
+  branch: string | null;
+  head: string | null;
+  prunable: boolean;
+}
+
+export type MergeResult =
+  | { kind: 'merged'; commit: string }
+  | { kind: 'conflict'; files: string[] }
+  | { kind: 'refused'; reason: string };
+
+export interface GitPort {
+  readonly root: string;
+  /** short name of the branch checked out in the main worktree; null when HEAD is detached */
+  currentBranch(): Promise<string | null>;
+  branchExists(branch: string): Promise<boolean>;
+  /** commit id a ref points to, or null when it does not resolve */
+  revParse(ref: string): Promise<string | null>;
+  /** true when the repository has at least one commit */
+  hasCommits(): Promise<boolean>;
+  /** porcelain status lines of the main worktree's tracked files (untracked files ignored) */
+  dirtyFiles(): Promise<string[]>;
+  /** append `pattern` to .git/info/exclude once */
+  ensureExcluded(pattern: string): Promise<void>;
+
+  /** `git worktree add <path> -b <branch> <base>`; when the branch exists already it is checked out as is */
+  addWorktree(path: string, branch: string, base: string): Promise<void>;
+  /** removes the worktree folder and its registration; `force` discards its uncommitted changes */
+  removeWorktree(path: string, force: boolean): Promise<void>;
+  listWorktrees(): Promise<WorktreeInfo[]>;
+  /** `git worktree prune` */
+  pruneWorktrees(): Promise<void>;
+
+  /** stages everything in the worktree (except `excludePaths`) and commits; returns the new commit or null when nothing changed */
+  commitAll(worktree: string, message: string, excludePaths?: string[]): Promise<string | null>;
+  /** unified diff of `base...HEAD` in the worktree */
+  diff(worktree: string, base: string): Promise<string>;
+  /** per-file added/deleted line counts of `base...HEAD` */
+  diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>>;
+  diffStat(worktree: string, base: string): Promise<string>;
+
+  /**
+   * Merge `branch` into `base` with a merge commit. Never touches uncommitted work: refused when the main
+   * checkout is on `base` and dirty. A conflict leaves `base` and the working tree exactly as before.
+   */
+  merge(branch: string, base: string, message: string): Promise<MergeResult>;
+  /** true when `branch` would merge into `base` without conflict (git merge-tree, no working tree touched) */
+  canMerge(branch: string, base: string): Promise<boolean>;
+  /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
+  rebase(worktree: string, base: string): Promise<boolean>;
+  /** `git update-ref ref commit` */
+  updateRef(ref: string, commit: string): Promise<void>;
+  /** delete a branch; `force` only on an explicit discard or after a verified merge */
+  deleteBranch(branch: string, force: boolean): Promise<void>;
+  /** true when every commit of `branch` is reachable from `base` */
+  isMerged(branch: string, base: string): Promise<boolean>;
+  listBranches(prefix: string): Promise<string[]>;
+}

@@ -1,0 +1,52 @@
+import type { Role, Usage } from '../core/types.js';
+
+/** What the pipeline asks of one role: run it to the end in `workdir` and report. */
+export interface AgentRequest {
+  role: Role;
+  model: string;
+  /** the role's system prompt (stable across attempts: it is the cached prefix) */
+  system: string;
+  /** the user turn: task, plan, evidence of earlier attempts */
+  prompt: string;
+  workdir: string;
+  /** read-only → read/glob/grep only; write → also write/edit and the shell */
+  access: 'read-only' | 'write';
+  /** whether the shell tool may be offered (false when no sandbox and sandbox not turned off) */
+  shell: boolean;
+  /** environment of the shell tool and of a command-line agent: no API keys in it */
+  env: Record<string, string>;
+  maxTurns: number;
+  maxTokens: number;
+  /** JSON schema the final answer must follow (the reviewer's verdict) */
+  outputSchema?: Record<string, unknown>;
+  /** aborts the call in flight; the agent's usage so far is still reported */
+  signal: AbortSignal;
+  /**
+   * Called before each model call; throws (a GateError) to stop the agent before spending more.
+   * Enforcement during a call is through `signal`.
+   */
+  beforeCall: () => void;
+  /** an external command that plays the role instead of the API (agents/<role>.md `command:`) */
+  command?: string;
+  timeoutMs: number;
+}
+
+export type AgentEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool'; name: string; input: string }
+  | { type: 'tool-result'; name: string; output: string; isError: boolean }
+  /** usage of one model response so far; deltas, summed by the receiver */
+  | { type: 'usage'; usage: Usage; model: string };
+
+export interface AgentResult {
+  /** the final text answer (plan, summary, or verdict JSON) */
+  text: string;
+  turns: number;
+  stopReason: string;
+  /** a CLI agent may report its own cost; the API path leaves it undefined (the loop prices tokens) */
+  reportedCostUsd?: number;
+}
+
+export interface ModelClient {
+  runAgent(request: AgentRequest, onEvent: (event: AgentEvent) => void): Promise<AgentResult>;
+}

@@ -1,0 +1,39 @@
+/** Running commands: setup, checks, the agent's shell tool and external CLI agents. */
+
+export interface RunOptions {
+  cwd: string;
+  /** the complete environment of the child; nothing is inherited implicitly */
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** written to stdin, then stdin is closed */
+  input?: string;
+  /**
+   * Confine the command: read-only system, only `cwd` (and `writable` paths) writable, private /tmp, no network.
+   * The runner throws when asked for a sandbox it cannot provide.
+   */
+  sandbox?: { writable: string[] } | null;
+  /** called with output as it arrives (stdout and stderr interleaved) */
+  onOutput?: (chunk: string) => void;
+  /** keep at most this many bytes of the tail of the combined output; default 64 KiB */
+  maxOutputBytes?: number;
+}
+
+export interface RunResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** tail of the combined output, at most maxOutputBytes */
+  output: string;
+  /** true when the output was cut to its tail */
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface ProcessRunner {
+  /** runs `command` through /bin/sh -c */
+  run(command: string, options: RunOptions): Promise<RunResult>;
+  /** whether `sandbox` can be honoured on this machine */
+  sandboxAvailable(): Promise<boolean>;
+}
