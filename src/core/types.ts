@@ -155,6 +155,10 @@ export interface AttemptRecord {
   reason: string | null;
   commit: string | null;
   diffStat: string | null;
+  /** what the next attempt is told about this one's failure */
+  evidence: string | null;
+  /** the failure's fingerprint, for the no-progress gate */
+  fingerprint: string | null;
 }
 
 export type GateName =
@@ -187,6 +191,17 @@ export interface TaskState {
   updatedAt: string;
   /** model names used that the price table does not know */
   unpricedModels: string[];
+  /** the next attempt only verifies (check and review) the branch as it is: set after a rebase */
+  verifyOnly: boolean;
+  /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
+  budget: TaskBudget;
+}
+
+export interface TaskBudget {
+  fromAttempt: number;
+  usage: Usage;
+  costUsd: number;
+  elapsedMs: number;
 }
 
 export interface FleetTotals {

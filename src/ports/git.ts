@@ -52,6 +52,8 @@ export interface GitPort {
   canMerge(branch: string, base: string): Promise<boolean>;
   /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
   rebase(worktree: string, base: string): Promise<boolean>;
+  /** `git reset --hard <commit>` in a task worktree (never in the user's checkout) */
+  resetHard(worktree: string, commit: string): Promise<void>;
   /** `git update-ref ref commit` */
   updateRef(ref: string, commit: string): Promise<void>;
   /** delete a branch; `force` only on an explicit discard or after a verified merge */

@@ -1,0 +1,5 @@
+/** Small string helpers. Some are still missing: see BACKLOG.md. */
+
+export function reverse(text) {
+  return [...text].reverse().join('');
+}

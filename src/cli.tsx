@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { InputError, InputErrors, UsageError } from './core/errors.js';
+import { parseDuration, parseSize, parseUsd } from './core/units.js';
+import { demo } from './commands/demo.js';
+import { init } from './commands/init.js';
+import { manage, prune, statusRows, statusTable } from './commands/manage.js';
+import { overnight } from './commands/overnight.js';
+import { findRepo } from './commands/repo.js';
+import { PACKAGE_ROOT } from './commands/services.js';
+import type { Overrides } from './commands/session.js';
+import { tui } from './commands/tui.js';
+import { audit } from './commands/audit.js';
+
+export const HELP = `loopfleet — run a fleet of coding agents over a repository's backlog
+
+Usage:
+  loopfleet                     interactive view of the fleet (needs a terminal)
+  loopfleet --overnight         headless: run the whole backlog, write a report, exit
+  loopfleet init                write BACKLOG.md and agents/README.md, ignore .loop-worktrees/
+  loopfleet status [--json]     state of every task, in backlog order
+  loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
+  loopfleet discard <id>        remove a task's worktree and branch, keeping a recoverable ref (d)
+  loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
+  loopfleet prune               remove worktrees a crash or a manual deletion left behind
+  loopfleet audit               check readiness and print the cost ceiling before spending
+  loopfleet demo                the whole system on a sample repository with a scripted model
+
+Options (the run commands):
+  --concurrency N               pipelines at once (overrides the front matter)
+  --max-tokens N                fleet token gate, e.g. 5M
+  --max-cost USD                fleet cost gate in dollars
+  --max-time T                  fleet wall-clock gate, e.g. 8h
+  --auto-merge                  merge each verified task in backlog order
+  --no-color                    no colours in the interactive view (NO_COLOR works too)
+  -h, --help                    this help
+  -v, --version                 the version
+
+Environment:
+  ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN   credentials for the Messages API
+  ANTHROPIC_BASE_URL                          any Anthropic-compatible endpoint (root URL, no /v1)
+
+Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts, or a fleet gate
+stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
+`;
+
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'demo']);
+
+function version(): string {
+  return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function option<T>(name: string, raw: string | undefined, parse: (text: string) => { ok: true; value: T } | { ok: false; message: string }): T | undefined {
+  if (raw === undefined) return undefined;
+  const result = parse(raw);
+  if (!result.ok) throw new UsageError(`--${name}: ${result.message}`);
+  return result.value;
+}
+
+function positiveInt(text: string): { ok: true; value: number } | { ok: false; message: string } {
+  return /^[1-9]\d*$/.test(text) ? { ok: true, value: Number(text) } : { ok: false, message: `'${text}' is not a positive whole number` };
+}
+
+export async function main(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        overnight: { type: 'boolean' },
+        json: { type: 'boolean' },
+        concurrency: { type: 'string' },
+        'max-tokens': { type: 'string' },
+        'max-cost': { type: 'string' },
+        'max-time': { type: 'string' },
+        'auto-merge': { type: 'boolean' },
+        'no-color': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\nRun \`loopfleet --help\` for the usage.`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    out(HELP);
+    return 0;
+  }
+  if (values.version) {
+    out(version());
+    return 0;
+  }
+  const [command, ...rest] = positionals;
+  if (command !== undefined && !COMMANDS.has(command)) {
+    throw new UsageError(`unknown command '${command}'. Run \`loopfleet --help\` for the usage.`);
+  }
+  const overrides: Overrides = {
+    concurrency: option('concurrency', values.concurrency, positiveInt),
+    fleetGates: {
+      tokens: option('max-tokens', values['max-tokens'], parseSize),
+      costUsd: option('max-cost', values['max-cost'], parseUsd),
+      timeMs: option('max-time', values['max-time'], parseDuration),
+    },
+  };
+  const color = !values['no-color'] && !process.env.NO_COLOR;
+  const needsId = command === 'merge' || command === 'discard' || command === 'retry';
+  if (needsId && rest.length !== 1) throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
+  if (!needsId && rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
+  if (values.overnight && command !== undefined && command !== 'demo') {
+    throw new UsageError(`--overnight is not an option of \`loopfleet ${command}\``);
+  }
+
+  if (command === 'demo') return demo({ headless: values.overnight === true || !process.stdout.isTTY, color, overrides, out });
+  const repo = await findRepo(process.cwd());
+  const env = process.env;
+  switch (command) {
+    case 'init':
+      return init(repo, out);
+    case 'status': {
+      const rows = await statusRows(repo);
+      out(values.json ? JSON.stringify(rows, null, 2) : statusTable(rows));
+      return 0;
+    }
+    case 'merge':
+    case 'discard':
+    case 'retry':
+      return manage(repo, command, rest[0]!, env, out);
+    case 'prune':
+      return prune(repo, env, out);
+    case 'audit':
+      return audit(repo, env, out);
+    default: {
+      const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
+      return values.overnight ? overnight(repo, options, out) : tui(repo, { ...options, color });
+    }
+  }
+}
+
+function report(error: unknown): number {
+  if (error instanceof InputErrors) {
+    for (const e of error.errors) process.stderr.write(`loopfleet: ${e.message}\n`);
+    return 2;
+  }
+  if (error instanceof InputError || error instanceof UsageError) {
+    process.stderr.write(`loopfleet: ${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof Error && 'exitCode' in error && typeof error.exitCode === 'number') {
+    process.stderr.write(`loopfleet: ${error.message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`loopfleet: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+function exit(code: number): void {
+  process.exitCode = code;
+  // Keep-alive sockets or a watcher closing late must not hold the process open once the work is done.
+  setTimeout(() => process.exit(code), 1000).unref();
+}
+
+const invoked = process.argv[1];
+if (invoked !== undefined && realpathSync(invoked) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(exit, (error: unknown) => exit(report(error)));
+}

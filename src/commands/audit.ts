@@ -1,0 +1,100 @@
+import { join } from 'node:path';
+import { ExecaRunner } from '../adapters/execa-runner.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { loadRoles } from '../core/agents.js';
+import { backlogCeiling } from '../core/ceiling.js';
+import { WORK_DIR } from '../core/fleet.js';
+import { endOfLife, priceOf } from '../core/pricing.js';
+import { taskEnv } from '../core/task-env.js';
+import type { TaskSpec } from '../core/types.js';
+import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { PACKAGE_ROOT, credentialsFrom } from './services.js';
+
+interface Finding {
+  ok: boolean;
+  weight: number;
+  text: string;
+}
+
+/**
+ * `loopfleet audit`: is the backlog ready to spend money on, and what is the most it can spend?
+ * Writes nothing in the user's checkout: checks run on base in a throw-away worktree.
+ */
+export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+  const backlog = await loadBacklog(repo, false);
+  const base = await resolveBase(repo, backlog);
+  const roles = await loadRoles(join(PACKAGE_ROOT, 'agents'), repo.root);
+  const runner = new ExecaRunner();
+  const git = new SimpleGitAdapter(repo.root);
+  const findings: Finding[] = [];
+  const open = backlog.tasks.filter((t) => !t.done);
+  const checkOf = (t: TaskSpec) => t.check ?? backlog.config.check;
+
+  const noCheck = open.filter((t) => checkOf(t) === null);
+  findings.push({ ok: noCheck.length === 0, weight: 3, text: noCheck.length === 0 ? 'every task has a check command' : `no check command for ${noCheck.map((t) => t.id).join(', ')}: only the reviewer would judge them` });
+
+  const g = backlog.config.gates;
+  const fg = backlog.config.fleetGates;
+  const gatesSet = g.tokens !== null && g.timeMs !== null && (fg.costUsd !== null || fg.tokens !== null);
+  findings.push({ ok: gatesSet, weight: 2, text: gatesSet ? 'task and fleet gates are set' : 'set gates.tokens, gates.time and a fleet_cost or fleet_tokens gate so a night cannot run away' });
+
+  try {
+    credentialsFrom(env, Object.values(roles).some((r) => r.command === undefined));
+    findings.push({ ok: true, weight: 2, text: `credentials resolve (${env.ANTHROPIC_BASE_URL ? `endpoint ${env.ANTHROPIC_BASE_URL}` : 'api.anthropic.com'})` });
+  } catch (error) {
+    findings.push({ ok: false, weight: 2, text: (error as Error).message });
+  }
+
+  const sandbox = await runner.sandboxAvailable();
+  findings.push({
+    ok: sandbox || backlog.config.sandbox === 'off',
+    weight: 1,
+    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — agent shell runs unsandboxed' : 'no bubblewrap: the agent shell tool will be off (install bubblewrap, or set sandbox: off)',
+  });
+
+  const models = new Set<string>();
+  for (const t of open) for (const r of Object.values(roles)) models.add(r.model ?? t.model ?? backlog.config.model);
+  for (const m of models) {
+    if (priceOf(m, backlog.config.prices) === null) findings.push({ ok: false, weight: 1, text: `model ${m} has no price: costs will not be counted (add it under prices:)` });
+    const eol = endOfLife(m);
+    if (eol !== null) findings.push({ ok: false, weight: 1, text: `model ${m} reaches end of life on ${eol}` });
+  }
+
+  // The checks on base, once per distinct command, in a throw-away worktree.
+  const commands = [...new Set(open.map(checkOf).filter((c): c is string => c !== null))];
+  if (commands.length > 0) {
+    const dir = join(repo.workDir, '.audit');
+    await git.ensureExcluded(`/${WORK_DIR}/`);
+    await git.addWorktreeDetached(dir, base);
+    try {
+      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
+      for (const command of commands) {
+        const run = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
+        const users = open.filter((t) => checkOf(t) === command).map((t) => t.id).join(', ');
+        findings.push({
+          ok: true,
+          weight: 0,
+          text: run.exitCode === 0
+            ? `\`${command}\` passes on ${base} (${users})`
+            : `\`${command}\` fails on ${base} already (${users}): fine if the task is to make it pass, otherwise fix base first`,
+        });
+      }
+    } finally {
+      await git.removeWorktree(dir, true);
+    }
+  }
+
+  const ceiling = backlogCeiling(backlog, (t) => Object.values(roles).map((r) => r.model ?? t.model ?? backlog.config.model));
+  const total = findings.reduce((s, f) => s + f.weight, 0);
+  const score = total === 0 ? 100 : Math.round((100 * findings.reduce((s, f) => s + (f.ok ? f.weight : 0), 0)) / total);
+  const ready = findings.every((f) => f.ok);
+  out(`loopfleet audit — ${repo.root} (base ${base}, ${open.length} open task(s))`);
+  for (const f of findings) out(`  ${f.ok ? '✔' : '✗'} ${f.text}`);
+  out('');
+  out('Cost ceiling (the most the backlog can spend under its gates):');
+  for (const t of ceiling.tasks) out(`  ${t.id.padEnd(8)} ${t.usd === null ? 'unbounded' : `$${t.usd.toFixed(2)}`}  (${t.why})`);
+  out(`  total    ${ceiling.totalUsd === null ? 'unbounded' : `$${ceiling.totalUsd.toFixed(2)}`}  (${ceiling.why})`);
+  out('');
+  out(`Readiness: ${score}/100 — ${ready ? 'ready' : 'not ready: fix the ✗ lines above'}`);
+  return ready ? 0 : 1;
+}

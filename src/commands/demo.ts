@@ -1,0 +1,61 @@
+import { cp, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { DEMO_SCENARIOS } from '../demo/demo-scenarios.js';
+import { startModelServer } from '../demo/model-server.js';
+import { DEMO_PACING, demoScript } from '../demo/scripts.js';
+import { overnight } from './overnight.js';
+import { findRepo } from './repo.js';
+import { PACKAGE_ROOT } from './services.js';
+import type { Overrides } from './session.js';
+import { tui } from './tui.js';
+
+const DEMO_KEY = 'demo-key-not-secret';
+
+/** A fresh git repository with the bundled demo project and backlog; returns its path. */
+export async function makeDemoRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'loopfleet-demo-'));
+  await cp(join(PACKAGE_ROOT, 'backlog', 'demo-repo'), dir, { recursive: true });
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'loopfleet demo', GIT_AUTHOR_EMAIL: 'demo@localhost', GIT_COMMITTER_NAME: 'loopfleet demo', GIT_COMMITTER_EMAIL: 'demo@localhost' };
+  await execa('git', ['init', '--quiet', '--initial-branch=main'], { cwd: dir, env });
+  await execa('git', ['add', '-A'], { cwd: dir, env });
+  await execa('git', ['commit', '--quiet', '-m', 'Demo project'], { cwd: dir, env });
+  return dir;
+}
+
+export interface DemoOptions {
+  headless: boolean;
+  color: boolean;
+  overrides: Overrides;
+  out: (line: string) => void;
+  /** pacing of the scripted model; the default is slow enough to watch */
+  pacing?: { chunkDelayMs: number; delayMs: number };
+}
+
+/**
+ * `loopfleet demo`: the real engine, real git and the real SDK, against a scripted model server on
+ * loopback. Nothing leaves the machine and no key is needed.
+ */
+export async function demo(options: DemoOptions): Promise<number> {
+  const dir = await makeDemoRepo();
+  const server = await startModelServer({ script: demoScript(DEMO_SCENARIOS, options.pacing ?? DEMO_PACING), apiKeys: [DEMO_KEY] });
+  const { out } = options;
+  out('loopfleet demo — a SCRIPTED DEMO MODEL plays every agent (no API key, nothing leaves this machine).');
+  out(`Demo repository: ${dir}`);
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: DEMO_KEY };
+    delete env.ANTHROPIC_AUTH_TOKEN;
+    const repo = await findRepo(dir);
+    const session = { overrides: options.overrides, autoMerge: false, watch: true, env };
+    const code = options.headless ? await overnight(repo, session, out) : await tui(repo, { ...session, color: options.color });
+    out('');
+    out(`The demo repository is at ${dir}. Look around:`);
+    out(`  cd ${dir} && git log --all --oneline --graph`);
+    out(`  cd ${dir} && npx loopfleet status          # or: node ${join(PACKAGE_ROOT, 'dist', 'cli.js')} status`);
+    out(`  then \`loopfleet merge T-1\` or \`loopfleet discard T-4\` there.`);
+    return code;
+  } finally {
+    await server.close();
+  }
+}

@@ -1,0 +1,43 @@
+import type { FleetEmitter } from '../core/events.js';
+import { totalTokens } from '../core/types.js';
+
+/** One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts. */
+export function printEvents(events: FleetEmitter, write: (line: string) => void): () => void {
+  const stamp = () => new Date().toISOString().slice(11, 19);
+  const onTask: Parameters<typeof events.on<'task'>>[1] = ({ task, previousStatus }) => {
+    if (previousStatus === task.status) return; // phase and usage changes: see onPhase
+    const extra =
+      task.status === 'running'
+        ? ` attempt ${task.attempt}/${task.maxAttempts}`
+        : task.reason !== null
+          ? ` — ${task.reason}`
+          : '';
+    write(`${stamp()} ${task.id} ${task.status}${extra} (${totalTokens(task.usage)} tokens, $${task.costUsd.toFixed(4)})`);
+  };
+  const phases = new Map<string, string>();
+  const onPhase: Parameters<typeof events.on<'task'>>[1] = ({ task }) => {
+    if (task.status !== 'running' || task.phase === null) return;
+    const key = `${task.attempt}:${task.phase}`;
+    if (phases.get(task.id) === key) return;
+    phases.set(task.id, key);
+    write(`${stamp()} ${task.id} ${task.phase} (attempt ${task.attempt})`);
+  };
+  const onGate: Parameters<typeof events.on<'gate'>>[1] = (g) => write(`${stamp()} ${g.id ?? 'fleet'} gate ${g.gate}: ${g.reason}`);
+  const onLog: Parameters<typeof events.on<'log'>>[1] = (l) => write(`${stamp()} ${l.id ?? 'fleet'} ${l.level === 'info' ? '' : `${l.level}: `}${l.message}`);
+  const onBacklog: Parameters<typeof events.on<'backlog'>>[1] = (b) => {
+    if (b.added.length > 0) write(`${stamp()} backlog: queued ${b.added.join(', ')}`);
+    if (b.removed.length > 0) write(`${stamp()} backlog: dropped ${b.removed.join(', ')}`);
+  };
+  events.on('task', onTask);
+  events.on('task', onPhase);
+  events.on('gate', onGate);
+  events.on('log', onLog);
+  events.on('backlog', onBacklog);
+  return () => {
+    events.off('task', onTask);
+    events.off('task', onPhase);
+    events.off('gate', onGate);
+    events.off('log', onLog);
+    events.off('backlog', onBacklog);
+  };
+}

@@ -1,0 +1,46 @@
+import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { WORK_DIR } from '../core/fleet.js';
+import { BACKLOG_FILE, type Repo } from './repo.js';
+import { PACKAGE_ROOT } from './services.js';
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
+}
+
+const AGENTS_README = `# Role overrides
+
+loopfleet ships three roles: explorer, implementer and verifier (the reviewer). To change one for this
+repository, put a file of the same name here (\`agents/implementer.md\`, ...) in the Claude Code subagent
+format: YAML front matter (\`name\`, \`description\`, \`model\`, \`tools\`, \`max_turns\`, \`max_tokens\`,
+\`command\`) and a Markdown body that is the role's system prompt. A file here wins over the packaged one.
+
+The packaged definitions to start from are in: ${'${PACKAGE_AGENTS}'}
+
+\`command:\` lets an external CLI agent play the role instead of the API, e.g.
+\`command: claude -p --output-format json\` (see the loopfleet README for tested presets).
+`;
+
+/** `loopfleet init`: BACKLOG.md, agents/ and the ignore rule. Never overwrites a file. */
+export async function init(repo: Repo, out: (line: string) => void): Promise<number> {
+  const backlog = join(repo.root, BACKLOG_FILE);
+  if (await exists(backlog)) {
+    out(`${BACKLOG_FILE} exists already; left as it is`);
+  } else {
+    await copyFile(join(PACKAGE_ROOT, 'backlog', 'init-template.md'), backlog);
+    out(`wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``);
+  }
+  const agents = join(repo.root, 'agents');
+  const readme = join(agents, 'README.md');
+  if (!(await exists(readme))) {
+    await mkdir(agents, { recursive: true });
+    await writeFile(readme, AGENTS_README.replace('${PACKAGE_AGENTS}', join(PACKAGE_ROOT, 'agents')));
+    out('wrote agents/README.md: how to override a role for this repository');
+  }
+  const excludeFile = (await execa('git', ['rev-parse', '--git-path', 'info/exclude'], { cwd: repo.root })).stdout.trim();
+  await new SimpleGitAdapter(repo.root).ensureExcluded(`/${WORK_DIR}/`);
+  out(`${WORK_DIR}/ is ignored through ${excludeFile}`);
+  return 0;
+}

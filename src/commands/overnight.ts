@@ -1,0 +1,81 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { renderReport } from '../core/report.js';
+import type { Fleet } from '../core/fleet.js';
+import { printEvents } from './headless-printer.js';
+import type { Repo } from './repo.js';
+import { openSession, type SessionOptions } from './session.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_INTERRUPTED = 130;
+
+/** 0: every task the run touched is verified or merged; 1: one failed or conflicts, or a fleet gate stopped the run. */
+export function runExitCode(fleet: Fleet): number {
+  if (fleet.stoppedBy !== null) return EXIT_FAILED;
+  for (const id of fleet.ranThisRun) {
+    const status = fleet.task(id)?.status;
+    if (status === 'failed' || status === 'conflict') return EXIT_FAILED;
+  }
+  return EXIT_OK;
+}
+
+export async function writeReport(repo: Repo, fleet: Fleet, startedAt: Date, exitCode: number): Promise<string> {
+  const endedAt = new Date();
+  const dir = join(repo.workDir, 'reports');
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${endedAt.toISOString().replace(/[:.]/g, '-')}.md`);
+  const text = renderReport({
+    repoRoot: repo.root,
+    base: fleet.base,
+    startedAt: startedAt.toISOString(),
+    endedAt: endedAt.toISOString(),
+    summary: fleet.summary(),
+    tasks: fleet.tasks(),
+    ran: fleet.ranThisRun,
+    config: fleet.config,
+    sandboxed: fleet.sandboxed,
+    exitCode,
+  });
+  await writeFile(path, text);
+  return path;
+}
+
+/** `loopfleet --overnight`: the whole backlog, headless, then a report. */
+export async function overnight(repo: Repo, options: SessionOptions, out: (line: string) => void): Promise<number> {
+  const startedAt = new Date();
+  const session = await openSession(repo, options);
+  const { fleet } = session;
+  const unsubscribe = printEvents(fleet.events, out);
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    out(`received ${signal}: stopping; state is kept and the next start resumes`);
+    void fleet.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    if (!fleet.sandboxed) {
+      out(fleet.config.sandbox === 'off'
+        ? 'warning: sandbox: off — the agent shell and the check run without a sandbox'
+        : 'warning: no sandbox (bubblewrap) on this machine: the agent shell tool is off; set `sandbox: off` to allow it unsandboxed');
+    }
+    const counts = fleet.summary().counts;
+    out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
+    fleet.start();
+    await fleet.whenIdle();
+    await session.close();
+    const code = interrupted ? EXIT_INTERRUPTED : runExitCode(fleet);
+    const report = await writeReport(repo, fleet, startedAt, code);
+    const c = fleet.summary().counts;
+    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
+    return code;
+  } finally {
+    unsubscribe();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await session.close(); // idempotent: a no-op after the close above
+  }
+}

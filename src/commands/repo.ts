@@ -1,0 +1,68 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { addIds } from '../core/backlog/write-back.js';
+import { parseBacklog } from '../core/backlog/parse.js';
+import { UsageError } from '../core/errors.js';
+import { WORK_DIR } from '../core/fleet.js';
+import type { Backlog } from '../core/types.js';
+
+export const BACKLOG_FILE = 'BACKLOG.md';
+
+export interface Repo {
+  root: string;
+  workDir: string;
+  statePath: string;
+  lockPath: string;
+  backlogPath: string;
+}
+
+/** The repository around `cwd`, or a clear refusal: not a repository, no commits yet. */
+export async function findRepo(cwd: string): Promise<Repo> {
+  const top = await execa('git', ['rev-parse', '--show-toplevel'], { cwd, reject: false });
+  if (top.exitCode !== 0) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
+  const root = top.stdout.trim();
+  const head = await execa('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: root, reject: false });
+  if (head.exitCode !== 0) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
+  const workDir = join(root, WORK_DIR);
+  return {
+    root,
+    workDir,
+    statePath: join(workDir, 'state.json'),
+    lockPath: join(workDir, 'fleet.lock'),
+    backlogPath: join(root, BACKLOG_FILE),
+  };
+}
+
+/**
+ * Read and validate BACKLOG.md. Missing ids are written back only when `writeIds` (a run is starting):
+ * read-only commands such as `status` must not change files.
+ */
+export async function loadBacklog(repo: Repo, writeIds: boolean): Promise<Backlog> {
+  let text: string;
+  try {
+    text = await readFile(repo.backlogPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new UsageError(`no ${BACKLOG_FILE} in ${repo.root}: run \`loopfleet init\` to write one`);
+    }
+    throw error;
+  }
+  const parsed = parseBacklog(text, repo.backlogPath);
+  if (writeIds && parsed.missingIds.length > 0) await addIds(repo.backlogPath, parsed.missingIds);
+  return parsed.backlog;
+}
+
+/** The base branch: the front matter's, or the branch checked out now. Detached HEAD or a missing branch → exit 2. */
+export async function resolveBase(repo: Repo, backlog: Backlog): Promise<string> {
+  if (backlog.config.base !== null) {
+    const exists = await execa('git', ['show-ref', '--verify', '--quiet', `refs/heads/${backlog.config.base}`], { cwd: repo.root, reject: false });
+    if (exists.exitCode !== 0) throw new UsageError(`${repo.backlogPath}: base branch '${backlog.config.base}' does not exist`);
+    return backlog.config.base;
+  }
+  const current = await execa('git', ['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo.root, reject: false });
+  if (current.exitCode !== 0) {
+    throw new UsageError(`HEAD is detached in ${repo.root}: check out a branch, or set \`base:\` in ${repo.backlogPath}`);
+  }
+  return current.stdout.trim();
+}

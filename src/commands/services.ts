@@ -1,0 +1,76 @@
+import { fileURLToPath } from 'node:url';
+import { AnthropicModelClient } from '../adapters/anthropic-model.js';
+import { CliAgentClient } from '../adapters/cli-agent.js';
+import { ExecaRunner } from '../adapters/execa-runner.js';
+import { FsWorkspace } from '../adapters/fs-workspace.js';
+import { LowdbStateStore } from '../adapters/lowdb-state.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { loadRoles } from '../core/agents.js';
+import { tickDone } from '../core/backlog/write-back.js';
+import { UsageError } from '../core/errors.js';
+import type { FleetServices } from '../core/fleet.js';
+import { isSecretName } from '../core/task-env.js';
+import type { Backlog } from '../core/types.js';
+import { systemClock } from '../ports/clock.js';
+import type { Repo } from './repo.js';
+
+/** The package's own top-level folder (dist/commands/ → ../../). */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Credentials {
+  apiKey?: string;
+  authToken?: string;
+  baseURL?: string;
+}
+
+/** ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL; none of them → exit 2 naming the variable. */
+export function credentialsFrom(env: NodeJS.ProcessEnv, required: boolean): Credentials {
+  const creds: Credentials = {};
+  if (env.ANTHROPIC_API_KEY) creds.apiKey = env.ANTHROPIC_API_KEY;
+  if (env.ANTHROPIC_AUTH_TOKEN) creds.authToken = env.ANTHROPIC_AUTH_TOKEN;
+  if (env.ANTHROPIC_BASE_URL) creds.baseURL = env.ANTHROPIC_BASE_URL;
+  if (required && creds.apiKey === undefined && creds.authToken === undefined && creds.baseURL === undefined) {
+    throw new UsageError(
+      'no model credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or ANTHROPIC_BASE_URL for an Anthropic-compatible server. ' +
+        '`loopfleet demo` runs without either.',
+    );
+  }
+  // A local server without auth still needs some key for the SDK to send.
+  if (creds.apiKey === undefined && creds.authToken === undefined) creds.apiKey = 'no-key';
+  return creds;
+}
+
+/** `requireModel: false` for commands that never call a model (merge, discard, prune). */
+export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.ProcessEnv, requireModel = true): Promise<FleetServices> {
+  const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
+  const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
+  const creds = credentialsFrom(env, needsApi);
+  const runner = new ExecaRunner();
+  const sandboxAvailable = await runner.sandboxAvailable();
+  const sandboxOff = backlog.config.sandbox === 'off';
+  const sandboxed = sandboxAvailable && !sandboxOff;
+  const git = new SimpleGitAdapter(repo.root);
+  const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed });
+  const cliModel = new CliAgentClient({ processRunner: runner, sandboxAvailable: sandboxed });
+  const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;
+  return {
+    git,
+    runner,
+    model,
+    cliModel,
+    workspace: new FsWorkspace(repo.workDir),
+    roles,
+    sandboxed,
+    shellAllowed: sandboxed || sandboxOff,
+    store: new LowdbStateStore(repo.statePath),
+    clock: systemClock,
+    tickDone: (id) => tickDone(repo.backlogPath, id),
+    notify: (command, payload) => {
+      void runner
+        .run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${JSON.stringify(payload)}\n` })
+        .then((r) => {
+          if (r.exitCode !== 0) process.stderr.write(`loopfleet: notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}\n`);
+        });
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
+import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
+import { addIds, tickDone } from '../core/backlog/write-back.js';
+import { Fleet, WORK_DIR } from '../core/fleet.js';
+import type { Backlog, FleetGates } from '../core/types.js';
+import type { FleetServices } from '../core/fleet.js';
+import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { buildServices } from './services.js';
+
+export interface Overrides {
+  concurrency?: number;
+  fleetGates?: Partial<FleetGates>;
+}
+
+export interface SessionOptions {
+  overrides: Overrides;
+  autoMerge: boolean;
+  /** re-read BACKLOG.md when it changes */
+  watch: boolean;
+  env: NodeJS.ProcessEnv;
+  /** false for merge/discard/prune: no credentials needed */
+  requireModel?: boolean;
+  /** replace services (the demo and tests inject their own model client) */
+  services?: (services: FleetServices) => FleetServices;
+}
+
+export interface Session {
+  fleet: Fleet;
+  backlog: Backlog;
+  services: FleetServices;
+  close(): Promise<void>;
+}
+
+function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
+  const config = { ...backlog.config, fleetGates: { ...backlog.config.fleetGates } };
+  if (overrides.concurrency !== undefined) config.concurrency = overrides.concurrency;
+  for (const [key, value] of Object.entries(overrides.fleetGates ?? {})) {
+    if (value !== undefined) (config.fleetGates as unknown as Record<string, number | null>)[key] = value;
+  }
+  return { ...backlog, config };
+}
+
+/**
+ * Everything a run needs, in an order that writes nothing until the input is known good: validate the
+ * backlog and base first, then take the lock, then prune what a crash left and open state.
+ */
+export async function openSession(repo: Repo, options: SessionOptions): Promise<Session> {
+  const checked = applyOverrides(await loadBacklog(repo, false), options.overrides);
+  const base = await resolveBase(repo, checked);
+  let services = await buildServices(repo, checked, options.env, options.requireModel ?? true);
+  if (options.services !== undefined) services = options.services(services);
+  let watcher: BacklogWatcher | null = null;
+  // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
+  const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
+  services = { ...services, tickDone: (id) => tickDone(repo.backlogPath, id, { onWrite }) };
+  const lock: FleetLock = await acquireLock(repo.lockPath);
+  try {
+    await services.git.ensureExcluded(`/${WORK_DIR}/`);
+    const backlog = applyOverrides(await loadBacklog(repo, true), options.overrides);
+    const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
+    await fleet.open();
+    const pruned = await fleet.prune();
+    for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
+    if (options.watch) {
+      watcher = watchBacklog(repo.backlogPath, (change) => {
+        if ('error' in change) {
+          fleet.events.emit('log', { level: 'warn', message: `BACKLOG.md not applied: ${change.error.message}` });
+          return;
+        }
+        const apply = () => fleet.applyBacklog(applyOverrides(change.backlog, options.overrides));
+        if (change.missingIds.length === 0) {
+          apply();
+          return;
+        }
+        addIds(repo.backlogPath, change.missingIds, { onWrite }).then(apply, (error: Error) =>
+          fleet.events.emit('log', { level: 'error', message: `could not write task ids to BACKLOG.md: ${error.message}` }),
+        );
+      });
+    }
+    let closing: Promise<void> | null = null;
+    return {
+      fleet,
+      backlog,
+      services,
+      close: () =>
+        (closing ??= (async () => {
+          watcher?.close();
+          try {
+            await fleet.stop();
+          } finally {
+            await lock.release();
+          }
+        })()),
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}

@@ -1,0 +1,96 @@
+import type { GitPort } from '../ports/git.js';
+import { RefusedError, UsageError } from './errors.js';
+import type { FleetState } from './state.js';
+import type { TaskSpec, TaskState, TaskStatus } from './types.js';
+
+/** What merge, discard and retry need from the fleet. */
+export interface ActionContext {
+  git: GitPort;
+  state: FleetState;
+  base: string;
+  specs: ReadonlyMap<string, TaskSpec>;
+  worktreeOf: (id: string) => string;
+  branchOf: (id: string) => string;
+  tickDone: (id: string) => Promise<boolean>;
+  setStatus: (id: string, status: TaskStatus, change?: (t: TaskState) => void) => void;
+  markRan: (id: string) => void;
+  /** queue the task to be verified again (after a rebase) */
+  reverify: (id: string) => void;
+  log: (message: string, id?: string) => void;
+}
+
+export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
+
+function need(ctx: ActionContext, id: string): TaskState {
+  const task = ctx.state.get(id);
+  if (task === undefined) throw new UsageError(`no task ${id} in this fleet`);
+  return task;
+}
+
+/**
+ * Merge a verified task's branch into base. Order matters for "never lose work": the merge commit exists
+ * on base before the worktree and branch are removed, and the branch is deleted only once git agrees it
+ * is merged.
+ */
+export async function mergeTask(ctx: ActionContext, id: string): Promise<void> {
+  const task = need(ctx, id);
+  if (task.status !== 'verified') {
+    throw new RefusedError(`${id} is ${task.status}: only verified tasks can be merged`);
+  }
+  const branch = ctx.branchOf(id);
+  const result = await ctx.git.merge(branch, ctx.base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`);
+  if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
+  if (result.kind === 'conflict') {
+    ctx.setStatus(id, 'conflict', (t) => {
+      t.reason = `merge into ${ctx.base} conflicts in ${result.files.join(', ') || 'some files'}; ${ctx.base} is untouched (r rebases and verifies again)`;
+    });
+    ctx.markRan(id);
+    return;
+  }
+  await ctx.git.removeWorktree(ctx.worktreeOf(id), true);
+  if (await ctx.git.isMerged(branch, ctx.base)) await ctx.git.deleteBranch(branch, true);
+  const ticked = await ctx.tickDone(id);
+  ctx.setStatus(id, 'merged', (t) => {
+    t.reason = ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick';
+    t.phase = null;
+  });
+  ctx.markRan(id);
+  ctx.log(`merged ${branch} into ${ctx.base} (${result.commit.slice(0, 8)})`, id);
+}
+
+/** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
+export async function discardTask(ctx: ActionContext, id: string): Promise<void> {
+  const task = need(ctx, id);
+  if (!['verified', 'failed', 'conflict'].includes(task.status)) {
+    throw new RefusedError(`${id} is ${task.status}: only verified, failed or conflict tasks can be discarded`);
+  }
+  const branch = ctx.branchOf(id);
+  const commit = await ctx.git.revParse(`refs/heads/${branch}`);
+  if (commit !== null) await ctx.git.updateRef(DISCARDED_REF(id), commit);
+  await ctx.git.removeWorktree(ctx.worktreeOf(id), true);
+  if (commit !== null) await ctx.git.deleteBranch(branch, true);
+  ctx.setStatus(id, 'discarded', (t) => {
+    t.reason = commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${DISCARDED_REF(id)}`;
+    t.phase = null;
+    t.branch = null;
+  });
+}
+
+/** A conflict task: rebase its branch onto the new base and verify it again. */
+export async function retryConflict(ctx: ActionContext, id: string): Promise<void> {
+  const worktree = ctx.worktreeOf(id);
+  const rebased = await ctx.git.rebase(worktree, ctx.base);
+  if (!rebased) {
+    ctx.setStatus(id, 'conflict', (t) => {
+      t.reason = `rebase onto ${ctx.base} conflicts; resolve it in ${worktree} or discard the task`;
+    });
+    return;
+  }
+  ctx.log(`rebased ${ctx.branchOf(id)} onto ${ctx.base}; verifying again`, id);
+  ctx.setStatus(id, 'queued', (t) => {
+    t.reason = 'rebased onto the new base; verifying again';
+    t.verifyOnly = true;
+    t.budget = { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
+  });
+  ctx.reverify(id);
+}

@@ -1,0 +1,31 @@
+import type { FleetTotals, TaskState } from '../core/types.js';
+
+export const STATE_VERSION = 1;
+
+/** The whole of `.loop-worktrees/state.json`. */
+export interface StateData {
+  version: number;
+  /** base branch of the fleet that wrote the file */
+  base: string | null;
+  fleet: FleetTotals;
+  tasks: Record<string, TaskState>;
+}
+
+/** Durable fleet state. `save` must be atomic: a crash leaves the old or the new file, never half of one. */
+export interface StateStore {
+  load(): Promise<StateData | null>;
+  save(data: StateData): Promise<void>;
+}
+
+/** In-memory store for tests and dry runs. Keeps deep copies so callers cannot alias stored data. */
+export class MemoryStateStore implements StateStore {
+  #data: string | null = null;
+  saves = 0;
+  async load(): Promise<StateData | null> {
+    return this.#data === null ? null : (JSON.parse(this.#data) as StateData);
+  }
+  async save(data: StateData): Promise<void> {
+    this.#data = JSON.stringify(data);
+    this.saves++;
+  }
+}

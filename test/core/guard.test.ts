@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { findSecrets, guardDiff } from '../../src/core/guard.js';
+
+const base = { diff: '', maxFiles: 5, maxLines: 100, protect: ['.github/**', '.env*', 'package-lock.json'], allowed: [] as string[] };
+
+describe('guard checks', () => {
+  it('pass an ordinary diff', () => {
+    expect(guardDiff({ ...base, numstat: [{ path: 'src/a.ts', added: 10, deleted: 2 }] })).toEqual([]);
+  });
+  it('refuse too many files and too many lines', () => {
+    const numstat = Array.from({ length: 6 }, (_, i) => ({ path: `f${i}`, added: 20, deleted: 0 }));
+    const reasons = guardDiff({ ...base, numstat });
+    expect(reasons.join('\n')).toMatch(/6 files, more than max_files 5/);
+    expect(reasons.join('\n')).toMatch(/120 lines, more than max_lines 100/);
+  });
+  it('refuse protected paths unless the task names them', () => {
+    const numstat = [{ path: '.github/workflows/ci.yml', added: 1, deleted: 0 }, { path: 'package-lock.json', added: 1, deleted: 1 }];
+    expect(guardDiff({ ...base, numstat })).toHaveLength(2);
+    expect(guardDiff({ ...base, numstat, allowed: ['package-lock.json'] })).toEqual([
+      '.github/workflows/ci.yml is protected (protect:); name it in the task\'s files: to allow the change',
+    ]);
+  });
+  it('find secrets only in added lines', () => {
+    const key = `sk-ant-api03-${'a'.repeat(40)}`;
+    const diff = `diff --git a/x.js b/x.js\n--- a/x.js\n+++ b/x.js\n@@\n-const old = "${key}";\n+const k = "${key}";\n+const aws = "AKIAABCDEFGHIJKLMNOP";\n`;
+    const found = findSecrets(diff);
+    expect(found).toContain('x.js: a likely Anthropic API key was added');
+    expect(found).toContain('x.js: a likely AWS access key id was added');
+    expect(findSecrets(`+++ b/y.js\n-const k = "${key}";\n`)).toEqual([]);
+  });
+});
