@@ -45,7 +45,8 @@ export async function acquireLock(path: string): Promise<FleetLock> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const pid = await holder(path);
-    if (pid !== null && pid !== process.pid && alive(pid)) throw new LockedError(pid, path);
+    // Our own pid counts as held too: a second open in one process is as wrong as a second process.
+    if (pid !== null && alive(pid)) throw new LockedError(pid, path);
     await rm(path, { force: true }); // stale: its owner is gone
   }
   throw new Error(`could not take the fleet lock ${path}`);

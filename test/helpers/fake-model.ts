@@ -1,0 +1,59 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../../src/ports/model.js';
+import type { Role, Usage } from '../../src/core/types.js';
+import { attemptOf, taskOf } from '../../src/core/role-marker.js';
+
+/** What a scripted role does in one call. */
+export interface FakeTurn {
+  text?: string;
+  /** files written in the worktree, relative paths */
+  edits?: Record<string, string>;
+  /** reported in `chunks` equal deltas, checking the abort signal between them */
+  usage?: Usage;
+  chunks?: number;
+  /** ms to wait between chunks */
+  delayMs?: number;
+  /** thrown instead of answering */
+  error?: Error;
+}
+
+export type FakeScript = (call: { role: Role; task: string; attempt: number; request: AgentRequest }) => FakeTurn;
+
+const DEFAULT_USAGE: Usage = { input: 100, output: 20, cacheWrite: 0, cacheRead: 0 };
+
+/**
+ * A ModelClient for engine tests: no HTTP, but real files written in the real worktree, usage streamed in
+ * deltas, `beforeCall` and the abort signal honoured like the real adapter does.
+ */
+export class FakeModel implements ModelClient {
+  readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string }> = [];
+  constructor(private readonly script: FakeScript) {}
+
+  async runAgent(request: AgentRequest, onEvent: (event: AgentEvent) => void): Promise<AgentResult> {
+    request.beforeCall();
+    const task = taskOf(request.prompt) ?? '?';
+    const attempt = attemptOf(request.prompt);
+    this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt });
+    const turn = this.script({ role: request.role, task, attempt, request });
+    const usage = turn.usage ?? DEFAULT_USAGE;
+    const chunks = turn.chunks ?? 1;
+    for (let i = 0; i < chunks; i++) {
+      if (request.signal.aborted) throw request.signal.reason;
+      const part = (n: number) => Math.floor(n / chunks) + (i === chunks - 1 ? n % chunks : 0);
+      onEvent({ type: 'usage', model: request.model, usage: { input: part(usage.input), output: part(usage.output), cacheWrite: part(usage.cacheWrite), cacheRead: part(usage.cacheRead) } });
+      if (turn.delayMs !== undefined) await new Promise((r) => setTimeout(r, turn.delayMs));
+    }
+    if (request.signal.aborted) throw request.signal.reason;
+    if (turn.error !== undefined) throw turn.error;
+    for (const [path, content] of Object.entries(turn.edits ?? {})) {
+      if (request.access !== 'write') throw new Error(`${request.role} tried to write ${path} with read-only tools`);
+      await mkdir(dirname(join(request.workdir, path)), { recursive: true });
+      await writeFile(join(request.workdir, path), content);
+      onEvent({ type: 'tool', name: 'write', input: JSON.stringify({ path }) });
+    }
+    const text = turn.text ?? (request.role === 'verifier' ? '{"pass":true,"reasons":["looks right"]}' : `${request.role} done`);
+    onEvent({ type: 'text', text });
+    return { text, turns: 1, stopReason: 'end_turn' };
+  }
+}
