@@ -1,0 +1,210 @@
+/**
+ * Fleet settings: BACKLOG.md front matter → FleetConfig, defaults applied, every problem reported with its
+ * file line. Invariant: the returned config is complete and valid even when problems were found (defaults
+ * stand in for bad values), but callers must not use it when `errors` grew.
+ */
+import { isMap, isScalar, type Node } from 'yaml';
+import type { InputError } from '../errors.js';
+import type { FleetConfig, ModelPrice } from '../types.js';
+import { parseDuration, parseSize, parseUsd } from '../units.js';
+import { didYouMean } from './closest.js';
+import { Reader, readPorts, readPrices, readProtect } from './config-values.js';
+import type { FrontMatter } from './front-matter.js';
+
+export { PRICE_KEYS } from './config-values.js';
+
+/**
+ * Paths an agent may not change on a task branch: CI and repository automation (a task branch must not
+ * rewrite what verifies it), environment files (secrets), and lock files (dependency changes are a
+ * person's decision; an agent that needs one says so). Patterns from the front matter are added after
+ * these, gitignore-style, so `!package-lock.json` lifts one of them.
+ */
+export const DEFAULT_PROTECT: readonly string[] = Object.freeze([
+  '.github/**',
+  '.gitlab-ci.yml',
+  '.env*',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lockb',
+  'Cargo.lock',
+  'poetry.lock',
+  'uv.lock',
+  'Gemfile.lock',
+  'composer.lock',
+  'go.sum',
+]);
+
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+
+export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
+  base: null,
+  concurrency: 3,
+  check: null,
+  setup: null,
+  model: DEFAULT_MODEL,
+  review: true,
+  gates: Object.freeze({ attempts: 3, tokens: 500_000, timeMs: 30 * 60_000, costUsd: null }),
+  fleetGates: Object.freeze({ tokens: null, costUsd: null, timeMs: null }),
+  ports: Object.freeze({ from: 4100, to: 4199 }),
+  notify: null,
+  sandbox: 'auto',
+  maxFiles: 50,
+  maxLines: 2000,
+  protect: DEFAULT_PROTECT as string[],
+  prices: Object.freeze({}) as Record<string, ModelPrice>,
+  checkTimeoutMs: 10 * 60_000,
+  setupTimeoutMs: 10 * 60_000,
+}) as Readonly<FleetConfig>;
+
+/** A fresh, mutable copy of the defaults. */
+export function defaultConfig(): FleetConfig {
+  return {
+    ...DEFAULT_CONFIG,
+    gates: { ...DEFAULT_CONFIG.gates },
+    fleetGates: { ...DEFAULT_CONFIG.fleetGates },
+    ports: { ...DEFAULT_CONFIG.ports },
+    protect: [...DEFAULT_CONFIG.protect],
+    prices: {},
+  };
+}
+
+export const CONFIG_KEYS = [
+  'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
+  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout',
+] as const;
+type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+export const GATE_KEYS = ['attempts', 'tokens', 'time', 'cost', 'fleet_tokens', 'fleet_cost', 'fleet_time'] as const;
+type GateKey = (typeof GATE_KEYS)[number];
+
+function readGates(r: Reader, node: Node | null, at: Node, config: FleetConfig): void {
+  if (node === null || (isScalar(node) && node.value === null)) return;
+  if (!isMap(node)) return void r.error(at, 'gates must be a mapping of gate: value lines');
+  for (const pair of node.items) {
+    const keyNode = pair.key as Node;
+    const key = isScalar(keyNode) ? String(keyNode.value) : '?';
+    const value = (pair.value ?? null) as Node | null;
+    const name = `gates.${key}`;
+    if (!(GATE_KEYS as readonly string[]).includes(key)) {
+      r.error(keyNode, `unknown gate '${key}'${didYouMean(key, GATE_KEYS)}; known gates: ${GATE_KEYS.join(', ')}`);
+      continue;
+    }
+    const set = <T>(v: T | undefined, apply: (v: T) => void): void => {
+      if (v !== undefined) apply(v);
+    };
+    switch (key as GateKey) {
+      case 'attempts':
+        set(r.wholeNumber(name, value, keyNode, 1, false), (v) => (config.gates.attempts = v));
+        break;
+      case 'tokens':
+        set(r.limit(name, value, keyNode, parseSize), (v) => (config.gates.tokens = v));
+        break;
+      case 'time':
+        set(r.limit(name, value, keyNode, parseDuration), (v) => (config.gates.timeMs = v));
+        break;
+      case 'cost':
+        set(r.limit(name, value, keyNode, parseUsd), (v) => (config.gates.costUsd = v));
+        break;
+      case 'fleet_tokens':
+        set(r.limit(name, value, keyNode, parseSize), (v) => (config.fleetGates.tokens = v));
+        break;
+      case 'fleet_cost':
+        set(r.limit(name, value, keyNode, parseUsd), (v) => (config.fleetGates.costUsd = v));
+        break;
+      case 'fleet_time':
+        set(r.limit(name, value, keyNode, parseDuration), (v) => (config.fleetGates.timeMs = v));
+        break;
+    }
+  }
+}
+
+/** Reads the front matter mapping into a config; problems go to `errors`. */
+export function readConfig(fm: FrontMatter, file: string, errors: InputError[]): FleetConfig {
+  const config = defaultConfig();
+  const doc = fm.doc;
+  if (doc === null || doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return config;
+  const r = new Reader(file, errors, fm.lineOf);
+  if (!isMap(doc.contents)) {
+    r.error(doc.contents, 'front matter must be a YAML mapping of key: value lines');
+    return config;
+  }
+  const lines: Partial<Record<ConfigKey, Node>> = {};
+  for (const pair of doc.contents.items) {
+    const keyNode = pair.key as Node;
+    const key = isScalar(keyNode) ? String(keyNode.value) : '?';
+    const value = (pair.value ?? null) as Node | null;
+    if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
+      const where = (GATE_KEYS as readonly string[]).includes(key) ? ` ('${key}' is a gate: put it under gates:)` : didYouMean(key, CONFIG_KEYS);
+      r.error(keyNode, `unknown key '${key}'${where}`);
+      continue;
+    }
+    lines[key as ConfigKey] = keyNode;
+    const assign = <K extends keyof FleetConfig>(field: K, v: FleetConfig[K] | undefined): void => {
+      if (v !== undefined) config[field] = v;
+    };
+    switch (key as ConfigKey) {
+      case 'base':
+      case 'check':
+      case 'setup':
+      case 'notify':
+        assign(key as 'base' | 'check' | 'setup' | 'notify', r.text(key, value, keyNode));
+        break;
+      case 'model': {
+        const t = r.text(key, value, keyNode);
+        if (t === null) r.error(keyNode, 'model needs a model name');
+        else assign('model', t);
+        break;
+      }
+      case 'concurrency':
+        assign('concurrency', r.wholeNumber(key, value, keyNode, 1, false));
+        break;
+      case 'review': {
+        const v = r.scalar(key, value, keyNode);
+        if (typeof v === 'boolean') config.review = v;
+        else if (v !== undefined) r.error(keyNode, `review must be true or false, got '${String(v)}'`);
+        break;
+      }
+      case 'gates':
+        readGates(r, value, keyNode, config);
+        break;
+      case 'ports':
+        assign('ports', readPorts(r, value, keyNode));
+        break;
+      case 'sandbox': {
+        const v = r.scalar(key, value, keyNode);
+        if (v === true || v === 'auto' || v === 'on') config.sandbox = 'auto';
+        else if (v === false || v === 'off') config.sandbox = 'off';
+        else if (v !== undefined) r.error(keyNode, `sandbox must be auto or off, got '${String(v)}'`);
+        break;
+      }
+      case 'max_files':
+        assign('maxFiles', r.wholeNumber(key, value, keyNode, 1, true));
+        break;
+      case 'max_lines':
+        assign('maxLines', r.wholeNumber(key, value, keyNode, 1, true));
+        break;
+      case 'protect': {
+        const extra = readProtect(r, value, keyNode);
+        if (extra) config.protect = [...DEFAULT_PROTECT, ...extra];
+        break;
+      }
+      case 'prices':
+        assign('prices', readPrices(r, value, keyNode));
+        break;
+      case 'check_timeout':
+      case 'setup_timeout': {
+        const v = r.limit(key, value, keyNode, parseDuration);
+        if (v === null) r.error(keyNode, `${key} needs a duration, e.g. 10m`);
+        else assign(key === 'check_timeout' ? 'checkTimeoutMs' : 'setupTimeoutMs', v);
+        break;
+      }
+    }
+  }
+  const size = config.ports.to - config.ports.from + 1;
+  if (size < config.concurrency) {
+    r.error(lines.ports ?? lines.concurrency, `ports ${config.ports.from}-${config.ports.to} give ${size} port(s), fewer than concurrency ${config.concurrency}`);
+  }
+  return config;
+}

@@ -1,0 +1,213 @@
+/**
+ * BACKLOG.md → Backlog. All problems of a file are collected and thrown together as one InputErrors, so a
+ * person can fix them in one edit; nothing is returned for a file with any problem.
+ */
+import { InputError, InputErrors } from '../errors.js';
+import type { Backlog, TaskSpec } from '../types.js';
+import { parseDuration, parseSize, parseUsd, type Parsed } from '../units.js';
+import { readConfig } from './config.js';
+import { readFrontMatter } from './front-matter.js';
+import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
+
+export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
+export { TASK_ID_RE } from './scan.js';
+
+export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review'] as const;
+type TaskKey = (typeof TASK_KEYS)[number];
+
+/** An item that had no id and was given one; `title` locates it again when the id is written back. */
+export interface MissingId {
+  line: number;
+  id: string;
+  title: string;
+}
+
+export interface ParsedBacklog {
+  backlog: Backlog;
+  missingIds: MissingId[];
+}
+
+const FIELD_RE = new RegExp(`^[ \\t]+(${TASK_KEYS.join('|')}):[ \\t]*(.*)$`);
+
+interface Field {
+  key: TaskKey;
+  value: string;
+  line: number;
+}
+
+function splitBody(body: BodyLine[]): { fields: Field[]; description: string } {
+  const fields: Field[] = [];
+  const prose: string[] = [];
+  for (const b of body) {
+    const m = b.verbatim ? null : FIELD_RE.exec(b.text);
+    if (m) fields.push({ key: m[1] as TaskKey, value: (m[2] ?? '').trim(), line: b.line });
+    else prose.push(b.text.trimEnd());
+  }
+  const indents = prose.filter((l) => l.trim() !== '').map((l) => /^[ \t]*/.exec(l)![0].length);
+  const cut = indents.length > 0 ? Math.min(...indents) : 0;
+  const description = prose.map((l) => l.slice(Math.min(cut, /^[ \t]*/.exec(l)![0].length))).join('\n');
+  return { fields, description: description.replace(/^\n+|\s+$/g, '') };
+}
+
+/** Applies one `key: value` field to a task; returns a problem or null. */
+function applyField(task: TaskSpec, f: Field): string | null {
+  if (f.value === '') return `${f.key}: needs a value`;
+  const positive = (p: Parsed<number>, set: (v: number) => void): string | null => {
+    if (!p.ok) return `${f.key}: ${p.message}`;
+    if (p.value <= 0) return `${f.key}: must be greater than zero`;
+    set(p.value);
+    return null;
+  };
+  switch (f.key) {
+    case 'check':
+    case 'setup':
+    case 'model':
+      task[f.key] = f.value;
+      return null;
+    case 'attempts':
+      if (!/^\d+$/.test(f.value) || Number(f.value) < 1) {
+        return `attempts: must be a positive whole number, got '${f.value}'`;
+      }
+      task.attempts = Number(f.value);
+      return null;
+    case 'tokens':
+      return positive(parseSize(f.value), (v) => (task.tokens = v));
+    case 'time':
+      return positive(parseDuration(f.value), (v) => (task.timeMs = v));
+    case 'cost':
+      return positive(parseUsd(f.value), (v) => (task.costUsd = v));
+    case 'after': {
+      const ids = f.value.split(/[\s,]+/).filter((s) => s !== '');
+      const bad = ids.filter((s) => !TASK_ID_RE.test(s));
+      if (bad.length > 0) return `after: '${bad.join("', '")}' is not a task id (ids look like T-4)`;
+      task.after = ids;
+      return null;
+    }
+    case 'files': {
+      const files = f.value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      if (files.length === 0) return 'files: needs at least one path or glob';
+      task.files = files;
+      return null;
+    }
+    case 'review': {
+      const v = f.value.toLowerCase();
+      if (v !== 'true' && v !== 'false') return `review: must be true or false, got '${f.value}'`;
+      task.review = v === 'true';
+      return null;
+    }
+  }
+}
+
+function toTask(item: ScannedItem, path: string, errors: InputError[]): { task: TaskSpec; afterLine: number } {
+  const task: TaskSpec = {
+    id: item.id ?? '',
+    title: item.title,
+    line: item.line,
+    done: item.done,
+    description: '',
+    after: [],
+    files: [],
+  };
+  if (item.title === '') {
+    errors.push(new InputError(path, item.line, `task ${item.id ?? 'item'} has no title: write what to do after the checkbox`));
+  }
+  const { fields, description } = splitBody(item.body);
+  task.description = description;
+  const seen = new Map<TaskKey, number>();
+  let afterLine = item.line;
+  for (const f of fields) {
+    const first = seen.get(f.key);
+    if (first !== undefined) {
+      errors.push(new InputError(path, f.line, `${f.key}: set twice for this task (first on line ${first})`));
+      continue;
+    }
+    seen.set(f.key, f.line);
+    if (f.key === 'after') afterLine = f.line;
+    const problem = applyField(task, f);
+    if (problem) errors.push(new InputError(path, f.line, problem));
+  }
+  return { task, afterLine };
+}
+
+/** Reports each `after:` cycle once, at the `after:` line of its first task in file order. */
+function findCycles(tasks: TaskSpec[], afterLine: Map<TaskSpec, number>, path: string, errors: InputError[]): void {
+  const byId = new Map(tasks.map((t) => [t.id, t] as const));
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const reported = new Set<string>();
+  const visit = (id: string): void => {
+    state.set(id, 'open');
+    stack.push(id);
+    for (const next of byId.get(id)?.after ?? []) {
+      if (!byId.has(next)) continue;
+      const s = state.get(next);
+      if (s === 'open') {
+        const cycle = stack.slice(stack.indexOf(next));
+        const key = [...cycle].sort().join(' ');
+        if (!reported.has(key)) {
+          reported.add(key);
+          const first = tasks.find((t) => cycle.includes(t.id))!;
+          const start = cycle.indexOf(first.id);
+          const chain = [...cycle.slice(start), ...cycle.slice(0, start), first.id];
+          errors.push(new InputError(path, afterLine.get(first) ?? first.line, `after: cycle ${chain.join(' → ')}: these tasks wait for each other`));
+        }
+      } else if (s === undefined) visit(next);
+    }
+    stack.pop();
+    state.set(id, 'done');
+  };
+  for (const t of tasks) if (!state.has(t.id)) visit(t.id);
+}
+
+/**
+ * Parses the text of a backlog file; `path` names it in problems. Items without an id get the next free
+ * `T-<n>` here and are listed in `missingIds` for the write-back. Throws InputErrors listing every problem.
+ */
+export function parseBacklog(text: string, path: string): ParsedBacklog {
+  const errors: InputError[] = [];
+  const fm = readFrontMatter(text, path, errors);
+  const config = readConfig(fm, path, errors);
+
+  const tasks: TaskSpec[] = [];
+  const duplicates: TaskSpec[] = [];
+  const afterLine = new Map<TaskSpec, number>();
+  const firstLine = new Map<string, number>();
+  for (const item of scanItems(fm.bodyLines, fm.bodyStartLine)) {
+    const { task, afterLine: line } = toTask(item, path, errors);
+    afterLine.set(task, line);
+    const first = item.id === null ? undefined : firstLine.get(item.id);
+    if (first !== undefined) {
+      errors.push(new InputError(path, item.line, `duplicate task id ${item.id}: lines ${first} and ${item.line}`));
+      duplicates.push(task);
+      continue;
+    }
+    if (item.id !== null) firstLine.set(item.id, item.line);
+    tasks.push(task);
+  }
+
+  // New ids continue after the highest T number in the file, in file order.
+  const numbers = [...firstLine.keys()].map((id) => /^T-(\d+)$/.exec(id)).map((m) => (m ? Number(m[1]) : 0));
+  let next = Math.max(0, ...numbers) + 1;
+  const missingIds: MissingId[] = [];
+  for (const task of tasks) {
+    if (task.id !== '') continue;
+    task.id = `T-${next++}`;
+    missingIds.push({ line: task.line, id: task.id, title: task.title });
+  }
+
+  const known = new Set(tasks.map((t) => t.id));
+  for (const t of [...tasks, ...duplicates]) {
+    for (const ref of t.after) {
+      if (!known.has(ref)) {
+        errors.push(new InputError(path, afterLine.get(t) ?? t.line, `after: ${ref} names no task in this backlog`));
+      }
+    }
+  }
+  findCycles(tasks, afterLine, path, errors);
+
+  if (errors.length > 0) {
+    errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    throw new InputErrors(errors);
+  }
+  return { backlog: { path, config, tasks }, missingIds };
+}

@@ -1,0 +1,163 @@
+/**
+ * The only edits loopfleet makes to BACKLOG.md: adding missing ids and ticking merged items.
+ *
+ * Invariants:
+ * - every byte outside the edit is kept (line endings, trailing newline, invalid UTF-8 elsewhere);
+ * - the edit is applied to the file as it is on disk right before writing, locating the item by its
+ *   content, never by a remembered offset, so a concurrent edit by a person is kept;
+ * - the file is replaced atomically (temporary file in the same folder, fsync, rename) with its mode kept;
+ *   if the file changed while the temporary file was written, the edit is redone on the new content.
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { InputError } from '../errors.js';
+import { readFrontMatter } from './front-matter.js';
+import type { MissingId } from './parse.js';
+import { scanItems, type ScannedItem } from './scan.js';
+
+export interface WriteBackOptions {
+  /** told the content before and after each write loopfleet makes (see BacklogWatcher.expectWrite) */
+  onWrite?: (before: string, after: string) => void;
+}
+
+/** A byte-level insertion or replacement at (line, column) of the current content. */
+interface Edit {
+  line: number;
+  col: number;
+  remove: number;
+  insert: string;
+}
+
+const MAX_TRIES = 5;
+
+function itemsOf(text: string): ScannedItem[] {
+  const ignored: InputError[] = [];
+  const fm = readFrontMatter(text, '', ignored);
+  return scanItems(fm.bodyLines, fm.bodyStartLine).filter((i) => i.editable);
+}
+
+/** Byte offset of the start of 1-based `line`, counting a leading BOM into line 1. */
+function lineStart(buf: Buffer, line: number): number {
+  let offset = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  for (let l = 1; l < line; l++) {
+    const nl = buf.indexOf(0x0a, offset);
+    if (nl < 0) return -1;
+    offset = nl + 1;
+  }
+  return offset;
+}
+
+function applyEdits(buf: Buffer, edits: Edit[]): Buffer {
+  const located = edits
+    .map((e) => ({ ...e, at: lineStart(buf, e.line) + e.col }))
+    .sort((a, b) => b.at - a.at);
+  let out = buf;
+  for (const e of located) {
+    out = Buffer.concat([out.subarray(0, e.at), Buffer.from(e.insert, 'utf8'), out.subarray(e.at + e.remove)]);
+  }
+  return out;
+}
+
+async function writeAtomically(target: string, original: Buffer, content: Buffer, mode: number): Promise<boolean> {
+  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let handle: FileHandle | null = null;
+  try {
+    handle = await fs.open(tmp, 'wx', mode);
+    await handle.writeFile(content);
+    await handle.chmod(mode);
+    await handle.sync();
+    await handle.close();
+    handle = null;
+    // A person's save that landed while the temporary file was written wins: the caller redoes the edit.
+    const now = await fs.readFile(target);
+    if (!now.equals(original)) {
+      await fs.rm(tmp, { force: true });
+      return false;
+    }
+    await fs.rename(tmp, target);
+  } catch (e) {
+    await handle?.close().catch(() => undefined);
+    await fs.rm(tmp, { force: true });
+    throw e;
+  }
+  const dir = await fs.open(dirname(target), 'r').catch(() => null);
+  await dir?.sync().catch(() => undefined);
+  await dir?.close();
+  return true;
+}
+
+/**
+ * Re-reads `path`, asks `plan` for the edits to make on the fresh text, and writes them atomically.
+ * Returns what `plan` returned for the content the edits were applied to.
+ */
+async function edit<T>(
+  path: string,
+  plan: (text: string) => { edits: Edit[]; result: T },
+  options: WriteBackOptions,
+): Promise<T> {
+  const target = await fs.realpath(path);
+  for (let attempt = 1; ; attempt++) {
+    const original = await fs.readFile(target);
+    const { mode } = await fs.stat(target);
+    const text = original.toString('utf8');
+    const { edits, result } = plan(text);
+    if (edits.length === 0) return result;
+    const updated = applyEdits(original, edits);
+    if (await writeAtomically(target, original, updated, mode & 0o7777)) {
+      options.onWrite?.(text, updated.toString('utf8'));
+      return result;
+    }
+    if (attempt >= MAX_TRIES) throw new Error(`${path} kept changing while loopfleet tried to update it; try again`);
+  }
+}
+
+/**
+ * Marks the item with `id` as done (`[x]`). Returns false when no item has that id any more; true when it
+ * is ticked now (or was already).
+ */
+export async function tickDone(path: string, id: string, options: WriteBackOptions = {}): Promise<boolean> {
+  return edit(
+    path,
+    (text) => {
+      const item = itemsOf(text).find((i) => i.id === id);
+      if (!item) return { edits: [], result: false };
+      if (item.done) return { edits: [], result: true };
+      return { edits: [{ line: item.line, col: item.checkCol, remove: 1, insert: 'x' }], result: true };
+    },
+    options,
+  );
+}
+
+/**
+ * Writes each missing id in front of its item's title. An item is found again by its title among the items
+ * that still have no id, nearest to the remembered line. An id is skipped when its item is gone or the id
+ * is already used in the file. Returns the ids written.
+ */
+export async function addIds(path: string, missing: readonly MissingId[], options: WriteBackOptions = {}): Promise<string[]> {
+  return edit(
+    path,
+    (text) => {
+      const items = itemsOf(text);
+      const used = new Set(items.map((i) => i.id).filter((id): id is string => id !== null));
+      const taken = new Set<ScannedItem>();
+      const edits: Edit[] = [];
+      const written: string[] = [];
+      for (const m of missing) {
+        if (used.has(m.id)) continue;
+        const candidates = items
+          .filter((i) => i.id === null && !taken.has(i) && i.title === m.title)
+          .sort((a, b) => Math.abs(a.line - m.line) - Math.abs(b.line - m.line));
+        const item = candidates[0];
+        if (!item) continue;
+        taken.add(item);
+        used.add(m.id);
+        edits.push({ line: item.line, col: item.textCol, remove: 0, insert: item.spaced ? `${m.id} ` : ` ${m.id} ` });
+        written.push(m.id);
+      }
+      return { edits, result: written };
+    },
+    options,
+  );
+}
