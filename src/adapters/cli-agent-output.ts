@@ -1,0 +1,158 @@
+import type { Usage } from '../core/types.js';
+import type { AgentEvent } from '../ports/model.js';
+
+/**
+ * Reads the output of a command-line agent as it arrives, line by line, and understands three shapes:
+ *
+ * - Claude Code `--output-format json` / `stream-json`: `{"type":"assistant","message":{content}}` lines and a
+ *   final `{"type":"result","result","usage":{input_tokens,output_tokens,cache_creation_input_tokens,
+ *   cache_read_input_tokens},"total_cost_usd","is_error"}`;
+ * - codex `exec --json`: `item.completed` (`agent_message` text, `command_execution`), `turn.completed` with
+ *   `usage: {input_tokens, cached_input_tokens, output_tokens}` (input includes the cached part), `turn.failed`;
+ * - anything else: plain text, passed on as it is.
+ */
+
+export interface CliFinal {
+  text: string | null;
+  usage: Usage | null;
+  costUsd: number | null;
+  model: string | null;
+  error: string | null;
+}
+
+type Json = Record<string, any>;
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function parseLine(line: string): Json | null {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{') || !trimmed.endsWith('}')) return null;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : null;
+  } catch {
+    // Not JSON after all: the caller passes the line on as text.
+    return null;
+  }
+}
+
+export class CliOutputReader {
+  readonly #emit: (event: AgentEvent) => void;
+  #partial = '';
+  #text: string | null = null;
+  #usage: Usage | null = null;
+  #cost: number | null = null;
+  #model: string | null = null;
+  #error: string | null = null;
+  #structured = false;
+
+  constructor(emit: (event: AgentEvent) => void) {
+    this.#emit = emit;
+  }
+
+  push(chunk: string): void {
+    const lines = (this.#partial + chunk).split('\n');
+    this.#partial = lines.pop() ?? '';
+    for (const line of lines) this.#line(line);
+  }
+
+  /** Flushes a last line without a newline and returns what the output said about the run. */
+  end(): CliFinal {
+    if (this.#partial !== '') this.#line(this.#partial);
+    this.#partial = '';
+    return { text: this.#text, usage: this.#usage, costUsd: this.#cost, model: this.#model, error: this.#error };
+  }
+
+  /** Whether any line was a known JSON event (otherwise the output is plain text). */
+  get structured(): boolean {
+    return this.#structured;
+  }
+
+  #line(line: string): void {
+    const json = parseLine(line);
+    if (json === null || !this.#known(json)) {
+      if (line !== '') this.#emit({ type: 'text', text: `${line}\n` });
+      return;
+    }
+    this.#structured = true;
+  }
+
+  /** Handles a known event; false for JSON this reader does not recognise. */
+  #known(json: Json): boolean {
+    switch (json.type) {
+      case 'result':
+        this.#claudeResult(json);
+        return true;
+      case 'assistant':
+        for (const block of (json.message?.content as Json[] | undefined) ?? []) {
+          if (block.type === 'text' && typeof block.text === 'string') this.#emit({ type: 'text', text: block.text });
+          if (block.type === 'tool_use') this.#emit({ type: 'tool', name: String(block.name), input: JSON.stringify(block.input ?? {}) });
+        }
+        if (typeof json.message?.model === 'string') this.#model = json.message.model;
+        return true;
+      case 'system':
+      case 'user':
+      case 'thread.started':
+      case 'turn.started':
+      case 'item.started':
+      case 'item.updated':
+        return true;
+      case 'item.completed':
+        this.#codexItem(json.item as Json | undefined);
+        return true;
+      case 'turn.completed':
+        this.#codexUsage(json.usage as Json | undefined);
+        return true;
+      case 'turn.failed':
+      case 'error':
+        this.#error = String(json.error?.message ?? json.message ?? 'the agent reported an error');
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  #claudeResult(json: Json): void {
+    if (typeof json.result === 'string') this.#text = json.result;
+    const u = json.usage as Json | undefined;
+    if (u) {
+      this.#usage = {
+        input: count(u.input_tokens),
+        output: count(u.output_tokens),
+        cacheWrite: count(u.cache_creation_input_tokens),
+        cacheRead: count(u.cache_read_input_tokens),
+      };
+    }
+    if (typeof json.total_cost_usd === 'number') this.#cost = json.total_cost_usd;
+    const models = Object.keys((json.modelUsage as Json | undefined) ?? {});
+    if (models.length === 1) this.#model = models[0]!;
+    if (json.is_error === true) this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
+  }
+
+  #codexItem(item: Json | undefined): void {
+    if (item === undefined) return;
+    if (item.type === 'agent_message' && typeof item.text === 'string') {
+      this.#text = item.text;
+      this.#emit({ type: 'text', text: `${item.text}\n` });
+    } else if (item.type === 'command_execution') {
+      this.#emit({ type: 'tool', name: 'shell', input: String(item.command ?? '') });
+    } else if (item.type === 'file_change') {
+      this.#emit({ type: 'tool', name: 'file_change', input: JSON.stringify(item.changes ?? []) });
+    }
+  }
+
+  #codexUsage(u: Json | undefined): void {
+    if (u === undefined) return;
+    const cached = count(u.cached_input_tokens);
+    const turn: Usage = { input: Math.max(0, count(u.input_tokens) - cached), output: count(u.output_tokens), cacheWrite: 0, cacheRead: cached };
+    const sum = this.#usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+    this.#usage = {
+      input: sum.input + turn.input,
+      output: sum.output + turn.output,
+      cacheWrite: 0,
+      cacheRead: sum.cacheRead + turn.cacheRead,
+    };
+  }
+}
