@@ -1,0 +1,208 @@
+/**
+ * ProcessRunner on execa: `/bin/sh -c command`, optionally inside bubblewrap.
+ *
+ * Invariants:
+ * - the child's environment is exactly `options.env`; nothing is inherited;
+ * - the command runs in its own process group; when it ends, times out or is aborted the whole group is
+ *   killed, so no background process it started outlives it (inside the sandbox its pid namespace ends
+ *   with it as well);
+ * - memory stays bounded: only the last `maxOutputBytes` of the combined output are kept;
+ * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws.
+ */
+import { access, constants } from 'node:fs/promises';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { execa } from 'execa';
+import type { ProcessRunner, RunOptions, RunResult } from '../ports/process.js';
+import { probeArgs, sandboxArgs } from './sandbox.js';
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+/** Between SIGTERM to the process group and SIGKILL. */
+const KILL_GRACE_MS = 2000;
+/** How long output is still read after the command has exited. */
+const OUTPUT_DRAIN_MS = 250;
+
+/** The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. */
+export class OutputTail {
+  readonly #max: number;
+  #chunks: Buffer[] = [];
+  #size = 0;
+  #truncated = false;
+
+  constructor(max: number) {
+    this.#max = Math.max(0, Math.floor(max));
+  }
+
+  push(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    while (this.#chunks.length > 0 && this.#size - (this.#chunks[0]?.length ?? 0) >= this.#max) {
+      this.#size -= this.#chunks.shift()?.length ?? 0;
+      this.#truncated = true;
+    }
+  }
+
+  get truncated(): boolean {
+    return this.#truncated || this.#size > this.#max;
+  }
+
+  /** The tail as text; a character cut in half at the start is dropped rather than garbled. */
+  text(): string {
+    let bytes = Buffer.concat(this.#chunks);
+    if (bytes.length > this.#max) bytes = bytes.subarray(bytes.length - this.#max);
+    if (this.truncated) {
+      let start = 0;
+      while (start < bytes.length && start < 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
+      bytes = bytes.subarray(start);
+    }
+    return bytes.toString('utf8');
+  }
+}
+
+async function findExecutable(name: string): Promise<string | null> {
+  for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
+    }
+  }
+  return null;
+}
+
+/** Kill what is left of a process group. A group that is already gone is the expected case: null. */
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): Error | null {
+  if (pid === undefined) return null;
+  try {
+    process.kill(-pid, signal);
+    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? null : (error as Error);
+  }
+}
+
+export class ExecaRunner implements ProcessRunner {
+  #bwrap: Promise<string | null> | undefined;
+
+  /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
+  #sandboxBinary(): Promise<string | null> {
+    this.#bwrap ??= (async () => {
+      const bwrap = await findExecutable('bwrap');
+      if (bwrap === null) return null;
+      const probe = await execa(bwrap, [...probeArgs(), '--', '/bin/sh', '-c', 'exit 0'], {
+        reject: false,
+        timeout: 10_000,
+        stdin: 'ignore',
+        extendEnv: false,
+        env: { PATH: '/usr/bin:/bin' },
+      });
+      return probe.exitCode === 0 ? bwrap : null;
+    })();
+    return this.#bwrap;
+  }
+
+  async sandboxAvailable(): Promise<boolean> {
+    return (await this.#sandboxBinary()) !== null;
+  }
+
+  async run(command: string, options: RunOptions): Promise<RunResult> {
+    // One pipe for both streams, so that the output keeps the order in which it was written.
+    const script = `exec 2>&1\n${command}`;
+    let file = '/bin/sh';
+    let args = ['-c', script];
+    if (options.sandbox) {
+      const bwrap = await this.#sandboxBinary();
+      if (bwrap === null) {
+        throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
+      }
+      file = bwrap;
+      args = [...(await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env })), '--', '/bin/sh', '-c', script];
+    }
+
+    const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+    const onOutput = options.onOutput;
+    const decoder = onOutput ? new StringDecoder('utf8') : null;
+    let callbackError: unknown = null;
+    const emit = (text: string): void => {
+      if (!onOutput || text.length === 0 || callbackError !== null) return;
+      try {
+        onOutput(text);
+      } catch (error) {
+        callbackError = error; // rethrown once the command has ended
+      }
+    };
+
+    const timeout = Number.isFinite(options.timeoutMs) && options.timeoutMs > 0 ? Math.ceil(options.timeoutMs) : 0;
+    const started = performance.now();
+    let abortedAt: number | null = options.signal?.aborted ? started : null;
+    const onAbort = (): void => {
+      abortedAt ??= performance.now();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const subprocess = execa(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      extendEnv: false,
+      ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+      all: true,
+      buffer: false,
+      encoding: 'buffer',
+      reject: false,
+      timeout,
+      ...(options.signal ? { cancelSignal: options.signal } : {}),
+      killDescendants: true,
+      forceKillAfterDelay: KILL_GRACE_MS,
+      cleanup: true,
+    });
+    subprocess.all?.on('data', (chunk: Uint8Array) => {
+      const buffer = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      tail.push(buffer);
+      if (decoder) emit(decoder.write(buffer));
+    });
+    // The shell is done: whatever it left running in its group (`server &`) goes too, which also
+    // closes the output pipe those processes held open.
+    let killError: Error | null = null;
+    let exitedAt: number | null = null;
+    let drain: NodeJS.Timeout | undefined;
+    subprocess.nodeChildProcess.once('exit', () => {
+      exitedAt = performance.now();
+      killError = killGroup(subprocess.pid, 'SIGKILL');
+      // A process that left the group (setsid) may still hold the pipe: stop reading shortly after.
+      drain = setTimeout(() => {
+        subprocess.stdout?.destroy();
+        subprocess.stderr?.destroy();
+      }, OUTPUT_DRAIN_MS);
+    });
+
+    const result = await subprocess;
+    clearTimeout(drain);
+    options.signal?.removeEventListener('abort', onAbort);
+    if (decoder) emit(decoder.end());
+    const durationMs = Math.round(performance.now() - started);
+
+    const spawnFailed =
+      result.failed && result.exitCode === undefined && result.signal === undefined && !result.timedOut && !result.isCanceled;
+    if (spawnFailed) {
+      throw new Error(`cannot run ${options.sandbox ? 'bwrap' : '/bin/sh'} in ${options.cwd}: ${result.originalMessage ?? result.shortMessage}`, {
+        cause: result,
+      });
+    }
+    if (callbackError !== null) throw callbackError;
+    if (killError !== null) throw new Error(`cannot stop the processes left by \`${command}\``, { cause: killError });
+    // Once the command has exited on its own, a later timeout or abort only cut the draining short.
+    const deadline = timeout > 0 ? started + timeout : Number.POSITIVE_INFINITY;
+    const endedBefore = (at: number): boolean => exitedAt !== null && exitedAt < at;
+    return {
+      exitCode: result.exitCode ?? null,
+      signal: result.signal ?? null,
+      timedOut: result.timedOut && !endedBefore(deadline),
+      aborted: result.isCanceled && !endedBefore(abortedAt ?? Number.POSITIVE_INFINITY),
+      output: tail.text(),
+      truncated: tail.truncated,
+      durationMs,
+    };
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Running git through simple-git with exit codes, full error messages and a predictable environment.
+ *
+ * Invariants:
+ * - every failure is a `GitCommandError` whose message holds the git command line and git's stderr;
+ * - an exit code listed in `ok` is a result, not a failure (e.g. `merge-tree` exits 1 on a conflict);
+ * - git runs in the C locale, without prompts, editors or pagers, and never follows repository-locating
+ *   variables (`GIT_DIR`, `GIT_INDEX_FILE`...) inherited from the caller: an instance is bound to one folder.
+ */
+import { GitError, simpleGit, type SimpleGit } from 'simple-git';
+
+/** Author and committer of everything loopfleet writes into a repository. */
+export const LOOPFLEET_IDENTITY = { name: 'loopfleet', email: 'loopfleet@localhost' } as const;
+
+/** The same identity through the environment, which takes precedence over the user's configuration. */
+export const IDENTITY_ENV = {
+  GIT_AUTHOR_NAME: LOOPFLEET_IDENTITY.name,
+  GIT_AUTHOR_EMAIL: LOOPFLEET_IDENTITY.email,
+  GIT_COMMITTER_NAME: LOOPFLEET_IDENTITY.name,
+  GIT_COMMITTER_EMAIL: LOOPFLEET_IDENTITY.email,
+};
+
+/** `-c` options that make a commit work without any git identity, and without hooks or signing prompts. */
+export const COMMIT_CONFIG = [
+  '-c',
+  `user.name=${LOOPFLEET_IDENTITY.name}`,
+  '-c',
+  `user.email=${LOOPFLEET_IDENTITY.email}`,
+  '-c',
+  'commit.gpgsign=false',
+  // Hooks can live in the working tree (core.hooksPath=.husky); a task branch's tree is agent-written code.
+  '-c',
+  'core.hooksPath=/dev/null',
+];
+
+/** Variables that would point git at another repository, index or object store than the bound folder. */
+const LOCATING_VARS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_CEILING_DIRECTORIES',
+];
+
+/** Interactive or network-only helpers: none is used by the local, non-interactive commands run here. */
+const INTERACTIVE_VARS = [
+  'EDITOR',
+  'VISUAL',
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+  'PAGER',
+  'GIT_PAGER',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_SSH',
+  'GIT_SSH_COMMAND',
+  'GIT_PROXY_COMMAND',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_TEMPLATE_DIR',
+];
+
+export function gitEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !LOCATING_VARS.includes(key) && !INTERACTIVE_VARS.includes(key)) env[key] = value;
+  }
+  return { ...env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...extra };
+}
+
+export class GitCommandError extends Error {
+  override readonly name = 'GitCommandError';
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number | null,
+    readonly stderr: string,
+    readonly stdout: string,
+    options?: { cause?: unknown },
+  ) {
+    const detail = (stderr.trim() || stdout.trim() || (options?.cause instanceof Error ? options.cause.message : '')).trim();
+    super(`git ${args.join(' ')} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${detail || 'no output'}`, options);
+  }
+}
+
+/**
+ * What simple-git's error hook hands back for a nonzero exit; turned into a GitCommandError by `run`.
+ * A GitError, because simple-git replaces any other error with a message-only copy.
+ */
+class ExitStatus extends GitError {
+  constructor(
+    readonly exitCode: number,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(undefined, stderr || stdout);
+  }
+}
+
+export interface GitOutput {
+  stdout: string;
+  exitCode: number;
+}
+
+export interface RunOptions {
+  /** exit codes that are results rather than failures; default [0] */
+  ok?: readonly number[];
+}
+
+/** One folder, one environment. Cheap to create; holds no process. */
+export class GitExec {
+  readonly #git: SimpleGit;
+
+  constructor(
+    readonly dir: string,
+    env: Record<string, string> = gitEnvironment(),
+  ) {
+    this.#git = simpleGit({
+      baseDir: dir,
+      maxConcurrentProcesses: 16,
+      trimmed: false,
+      // The environment is built deliberately (gitEnvironment): every variable in it is meant for git.
+      allowEnvironment: Object.keys(env),
+      // Our own arguments set core.hooksPath; the others are read from the user's own environment.
+      unsafe: {
+        allowUnsafeHooksPath: true,
+        allowUnsafeConfigPaths: true,
+        allowUnsafeConfigEnvCount: true,
+        allowUnsafeExec: true,
+      },
+      errors: (error, result) => {
+        if (result.exitCode === 0) return error;
+        return new ExitStatus(
+          result.exitCode,
+          Buffer.concat(result.stdOut).toString('utf8'),
+          Buffer.concat(result.stdErr).toString('utf8'),
+        );
+      },
+    }).env(env);
+    // simple-git waits 50 ms after a command that printed nothing, in case output is late. By the time
+    // stdout has ended no output can be late, so mark the command as having produced some.
+    this.#git.outputHandler((_command, stdout) => {
+      stdout.once('end', () => stdout.emit('data', Buffer.alloc(0)));
+    });
+  }
+
+  async run(args: string[], options: RunOptions = {}): Promise<GitOutput> {
+    const ok = options.ok ?? [0];
+    try {
+      const stdout = await this.#git.raw(args);
+      return { stdout, exitCode: 0 };
+    } catch (error) {
+      if (error instanceof ExitStatus) {
+        if (ok.includes(error.exitCode)) return { stdout: error.stdout, exitCode: error.exitCode };
+        throw new GitCommandError(args, error.exitCode, error.stderr, error.stdout);
+      }
+      throw new GitCommandError(args, null, '', '', { cause: error });
+    }
+  }
+
+  /** stdout of a command that must succeed */
+  async out(args: string[]): Promise<string> {
+    return (await this.run(args)).stdout;
+  }
+}
+
+/** Lines of a command's output, without the empty last one. */
+export function lines(stdout: string): string[] {
+  return stdout.split('\n').filter((line) => line.length > 0);
+}
+
+/** Fields of NUL-separated output (`-z`). */
+export function fields(stdout: string): string[] {
+  return stdout.split('\0').filter((field) => field.length > 0);
+}
+
+/** Refuse names git would read as options; everything else is git's to validate. */
+export function assertRefName(name: string, what: string): void {
+  if (name.length === 0 || name.startsWith('-')) throw new Error(`invalid ${what}: ${JSON.stringify(name)}`);
+}
+
+/** `git diff --numstat -z` records; binary files count 0 lines. */
+export function parseNumstat(stdout: string): Array<{ path: string; added: number; deleted: number }> {
+  const stats: Array<{ path: string; added: number; deleted: number }> = [];
+  for (const record of stdout.split('\0')) {
+    const match = /^(-|\d+)\t(-|\d+)\t(.+)$/s.exec(record);
+    if (!match?.[3]) continue;
+    stats.push({ path: match[3], added: match[1] === '-' ? 0 : Number(match[1]), deleted: match[2] === '-' ? 0 : Number(match[2]) });
+  }
+  return stats;
+}

@@ -1,0 +1,294 @@
+/**
+ * GitPort on simple-git. One instance is bound to one repository's top-level folder.
+ *
+ * Invariants:
+ * - worktrees are only ever created, committed in or removed below `<root>/.loop-worktrees/`;
+ * - nothing here deletes a folder it did not create, or touches uncommitted work of the main checkout;
+ * - every git failure surfaces as a GitCommandError naming the command and quoting git's stderr.
+ */
+import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { RefusedError } from '../core/errors.js';
+import type { GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
+import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
+import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
+import { computeMergeTree, mergeBranch } from './git-merge.js';
+import { exists, parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
+
+/** Files of a worktree's admin folder that would turn the next commit into a merge or cherry-pick. */
+const IN_PROGRESS_STATE = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG'];
+
+export class SimpleGitAdapter implements GitPort {
+  readonly root: string;
+  readonly #env = gitEnvironment(IDENTITY_ENV);
+  readonly #execs = new Map<string, GitExec>();
+  #commonDir: Promise<string> | undefined;
+  #excludeQueue: Promise<void> = Promise.resolve();
+
+  constructor(root: string) {
+    this.root = realpathSync.native(path.resolve(root));
+  }
+
+  /** git bound to `dir`; instances are cached, they hold no process */
+  #at(dir: string = this.root): GitExec {
+    let exec = this.#execs.get(dir);
+    if (!exec) {
+      exec = new GitExec(dir, this.#env);
+      this.#execs.set(dir, exec);
+    }
+    return exec;
+  }
+
+  #worktreePath(p: string, create: boolean): Promise<string> {
+    return taskWorktreePath(this.root, p, create);
+  }
+
+  async currentBranch(): Promise<string | null> {
+    const { stdout, exitCode } = await this.#at().run(['symbolic-ref', '-q', '--short', 'HEAD'], { ok: [0, 1] });
+    return exitCode === 0 ? stdout.trim() : null;
+  }
+
+  async branchExists(branch: string): Promise<boolean> {
+    assertRefName(branch, 'branch');
+    const { exitCode } = await this.#at().run(['show-ref', '--verify', '-q', `refs/heads/${branch}`], { ok: [0, 1] });
+    return exitCode === 0;
+  }
+
+  async revParse(ref: string): Promise<string | null> {
+    assertRefName(ref, 'ref');
+    const { stdout, exitCode } = await this.#at().run(['rev-parse', '--verify', '-q', `${ref}^{commit}`], { ok: [0, 1] });
+    return exitCode === 0 ? stdout.trim() : null;
+  }
+
+  async hasCommits(): Promise<boolean> {
+    return (await this.revParse('HEAD')) !== null;
+  }
+
+  async dirtyFiles(): Promise<string[]> {
+    return lines(await this.#at().out(['status', '--porcelain', '--untracked-files=no']));
+  }
+
+  #gitCommonDir(): Promise<string> {
+    this.#commonDir ??= this.#at()
+      .out(['rev-parse', '--git-common-dir'])
+      .then((out) => path.resolve(this.root, out.trim()));
+    return this.#commonDir;
+  }
+
+  ensureExcluded(pattern: string): Promise<void> {
+    // Serialised so that two concurrent calls cannot both append the same line.
+    const next = this.#excludeQueue.then(async () => {
+      const file = path.join(await this.#gitCommonDir(), 'info', 'exclude');
+      let content = '';
+      try {
+        content = await readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        await mkdir(path.dirname(file), { recursive: true });
+      }
+      if (content.split(/\r?\n/).some((line) => line.trim() === pattern)) return;
+      const separator = content.length > 0 && !content.endsWith('\n') ? '\n' : '';
+      await appendFile(file, `${separator}${pattern}\n`);
+    });
+    // The queue only orders the calls; each caller gets its own outcome through `next`.
+    this.#excludeQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  async addWorktree(p: string, branch: string, base: string): Promise<void> {
+    assertRefName(branch, 'branch');
+    assertRefName(base, 'base');
+    const target = await this.#worktreePath(p, true);
+    if (await exists(target)) {
+      const registered = (await this.listWorktrees()).find((w) => w.path === target);
+      if (!registered || registered.prunable) {
+        throw new RefusedError(`${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`);
+      }
+      if (registered.branch !== branch) {
+        throw new RefusedError(`${target} is a worktree of ${registered.branch ?? 'a detached HEAD'}, not ${branch}`);
+      }
+      return; // resuming: the worktree is there, on its branch, with whatever work it holds
+    }
+    try {
+      await this.#worktreeAdd(target, ['-b', branch, base]);
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || !(await this.branchExists(branch))) throw error;
+      await this.#worktreeAdd(target, [branch]);
+    }
+  }
+
+  /**
+   * `git worktree add --detach <path> <commit>`: a throw-away checkout, placed like task worktrees. A
+   * registered worktree already at that path is replaced; an unknown folder there is refused.
+   */
+  async addWorktreeDetached(p: string, commit: string): Promise<void> {
+    assertRefName(commit, 'commit');
+    const target = await this.#worktreePath(p, true);
+    if (await exists(target)) {
+      const registered = (await this.listWorktrees()).some((w) => w.path === target && !w.prunable);
+      if (!registered) throw new RefusedError(`${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`);
+      await this.#at().run(['worktree', 'remove', '--force', '--force', target]);
+    }
+    await this.#worktreeAdd(target, ['--detach', commit]);
+  }
+
+  /** `git worktree add -q <target> <rest>`, clearing a registration a crash or a manual `rm -rf` left behind. */
+  async #worktreeAdd(target: string, rest: string[], retry = true): Promise<void> {
+    const git = this.#at();
+    try {
+      await git.run(['worktree', 'add', '-q', target, ...rest]);
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || !retry || !/missing but (already )?registered worktree/.test(error.stderr)) throw error;
+      // Only this path's stale registration goes; `worktree prune` would also drop the user's worktrees
+      // on a drive that happens to be unmounted.
+      await git.run(['worktree', 'remove', '--force', target]);
+      await this.#worktreeAdd(target, rest, false);
+    }
+  }
+
+  async removeWorktree(p: string, force: boolean): Promise<void> {
+    const target = await this.#worktreePath(p, false);
+    try {
+      await this.#at().run(['worktree', 'remove', ...(force ? ['--force', '--force'] : []), target]);
+    } catch (error) {
+      const gone = !(await exists(target)) && !(await this.listWorktrees()).some((w) => w.path === target);
+      if (!gone) throw error;
+    } finally {
+      this.#execs.delete(target);
+    }
+  }
+
+  async listWorktrees(): Promise<WorktreeInfo[]> {
+    return parseWorktreeList(await this.#at().out(['worktree', 'list', '--porcelain', '-z']));
+  }
+
+  async pruneWorktrees(): Promise<void> {
+    await this.#at().run(['worktree', 'prune']);
+  }
+
+  async commitAll(worktree: string, message: string, excludePaths: string[] = []): Promise<string | null> {
+    const target = await this.#worktreePath(worktree, false);
+    const git = this.#at(target);
+    const layout = await discoverGitLayout(target);
+    const sandboxObjects = layout !== null && layout.checkout === target && (await hasSandboxObjects(layout.adminDir));
+    // A loopfleet commit is a one-parent snapshot of the worktree: merge or cherry-pick state left by a
+    // command run there must not add parents or a message to it.
+    if (layout?.linked && layout.checkout === target) {
+      await Promise.all(IN_PROGRESS_STATE.map((name) => rm(path.join(layout.adminDir, name), { force: true })));
+    }
+    // Blobs a sandboxed `git add` wrote exist only in the worktree's private store: start again from HEAD's
+    // index, and let `add -A` hash the files into the shared store.
+    if (sandboxObjects) await git.run(['reset', '-q']);
+    await git.run(['add', '-A']);
+    // Unstaged after `add -A` rather than left out of it: git refuses pathspecs naming ignored files, and
+    // an excluded file may have been staged by hand (`git add -f`).
+    if (excludePaths.length > 0) await git.run(['reset', '-q', '--', ...excludePaths.map((p) => `:(literal)${p}`)]);
+    const { stdout, exitCode } = await git.run(
+      [...COMMIT_CONFIG, '-c', 'core.abbrev=no', 'commit', '--no-verify', '--no-edit', '-m', message],
+      { ok: [0, 1] },
+    );
+    if (exitCode === 1) {
+      if (/nothing (added )?to commit|no changes added to commit/.test(stdout)) return null;
+      throw new GitCommandError(['commit', '-m', message], exitCode, '', stdout);
+    }
+    if (sandboxObjects && layout) await rm(path.join(layout.adminDir, SANDBOX_OBJECTS), { recursive: true, force: true });
+    const hash = /^\[[^\]]*?([0-9a-f]{40,64})\]/m.exec(stdout)?.[1];
+    return hash ?? (await git.out(['rev-parse', 'HEAD'])).trim();
+  }
+
+  async diff(worktree: string, base: string): Promise<string> {
+    assertRefName(base, 'base');
+    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`]);
+  }
+
+  async diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>> {
+    assertRefName(base, 'base');
+    // No rename detection: a file moved away from a protected path must show up under its old name too.
+    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', `${base}...HEAD`]);
+    return parseNumstat(out);
+  }
+
+  async diffStat(worktree: string, base: string): Promise<string> {
+    assertRefName(base, 'base');
+    return this.#at(worktree).out(['diff', '--stat', '--no-color', '--no-ext-diff', `${base}...HEAD`]);
+  }
+
+  async merge(branch: string, base: string, message: string): Promise<MergeResult> {
+    assertRefName(branch, 'branch');
+    assertRefName(base, 'base');
+    return mergeBranch(
+      { git: this.#at(), worktrees: () => this.listWorktrees(), dirtyFiles: () => this.dirtyFiles() },
+      branch,
+      base,
+      message,
+    );
+  }
+
+  async canMerge(branch: string, base: string): Promise<boolean> {
+    assertRefName(branch, 'branch');
+    assertRefName(base, 'base');
+    return (await computeMergeTree(this.#at(), base, branch)).conflicts.length === 0;
+  }
+
+  async rebase(worktree: string, base: string): Promise<boolean> {
+    assertRefName(base, 'base');
+    const target = await this.#worktreePath(worktree, false);
+    const git = this.#at(target);
+    const layout = await discoverGitLayout(target);
+    const rebaseState = async (): Promise<boolean> =>
+      layout !== null &&
+      ((await exists(path.join(layout.adminDir, 'rebase-merge'))) || (await exists(path.join(layout.adminDir, 'rebase-apply'))));
+    // `rebase --abort` moves the branch named in that state back to the commit named there: only a rebase
+    // started here may be aborted here.
+    if (await rebaseState()) {
+      throw new RefusedError(`a rebase is already in progress in ${target}; finish or abort it there (git rebase --abort), or discard the task`);
+    }
+    try {
+      await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
+      return true;
+    } catch (error) {
+      if (!(await rebaseState())) throw error;
+      await git.run(['rebase', '--abort']);
+      return false;
+    }
+  }
+
+  async resetHard(worktree: string, commit: string): Promise<void> {
+    assertRefName(commit, 'commit');
+    const target = await this.#worktreePath(worktree, false);
+    await this.#at(target).run(['reset', '--hard', '-q', commit]);
+  }
+
+  async updateRef(ref: string, commit: string): Promise<void> {
+    assertRefName(ref, 'ref');
+    assertRefName(commit, 'commit');
+    await this.#at().run(['update-ref', ref, commit]);
+  }
+
+  async deleteBranch(branch: string, force: boolean): Promise<void> {
+    assertRefName(branch, 'branch');
+    try {
+      await this.#at().run(['branch', force ? '-D' : '-d', branch]);
+    } catch (error) {
+      if (error instanceof GitCommandError && /not fully merged|checked out at|used by worktree/.test(error.stderr)) {
+        throw new RefusedError(`cannot delete ${branch}: ${error.stderr.trim().split('\n')[0]}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async isMerged(branch: string, base: string): Promise<boolean> {
+    assertRefName(branch, 'branch');
+    assertRefName(base, 'base');
+    const { exitCode } = await this.#at().run(['merge-base', '--is-ancestor', branch, base], { ok: [0, 1] });
+    return exitCode === 0;
+  }
+
+  async listBranches(prefix: string): Promise<string[]> {
+    const out = await this.#at().out(['for-each-ref', '--format=%(refname)', 'refs/heads/']);
+    return lines(out)
+      .map((ref) => ref.slice('refs/heads/'.length))
+      .filter((name) => name.startsWith(prefix));
+  }
+}
