@@ -1,0 +1,104 @@
+import { useMemo, useReducer, type ReactNode } from 'react';
+import { Box, useWindowSize } from 'ink';
+import type { FleetHandle } from '../core/events.js';
+import { detailLines, type StyledLine } from './detail-content.js';
+import { DetailPane } from './detail-pane.js';
+import { countByStatus, liveFleetElapsed } from './fleet-reducer.js';
+import { FleetBar, fleetBarLines, fleetTokens } from './fleet-bar.js';
+import { Footer } from './footer.js';
+import { basename } from './format.js';
+import { HelpOverlay } from './help-overlay.js';
+import type { InputMode } from './key-bindings.js';
+import { computeLayout } from './layout.js';
+import { idWidthOf, rowColumns } from './row-columns.js';
+import { StatusLine } from './status-line.js';
+import { ColorContext } from './styled-text.js';
+import { TaskList, TaskListHeader } from './task-list.js';
+import { useBell } from './use-bell.js';
+import { useClock } from './use-clock.js';
+import { useCommands } from './use-commands.js';
+import { useDiff } from './use-diff.js';
+import { useFleetState } from './use-fleet-state.js';
+import { useKeyHandler } from './use-key-handler.js';
+import { useSelection } from './use-selection.js';
+import { effectiveScroll, initialViewState, viewReducer } from './view-state.js';
+
+export interface AppProps {
+  fleet: FleetHandle;
+  /** false for `--no-color` / `NO_COLOR`: no ANSI styles at all; symbols carry the meaning */
+  color: boolean;
+  /**
+   * Opens BACKLOG.md in the person's editor. The app runs it inside Ink's `suspendTerminal`, so Ink neither
+   * draws nor reads keys until it settles.
+   */
+  onEditBacklog: () => Promise<void>;
+  /** ring the terminal bell on verified / failed / conflict and when the fleet goes idle; default true */
+  bell?: boolean;
+}
+
+const NO_LINES: readonly StyledLine[] = [];
+
+/** The whole TUI: fleet bar, task list, detail pane or help, status line and footer, sized to the terminal. */
+export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): ReactNode {
+  const { columns, rows } = useWindowSize();
+  const [state, refreshSummary] = useFleetState(fleet);
+  useBell(fleet, bell);
+  const [view, dispatch] = useReducer(viewReducer, initialViewState);
+  const selection = useSelection(state.order);
+  const counts = useMemo(() => countByStatus(state.tasks), [state.tasks]);
+  const now = useClock(counts.running > 0 || state.summary.state === 'running');
+
+  const layout = computeLayout({
+    rows,
+    barLines: fleetBarLines(fleet.sandboxed),
+    taskCount: state.order.length,
+    detailOpen: view.detailOpen,
+    helpOpen: view.helpOpen,
+  });
+  const task = selection.id === null ? undefined : state.tasks.get(selection.id)?.task;
+  const showDetail = layout.detailRows > 0;
+  const diff = useDiff(fleet, task, showDetail && view.tab === 'diff');
+  const output = selection.id === null ? undefined : state.output.get(selection.id);
+  const phaseOutput = selection.id === null ? undefined : state.phaseOutput.get(selection.id);
+  const lines = useMemo(
+    () => (showDetail && task !== undefined ? detailLines(view.tab, { task, output, phaseOutput, diff, base: fleet.base, review: fleet.config.review }, columns - 1) : NO_LINES),
+    [showDetail, view.tab, task, output, phaseOutput, diff, fleet, columns],
+  );
+  const scroll = effectiveScroll(view, selection.id);
+
+  const mode: InputMode = view.confirm !== null ? 'confirm' : view.helpOpen ? 'help' : view.detailOpen ? 'detail' : 'normal';
+  const { onCommand, onUnbound } = useCommands({ fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount: lines.length, onEditBacklog });
+  useKeyHandler(mode, onCommand, onUnbound);
+
+  const cols = useMemo(() => rowColumns(columns, idWidthOf(state.order)), [columns, state.order]);
+  const { totals } = state.summary;
+
+  return (
+    <ColorContext.Provider value={color}>
+      <Box flexDirection="column" height={rows} overflow="hidden">
+        <FleetBar
+          repo={basename(fleet.repoRoot)}
+          base={fleet.base}
+          state={state.summary.state}
+          stoppedBy={state.summary.stoppedBy}
+          counts={counts}
+          tokens={fleetTokens(totals)}
+          costUsd={totals.costUsd}
+          elapsedMs={liveFleetElapsed(state, now)}
+          gates={fleet.config.fleetGates}
+          sandboxed={fleet.sandboxed}
+          columns={columns}
+          rows={layout.barRows}
+        />
+        {layout.headerRows > 0 && <TaskListHeader cols={cols} position={selection.index} count={state.order.length} />}
+        {layout.listRows > 0 && (
+          <TaskList order={state.order} tasks={state.tasks} selectedIndex={selection.index} height={layout.listRows} cols={cols} gates={fleet.config.gates} now={now} />
+        )}
+        {showDetail && <DetailPane task={task} tab={view.tab} lines={lines} scroll={scroll} rows={layout.detailRows} />}
+        {layout.helpRows > 0 && <HelpOverlay rows={layout.helpRows} scroll={view.helpScroll} />}
+        <StatusLine confirm={view.confirm} status={view.status} notice={state.notice} />
+        {layout.footerRows > 0 && <Footer mode={mode} />}
+      </Box>
+    </ColorContext.Provider>
+  );
+}

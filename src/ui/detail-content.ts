@@ -1,0 +1,170 @@
+import { totalTokens, type AttemptRecord, type TaskState } from '../core/types.js';
+import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wrapLine } from './format.js';
+import type { OutputLine, OutputLog } from './output-log.js';
+import { outcomeColor, type ColorName } from './theme.js';
+import type { DetailTab } from './view-state.js';
+
+/** One terminal line of the detail pane, already wrapped to the pane's width. */
+export interface StyledLine {
+  readonly text: string;
+  readonly color?: ColorName;
+  readonly bold?: boolean;
+  readonly dim?: boolean;
+}
+
+export type DiffState =
+  | { readonly status: 'loading' }
+  | { readonly status: 'ready'; readonly text: string }
+  | { readonly status: 'error'; readonly message: string };
+
+export interface DetailSources {
+  readonly task: TaskState;
+  readonly output: OutputLog | undefined;
+  readonly phaseOutput: OutputLog | undefined;
+  readonly diff: DiffState | null;
+  readonly base: string;
+  readonly review: boolean;
+}
+
+const note = (text: string): StyledLine => ({ text, dim: true });
+
+/** Split on newlines and hard-wrap each line to `width`, every piece keeping the line's style. */
+function block(text: string, width: number, style: Omit<StyledLine, 'text'> = {}): StyledLine[] {
+  return sanitize(text)
+    .split('\n')
+    .flatMap((line) => wrapLine(line, width))
+    .map((t) => ({ ...style, text: t }));
+}
+
+function latest(task: TaskState): AttemptRecord | undefined {
+  return task.attempts.at(-1);
+}
+
+export function planLines(task: TaskState, width: number): StyledLine[] {
+  const attempt = latest(task);
+  if (attempt === undefined) return [note('No attempt yet: the plan appears once the explorer has written it.')];
+  if (attempt.plan === null || attempt.plan.trim() === '') {
+    const earlier = [...task.attempts].reverse().find((a) => a.plan !== null && a.plan.trim() !== '');
+    const head = note(`Attempt ${attempt.n} has no plan yet.`);
+    if (earlier === undefined) return [head];
+    return [head, note(`Plan of attempt ${earlier.n}:`), ...block(earlier.plan ?? '', width)];
+  }
+  return [{ text: `Plan · attempt ${attempt.n}`, bold: true }, ...block(attempt.plan, width)];
+}
+
+function outputStyle(line: OutputLine): Omit<StyledLine, 'text'> {
+  switch (line.kind) {
+    case 'header':
+      return { dim: true, bold: true };
+    case 'tool':
+      return { color: 'cyan' };
+    case 'command':
+      return { dim: true };
+    case 'text':
+      return {};
+  }
+}
+
+export function logLines(log: OutputLog | undefined, width: number, empty: string): StyledLine[] {
+  if (log === undefined || log.lines.length === 0) return [note(empty)];
+  const lines: StyledLine[] = [];
+  if (log.dropped > 0) lines.push(note(`… ${log.dropped} earlier lines not kept`));
+  for (const line of log.lines) {
+    const style = outputStyle(line);
+    for (const piece of wrapLine(line.text, width)) lines.push({ ...style, text: piece });
+  }
+  return lines;
+}
+
+export function diffLines(diff: DiffState | null, branch: string, base: string, width: number): StyledLine[] {
+  if (diff === null || diff.status === 'loading') return [note(`Loading the diff of ${branch} against ${base}…`)];
+  if (diff.status === 'error') return [{ text: `Could not read the diff: ${diff.message}`, color: 'red' }];
+  if (diff.text.trim() === '') return [note(`No changes on ${branch} against ${base} yet.`)];
+  return sanitize(diff.text)
+    .split('\n')
+    .flatMap((line) => {
+      let style: Omit<StyledLine, 'text'> = {};
+      if (line.startsWith('diff --git') || line.startsWith('+++') || line.startsWith('---') || line.startsWith('index ')) style = { bold: true };
+      else if (line.startsWith('@@')) style = { color: 'cyan' };
+      else if (line.startsWith('+')) style = { color: 'green' };
+      else if (line.startsWith('-')) style = { color: 'red' };
+      return wrapLine(line, width).map((t) => ({ ...style, text: t }));
+    });
+}
+
+export function checkLines(task: TaskState, live: OutputLog | undefined, width: number): StyledLine[] {
+  const withCheck = [...task.attempts].reverse().find((a) => a.check !== null || a.setup !== null);
+  const lines: StyledLine[] = [];
+  const current = latest(task);
+  const runningNow = task.status === 'running' && (current === undefined || current.check === null);
+  if (runningNow && live !== undefined && live.lines.length > 0) {
+    lines.push({ text: 'Live output', bold: true }, ...logLines(live, width, ''));
+    if (withCheck === undefined) return lines;
+    lines.push({ text: '' });
+  }
+  if (withCheck === undefined) return lines.length > 0 ? lines : [note('No check has run yet.')];
+  for (const result of [withCheck.setup, withCheck.check]) {
+    if (result === null) continue;
+    const passed = result.exitCode === 0 && !result.timedOut;
+    const how = result.timedOut ? 'timed out' : `exit ${result.exitCode ?? '?'}`;
+    lines.push({ text: `${passed ? '✔' : '✗'} $ ${result.command}`, color: passed ? 'green' : 'red', bold: true });
+    lines.push(note(`attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}`));
+    lines.push(...(result.outputTail.trim() === '' ? [note('(no output)')] : block(result.outputTail, width)));
+  }
+  return lines;
+}
+
+export function reviewLines(task: TaskState, review: boolean, width: number): StyledLine[] {
+  const attempt = [...task.attempts].reverse().find((a) => a.verdict !== null || a.guard.length > 0);
+  if (attempt === undefined) return [note(review ? 'No verdict yet: the reviewer runs after the check passes.' : 'The reviewer is off (review: false).')];
+  const lines: StyledLine[] = [];
+  if (attempt.guard.length > 0) {
+    lines.push({ text: `✗ guard checks failed · attempt ${attempt.n}`, color: 'red', bold: true });
+    for (const g of attempt.guard) lines.push(...block(`  • ${g}`, width));
+  }
+  if (attempt.verdict !== null) {
+    const { pass, reasons } = attempt.verdict;
+    lines.push({ text: `${pass ? '✔ reviewer passed' : '✗ reviewer vetoed'} · attempt ${attempt.n}`, color: pass ? 'green' : 'red', bold: true });
+    for (const r of reasons) lines.push(...block(`  • ${r}`, width));
+    if (reasons.length === 0) lines.push(note('  (no reasons given)'));
+  }
+  return lines;
+}
+
+export function attemptTokens(a: AttemptRecord): number {
+  return Object.values(a.usageByRole).reduce((sum, u) => sum + (u === undefined ? 0 : totalTokens(u)), 0);
+}
+
+export function historyLines(task: TaskState, width: number): StyledLine[] {
+  if (task.attempts.length === 0) return [note('No attempts yet.')];
+  const lines: StyledLine[] = [{ text: `${padStart('#', 3)}  ${padEnd('outcome', 13)}${padStart('tokens', 7)}${padStart('cost', 9)}  reason`, bold: true }];
+  for (const a of task.attempts) {
+    // An attempt replaced after an interruption keeps its number, negated; show it as that number.
+    const head = `${padStart(String(Math.abs(a.n)), 3)}  ${padEnd(a.outcome, 13)}${padStart(formatTokens(attemptTokens(a)), 7)}${padStart(formatUsd(a.costUsd), 9)}  `;
+    const reason = a.reason === null ? '' : sanitize(a.reason).replace(/\s+/g, ' ');
+    const [first = '', ...rest] = wrapLine(head + reason, width);
+    lines.push({ text: first, color: outcomeColor(a.outcome) });
+    for (const more of rest) lines.push({ text: more });
+  }
+  if (task.reason !== null) lines.push({ text: '' }, ...block(`${task.status}: ${task.reason}`, width, { color: task.status === 'failed' ? 'red' : 'yellow' }));
+  return lines;
+}
+
+/** The lines of one tab. Pure: the same sources and width give the same lines. */
+export function detailLines(tab: DetailTab, src: DetailSources, width: number): StyledLine[] {
+  const w = Math.max(10, width);
+  switch (tab) {
+    case 'plan':
+      return planLines(src.task, w);
+    case 'output':
+      return logLines(src.output, w, 'No agent output yet.');
+    case 'diff':
+      return diffLines(src.diff, src.task.branch ?? `loop/${src.task.id}`, src.base, w);
+    case 'check':
+      return checkLines(src.task, src.phaseOutput, w);
+    case 'review':
+      return reviewLines(src.task, src.review, w);
+    case 'history':
+      return historyLines(src.task, w);
+  }
+}

@@ -1,0 +1,76 @@
+import { formatDuration, formatTokens, formatUsd } from '../core/units.js';
+
+export { formatDuration, formatTokens, formatUsd };
+
+/** Display width of a string, counted in code points (the UI treats every code point as one cell). */
+export function width(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** Cut to at most `max` cells, ending with `…` when something was cut. */
+export function truncate(text: string, max: number): string {
+  if (max <= 0) return '';
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  return `${chars.slice(0, max - 1).join('')}…`;
+}
+
+export function padEnd(text: string, size: number): string {
+  const t = truncate(text, size);
+  return t + ' '.repeat(Math.max(0, size - width(t)));
+}
+
+export function padStart(text: string, size: number): string {
+  const t = truncate(text, size);
+  return ' '.repeat(Math.max(0, size - width(t))) + t;
+}
+
+// CSI / OSC sequences and lone escapes, as test runners and agents print them.
+// eslint-disable-next-line no-control-regex
+const ANSI_RE = /\u001B\[[0-?]*[ -/]*[@-~]|\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\)|\u001B[@-Z\\-_]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\u0000-\u0008\u000B-\u001F\u007F]/g;
+
+/**
+ * Text from the outside world (agent output, check output, diffs) made safe to print inside the frame:
+ * no escape sequences, no carriage returns or other control characters, tabs as two spaces.
+ * Newlines are kept.
+ */
+export function sanitize(text: string): string {
+  return text.replace(ANSI_RE, '').replace(/\t/g, '  ').replace(/\r\n/g, '\n').replace(CONTROL_RE, '');
+}
+
+/** Hard-wrap one line (no newlines in it) into chunks of at most `max` cells. Always at least one chunk. */
+export function wrapLine(line: string, max: number): string[] {
+  const chars = Array.from(line);
+  if (max <= 0 || chars.length <= max) return [line];
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += max) out.push(chars.slice(i, i + max).join(''));
+  return out;
+}
+
+/** A bounded meter, e.g. `▮▮▮▯▯`. `ratio` is clamped to [0, 1]; from 1 % on, at least one cell shows. */
+export function meter(ratio: number, cells = 5): string {
+  const r = Math.min(1, Math.max(0, Number.isFinite(ratio) ? ratio : 0));
+  const filled = Math.max(r >= 0.01 ? 1 : 0, Math.round(r * cells));
+  return '▮'.repeat(filled) + '▯'.repeat(cells - filled);
+}
+
+/** `1.2M / 5M`, or just `1.2M` when there is no limit. */
+export function againstLimit(value: number, limit: number | null, fmt: (n: number) => string): string {
+  return limit === null ? fmt(value) : `${fmt(value)}/${fmt(limit)}`;
+}
+
+/** Compact duration for limits: `8h`, `30m`, `90s`. */
+export function formatLimitDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return formatDuration(ms);
+}
+
+export function basename(path: string): string {
+  const parts = path.split(/[\\/]/).filter((p) => p !== '');
+  return parts.at(-1) ?? path;
+}

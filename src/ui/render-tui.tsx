@@ -1,0 +1,51 @@
+import { render } from 'ink';
+import type { FleetHandle } from '../core/events.js';
+import { App } from './app.js';
+import { runEditor } from './editor.js';
+
+export interface RenderTuiOptions {
+  /** false for `--no-color` or a set `NO_COLOR`: see `colorWanted` */
+  color: boolean;
+  /** default: `runEditor(fleet.backlogPath)` with the same stdin */
+  onEditBacklog?: () => Promise<void>;
+  stdout?: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  /** terminal bell on verified / failed / conflict and when the fleet goes idle; default true */
+  bell?: boolean;
+  /** draw on the alternate screen, like less or htop, leaving the shell's scrollback alone; default true */
+  alternateScreen?: boolean;
+  /** route console output above the frame instead of through it; default true */
+  patchConsole?: boolean;
+  /** called after each frame Ink commits (for latency measurements) */
+  onRender?: (metrics: { renderTime: number }) => void;
+}
+
+/** `--no-color` and `NO_COLOR` (https://no-color.org: any non-empty value) both turn colour off. */
+export function colorWanted(noColorFlag: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const noColor = env['NO_COLOR'];
+  return !noColorFlag && (noColor === undefined || noColor === '');
+}
+
+/**
+ * Runs the interactive TUI over a fleet until the person quits (q or Ctrl+C, which stop the fleet
+ * first). Resolves after the fleet has stopped and the terminal is restored; rejects if stopping failed.
+ */
+export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Promise<void> {
+  const stdin = opts.stdin ?? process.stdin;
+  const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
+  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} bell={opts.bell ?? true} />, {
+    stdout: opts.stdout ?? process.stdout,
+    stdin,
+    // Ctrl+C is a command of the app (stop the fleet, then exit), not Ink's immediate exit.
+    exitOnCtrlC: false,
+    alternateScreen: opts.alternateScreen ?? true,
+    patchConsole: opts.patchConsole ?? true,
+    ...(opts.onRender === undefined ? {} : { onRender: opts.onRender }),
+    maxFps: 30,
+  });
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    instance.cleanup();
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Column widths of the task list for a terminal width. Less important columns go first as the terminal
+ * narrows: the meters, then the phase, elapsed time, cost, tokens and attempt. The title takes what is left.
+ * Every width includes the gap after the column.
+ */
+export interface RowColumns {
+  readonly marker: number;
+  readonly id: number;
+  readonly status: number;
+  readonly title: number;
+  readonly phase: number;
+  readonly attempt: number;
+  readonly tokens: number;
+  readonly cost: number;
+  readonly elapsed: number;
+  readonly meters: boolean;
+}
+
+const MARKER = 2;
+const STATUS = 12; // "⌫ discarded" + gap
+const PHASE = 10; // "implement" + gap
+const ATTEMPT = 6; // "10/10" + gap
+const TOKENS = 7; // "12.3M" right-aligned in 6 + gap
+const COST = 8; // "$12.34" right-aligned in 7 + gap
+const ELAPSED = 8; // "12m 05s" right-aligned in 7 + gap
+const METER = 6; // " ▮▮▯▯▯" (the gap after it is the column's own)
+const MIN_TITLE = 12;
+
+export function rowColumns(totalWidth: number, idWidth: number): RowColumns {
+  const id = Math.min(Math.max(idWidth, 2), 12) + 1;
+  // Ink needs the last cell free on some terminals; keep one column spare.
+  const width = Math.max(20, totalWidth - 1);
+  const cols = { marker: MARKER, id, status: STATUS, title: 0, phase: PHASE, attempt: ATTEMPT, tokens: TOKENS + METER, cost: COST + METER, elapsed: ELAPSED, meters: true };
+  const fixed = (): number => cols.marker + cols.id + cols.status + cols.phase + cols.attempt + cols.tokens + cols.cost + cols.elapsed;
+  const drops: (() => void)[] = [
+    () => Object.assign(cols, { meters: false, tokens: TOKENS, cost: COST }),
+    () => Object.assign(cols, { phase: 0 }),
+    () => Object.assign(cols, { elapsed: 0 }),
+    () => Object.assign(cols, { cost: 0 }),
+    () => Object.assign(cols, { tokens: 0 }),
+    () => Object.assign(cols, { attempt: 0 }),
+  ];
+  for (const drop of drops) {
+    if (width - fixed() >= MIN_TITLE + 8) break;
+    drop();
+  }
+  return { ...cols, title: Math.max(1, width - fixed()) };
+}
+
+/** The widest id among the tasks, for a stable id column. */
+export function idWidthOf(ids: readonly string[]): number {
+  let w = 2;
+  for (const id of ids) w = Math.max(w, id.length);
+  return w;
+}

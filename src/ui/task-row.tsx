@@ -1,0 +1,89 @@
+import { memo, type ReactNode } from 'react';
+import { Text } from 'ink';
+import { totalTokens, type TaskGates, type TaskState } from '../core/types.js';
+import { formatDuration, formatTokens, formatUsd, meter, padEnd, padStart, sanitize, truncate, width } from './format.js';
+import type { RowColumns } from './row-columns.js';
+import { Styled } from './styled-text.js';
+import { ratioColor, STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
+
+export interface TaskRowProps {
+  task: TaskState;
+  selected: boolean;
+  /** live elapsed time; passed as a number so only running rows re-render as the clock ticks */
+  elapsedMs: number;
+  cols: RowColumns;
+  gates: TaskGates;
+}
+
+const NO_METER = ' '.repeat(7);
+
+/** ` ▮▮▯▯▯ `: the meter with the gaps around it, always 7 cells. */
+function Meter({ used, limit }: { used: number; limit: number | null }): ReactNode {
+  if (limit === null || limit <= 0) return <Text>{NO_METER}</Text>;
+  const ratio = used / limit;
+  return (
+    <>
+      <Text> </Text>
+      <Styled color={ratioColor(ratio)}>{meter(ratio)}</Styled>
+      <Text> </Text>
+    </>
+  );
+}
+
+function oneLine(text: string): string {
+  return sanitize(text).replace(/\s+/g, ' ').trim();
+}
+
+/** The title, and for a failed or conflict task its reason after a dash, cut to the column together. */
+function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode {
+  // One cell of the column is the gap before the next column.
+  const room = Math.max(1, size - 1);
+  const title = oneLine(task.title);
+  const showReason = (task.status === 'failed' || task.status === 'conflict') && task.reason !== null;
+  if (!showReason) return <Text>{padEnd(truncate(title, room), size)}</Text>;
+  const head = truncate(title, Math.max(1, Math.floor(room / 2)));
+  const reason = truncate(` — ${oneLine(task.reason ?? '')}`, Math.max(0, room - width(head)));
+  return (
+    <>
+      <Text>{head}</Text>
+      <Styled color={STATUS_COLOR[task.status]}>{padEnd(reason, size - width(head))}</Styled>
+    </>
+  );
+}
+
+/**
+ * One task on one terminal line. Memoised: it re-renders only when its own snapshot, its selection, its
+ * live elapsed time or the column layout change.
+ */
+export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, gates }: TaskRowProps): ReactNode {
+  const tokens = totalTokens(task.usage);
+  const budgetTokens = tokens - totalTokens(task.budget.usage);
+  const budgetCost = task.costUsd - task.budget.costUsd;
+  const status = `${STATUS_SYMBOL[task.status]} ${task.status}`;
+  // A task that has not spent anything yet shows blanks, not a row of zeros.
+  const spent = tokens > 0 || task.costUsd > 0;
+  return (
+    <Styled wrap="truncate-end" bold={selected}>
+      <Styled color="cyan">{selected ? '› ' : '  '}</Styled>
+      <Styled inverse={selected}>{truncate(task.id, cols.id - 1)}</Styled>
+      <Text>{' '.repeat(Math.max(1, cols.id - Math.min(task.id.length, cols.id - 1)))}</Text>
+      <Styled color={STATUS_COLOR[task.status]}>{padEnd(status, cols.status)}</Styled>
+      <TitleCell task={task} size={cols.title} />
+      {cols.phase > 0 && <Styled dim>{padEnd(task.phase ?? '', cols.phase)}</Styled>}
+      {cols.attempt > 0 && <Text>{padEnd(task.attempt > 0 ? `${task.attempt}/${task.maxAttempts}` : `–/${task.maxAttempts}`, cols.attempt)}</Text>}
+      {cols.tokens > 0 && (
+        <>
+          <Text>{padStart(spent ? formatTokens(tokens) : '', 6)}</Text>
+          {cols.meters && spent ? <Meter used={budgetTokens} limit={gates.tokens} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+        </>
+      )}
+      {cols.cost > 0 && (
+        <>
+          <Text>{padStart(spent ? formatUsd(task.costUsd) : '', 7)}</Text>
+          {cols.meters && spent ? <Meter used={budgetCost} limit={gates.costUsd} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+        </>
+      )}
+      {cols.elapsed > 0 && <Text>{padStart(elapsedMs > 0 || task.status === 'running' ? formatDuration(elapsedMs) : '', 8)}</Text>}
+    </Styled>
+  );
+});

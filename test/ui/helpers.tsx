@@ -1,0 +1,107 @@
+import { EventEmitter } from 'node:events';
+import { stripVTControlCharacters } from 'node:util';
+import { render } from 'ink-testing-library';
+import { App } from '../../src/ui/app.js';
+import { FakeFleet, type FakeFleetOptions } from '../../src/ui/fake-fleet.js';
+
+export const KEY = {
+  up: '\u001B[A',
+  down: '\u001B[B',
+  right: '\u001B[C',
+  left: '\u001B[D',
+  shiftUp: '\u001B[1;2A',
+  shiftDown: '\u001B[1;2B',
+  pageUp: '\u001B[5~',
+  pageDown: '\u001B[6~',
+  home: '\u001B[H',
+  end: '\u001B[F',
+  enter: '\r',
+  tab: '\t',
+  escape: '\u001B',
+  ctrlC: '\u0003',
+} as const;
+
+export const plain = (text: string | undefined): string => stripVTControlCharacters(text ?? '');
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` stops throwing (or returns true), like testing-library's waitFor. */
+export async function waitFor(check: () => unknown, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      if (check() !== false) return;
+      last = new Error('check returned false');
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw last;
+    await sleep(10);
+  }
+}
+
+/** Give a testing stdout a terminal size and tell Ink it changed. */
+export function resize(stdout: EventEmitter, columns: number, rows: number): void {
+  Object.defineProperty(stdout, 'columns', { value: columns, configurable: true });
+  Object.defineProperty(stdout, 'rows', { value: rows, configurable: true });
+  stdout.emit('resize');
+}
+
+export interface Setup {
+  fleet: FakeFleet;
+  frame: () => string;
+  lines: () => string[];
+  press: (...keys: string[]) => Promise<void>;
+  edits: number[];
+  stdout: ReturnType<typeof render>['stdout'];
+  stdin: ReturnType<typeof render>['stdin'];
+  unmount: () => void;
+}
+
+export interface SetupOptions extends FakeFleetOptions {
+  columns?: number;
+  rows?: number;
+  color?: boolean;
+  bell?: boolean;
+  fleet?: FakeFleet;
+}
+
+/** Render the App over a FakeFleet in a terminal of the given size. */
+export async function setup(options: SetupOptions = {}): Promise<Setup> {
+  const { columns = 120, rows = 30, color = false, bell = true, ...fleetOptions } = options;
+  const fleet = options.fleet ?? new FakeFleet(fleetOptions);
+  const edits: number[] = [];
+  const onEditBacklog = async (): Promise<void> => {
+    edits.push(Date.now());
+  };
+  const r = render(<App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} />);
+  resize(r.stdout, columns, rows);
+  await sleep(0);
+  const frame = (): string => plain(r.lastFrame());
+  return {
+    fleet,
+    frame,
+    lines: () => frame().split('\n'),
+    press: async (...keys: string[]) => {
+      for (const k of keys) {
+        r.stdin.write(k);
+        // Ink holds a lone ESC briefly to tell it from the start of a sequence.
+        await sleep(k === KEY.escape ? 60 : 5);
+      }
+    },
+    edits,
+    stdout: r.stdout,
+    stdin: r.stdin,
+    unmount: r.unmount,
+  };
+}
+
+/** The frame line showing a task row (its id followed by a space), or undefined. */
+export function rowOf(frame: string, id: string): string | undefined {
+  return frame.split('\n').find((l) => new RegExp(`^[ ›] ${id.replace('-', '\\-')} `).test(l));
+}
+
+export function selectedRow(frame: string): string | undefined {
+  return frame.split('\n').find((l) => l.startsWith('› '));
+}

@@ -1,0 +1,110 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, test } from 'vitest';
+import { FakeFleet } from '../../src/ui/fake-fleet.js';
+import { colorWanted, renderTui } from '../../src/ui/render-tui.js';
+import { mixedTasks } from './fixtures.js';
+import { KEY, sleep } from './helpers.js';
+
+/** A terminal for Ink: a stdout that records what is written and a stdin that can be typed into. */
+class TestStdout extends EventEmitter {
+  readonly frames: string[] = [];
+  columns = 100;
+  rows = 30;
+  isTTY = false;
+  write = (data: string, ...rest: unknown[]): boolean => {
+    this.frames.push(data);
+    const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+    callback?.();
+    return true;
+  };
+}
+
+class TestStdin extends EventEmitter {
+  isTTY = true;
+  private data: string | null = null;
+  write(data: string): void {
+    this.data = data;
+    this.emit('readable');
+    this.emit('data', data);
+  }
+  read = (): string | null => {
+    const d = this.data;
+    this.data = null;
+    return d;
+  };
+  setEncoding(): void {}
+  setRawMode(): void {}
+  resume(): void {}
+  pause(): void {}
+  ref(): void {}
+  unref(): void {}
+}
+
+function terminal(): { stdout: NodeJS.WriteStream; stdin: NodeJS.ReadStream; input: TestStdin } {
+  const input = new TestStdin();
+  return { stdout: new TestStdout() as unknown as NodeJS.WriteStream, stdin: input as unknown as NodeJS.ReadStream, input };
+}
+
+describe('renderTui', () => {
+  test('q stops the fleet, then the app exits and renderTui resolves', async () => {
+    const fleet = new FakeFleet({ tasks: mixedTasks() });
+    const { stdout, stdin, input } = terminal();
+    let resolved = false;
+    const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false, onEditBacklog: async () => {} }).then(() => {
+      resolved = true;
+    });
+    await sleep(50);
+    expect(resolved).toBe(false);
+    input.write('q');
+    await done;
+    expect(fleet.calls).toEqual([{ command: 'stop' }]);
+  });
+
+  test('Ctrl+C behaves like q', async () => {
+    const fleet = new FakeFleet({ tasks: mixedTasks() });
+    const { stdout, stdin, input } = terminal();
+    const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false });
+    await sleep(50);
+    input.write(KEY.ctrlC);
+    await done;
+    expect(fleet.calls).toEqual([{ command: 'stop' }]);
+  });
+
+  test('while the fleet stops, a second q leaves without waiting', async () => {
+    class SlowStop extends FakeFleet {
+      override stop(): Promise<void> {
+        void super.stop();
+        return new Promise(() => {});
+      }
+    }
+    const fleet = new SlowStop({ tasks: mixedTasks() });
+    const { stdout, stdin, input } = terminal();
+    const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false });
+    await sleep(50);
+    input.write('q');
+    await sleep(50);
+    input.write('q');
+    await done;
+    expect(fleet.calls).toEqual([{ command: 'stop' }]);
+  });
+
+  test('a failing stop rejects renderTui with its error', async () => {
+    class BrokenStop extends FakeFleet {
+      override async stop(): Promise<void> {
+        throw new Error('state.json could not be written');
+      }
+    }
+    const { stdout, stdin, input } = terminal();
+    const done = renderTui(new BrokenStop({ tasks: mixedTasks() }), { color: false, stdout, stdin, patchConsole: false });
+    await sleep(50);
+    input.write('q');
+    await expect(done).rejects.toThrow('state.json could not be written');
+  });
+
+  test('colour is off with --no-color or a non-empty NO_COLOR', () => {
+    expect(colorWanted(false, {})).toBe(true);
+    expect(colorWanted(true, {})).toBe(false);
+    expect(colorWanted(false, { NO_COLOR: '1' })).toBe(false);
+    expect(colorWanted(false, { NO_COLOR: '' })).toBe(true);
+  });
+});
