@@ -48,7 +48,13 @@ function overwrittenFiles(stderr: string): string[] {
     .map((line) => line.trim());
 }
 
-export async function mergeBranch(ctx: MergeContext, branch: string, base: string, message: string): Promise<MergeResult> {
+export async function mergeBranch(
+  ctx: MergeContext,
+  branch: string,
+  base: string,
+  message: string,
+  ignoreDirty: readonly string[] = [],
+): Promise<MergeResult> {
   const { git } = ctx;
   const [[baseCommit, branchCommit], worktrees] = await Promise.all([
     resolveBranches(git, base, branch),
@@ -68,8 +74,14 @@ export async function mergeBranch(ctx: MergeContext, branch: string, base: strin
   ]);
   if (merged.conflicts.length > 0) return { kind: 'conflict', files: merged.conflicts };
   if (alreadyMerged) return { kind: 'merged', commit: baseCommit };
-  if (dirty.length > 0) {
-    const names = dirty.map((line) => line.slice(3));
+  let names = dirty.map((line) => line.slice(3));
+  if (names.some((name) => ignoreDirty.includes(name))) {
+    // A file loopfleet itself edits (BACKLOG.md) may be dirty, as long as the merge leaves it alone:
+    // the fast-forward below then keeps the working copy's change, as git does for any untouched file.
+    const changed = new Set(lines(await git.out(['diff', '--name-only', baseCommit, merged.tree])));
+    names = names.filter((name) => !ignoreDirty.includes(name) || changed.has(name));
+  }
+  if (names.length > 0) {
     return {
       kind: 'refused',
       reason: `uncommitted changes in ${main?.path ?? 'the checkout'} on ${base}: ${names.join(', ')}; commit or stash them, then merge again`,

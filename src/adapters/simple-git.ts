@@ -214,7 +214,7 @@ export class SimpleGitAdapter implements GitPort {
     return this.#at(worktree).out(['diff', '--stat', '--no-color', '--no-ext-diff', `${base}...HEAD`]);
   }
 
-  async merge(branch: string, base: string, message: string): Promise<MergeResult> {
+  async merge(branch: string, base: string, message: string, options: { ignoreDirty?: readonly string[] } = {}): Promise<MergeResult> {
     assertRefName(branch, 'branch');
     assertRefName(base, 'base');
     return mergeBranch(
@@ -222,6 +222,7 @@ export class SimpleGitAdapter implements GitPort {
       branch,
       base,
       message,
+      options.ignoreDirty,
     );
   }
 

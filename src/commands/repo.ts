@@ -5,9 +5,10 @@ import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../core/errors.js';
 import { WORK_DIR } from '../core/fleet.js';
+import { BACKLOG_NAME } from '../core/fleet-actions.js';
 import type { Backlog } from '../core/types.js';
 
-export const BACKLOG_FILE = 'BACKLOG.md';
+export const BACKLOG_FILE = BACKLOG_NAME;
 
 export interface Repo {
   root: string;

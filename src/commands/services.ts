@@ -40,6 +40,21 @@ export function credentialsFrom(env: NodeJS.ProcessEnv, required: boolean): Cred
   return creds;
 }
 
+/**
+ * Where the SDK's own warnings (deprecated models, retries) go. They must not be printed over the
+ * interactive view, so a session points this at the fleet's log events; until then they go to stderr.
+ */
+export const sdkLog: { target: (level: 'warn' | 'error', message: string) => void } = {
+  target: (level, message) => process.stderr.write(`loopfleet: ${level}: ${message}\n`),
+};
+
+const sdkLogger = {
+  error: (...args: unknown[]) => sdkLog.target('error', args.map(String).join(' ')),
+  warn: (...args: unknown[]) => sdkLog.target('warn', args.map(String).join(' ')),
+  info: () => undefined,
+  debug: () => undefined,
+};
+
 /** `requireModel: false` for commands that never call a model (merge, discard, prune). */
 export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.ProcessEnv, requireModel = true): Promise<FleetServices> {
   const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
@@ -50,7 +65,7 @@ export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.Pr
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
   const git = new SimpleGitAdapter(repo.root);
-  const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed });
+  const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed, logger: sdkLogger });
   const cliModel = new CliAgentClient({ processRunner: runner, sandboxAvailable: sandboxed });
   const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;
   return {

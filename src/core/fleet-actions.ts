@@ -19,6 +19,8 @@ export interface ActionContext {
   log: (message: string, id?: string) => void;
 }
 
+export const BACKLOG_NAME = 'BACKLOG.md';
+
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
 function need(ctx: ActionContext, id: string): TaskState {
@@ -38,7 +40,11 @@ export async function mergeTask(ctx: ActionContext, id: string): Promise<void> {
     throw new RefusedError(`${id} is ${task.status}: only verified tasks can be merged`);
   }
   const branch = ctx.branchOf(id);
-  const result = await ctx.git.merge(branch, ctx.base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`);
+  // BACKLOG.md is the one tracked file loopfleet edits in the checkout (ids, ticks): its own edits must
+  // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
+  const result = await ctx.git.merge(branch, ctx.base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
+    ignoreDirty: [BACKLOG_NAME],
+  });
   if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
   if (result.kind === 'conflict') {
     ctx.setStatus(id, 'conflict', (t) => {

@@ -362,6 +362,8 @@ export class Fleet implements FleetHandle {
         }
       }, { priority })
       .catch((error: unknown) => {
+        // stop() clears the queue: the tasks that were waiting stay queued for the next run.
+        if (this.#stop.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
         this.events.emit('log', { level: 'error', id, message: `internal error running ${id}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` });
         this.#setStatus(id, 'failed', (t) => (t.reason = `internal error: ${error instanceof Error ? error.message : String(error)}`));
       })

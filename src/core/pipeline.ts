@@ -4,6 +4,7 @@ import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
 import { guardDiff } from './guard.js';
+import { BACKLOG_NAME } from './fleet-actions.js';
 import { parseVerdict } from './verdict.js';
 import {
   VERDICT_SCHEMA,
@@ -16,6 +17,8 @@ import {
 import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from './types.js';
 
 const OUTPUT_TAIL = 8_000;
+/** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface PipelineServices {
   git: GitPort;
@@ -143,7 +146,8 @@ export class Pipeline {
       diff,
       maxFiles: config.maxFiles,
       maxLines: config.maxLines,
-      protect: config.protect,
+      // The backlog is the person's: no task may edit it, whatever `protect:` says.
+      protect: [...config.protect, `/${BACKLOG_NAME}`],
       allowed: spec.files,
     });
     if (result.guard.length > 0) {
@@ -202,7 +206,7 @@ export class Pipeline {
   }
 
   async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {
-    const timeoutMs = Math.max(1, Math.min(limitMs, input.remainingMs()));
+    const timeoutMs = Math.max(1, Math.min(limitMs, input.remainingMs(), MAX_TIMEOUT_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
       env: input.env,
@@ -242,7 +246,7 @@ export class Pipeline {
         signal: input.signal,
         beforeCall: input.beforeCall,
         ...(def.command === undefined ? {} : { command: def.command }),
-        timeoutMs: Math.max(1, input.remainingMs()),
+        timeoutMs: Math.max(1, Math.min(input.remainingMs(), MAX_TIMEOUT_MS)),
       },
       (event) => input.onAgentEvent(role, model, event),
     );

@@ -106,7 +106,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
       const left = gates.timeMs - (elapsedBefore - task.budget.elapsedMs);
       timer = setTimeout(() => {
         controller.abort(new GateError('time', 'task', `time gate: ran ${Math.round(gates.timeMs! / 1000)}s, limit ${Math.round(gates.timeMs! / 1000)}s`));
-      }, Math.max(0, left));
+      }, Math.min(Math.max(0, left), 2 ** 31 - 1));
       timer.unref();
     }
     const verifyOnly = task.verifyOnly;

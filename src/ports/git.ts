@@ -46,8 +46,10 @@ export interface GitPort {
   /**
    * Merge `branch` into `base` with a merge commit. Never touches uncommitted work: refused when the main
    * checkout is on `base` and dirty. A conflict leaves `base` and the working tree exactly as before.
+   * `ignoreDirty` names files (relative to the root) whose uncommitted changes do not refuse the merge as
+   * long as the merge does not change them; their working copy is kept as it is.
    */
-  merge(branch: string, base: string, message: string): Promise<MergeResult>;
+  merge(branch: string, base: string, message: string, options?: { ignoreDirty?: readonly string[] }): Promise<MergeResult>;
   /** true when `branch` would merge into `base` without conflict (git merge-tree, no working tree touched) */
   canMerge(branch: string, base: string): Promise<boolean>;
   /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
