@@ -141,22 +141,23 @@ export class FleetState {
 
   #saveNow(): Promise<void> {
     if (this.#saving !== null) return this.#saving; // the dirty flag makes the running save loop again
-    this.#saving = (async () => {
-      try {
-        while (this.#dirty) {
-          this.#dirty = false;
-          // A deep copy is taken synchronously so later mutations cannot tear the written document.
-          const snapshot = structuredClone(this.#data);
-          try {
-            await this.#store.save(snapshot);
-          } catch (error) {
-            this.#saveError = error as Error;
-          }
+    if (!this.#dirty) return Promise.resolve();
+    const run = async () => {
+      while (this.#dirty) {
+        this.#dirty = false;
+        // A deep copy is taken synchronously so later mutations cannot tear the written document.
+        const snapshot = structuredClone(this.#data);
+        try {
+          await this.#store.save(snapshot);
+        } catch (error) {
+          this.#saveError = error as Error;
         }
-      } finally {
-        this.#saving = null;
       }
-    })();
+    };
+    // `.finally` runs in a later microtask, so #saving is always cleared after it is set, never before.
+    this.#saving = run().finally(() => {
+      this.#saving = null;
+    });
     return this.#saving;
   }
 }

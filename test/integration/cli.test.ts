@@ -42,7 +42,7 @@ async function allFiles(dir: string): Promise<string[]> {
 }
 
 describe('the built CLI as a subprocess', () => {
-  it('runs --overnight, reports status as JSON, merges and discards, exit codes as documented', async () => {
+  it('runs --overnight, reports status as JSON, merges and discards, exit codes as documented', { timeout: 120_000 }, async () => {
     const { root, cleanup } = await makeRepo({
       'BACKLOG.md': backlog('check: test -f hello.txt || test -f other.txt\nreview: true\ngates:\n  attempts: 1', '- [ ] T-1 Say hello\n- [ ] T-2 Something vetoed'),
     });
@@ -132,7 +132,7 @@ describe('the built CLI as a subprocess', () => {
       expect(detached.exitCode).toBe(2);
       expect(detached.stderr).toMatch(/detached/);
 
-      const empty = await makeRepo({});
+      const empty = await makeRepo({ 'a.txt': 'a' });
       await git(empty.root, 'checkout', '--quiet', '--orphan', 'fresh');
       await git(empty.root, 'rm', '-rq', '--cached', '.').catch(() => '');
       await writeFiles(empty.root, { 'BACKLOG.md': '- [ ] T-1 A\n' });
