@@ -77,7 +77,15 @@ export class CliAgentClient implements ModelClient {
     }
     if (final.error !== null) throw new Error(`agent command \`${command}\` reported an error: ${final.error}`);
 
-    if (final.usage !== null) emit({ type: 'usage', usage: final.usage, model: final.model ?? request.model });
+    if (final.usage !== null || final.costUsd !== null) {
+      // The agent's own dollar figure wins over pricing its tokens: it knows its plan and its models.
+      emit({
+        type: 'usage',
+        usage: final.usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 },
+        model: final.model ?? request.model,
+        ...(final.costUsd === null ? {} : { costUsd: final.costUsd }),
+      });
+    }
     if (handlerError !== null) throw (handlerError as { error: unknown }).error;
     const agentResult: AgentResult = {
       text: (final.text ?? (reader.structured ? '' : result.output)).trim(),

@@ -391,19 +391,19 @@ export class Fleet implements FleetHandle {
         this.#checkFleetNow();
         if (this.#stop.signal.aborted) throw this.#stop.signal.reason;
       },
-      account: (id, role, model, event) => this.#account(id, role, model, event.usage),
+      account: (id, role, model, event) => this.#account(id, role, event.model || model, event.usage, event.costUsd),
       setStatus: (id, status, change) => this.#setStatus(id, status, change),
       transcript: (id, attempt, record) => this.#s.workspace.transcript(id, attempt, { t: new Date(this.#s.clock.now()).toISOString(), ...record }),
     };
   }
 
-  #account(id: string, role: Role, model: string, delta: Usage): void {
-    const price = priceOf(model, this.#config.prices);
-    const cost = price === null ? 0 : costOf(delta, price);
+  #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
+    const price = reportedUsd === undefined ? priceOf(model, this.#config.prices) : null;
+    const cost = reportedUsd ?? (price === null ? 0 : costOf(delta, price));
     const task = this.#state.update(id, (t) => {
       t.usage = addUsage(t.usage, delta);
       t.costUsd += cost;
-      if (price === null && !t.unpricedModels.includes(model)) t.unpricedModels.push(model);
+      if (reportedUsd === undefined && price === null && !t.unpricedModels.includes(model)) t.unpricedModels.push(model);
       const attempt = t.attempts.at(-1);
       if (attempt !== undefined) {
         attempt.usageByRole[role] = addUsage(attempt.usageByRole[role] ?? { ...ZERO_USAGE }, delta);

@@ -35,8 +35,11 @@ export type AgentEvent =
   | { type: 'text'; text: string }
   | { type: 'tool'; name: string; input: string }
   | { type: 'tool-result'; name: string; output: string; isError: boolean }
-  /** usage of one model response so far; deltas, summed by the receiver */
-  | { type: 'usage'; usage: Usage; model: string };
+  /**
+   * usage of one model response so far; deltas, summed by the receiver. `costUsd` is set when the agent
+   * reported its own cost (a command-line agent); otherwise the receiver prices the tokens.
+   */
+  | { type: 'usage'; usage: Usage; model: string; costUsd?: number };
 
 export interface AgentResult {
   /** the final text answer (plan, summary, or verdict JSON) */
