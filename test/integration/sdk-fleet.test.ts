@@ -57,7 +57,7 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
       // T-3: the first implementer stream is cut midway; the next attempt succeeds
       if (req.taskId === 'T-3' && req.role === 'implementer' && !t3Cut) {
         t3Cut = true;
-        return { text: 'I will now write a long explanation of the change before making it.', fault: { type: 'cut', afterEvents: 4, mode: 'destroy' } };
+        return { text: 'I will now write a long explanation of the change before making it.', fault: { type: 'cut', afterEvents: 4, mode: 'end' } };
       }
       return base(req);
     };
