@@ -50,10 +50,14 @@ export async function demo(options: DemoOptions): Promise<number> {
     const session = { overrides: options.overrides, autoMerge: false, watch: true, env };
     const code = options.headless ? await overnight(repo, session, out) : await tui(repo, { ...session, color: options.color });
     out('');
+    const cli = `node ${join(PACKAGE_ROOT, 'dist', 'cli.js')}`;
     out(`The demo repository is at ${dir}. Look around:`);
-    out(`  cd ${dir} && git log --all --oneline --graph`);
-    out(`  cd ${dir} && npx loopfleet status          # or: node ${join(PACKAGE_ROOT, 'dist', 'cli.js')} status`);
-    out(`  then \`loopfleet merge T-1\` or \`loopfleet discard T-4\` there.`);
+    out(`  cd ${dir}`);
+    out('  git log --all --oneline --graph');
+    out(`  ${cli} status`);
+    out(`  ${cli} merge T-1`);
+    out(`  ${cli} discard T-4`);
+    out(`  ${cli}                 # the interactive view; nothing left to run, m / d still work`);
     return code;
   } finally {
     await server.close();

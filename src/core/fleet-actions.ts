@@ -19,7 +19,9 @@ export interface ActionContext {
   log: (message: string, id?: string) => void;
 }
 
-export const BACKLOG_NAME = 'BACKLOG.md';
+import { BACKLOG_NAME } from './layout.js';
+
+export { BACKLOG_NAME };
 
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 

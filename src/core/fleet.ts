@@ -8,6 +8,7 @@ import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './eve
 import { checkFleetGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
+import { WORK_DIR } from './layout.js';
 import { costOf, priceOf } from './pricing.js';
 import { FleetState } from './state.js';
 import { runTask, taskGates, type TaskRunContext } from './task-runner.js';
@@ -29,7 +30,7 @@ import {
   type Usage,
 } from './types.js';
 
-export const WORK_DIR = '.loop-worktrees';
+export { WORK_DIR };
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;

@@ -1,5 +1,6 @@
 import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from './types.js';
 import type { FleetSnapshotSummary } from './events.js';
+import { WORK_DIR } from './layout.js';
 
 /** The morning report: enough to review the night's work without reading transcripts. Pure text. */
 
@@ -71,8 +72,14 @@ function taskSection(task: TaskState, cfg: FleetConfig): string[] {
   out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
   out.push(`- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`);
   if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
-  if (task.branch !== null && (task.status === 'verified' || task.status === 'conflict' || task.status === 'failed')) {
-    out.push(`- **Branch:** \`${task.branch}\` — \`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``);
+  if (task.branch !== null) {
+    const next: Partial<Record<TaskState['status'], string>> = {
+      verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
+      failed: `the work so far is in \`${WORK_DIR}/${task.id}\`; \`loopfleet retry ${task.id}\` or \`loopfleet discard ${task.id}\``,
+      conflict: `\`loopfleet retry ${task.id}\` rebases it onto the base and verifies it again; or \`loopfleet discard ${task.id}\``,
+    };
+    const hint = next[task.status];
+    if (hint !== undefined) out.push(`- **Branch:** \`${task.branch}\` — ${hint}`);
   }
   const roles = roleTable(task.attempts);
   if (roles.length > 0) out.push('', ...roles);

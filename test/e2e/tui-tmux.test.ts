@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
@@ -46,27 +47,33 @@ function tmuxEnv(): NodeJS.ProcessEnv {
 /** One tmux server on its own socket, one session in it running the CLI. */
 class Terminal {
   readonly socket = `loopfleet-e2e-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  #lastScreen = '';
+  #exitFile = '';
 
   async tmux(...args: string[]): Promise<string> {
     const r = await execa('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: tmuxEnv(), extendEnv: false, timeout: 10_000 });
     return r.stdout;
   }
 
-  /** Starts the CLI in `cwd`; the pane stays after the process exits so its exit status can be read. */
-  async start(cwd: string, env: Record<string, string>, args: string[] = []): Promise<void> {
+  /**
+   * Starts the CLI in `cwd`. A shell around it writes its exit code to `exitFile`: tmux's own
+   * `#{pane_dead_status}` can miss it (tmux built with libutempter resets SIGCHLD while a pane closes).
+   * The pane stays after the process exits so the screen it leaves can be read.
+   */
+  async start(cwd: string, env: Record<string, string>, exitFile: string, args: string[] = []): Promise<void> {
+    this.#exitFile = exitFile;
+    await rm(exitFile, { force: true });
     const assignments = Object.entries({ TERM: 'xterm-256color', ...env }).map(([k, v]) => `${k}=${v}`);
+    const command = ['env', '-u', 'ANTHROPIC_AUTH_TOKEN', '-u', 'NO_COLOR', ...assignments, process.execPath, CLI, ...args];
     await this.tmux(
       'new-session', '-d', '-s', SESSION, '-x', String(COLUMNS), '-y', String(ROWS), '-c', cwd,
-      // several arguments: tmux runs them directly, with no shell in between to quote for
-      'env', '-u', 'ANTHROPIC_AUTH_TOKEN', '-u', 'NO_COLOR', ...assignments, process.execPath, CLI, ...args,
+      // several arguments: tmux runs them directly, with no shell of its own to quote for
+      'sh', '-c', 'f=$1; shift; "$@"; echo $? > "$f.tmp"; mv "$f.tmp" "$f"', 'sh', exitFile, ...command,
       ';', 'set-option', '-p', '-t', SESSION, 'remain-on-exit', 'on',
     );
   }
 
   async screen(): Promise<string> {
-    this.#lastScreen = await this.tmux('capture-pane', '-p', '-t', SESSION);
-    return this.#lastScreen;
+    return this.tmux('capture-pane', '-p', '-t', SESSION);
   }
 
   /** Polls the screen until `test` matches it; fails with the last screen on screen. */
@@ -85,12 +92,12 @@ class Terminal {
     await this.tmux('send-keys', '-t', SESSION, ...keys);
   }
 
-  /** The exit status of the pane's process once it has exited. */
+  /** The CLI's exit code, once it has exited. */
   async waitForExit(timeoutMs = 20_000): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const [dead, status] = (await this.tmux('display-message', '-p', '-t', SESSION, '#{pane_dead} #{pane_dead_status}')).trim().split(' ');
-      if (dead === '1') return Number(status);
+      const code = await readFile(this.#exitFile, 'utf8').catch(() => null);
+      if (code !== null) return Number(code.trim());
       if (Date.now() > deadline) throw new Error(`the CLI did not exit within ${timeoutMs} ms; the screen was:\n${await this.screen()}`);
       await sleep(200);
     }
@@ -116,15 +123,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function setup(script: Script): Promise<{ root: string; server: RunningModelServer; term: Terminal; env: Record<string, string> }> {
+async function setup(script: Script): Promise<{ root: string; server: RunningModelServer; term: Terminal; env: Record<string, string>; exitFile: string }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const { root, cleanup } = await makeRepo({ 'BACKLOG.md': BACKLOG });
   cleanups.push(cleanup);
+  // Outside the repository, so the checkout stays exactly as git and loopfleet left it.
+  const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-tmux-'));
+  cleanups.push(() => rm(scratch, { recursive: true, force: true }));
   const server = await startModelServer({ apiKeys: [KEY], script });
   cleanups.push(() => server.close());
   const term = new Terminal();
   cleanups.push(() => term.kill());
-  return { root, server, term, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY } };
+  return { root, server, term, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY }, exitFile: join(scratch, 'exit-code') };
 }
 
 async function state(root: string): Promise<{ tasks: Record<string, { status: string; attempts: Array<{ outcome: string }> }> }> {
@@ -133,8 +143,8 @@ async function state(root: string): Promise<{ tasks: Record<string, { status: st
 
 describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () => {
   it('runs the backlog, merges T-1 with m then y, and quits with q keeping state', { timeout: 120_000 }, async () => {
-    const { root, term, env } = await setup(demoScript(SCENARIOS, { chunkDelayMs: 5, delayMs: 20 }));
-    await term.start(root, env);
+    const { root, term, env, exitFile } = await setup(demoScript(SCENARIOS, { chunkDelayMs: 5, delayMs: 20 }));
+    await term.start(root, env, exitFile);
 
     const first = await term.waitFor(/T-1 ✔ verified/, 'T-1 verified', 60_000);
     // The fleet bar names the repository and base; the footer lists the keys.
@@ -160,10 +170,13 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
     expect(await read(root, 'BACKLOG.md')).toContain('- [x] T-1 Say hello');
     expect(await git(root, 'branch', '--list', 'loop/T-1')).toBe('');
 
+    const tq = Date.now();
     await term.keys('q');
+    console.log('DBG q1', Date.now() - tq);
     // README: 0 when every task the run touched ended verified or merged.
     expect(await term.waitForExit()).toBe(0);
     // The alternate screen is left: the task list is gone from the terminal.
+    console.log('DBG after exit', Date.now() - tq, await term.screen());
     expect(await term.screen()).not.toMatch(/T-1 ✓ merged/);
 
     const kept = await state(root);
@@ -181,12 +194,15 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
       const turn = await base(req);
       return req.taskId === 'T-2' && pacing.slowT2 ? { ...turn, delayMs: 400, chunkDelayMs: 40 } : turn;
     };
-    const { root, term, env } = await setup(script);
+    const { root, term, env, exitFile } = await setup(script);
 
-    await term.start(root, env);
+    await term.start(root, env, exitFile);
     await term.waitFor((s) => /✔ verified/.test(row(s, 'T-1')) && /▶ running/.test(row(s, 'T-2')), 'T-1 verified while T-2 runs', 60_000);
+    let t0 = Date.now();
     await term.keys('q');
     const quitCode = await term.waitForExit();
+    console.log('DBG quit mid-run', quitCode, Date.now() - t0, JSON.stringify((await state(root)).tasks['T-2']).slice(0, 1500));
+    t0 = Date.now();
     expect([0, 1, 130]).toContain(quitCode);
 
     const stopped = await state(root);
@@ -197,9 +213,10 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
 
     pacing.slowT2 = false;
     await term.closeSession();
-    await term.start(root, env);
+    await term.start(root, env, exitFile);
+    const resumed0 = await term.waitFor(/T-2/, 'x', 60_000); console.log('DBG start', Date.now() - t0);
     const resumed = await term.waitFor((s) => /✔ verified/.test(row(s, 'T-2')), 'T-2 verified after the restart', 60_000);
-    expect(row(resumed, 'T-1')).toMatch(/✔ verified/);
+    expect(row(resumed, 'T-1')).toMatch(/✔ verified/); console.log('DBG resumed', Date.now() - t0, resumed);
 
     // The attempt history of T-2 keeps the interrupted attempt.
     await term.keys('j');
@@ -208,8 +225,11 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
     await term.keys('6');
     await term.waitFor(/interrupted/, 'the interrupted attempt in the history tab');
 
+    console.log('DBG history', await term.screen());
+    t0 = Date.now();
     await term.keys('q');
     expect(await term.waitForExit()).toBe(0);
+    console.log('DBG quit2', Date.now() - t0);
     const after = await state(root);
     expect(after.tasks['T-2']?.status).toBe('verified');
     expect(existsSync(join(root, '.loop-worktrees', 'fleet.lock'))).toBe(false);
