@@ -2,7 +2,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { access, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PreparedWorktree, Workspace } from '../ports/workspace.js';
-import { copyIncluded, linkDependencies } from './worktree-files.js';
+import { copyIncluded, includedPaths, linkDependencies } from './worktree-files.js';
 
 /** Transcripts, .worktreeinclude copies and dependency clones, all under `<repo>/.loop-worktrees`. */
 export class FsWorkspace implements Workspace {
@@ -16,8 +16,14 @@ export class FsWorkspace implements Workspace {
 
   async prepare(repoRoot: string, worktree: string): Promise<PreparedWorktree> {
     const copied = await copyIncluded(repoRoot, worktree);
-    const deps = await linkDependencies(repoRoot, worktree);
+    // Copies, never hard links: a hard-linked file edited in place inside the worktree would change the
+    // person's own node_modules, and the sandbox cannot prevent that.
+    const deps = await linkDependencies(repoRoot, worktree, ['node_modules'], { hardlinks: false });
     return { copied, deps };
+  }
+
+  included(repoRoot: string): Promise<string[]> {
+    return includedPaths(repoRoot);
   }
 
   transcript(taskId: string, attempt: number, record: Record<string, unknown>): void {

@@ -114,6 +114,13 @@ async function ensureFolderInside(worktree: string, relDir: string): Promise<voi
   }
 }
 
+/** The ignored files of the main checkout that `.worktreeinclude` selects, as relative paths; copies nothing. */
+export async function includedPaths(repoRoot: string): Promise<string[]> {
+  const root = await realpath(repoRoot);
+  const patterns = await readOptional(path.join(root, INCLUDE_FILE));
+  return patterns === null ? [] : selectIncluded(root, patterns.toString('utf8'));
+}
+
 /**
  * Copies the ignored files of the main checkout that `.worktreeinclude` selects into the worktree,
  * keeping relative paths and modes. Returns every selected path (also those already in the worktree),

@@ -39,7 +39,7 @@ export async function findRepo(cwd: string): Promise<Repo> {
  * Read and validate BACKLOG.md. Missing ids are written back only when `writeIds` (a run is starting):
  * read-only commands such as `status` must not change files.
  */
-export async function loadBacklog(repo: Repo, writeIds: boolean): Promise<Backlog> {
+export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Iterable<string> = []): Promise<Backlog> {
   let text: string;
   try {
     text = await readFile(repo.backlogPath, 'utf8');
@@ -49,7 +49,7 @@ export async function loadBacklog(repo: Repo, writeIds: boolean): Promise<Backlo
     }
     throw error;
   }
-  const parsed = parseBacklog(text, repo.backlogPath);
+  const parsed = parseBacklog(text, repo.backlogPath, { takenIds });
   if (writeIds && parsed.missingIds.length > 0) await addIds(repo.backlogPath, parsed.missingIds);
   return parsed.backlog;
 }

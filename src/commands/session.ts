@@ -56,7 +56,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const lock: FleetLock = await acquireLock(repo.lockPath);
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
-    const backlog = applyOverrides(await loadBacklog(repo, true), options.overrides);
+    const known = Object.keys((await services.store.load())?.tasks ?? {});
+    const backlog = applyOverrides(await loadBacklog(repo, true, known), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
     await fleet.open();
     sdkLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
@@ -76,7 +77,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
         addIds(repo.backlogPath, change.missingIds, { onWrite }).then(apply, (error: Error) =>
           fleet.events.emit('log', { level: 'error', message: `could not write task ids to BACKLOG.md: ${error.message}` }),
         );
-      });
+      }, { takenIds: () => fleet.tasks().map((t) => t.id) });
     }
     let closing: Promise<void> | null = null;
     return {

@@ -1,9 +1,23 @@
 import { UsageError } from '../core/errors.js';
+import type { Fleet } from '../core/fleet.js';
 import { runEditor } from '../ui/editor.js';
 import { renderTui } from '../ui/render-tui.js';
-import { runExitCode } from './overnight.js';
+import { EXIT_INTERRUPTED, runExitCode } from './overnight.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
+
+/**
+ * The exit code once the person has quit: 130 when the quit stopped a task this run had started before it
+ * finished (it is queued again for the next start), otherwise as for a headless run.
+ */
+export function tuiExitCode(fleet: Fleet): number {
+  if (fleet.stoppedBy !== null) return runExitCode(fleet);
+  for (const id of fleet.ranThisRun) {
+    const status = fleet.task(id)?.status;
+    if (status === 'queued' || status === 'running') return EXIT_INTERRUPTED;
+  }
+  return runExitCode(fleet);
+}
 
 /** `loopfleet`: the fleet with the Ink TUI over it. The engine is the same one `--overnight` drives. */
 export async function tui(repo: Repo, options: SessionOptions & { color: boolean }): Promise<number> {
@@ -19,7 +33,7 @@ export async function tui(repo: Repo, options: SessionOptions & { color: boolean
       onEditBacklog: () => runEditor(fleet.backlogPath),
     });
     await session.close();
-    return runExitCode(fleet);
+    return tuiExitCode(fleet);
   } finally {
     await session.close();
   }

@@ -107,7 +107,9 @@ export class Pipeline {
     const prepared = await this.#ensureWorktree(input);
     if (prepared.fresh) {
       const setupCommand = spec.setup ?? config.setup;
-      if (setupCommand !== null && setupCommand !== undefined) {
+      if (setupCommand != null && prepared.depsCloned) {
+        input.onOutput('setup', `setup \`${setupCommand}\` skipped: the dependencies were cloned from the checkout (identical lockfile)\n`);
+      } else if (setupCommand != null) {
         // Setup is the person's own command, not agent-written code: it runs outside the sandbox.
         result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, false);
         if (result.setup.exitCode !== 0) {
@@ -193,16 +195,20 @@ export class Pipeline {
     return result;
   }
 
-  async #ensureWorktree(input: AttemptInput): Promise<{ fresh: boolean; copied: string[] }> {
+  /**
+   * A new worktree gets its ignored files and dependencies; an existing one (a later attempt, a resume) is
+   * used as it is, and only the list of copied files is worked out again so they stay out of commits.
+   */
+  async #ensureWorktree(input: AttemptInput): Promise<{ fresh: boolean; copied: string[]; depsCloned: boolean }> {
     if (await this.#s.workspace.exists(input.worktree)) {
-      return { fresh: false, copied: await this.#s.workspace.prepare(input.repoRoot, input.worktree).then((p) => p.copied) };
+      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false };
     }
     await this.#s.git.addWorktree(input.worktree, input.branch, input.base);
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
       input.onOutput('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
     }
-    return { fresh: true, copied: prepared.copied };
+    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none' };
   }
 
   async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {

@@ -15,6 +15,8 @@ export interface PreparedWorktree {
 export interface Workspace {
   /** copy .worktreeinclude files and clone dependency folders into a new worktree */
   prepare(repoRoot: string, worktree: string): Promise<PreparedWorktree>;
+  /** the relative paths .worktreeinclude names in the checkout (what `prepare` copies), without copying */
+  included(repoRoot: string): Promise<string[]>;
   /** append one JSON line to `.loop-worktrees/logs/<task>/<attempt>.jsonl` */
   transcript(taskId: string, attempt: number, record: Record<string, unknown>): void;
   /** wait for pending transcript writes */

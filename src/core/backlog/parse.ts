@@ -162,8 +162,10 @@ function findCycles(tasks: TaskSpec[], afterLine: Map<TaskSpec, number>, path: s
 /**
  * Parses the text of a backlog file; `path` names it in problems. Items without an id get the next free
  * `T-<n>` here and are listed in `missingIds` for the write-back. Throws InputErrors listing every problem.
+ * `takenIds` are ids used before (a task since removed from the file still has state and a branch): a new
+ * id is never one of them, so it cannot inherit another task's history.
  */
-export function parseBacklog(text: string, path: string): ParsedBacklog {
+export function parseBacklog(text: string, path: string, options: { takenIds?: Iterable<string> } = {}): ParsedBacklog {
   const errors: InputError[] = [];
   const fm = readFrontMatter(text, path, errors);
   const config = readConfig(fm, path, errors);
@@ -186,7 +188,7 @@ export function parseBacklog(text: string, path: string): ParsedBacklog {
   }
 
   // New ids continue after the highest T number in the file, in file order.
-  const numbers = [...firstLine.keys()].map((id) => /^T-(\d+)$/.exec(id)).map((m) => (m ? Number(m[1]) : 0));
+  const numbers = [...firstLine.keys(), ...(options.takenIds ?? [])].map((id) => /^T-(\d+)$/.exec(id)).map((m) => (m ? Number(m[1]) : 0));
   let next = Math.max(0, ...numbers) + 1;
   const missingIds: MissingId[] = [];
   for (const task of tasks) {

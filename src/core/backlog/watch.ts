@@ -26,6 +26,8 @@ export interface WatchOptions {
   debounceMs?: number;
   /** the text the caller has already parsed; when absent, the file's text at the start of the watch */
   initial?: string;
+  /** ids a new task must not get (see parseBacklog) */
+  takenIds?: () => Iterable<string>;
 }
 
 function readText(path: string): string | null {
@@ -53,7 +55,7 @@ export function watchBacklog(path: string, onChange: (change: BacklogChange) => 
     last = text;
     let change: BacklogChange;
     try {
-      change = parseBacklog(text, path);
+      change = parseBacklog(text, path, { takenIds: options.takenIds?.() ?? [] });
     } catch (e) {
       const error =
         e instanceof InputErrors ? e : new InputErrors([new InputError(path, null, e instanceof Error ? e.message : String(e))]);

@@ -422,3 +422,11 @@ describe('tasks', () => {
     expect(backlog.tasks[1]).toMatchObject({ attempts: 5, timeMs: 3_600_000 });
   });
 });
+
+describe('new ids and ids used before', () => {
+  it('never hands out an id that state still remembers', () => {
+    const text = '- [ ] T-1 Kept\n- [ ] New one\n';
+    expect(parseBacklog(text, 'BACKLOG.md').missingIds.map((m) => m.id)).toEqual(['T-2']);
+    expect(parseBacklog(text, 'BACKLOG.md', { takenIds: ['T-1', 'T-2', 'T-7'] }).missingIds.map((m) => m.id)).toEqual(['T-8']);
+  });
+});

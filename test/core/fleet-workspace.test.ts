@@ -1,0 +1,116 @@
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
+import { git, makeRepo, read } from '../helpers/git-repo.js';
+
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups) await c();
+  cleanups = [];
+});
+
+async function repo(front: string, items: string, files: Record<string, string> = {}) {
+  const r = await makeRepo({ 'BACKLOG.md': backlog(front, items), ...files });
+  cleanups.push(r.cleanup);
+  return r.root;
+}
+
+const writesDone = ({ role }: { role: string }) => (role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {});
+
+describe('worktrees ready to work in', () => {
+  it('runs setup once per new worktree with the task environment, unique ports and copied .env that is never committed', async () => {
+    const root = await repo(
+      [
+        'concurrency: 2',
+        'setup: sh -c \'echo "$LOOPFLEET_TASK_ID $PORT $LOOPFLEET_BRANCH $LOOPFLEET_BASE_BRANCH $LOOPFLEET_GIT_ROOT ${ANTHROPIC_API_KEY:-nokey}" > .setup-env; sleep 0.5\'',
+        'check: grep -q SECRET=1 .env && test -f done.txt',
+        'ports: 4300-4301',
+      ].join('\n'),
+      '- [ ] T-1 One\n- [ ] T-2 Two',
+      { '.gitignore': '.env\n.setup-env\n', '.worktreeinclude': '.env\n' },
+    );
+    await writeFile(join(root, '.env'), 'SECRET=1\n');
+    const { fleet } = await runFleet(root, writesDone);
+    expect(fleet.task('T-1')!.status).toBe('verified');
+    expect(fleet.task('T-2')!.status).toBe('verified');
+    const envs = await Promise.all(['T-1', 'T-2'].map((id) => read(root, `.loop-worktrees/${id}/.setup-env`)));
+    const fields = envs.map((e) => e.trim().split(' '));
+    expect(fields[0]!.slice(0, 1).concat(fields[0]!.slice(2))).toEqual(['T-1', 'loop/T-1', 'main', root, 'nokey']);
+    expect(new Set(fields.map((f) => f[1])).size).toBe(2);
+    for (const f of fields) expect(['4300', '4301']).toContain(f[1]);
+    await expect(git(root, 'show', 'loop/T-1:.env')).rejects.toThrow();
+    expect(await read(root, '.loop-worktrees/T-1/.env')).toBe('SECRET=1\n');
+  });
+
+  it('fails an attempt whose setup fails, with the setup output as evidence', async () => {
+    const root = await repo('setup: sh -c "echo broken setup; exit 4"\ncheck: "true"', '- [ ] T-1 One\n  attempts: 1');
+    const { fleet, model } = await runFleet(root, writesDone);
+    const t = fleet.task('T-1')!;
+    expect(t.status).toBe('failed');
+    expect(t.attempts[0]!.outcome).toBe('setup-failed');
+    expect(t.attempts[0]!.setup!.outputTail).toContain('broken setup');
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it('refuses a change that adds a secret and keeps it out of the branch history', async () => {
+    const key = `sk-ant-api03-${'x'.repeat(48)}`;
+    const root = await repo('check: "true"', '- [ ] T-1 One\n  attempts: 1');
+    const { fleet } = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'config.js': `export const key = "${key}";\n` } } : {}));
+    const t = fleet.task('T-1')!;
+    expect(t.attempts[0]!.outcome).toBe('guard-failed');
+    expect(t.attempts[0]!.reason).toMatch(/Anthropic API key/);
+    expect(await git(root, 'log', '-p', 'loop/T-1')).not.toContain(key);
+  });
+
+  it('runs the check in the sandbox: it cannot write outside its worktree', async () => {
+    const root = await repo('check: sh -c \'touch "$LOOPFLEET_GIT_ROOT/escaped" 2>/dev/null; touch /tmp/loopfleet-escaped-$LOOPFLEET_TASK_ID 2>/dev/null; test -f done.txt\'', '- [ ] T-1 One');
+    const { fleet } = await runFleet(root, writesDone);
+    expect(fleet.sandboxed).toBe(true);
+    expect(fleet.task('T-1')!.status).toBe('verified');
+    expect(existsSync(join(root, 'escaped'))).toBe(false);
+    expect(existsSync('/tmp/loopfleet-escaped-T-1')).toBe(false);
+  });
+});
+
+describe('a backlog edited while the fleet runs', () => {
+  it('queues a task added to BACKLOG.md, writing its id back, and drops a removed queued one', async () => {
+    const root = await repo('check: test -f done.txt\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two');
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 300, chunks: 2 } : {}), { watch: true });
+    h.fleet.start();
+    // While T-1 runs: a person removes T-2 and adds an item without an id.
+    await new Promise((r) => setTimeout(r, 200));
+    const text = await read(root, 'BACKLOG.md');
+    await writeFile(join(root, 'BACKLOG.md'), text.replace('- [ ] T-2 Two\n', '') + '- [ ] Added while running\n');
+    for (let i = 0; i < 50 && h.fleet.task('T-3') === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(await read(root, 'BACKLOG.md')).toContain('- [ ] T-3 Added while running');
+    expect(h.fleet.task('T-3')!.status).toBe('verified');
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    expect(h.fleet.task('T-2')?.status ?? 'queued').toBe('queued');
+    expect(h.model.calls.some((c) => c.task === 'T-2')).toBe(false);
+  });
+});
+
+describe('prune', () => {
+  it('removes what a crash or a manual deletion left behind and never a branch', async () => {
+    const root = await repo('check: test -f done.txt', '- [ ] T-1 One\n- [ ] T-2 Two');
+    await runFleet(root, writesDone);
+    await rm(join(root, '.loop-worktrees', 'T-1'), { recursive: true, force: true }); // deleted by hand
+    await mkdir(join(root, '.loop-worktrees', 'T-9'), { recursive: true }); // a half-made worktree
+    await appendFile(join(root, '.loop-worktrees', 'T-9', 'junk'), 'x');
+    // Every start prunes; `loopfleet prune` does the same on demand.
+    const h = await reopen(root);
+    const again = await h.fleet.prune();
+    await h.session.close();
+    expect(again.removed).toEqual([]);
+    expect(again.kept.sort()).toEqual(['T-2']);
+    expect(existsSync(join(root, '.loop-worktrees', 'T-9'))).toBe(false);
+    expect(existsSync(join(root, '.loop-worktrees', 'T-2', 'done.txt'))).toBe(true);
+    expect(await git(root, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
+    expect(await git(root, 'branch', '--list', 'loop/*')).toMatch(/loop\/T-1[\s\S]*loop\/T-2/);
+    expect(JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')).tasks['T-1'].status).toBe('verified');
+  });
+});
