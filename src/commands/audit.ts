@@ -89,7 +89,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const score = total === 0 ? 100 : Math.round((100 * findings.reduce((s, f) => s + (f.ok ? f.weight : 0), 0)) / total);
   const ready = findings.every((f) => f.ok);
   out(`loopfleet audit — ${repo.root} (base ${base}, ${open.length} open task(s))`);
-  for (const f of findings) out(`  ${f.ok ? '✔' : '✗'} ${f.text}`);
+  for (const f of findings) out(`  ${f.weight === 0 ? '·' : f.ok ? '✔' : '✗'} ${f.text}`);
   out('');
   out('Cost ceiling (the most the backlog can spend under its gates):');
   for (const t of ceiling.tasks) out(`  ${t.id.padEnd(8)} ${t.usd === null ? 'unbounded' : `$${t.usd.toFixed(2)}`}  (${t.why})`);

@@ -108,8 +108,11 @@ class Terminal {
     await this.tmux('kill-session', '-t', SESSION).catch(() => '');
   }
 
+  /** Stops the server and removes its socket file, which tmux leaves behind. */
   async kill(): Promise<void> {
     await execa('tmux', ['-L', this.socket, 'kill-server'], { env: tmuxEnv(), extendEnv: false, reject: false, timeout: 10_000 });
+    const dir = join(process.env['TMUX_TMPDIR'] || tmpdir(), `tmux-${process.getuid?.() ?? 0}`);
+    await rm(join(dir, this.socket), { force: true });
   }
 }
 
