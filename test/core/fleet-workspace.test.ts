@@ -114,3 +114,33 @@ describe('prune', () => {
     expect(JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')).tasks['T-1'].status).toBe('verified');
   });
 });
+
+describe('notify and the shell without a sandbox', () => {
+  it('runs the notify command with each final status change as JSON on stdin', async () => {
+    const root = await repo('check: test -f done.txt\nnotify: sh -c "cat >> \\"$LOOPFLEET_GIT_ROOT_FOR_TEST/notified.jsonl\\""', '- [ ] T-1 One');
+    process.env.LOOPFLEET_GIT_ROOT_FOR_TEST = root;
+    try {
+      await runFleet(root, writesDone);
+      for (let i = 0; i < 30 && !existsSync(join(root, 'notified.jsonl')); i++) await new Promise((r) => setTimeout(r, 100));
+      const events = (await read(root, 'notified.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(events).toContainEqual(expect.objectContaining({ event: 'status', id: 'T-1', status: 'verified', branch: 'loop/T-1' }));
+    } finally {
+      delete process.env.LOOPFLEET_GIT_ROOT_FOR_TEST;
+    }
+  });
+
+  it('offers the implementer no shell where there is no sandbox, unless sandbox: off says so', async () => {
+    const root = await repo('check: test -f done.txt', '- [ ] T-1 One');
+    const h = await openFleet(root, writesDone, { services: (s) => ({ ...s, sandboxed: false, shellAllowed: false }) });
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    const implementer = h.model.calls.find((c) => c.role === 'implementer')!;
+    expect(implementer.shell).toBe(false);
+
+    const off = await repo('check: test -f done.txt\nsandbox: off', '- [ ] T-1 One');
+    const h2 = await runFleet(off, writesDone);
+    expect(h2.fleet.sandboxed).toBe(false);
+    expect(h2.model.calls.find((c) => c.role === 'implementer')!.shell).toBe(true);
+  });
+});

@@ -111,7 +111,7 @@ class Terminal {
   /** Stops the server and removes its socket file, which tmux leaves behind. */
   async kill(): Promise<void> {
     await execa('tmux', ['-L', this.socket, 'kill-server'], { env: tmuxEnv(), extendEnv: false, reject: false, timeout: 10_000 });
-    const dir = join(process.env['TMUX_TMPDIR'] || tmpdir(), `tmux-${process.getuid?.() ?? 0}`);
+    const dir = join(process.env['TMUX_TMPDIR'] || '/tmp', `tmux-${process.getuid?.() ?? 0}`);
     await rm(join(dir, this.socket), { force: true });
   }
 }

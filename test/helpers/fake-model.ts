@@ -27,14 +27,14 @@ const DEFAULT_USAGE: Usage = { input: 100, output: 20, cacheWrite: 0, cacheRead:
  * deltas, `beforeCall` and the abort signal honoured like the real adapter does.
  */
 export class FakeModel implements ModelClient {
-  readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string }> = [];
+  readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string; shell: boolean }> = [];
   constructor(private readonly script: FakeScript) {}
 
   async runAgent(request: AgentRequest, onEvent: (event: AgentEvent) => void): Promise<AgentResult> {
     request.beforeCall();
     const task = taskOf(request.prompt) ?? '?';
     const attempt = attemptOf(request.prompt);
-    this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt });
+    this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt, shell: request.shell });
     const turn = this.script({ role: request.role, task, attempt, request });
     const usage = turn.usage ?? DEFAULT_USAGE;
     const chunks = turn.chunks ?? 1;

@@ -1,6 +1,6 @@
 import { findRepo } from '../../src/commands/repo.js';
 import { openSession, type Overrides, type Session } from '../../src/commands/session.js';
-import type { Fleet } from '../../src/core/fleet.js';
+import type { Fleet, FleetServices } from '../../src/core/fleet.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 
 export interface Harness {
@@ -10,7 +10,11 @@ export interface Harness {
 }
 
 /** Opens a real session (real git, processes, state file, lock) on `root` with a scripted model. */
-export async function openFleet(root: string, script: FakeScript, options: { autoMerge?: boolean; overrides?: Overrides; watch?: boolean } = {}): Promise<Harness> {
+export async function openFleet(
+  root: string,
+  script: FakeScript,
+  options: { autoMerge?: boolean; overrides?: Overrides; watch?: boolean; services?: (s: FleetServices) => FleetServices } = {},
+): Promise<Harness> {
   const repo = await findRepo(root);
   const model = new FakeModel(script);
   const session = await openSession(repo, {
@@ -18,7 +22,7 @@ export async function openFleet(root: string, script: FakeScript, options: { aut
     autoMerge: options.autoMerge ?? false,
     watch: options.watch ?? false,
     env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
-    services: (s) => ({ ...s, model, cliModel: model }),
+    services: (s) => ({ ...(options.services?.(s) ?? s), model, cliModel: model }),
   });
   return { fleet: session.fleet, model, session };
 }
