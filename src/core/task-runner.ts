@@ -6,6 +6,7 @@ import type { FleetState } from './state.js';
 import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import { taskEnv } from './task-env.js';
+import { newAttempt } from './attempt.js';
 import type { PortPool } from './port-pool.js';
 import { type AttemptRecord, type FleetConfig, type Role, type TaskGates, type TaskSpec, type TaskStatus } from './types.js';
 
@@ -40,27 +41,6 @@ export function taskGates(spec: TaskSpec, config: FleetConfig): TaskGates {
   };
 }
 
-function newAttempt(n: number, now: number): AttemptRecord {
-  return {
-    n,
-    startedAt: new Date(now).toISOString(),
-    endedAt: null,
-    plan: null,
-    usageByRole: {},
-    costByRole: {},
-    costUsd: 0,
-    setup: null,
-    check: null,
-    guard: [],
-    verdict: null,
-    outcome: 'running',
-    reason: null,
-    commit: null,
-    diffStat: null,
-    evidence: null,
-    fingerprint: null,
-  };
-}
 
 /**
  * Runs a task's attempts until it is verified, a gate stops it, or the fleet stops.
@@ -123,7 +103,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
       // An attempt interrupted by a crash or a quit is replaced by this one, its spending kept in the totals.
       const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');
       if (interrupted !== -1) t.attempts[interrupted]!.n = -n;
-      t.attempts.push(newAttempt(n, started));
+      t.attempts.push(newAttempt(n, new Date(started).toISOString()));
     });
     ctx.transcript(id, n, { type: 'attempt-start', attempt: n, base: ctx.base, branch });
     const tick = () => {

@@ -1,3 +1,4 @@
+import { newAttempt } from '../core/attempt.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../core/events.js';
 import { RefusedError } from '../core/errors.js';
 import {
@@ -91,26 +92,7 @@ export function fakeTask(id: string, overrides: Partial<TaskState> = {}): TaskSt
 
 /** An attempt record with defaults; `overrides` wins. */
 export function fakeAttempt(n: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
-  return {
-    n,
-    startedAt: EPOCH,
-    endedAt: null,
-    plan: null,
-    usageByRole: {},
-    costByRole: {},
-    costUsd: 0,
-    setup: null,
-    check: null,
-    guard: [],
-    verdict: null,
-    outcome: 'running',
-    reason: null,
-    commit: null,
-    diffStat: null,
-    evidence: null,
-    fingerprint: null,
-    ...overrides,
-  };
+  return { ...newAttempt(n, EPOCH), ...overrides };
 }
 
 const MIX: readonly TaskStatus[] = ['running', 'queued', 'queued', 'verified', 'failed', 'merged', 'queued', 'conflict', 'queued', 'discarded'];
