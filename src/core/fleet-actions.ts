@@ -14,8 +14,8 @@ export interface ActionContext {
   tickDone: (id: string) => Promise<boolean>;
   setStatus: (id: string, status: TaskStatus, change?: (t: TaskState) => void) => void;
   markRan: (id: string) => void;
-  /** queue the task to be verified again (after a rebase) */
-  reverify: (id: string) => void;
+  /** let the scheduler pick up a task queued again (a rebased one, to be verified again) */
+  reverify: () => void;
   log: (message: string, id?: string) => void;
 }
 
@@ -100,5 +100,5 @@ export async function retryConflict(ctx: ActionContext, id: string): Promise<voi
     t.verifyOnly = true;
     t.budget = { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
   });
-  ctx.reverify(id);
+  ctx.reverify();
 }

@@ -79,6 +79,8 @@ export class Fleet implements FleetHandle {
   #runCost = 0;
   #stoppedBy: GateName | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
+  /** set by start(): a fleet opened only to merge or discard never starts tasks */
+  #started = false;
   #ranThisRun = new Set<string>();
   #idleWaiters: Array<() => void> = [];
   #fleetTimer: NodeJS.Timeout | null = null;
@@ -194,6 +196,7 @@ export class Fleet implements FleetHandle {
       this.#fleetTimer = setTimeout(() => this.#checkFleetNow(), limit);
       this.#fleetTimer.unref();
     }
+    this.#started = true;
     this.#setPhase('running');
     this.#queue.start();
     this.#schedule();
@@ -289,7 +292,7 @@ export class Fleet implements FleetHandle {
       tickDone: this.#s.tickDone,
       setStatus: (id: string, status: TaskStatus, change?: (t: TaskState) => void) => this.#setStatus(id, status, change),
       markRan: (id: string) => this.#ranThisRun.add(id),
-      reverify: (id: string) => this.#enqueue(id),
+      reverify: () => this.#schedule(),
       log: (message: string, id?: string) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     };
   }
@@ -334,7 +337,7 @@ export class Fleet implements FleetHandle {
 
   /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
   #schedule(): void {
-    if (this.#phase !== 'running' && this.#phase !== 'paused') {
+    if (!this.#started || this.#phase === 'stopping' || this.#phase === 'finished') {
       this.#resolveIdle();
       return;
     }
@@ -343,6 +346,7 @@ export class Fleet implements FleetHandle {
       const spec = this.#specs.get(id);
       if (task === undefined || spec === undefined || task.status !== 'queued' || this.#scheduled.has(id)) return;
       if (!spec.after.every((dep) => this.#state.get(dep)?.status === 'merged')) return;
+      if (this.#phase === 'idle') this.#setPhase('running');
       this.#enqueue(id, -index);
     });
     this.#resolveIdle();
@@ -439,12 +443,13 @@ export class Fleet implements FleetHandle {
     return this.#queue.size === 0 && this.#queue.pending === 0 && this.#scheduled.size === 0;
   }
 
+  /** Nothing running and nothing startable: the fleet is idle (it still picks up new work) until more comes. */
   #resolveIdle(): void {
     if (!this.#isIdle()) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
-    if (waiters.length > 0 || this.#phase === 'running') this.#emitFleet();
+    if (this.#phase === 'running') this.#setPhase('idle');
   }
 
   #setPhase(phase: FleetSnapshotSummary['state']): void {

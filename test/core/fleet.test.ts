@@ -191,3 +191,22 @@ describe('resume and locking', () => {
     await first.session.close();
   });
 });
+
+describe('fleet state', () => {
+  it('goes idle when the work runs out and running again when new work comes, and never starts work before start()', async () => {
+    const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One');
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' } } : {}));
+    const states: string[] = [];
+    h.fleet.events.on('fleet', (s) => states.push(s.state));
+    h.fleet.applyBacklog({ ...h.session.backlog }); // an edit before start() must not start anything
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.model.calls).toHaveLength(0);
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    expect(h.fleet.summary().state).toBe('idle');
+    expect(states.at(-1)).toBe('idle');
+    expect(states).toContain('running');
+    await h.session.close();
+    expect(h.fleet.summary().state).toBe('finished');
+  });
+});
