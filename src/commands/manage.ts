@@ -4,17 +4,16 @@ import { UsageError } from '../core/errors.js';
 import { taskGates } from '../core/task-runner.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../core/types.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
-import { loadBacklog, type Repo } from './repo.js';
+import type { Repo } from './repo.js';
 import { openSession } from './session.js';
 
 /** merge / discard / retry one task from the command line: the same engine calls as the TUI's keys. */
 export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry', id: string, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
-  const backlog = await loadBacklog(repo, false);
   const session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false });
   try {
     const task = session.fleet.task(id);
     if (task === undefined) {
-      const known = backlog.tasks.map((t) => t.id).join(', ') || 'none';
+      const known = session.backlog.tasks.map((t) => t.id).join(', ') || 'none';
       throw new UsageError(`no task ${id} in ${repo.backlogPath} (tasks: ${known})`);
     }
     await session.fleet[action](id);

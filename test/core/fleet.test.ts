@@ -210,3 +210,28 @@ describe('fleet state', () => {
     expect(h.fleet.summary().state).toBe('finished');
   });
 });
+
+describe('retrying a conflict', () => {
+  it('rebases the branch onto the new base and verifies it again without calling the implementer', async () => {
+    const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One\n- [ ] T-2 Two', { 'shared.txt': 'original\n' });
+    await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': 'x', 'shared.txt': `changed by ${task}\n`, [`${task}.txt`]: task } } : {}));
+    const h = await openFleet(root, () => ({ text: '{"pass":true,"reasons":["still right after the rebase"]}' }));
+    await h.fleet.merge('T-1');
+    await h.fleet.merge('T-2');
+    expect(h.fleet.task('T-2')!.status).toBe('conflict');
+    // The person settles it on base: T-1's line goes back, so T-2's change applies again.
+    await writeFiles(root, { 'shared.txt': 'original\n' });
+    await git(root, 'commit', '-qam', 'back to the original line');
+    h.fleet.start();
+    await h.fleet.retry('T-2');
+    await h.fleet.whenIdle();
+    const t = h.fleet.task('T-2')!;
+    expect(t.status).toBe('verified');
+    expect(t.attempts.at(-1)!.verdict!.reasons).toEqual(['still right after the rebase']);
+    expect(h.model.calls.map((c) => c.role)).toEqual(['verifier']);
+    await h.fleet.merge('T-2');
+    await h.session.close();
+    expect(await read(root, 'shared.txt')).toBe('changed by T-2\n');
+    expect(await read(root, 'T-1.txt')).toBe('T-1');
+  });
+});
