@@ -77,21 +77,29 @@ async function homesToHide(env: Record<string, string>): Promise<string[]> {
 }
 
 /**
- * PATH entries inside a hidden home (a Node.js installed by nvm, ~/.local/bin) come back read-only, with
- * the sibling `lib` of a `bin` folder, so that the tools the command expects are still there.
+ * PATH entries inside a hidden folder (a home: a Node.js installed by nvm, ~/.local/bin; or the host's
+ * /tmp: a project checked out there, its node_modules/.bin) come back read-only, so that the tools the
+ * command expects are still there: a `bin` folder with its sibling `lib`, a `node_modules/.bin` with the
+ * whole `node_modules` its links point into.
  */
-async function toolchainMounts(env: Record<string, string>, homes: string[], writable: string[]): Promise<Mount[]> {
+async function toolchainMounts(env: Record<string, string>, hidden: string[], writable: string[]): Promise<Mount[]> {
   const mounts: Mount[] = [];
+  const add = async (dest: string) => {
+    if (!mounts.some((m) => isInside(dest, m.dest))) mounts.push({ readOnly: true, src: await realpath(dest), dest });
+  };
   for (const entry of (env.PATH ?? '').split(':')) {
     if (!path.isAbsolute(entry)) continue;
     const dest = path.normalize(entry);
-    const home = homes.find((h) => isInside(dest, h) && dest !== h);
-    if (!home || writable.some((w) => isInside(dest, w)) || !(await isDir(dest))) continue;
-    mounts.push({ readOnly: true, src: await realpath(dest), dest });
-    const lib = path.join(path.dirname(dest), 'lib');
-    if (path.basename(dest) === 'bin' && path.dirname(dest) !== home && (await isDir(lib))) {
-      mounts.push({ readOnly: true, src: await realpath(lib), dest: lib });
+    const root = hidden.find((h) => isInside(dest, h) && dest !== h);
+    if (!root || writable.some((w) => isInside(dest, w)) || !(await isDir(dest))) continue;
+    const parent = path.dirname(dest);
+    if (path.basename(dest) === '.bin' && path.basename(parent) === 'node_modules') {
+      await add(parent);
+      continue;
     }
+    await add(dest);
+    const lib = path.join(parent, 'lib');
+    if (path.basename(dest) === 'bin' && parent !== root && (await isDir(lib))) await add(lib);
   }
   return mounts;
 }
@@ -157,7 +165,7 @@ export async function sandboxArgs(spec: SandboxSpec): Promise<string[]> {
   const layout = await discoverGitLayout(cwd);
 
   const mounts: Mount[] = [
-    ...(await toolchainMounts(spec.env, homes, writable)),
+    ...(await toolchainMounts(spec.env, [...homes, '/tmp'], writable)),
     ...writable.map((w) => ({ readOnly: false, src: w, dest: w })),
     ...(layout ? await gitMounts(layout) : []),
   ];

@@ -33,8 +33,11 @@ export function colorWanted(noColorFlag: boolean, env: NodeJS.ProcessEnv = proce
 export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Promise<void> {
   const stdin = opts.stdin ?? process.stdin;
   const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
+  const stdout = opts.stdout ?? process.stdout;
   const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} bell={opts.bell ?? true} />, {
-    stdout: opts.stdout ?? process.stdout,
+    stdout,
+    // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
+    interactive: Boolean(stdout.isTTY),
     stdin,
     // Ctrl+C is a command of the app (stop the fleet, then exit), not Ink's immediate exit.
     exitOnCtrlC: false,

@@ -102,7 +102,7 @@ describe('CliAgentClient', () => {
     expect(stdin).toBe('You implement tasks.\nloopfleet-role: implementer\n\nloopfleet-task: T-2\n\n# Task T-2\n');
     expect(s.events).toContainEqual({ type: 'text', text: 'reading the task...\n' });
     expect(s.events.filter((e) => e.type === 'usage')).toEqual([
-      { type: 'usage', model: 'claude-sonnet-5-5-20261015', usage: { input: 120, output: 340, cacheWrite: 2000, cacheRead: 15000 } },
+      { type: 'usage', model: 'claude-sonnet-5-5-20261015', usage: { input: 120, output: 340, cacheWrite: 2000, cacheRead: 15000 }, costUsd: 0.0421 },
     ]);
     const [call] = runner.calls;
     expect(call!.options).toMatchObject({ cwd: dir, env: request('x').env, timeoutMs: 20_000, sandbox: null });
@@ -131,7 +131,7 @@ describe('CliAgentClient', () => {
     expect(s.events).toContainEqual({ type: 'text', text: 'Looking at it.' });
     expect(s.events).toContainEqual({ type: 'tool', name: 'Read', input: '{"file_path":"a.js"}' });
     expect(s.events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('')).not.toContain('"type"');
-    expect(s.events).toContainEqual({ type: 'usage', model: 'claude-sonnet-5-5', usage: { input: 10, output: 20, cacheWrite: 0, cacheRead: 0 } });
+    expect(s.events).toContainEqual({ type: 'usage', model: 'claude-sonnet-5-5', usage: { input: 10, output: 20, cacheWrite: 0, cacheRead: 0 }, costUsd: 0.001 });
   });
 
   it('reads codex --json events: the last agent message and the usage, cached input split out', async () => {
