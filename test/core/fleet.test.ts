@@ -235,3 +235,34 @@ describe('retrying a conflict', () => {
     expect(await read(root, 'T-1.txt')).toBe('T-1');
   });
 });
+
+describe('event order', () => {
+  it('tells subscribers each step in order: phases, agent output, usage, then the final status', async () => {
+    const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One');
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'wrote it' } : {}));
+    const seen: string[] = [];
+    h.fleet.events.on('task', ({ task, previousStatus }) => {
+      const step = task.status === 'running' ? `phase:${task.phase}` : `status:${previousStatus}->${task.status}`;
+      if (seen.at(-1) !== step) seen.push(step);
+    });
+    h.fleet.events.on('agent-text', (e) => seen.push(`text:${e.role}`));
+    h.fleet.events.on('tool-call', (e) => seen.push(`tool:${e.name}`));
+    h.fleet.events.on('phase-output', (e) => {
+      if (seen.at(-1) !== `output:${e.phase}`) seen.push(`output:${e.phase}`);
+    });
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(seen).toEqual([
+      'phase:setup',
+      'phase:explore',
+      'text:explorer',
+      'phase:implement',
+      'tool:write',
+      'text:implementer',
+      'phase:verify',
+      'text:verifier',
+      'status:running->verified',
+    ]);
+  });
+});
