@@ -1,0 +1,67 @@
+/**
+ * `npm run bench`: every benchmark in a process of its own (timings and memory of one do not leak into
+ * the next), each printing its own tables, then one summary. Benchmarks only print; nothing here fails
+ * a build. Run after `npm run build`: they use the compiled engine in dist/.
+ *
+ *   node bench/run.ts                 all of them
+ *   node bench/run.ts tui rss         only those whose file name starts with one of the words
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SummaryRow } from './lib.js';
+
+const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
+
+const BENCHES = [
+  { file: 'overhead.ts', title: '1. orchestrator overhead vs plain git' },
+  { file: 'status.ts', title: '2. status --json' },
+  { file: 'tui.ts', title: '3. TUI first frame and keypress latency' },
+  { file: 'rss.ts', title: '4. RSS with 8 pipelines' },
+  { file: 'cache.ts', title: '5. prompt caching' },
+  { file: 'model-share.ts', title: '6. model vs orchestrator time per task' },
+];
+
+const only = process.argv.slice(2);
+if (!existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url)))) {
+  process.stderr.write('bench: dist/ is missing; run `npm run build` first (`npm run bench` does)\n');
+  process.exit(2);
+}
+
+const gitVersion = await lib.git(process.cwd(), '--version').catch(() => 'git: not found');
+lib.print(
+  `loopfleet benchmarks — node ${process.version}, ${gitVersion}, ${availableParallelism()} cpus (${cpus()[0]?.model.trim() ?? '?'}), ` +
+    `${(totalmem() / 1024 ** 3).toFixed(1)} GB`,
+);
+
+const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-bench-out-'));
+const summary: SummaryRow[] = [];
+const started = performance.now();
+try {
+  for (const [i, bench] of BENCHES.entries()) {
+    if (only.length > 0 && !only.some((o) => bench.file.startsWith(o))) continue;
+    const out = join(scratch, `${i}.json`);
+    const t0 = performance.now();
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [fileURLToPath(new URL(bench.file, import.meta.url))], {
+        stdio: 'inherit',
+        env: { ...process.env, BENCH_OUT: out },
+      });
+      child.on('exit', (c) => resolve(c));
+    });
+    process.stdout.write(`   (${bench.file}: ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+    if (code !== 0) {
+      summary.push({ figure: bench.title, value: `benchmark failed (exit ${code})`, target: '', pass: false });
+      continue;
+    }
+    summary.push(...(JSON.parse(await readFile(out, 'utf8')) as SummaryRow[]));
+  }
+} finally {
+  await rm(scratch, { recursive: true, force: true });
+}
+
+lib.section(`Summary (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+lib.print(lib.table([['figure', 'value', 'target', ''], ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)])]));
