@@ -10,7 +10,7 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../core/errors.js';
-import type { GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
+import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
 import { computeMergeTree, mergeBranch } from './git-merge.js';
@@ -212,6 +212,32 @@ export class SimpleGitAdapter implements GitPort {
   async diffStat(worktree: string, base: string): Promise<string> {
     assertRefName(base, 'base');
     return this.#at(worktree).out(['diff', '--stat', '--no-color', '--no-ext-diff', `${base}...HEAD`]);
+  }
+
+  async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
+    assertRefName(base, 'base');
+    const out = await this.#at(worktree).out([
+      '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200', '-p',
+      '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`,
+    ]);
+    const split = out.startsWith('diff --git ') ? 0 : out.indexOf('\ndiff --git ');
+    const head = split === -1 ? out : out.slice(0, split);
+    const patch = split === -1 ? '' : out.slice(split === 0 ? 0 : split + 1);
+    const numstat: DiffSummary['numstat'] = [];
+    const stat: string[] = [];
+    let quoted = false;
+    for (const line of head.split('\n')) {
+      const m = /^(\d+|-)\t(\d+|-)\t(.*)$/.exec(line);
+      if (m !== null) {
+        quoted ||= m[3]!.startsWith('"');
+        numstat.push({ path: m[3]!, added: m[1] === '-' ? 0 : Number(m[1]), deleted: m[2] === '-' ? 0 : Number(m[2]) });
+      } else if (line.trim() !== '') {
+        stat.push(line);
+      }
+    }
+    // A name git had to quote (a tab, a newline, a quote in it) is read exactly from the NUL-separated form,
+    // so that protected-path checks see the real name.
+    return { numstat: quoted ? await this.diffNumstat(worktree, base) : numstat, stat: stat.length > 0 ? `${stat.join('\n')}\n` : '', patch };
   }
 
   async merge(branch: string, base: string, message: string, options: { ignoreDirty?: readonly string[] } = {}): Promise<MergeResult> {

@@ -41,16 +41,16 @@ export function credentialsFrom(env: NodeJS.ProcessEnv, required: boolean): Cred
 }
 
 /**
- * Where the SDK's own warnings (deprecated models, retries) go. They must not be printed over the
+ * Where warnings of the services go (the SDK's own: deprecated models, retries; a failing notify command). They must not be printed over the
  * interactive view, so a session points this at the fleet's log events; until then they go to stderr.
  */
-export const sdkLog: { target: (level: 'warn' | 'error', message: string) => void } = {
+export const serviceLog: { target: (level: 'warn' | 'error', message: string) => void } = {
   target: (level, message) => process.stderr.write(`loopfleet: ${level}: ${message}\n`),
 };
 
 const sdkLogger = {
-  error: (...args: unknown[]) => sdkLog.target('error', args.map(String).join(' ')),
-  warn: (...args: unknown[]) => sdkLog.target('warn', args.map(String).join(' ')),
+  error: (...args: unknown[]) => serviceLog.target('error', args.map(String).join(' ')),
+  warn: (...args: unknown[]) => serviceLog.target('warn', args.map(String).join(' ')),
   info: () => undefined,
   debug: () => undefined,
 };
@@ -80,12 +80,12 @@ export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.Pr
     store: new LowdbStateStore(repo.statePath),
     clock: systemClock,
     tickDone: (id) => tickDone(repo.backlogPath, id),
-    notify: (command, payload) => {
-      void runner
-        .run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${JSON.stringify(payload)}\n` })
-        .then((r) => {
-          if (r.exitCode !== 0) process.stderr.write(`loopfleet: notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}\n`);
-        });
-    },
+    notify: (command, payload) =>
+      runner.run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${JSON.stringify(payload)}\n` }).then(
+        (r) => {
+          if (r.exitCode !== 0) serviceLog.target('warn', `notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}`);
+        },
+        (error: Error) => serviceLog.target('warn', `notify command \`${command}\` could not run: ${error.message}`),
+      ),
   };
 }

@@ -5,7 +5,7 @@ import { Fleet, WORK_DIR } from '../core/fleet.js';
 import type { Backlog, FleetGates } from '../core/types.js';
 import type { FleetServices } from '../core/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
-import { buildServices, sdkLog } from './services.js';
+import { buildServices, serviceLog } from './services.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -60,7 +60,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const backlog = applyOverrides(await loadBacklog(repo, true, known), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
     await fleet.open();
-    sdkLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
+    serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
     if (options.watch) {

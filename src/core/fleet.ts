@@ -38,8 +38,8 @@ export interface FleetServices extends PipelineServices {
   workspace: Workspace;
   /** ticks `[x]` on the task's item in BACKLOG.md; false when the item is gone */
   tickDone: (id: string) => Promise<boolean>;
-  /** runs the `notify:` command with the event on stdin */
-  notify: (command: string, payload: Record<string, unknown>) => void;
+  /** runs the `notify:` command with the event on stdin; resolves when it has ended (it never rejects) */
+  notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
 }
 
 export interface FleetOptions {
@@ -85,6 +85,8 @@ export class Fleet implements FleetHandle {
   #idleWaiters: Array<() => void> = [];
   #fleetTimer: NodeJS.Timeout | null = null;
   #merging: Promise<void> = Promise.resolve();
+  /** notify commands still running: stop() waits for them so the last status change is not lost at exit */
+  readonly #notifying = new Set<Promise<void>>();
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -230,6 +232,7 @@ export class Fleet implements FleetHandle {
     await this.#queue.onIdle();
     if (this.#fleetTimer !== null) clearTimeout(this.#fleetTimer);
     await this.#merging;
+    await Promise.all(this.#notifying);
     await this.#state.flush();
     await this.#s.workspace.flush();
     this.#setPhase('finished');
@@ -330,7 +333,9 @@ export class Fleet implements FleetHandle {
     if (before !== status) {
       this.#emitFleet();
       if (this.#config.notify !== null && FINAL.has(status)) {
-        this.#s.notify(this.#config.notify, { event: 'status', id, title: task.title, status, previousStatus: before, reason: task.reason, branch: task.branch });
+        const sent = this.#s.notify(this.#config.notify, { event: 'status', id, title: task.title, status, previousStatus: before, reason: task.reason, branch: task.branch });
+        this.#notifying.add(sent);
+        void sent.finally(() => this.#notifying.delete(sent));
       }
     }
   }

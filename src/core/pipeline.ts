@@ -117,7 +117,6 @@ export class Pipeline {
         }
       }
     }
-    const headBefore = await this.#s.git.revParse(input.branch);
 
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
@@ -136,12 +135,11 @@ export class Pipeline {
       `${spec.id}: ${spec.title}\n\nAttempt ${input.attempt}, committed by loopfleet.`,
       prepared.copied,
     );
-    const numstat = await this.#s.git.diffNumstat(input.worktree, input.base);
+    const { numstat, patch: diff, stat } = await this.#s.git.diffSummary(input.worktree, input.base);
     if (numstat.length === 0) {
       return this.#fail(result, 'check-failed', 'the implementer changed nothing', 'No file differs from the base branch.');
     }
-    const diff = await this.#s.git.diff(input.worktree, input.base);
-    result.diffStat = await this.#s.git.diffStat(input.worktree, input.base);
+    result.diffStat = stat;
 
     result.guard = guardDiff({
       numstat,
@@ -154,7 +152,7 @@ export class Pipeline {
     });
     if (result.guard.length > 0) {
       // A refused change must not stay in the branch's history (it may hold a secret): back to the attempt's start.
-      if (headBefore !== null && result.commit !== null) await this.#s.git.resetHard(input.worktree, headBefore);
+      if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
       return this.#fail(result, 'guard-failed', result.guard.join('; '), result.guard.join('\n'));
     }
 

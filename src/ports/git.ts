@@ -13,6 +13,12 @@ export type MergeResult =
   | { kind: 'conflict'; files: string[] }
   | { kind: 'refused'; reason: string };
 
+export interface DiffSummary {
+  numstat: Array<{ path: string; added: number; deleted: number }>;
+  stat: string;
+  patch: string;
+}
+
 export interface GitPort {
   readonly root: string;
   /** short name of the branch checked out in the main worktree; null when HEAD is detached */
@@ -42,6 +48,8 @@ export interface GitPort {
   /** per-file added/deleted line counts of `base...HEAD` */
   diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>>;
   diffStat(worktree: string, base: string): Promise<string>;
+  /** numstat, diffstat and patch of `base...HEAD` at once (one git process instead of three) */
+  diffSummary(worktree: string, base: string): Promise<DiffSummary>;
 
   /**
    * Merge `branch` into `base` with a merge commit. Never touches uncommitted work: refused when the main

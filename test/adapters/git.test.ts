@@ -231,6 +231,26 @@ describe('SimpleGitAdapter', () => {
     );
     expect(numstat).toHaveLength(4);
     expect(await adapter.diffStat(wt, 'main')).toMatch(/files? changed/);
+
+    // The one-process summary says the same as the three separate calls.
+    const summary = await adapter.diffSummary(wt, 'main');
+    expect(summary.numstat).toEqual(numstat);
+    // without rename detection: a move shows as a deletion and an addition, so no path hides behind a rename
+    expect(summary.patch).toContain('+A2');
+    expect(summary.patch).toContain('deleted file mode');
+    expect(summary.patch).not.toContain('other.txt');
+    expect(summary.patch.startsWith('diff --git a/a.txt b/a.txt')).toBe(true);
+    expect(summary.stat).toMatch(/a\.txt +\| +3 /);
+    expect(summary.stat).toMatch(/4 files changed/);
+  });
+
+  it('reads exotic file names exactly in the diff summary, for the guard checks', async () => {
+    await adapter.addWorktree(wt, 'loop/T-1', 'main');
+    await write(path.join(wt, 'tab\there.txt'), 'x\n');
+    await write(path.join(wt, 'ünïcode.txt'), 'y\n');
+    await adapter.commitAll(wt, 'T-1: names');
+    const summary = await adapter.diffSummary(wt, 'main');
+    expect(summary.numstat.map((n) => n.path).sort()).toEqual(['tab\there.txt', 'ünïcode.txt']);
   });
 
   it('merges with a merge commit of two parents and the message', async () => {

@@ -120,8 +120,7 @@ describe('notify and the shell without a sandbox', () => {
     const root = await repo('check: test -f done.txt\nnotify: sh -c "cat >> \\"$LOOPFLEET_GIT_ROOT_FOR_TEST/notified.jsonl\\""', '- [ ] T-1 One');
     process.env.LOOPFLEET_GIT_ROOT_FOR_TEST = root;
     try {
-      await runFleet(root, writesDone);
-      for (let i = 0; i < 30 && !existsSync(join(root, 'notified.jsonl')); i++) await new Promise((r) => setTimeout(r, 100));
+      await runFleet(root, writesDone); // closing the session waits for the notify commands
       const events = (await read(root, 'notified.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(events).toContainEqual(expect.objectContaining({ event: 'status', id: 'T-1', status: 'verified', branch: 'loop/T-1' }));
     } finally {
