@@ -11,7 +11,7 @@ import type { TaskState } from '../src/core/types.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
-const { statusRows } = await lib.dist<typeof import('../src/commands/manage.js')>('commands/manage.js');
+const { statusRows } = await lib.dist<typeof import('../src/commands/status.js')>('commands/status.js');
 const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/lowdb-state.js')>('adapters/lowdb-state.js');
 const { fakeTasks, fakeAttempt } = await lib.dist<typeof import('../src/ui/fake-fleet.js')>('ui/fake-fleet.js');
 const { STATE_VERSION } = await lib.dist<typeof import('../src/ports/state-store.js')>('ports/state-store.js');

@@ -1,19 +1,15 @@
-#!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InputError, InputErrors, UsageError } from './core/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/units.js';
-import { demo } from './commands/demo.js';
-import { init } from './commands/init.js';
-import { manage, prune, statusRows, statusTable } from './commands/manage.js';
-import { overnight } from './commands/overnight.js';
 import { findRepo } from './commands/repo.js';
-import { PACKAGE_ROOT } from './commands/services.js';
 import type { Overrides } from './commands/session.js';
-import { tui } from './commands/tui.js';
-import { audit } from './commands/audit.js';
+import { statusRows, statusTable } from './commands/status.js';
+
+// Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
+const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 export const HELP = `loopfleet — run a fleet of coding agents over a repository's backlog
 
@@ -116,12 +112,15 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     throw new UsageError(`--overnight is not an option of \`loopfleet ${command}\``);
   }
 
-  if (command === 'demo') return demo({ headless: values.overnight === true || !process.stdout.isTTY, color, overrides, out });
+  if (command === 'demo') {
+    const { demo } = await import('./commands/demo.js');
+    return demo({ headless: values.overnight === true || !process.stdout.isTTY, color, overrides, out });
+  }
   const repo = await findRepo(process.cwd());
   const env = process.env;
   switch (command) {
     case 'init':
-      return init(repo, out);
+      return (await import('./commands/init.js')).init(repo, out);
     case 'status': {
       const rows = await statusRows(repo);
       out(values.json ? JSON.stringify(rows, null, 2) : statusTable(rows));
@@ -130,14 +129,15 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     case 'merge':
     case 'discard':
     case 'retry':
-      return manage(repo, command, rest[0]!, env, out);
+      return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'prune':
-      return prune(repo, env, out);
+      return (await import('./commands/manage.js')).prune(repo, env, out);
     case 'audit':
-      return audit(repo, env, out);
+      return (await import('./commands/audit.js')).audit(repo, env, out);
     default: {
       const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
-      return values.overnight ? overnight(repo, options, out) : tui(repo, { ...options, color });
+      if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
+      return (await import('./commands/tui.js')).tui(repo, { ...options, color });
     }
   }
 }
@@ -165,7 +165,10 @@ function exit(code: number): void {
   setTimeout(() => process.exit(code), 1000).unref();
 }
 
-const invoked = process.argv[1];
-if (invoked !== undefined && realpathSync(invoked) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).then(exit, (error: unknown) => exit(report(error)));
+/** Runs the command line and sets the exit code; the process ends when the work is done. */
+export function runCli(argv: string[]): void {
+  main(argv).then(exit, (error: unknown) => exit(report(error)));
 }
+
+const invoked = process.argv[1];
+if (invoked !== undefined && realpathSync(invoked) === fileURLToPath(import.meta.url)) runCli(process.argv.slice(2));

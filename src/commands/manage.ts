@@ -1,9 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../core/errors.js';
-import { taskGates } from '../core/task-runner.js';
-import { totalTokens, type TaskState, type TaskStatusJson } from '../core/types.js';
-import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import type { Repo } from './repo.js';
 import { openSession } from './session.js';
 
@@ -38,40 +33,3 @@ export async function prune(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   }
 }
 
-/** status reads state and backlog and writes nothing, so it works while a fleet runs. */
-export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
-  const backlog = parseBacklog(await readFile(repo.backlogPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new UsageError(`no BACKLOG.md in ${repo.root}: run \`loopfleet init\` to write one`);
-    throw error;
-  }), repo.backlogPath).backlog;
-  const state = await new LowdbStateStore(repo.statePath).load();
-  return backlog.tasks.map((spec): TaskStatusJson => {
-    const t: TaskState | undefined = state?.tasks[spec.id];
-    const maxAttempts = taskGates(spec, backlog.config).attempts;
-    if (t === undefined) {
-      return { id: spec.id, title: spec.title, status: spec.done ? 'merged' : 'queued', phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null };
-    }
-    return {
-      id: t.id,
-      title: spec.title,
-      status: spec.done && t.status !== 'running' ? 'merged' : t.status,
-      phase: t.phase,
-      attempt: t.attempt,
-      maxAttempts: t.maxAttempts,
-      tokens: totalTokens(t.usage),
-      costUsd: Math.round(t.costUsd * 1e6) / 1e6,
-      branch: t.branch,
-      reason: t.reason,
-    };
-  });
-}
-
-export function statusTable(rows: TaskStatusJson[]): string {
-  if (rows.length === 0) return 'no tasks in BACKLOG.md';
-  const lines = rows.map((r) => {
-    const phase = r.phase === null ? '' : `/${r.phase}`;
-    const reason = r.reason === null ? '' : `  ${r.reason}`;
-    return `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${String(r.tokens).padStart(9)} tok  $${r.costUsd.toFixed(4).padStart(8)}  ${r.title}${reason}`;
-  });
-  return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(13)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');
-}

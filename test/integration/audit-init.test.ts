@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audit } from '../../src/commands/audit.js';
 import { init } from '../../src/commands/init.js';
-import { statusRows } from '../../src/commands/manage.js';
+import { statusRows } from '../../src/commands/status.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
