@@ -3,7 +3,7 @@
  * model, `check: "true"`, review off — through the real engine, against plain git doing the same steps
  * per task (worktree add -b, write the file, add -A, commit) at concurrency 4. Three runs each, medians.
  */
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 // Before the engine is loaded, so that every process it starts is counted.
@@ -35,11 +35,15 @@ let worktreeAddRetries = 0;
 async function worktreeAdd(root: string, id: string, wt: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await lib.gitSpawn(root, 'worktree', 'add', '-q', '-b', `loop/${id}`, wt, 'main');
+      // A lost race may have created the branch before failing: the retry checks it out instead.
+      const branchArgs = attempt === 1 ? ['-b', `loop/${id}`, wt, 'main'] : [wt, `loop/${id}`];
+      await lib.gitSpawn(root, 'worktree', 'add', '-q', ...branchArgs);
       return;
     } catch (error) {
       if (attempt >= 3 || !/failed to read .*commondir/.test(String(error))) throw error;
       worktreeAddRetries++;
+      await rm(wt, { recursive: true, force: true });
+      await lib.gitSpawn(root, 'worktree', 'prune');
     }
   }
 }

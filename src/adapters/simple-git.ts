@@ -133,12 +133,24 @@ export class SimpleGitAdapter implements GitPort {
     await this.#worktreeAdd(target, ['--detach', commit]);
   }
 
-  /** `git worktree add -q <target> <rest>`, clearing a registration a crash or a manual `rm -rf` left behind. */
-  async #worktreeAdd(target: string, rest: string[], retry = true): Promise<void> {
+  /**
+   * `git worktree add -q <target> <rest>`, clearing a registration a crash or a manual `rm -rf` left behind.
+   * git 2.x can lose a race between two concurrent adds (one reads the other's half-written
+   * `.git/worktrees/<id>/commondir`); that failure is retried rather than every add serialised, which
+   * would make a fleet's start as slow as its worktree count.
+   */
+  async #worktreeAdd(target: string, rest: string[], retry = true, races = 0): Promise<void> {
     const git = this.#at();
     try {
       await git.run(['worktree', 'add', '-q', target, ...rest]);
     } catch (error) {
+      if (error instanceof GitCommandError && races < 3 && /failed to read .*commondir/.test(error.stderr)) {
+        await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+        // The lost add may have created the branch already: then it is checked out, not created again.
+        const branch = rest[0] === '-b' ? rest[1] : undefined;
+        const again = branch !== undefined && (await this.branchExists(branch)) ? [branch] : rest;
+        return this.#worktreeAdd(target, again, retry, races + 1);
+      }
       if (!(error instanceof GitCommandError) || !retry || !/missing but (already )?registered worktree/.test(error.stderr)) throw error;
       // Only this path's stale registration goes; `worktree prune` would also drop the user's worktrees
       // on a drive that happens to be unmounted.
