@@ -141,6 +141,13 @@ describe('the built CLI as a subprocess', () => {
       expect(noCommits.stderr).toMatch(/no commits/);
       await empty.cleanup();
 
+      await git(root, 'checkout', '--quiet', 'main');
+      await writeFiles(root, { 'BACKLOG.md': backlog('base: release\ncheck: "true"', '- [ ] T-1 A') });
+      const noBase = await cli(root, ['--overnight']);
+      expect(noBase.exitCode).toBe(2);
+      expect(noBase.stderr).toMatch(/base branch 'release' does not exist/);
+      expect(existsSync(join(root, '.loop-worktrees'))).toBe(false);
+
       const outside = await cli('/', ['status']);
       expect(outside.exitCode).toBe(2);
       expect(outside.stderr).toMatch(/not inside a git repository/);
