@@ -74,31 +74,13 @@ class FakeStdout extends EventEmitter {
   }
 }
 
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  #data: string | null = null;
-  type(data: string): void {
-    this.#data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  }
-  read = (): string | null => {
-    const d = this.#data;
-    this.#data = null;
-    return d;
-  };
-  setEncoding(): void {}
-  setRawMode(): void {}
-  resume(): void {}
-  pause(): void {}
-  ref(): void {}
-  unref(): void {}
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const { renderTui } = await lib.dist<typeof import('../src/ui/render-tui.js')>('ui/render-tui.js');
 const { FakeFleet, fakeTasks } = await lib.dist<typeof import('../src/ui/fake-fleet.js')>('ui/fake-fleet.js');
+const { FakeStdin } = await lib.dist<typeof import('../src/ui/fake-terminal.js')>('ui/fake-terminal.js');
+type FakeStdin = InstanceType<typeof FakeStdin>;
 
 interface Mounted {
   firstFrameMs: number;

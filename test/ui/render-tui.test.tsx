@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, test } from 'vitest';
 import { FakeFleet } from '../../src/ui/fake-fleet.js';
+import { FakeStdin } from '../../src/ui/fake-terminal.js';
 import { colorWanted, renderTui } from '../../src/ui/render-tui.js';
 import { mixedTasks } from './fixtures.js';
 import { KEY, sleep } from './helpers.js';
@@ -19,29 +20,9 @@ class TestStdout extends EventEmitter {
   };
 }
 
-class TestStdin extends EventEmitter {
-  isTTY = true;
-  private data: string | null = null;
-  write(data: string): void {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  }
-  read = (): string | null => {
-    const d = this.data;
-    this.data = null;
-    return d;
-  };
-  setEncoding(): void {}
-  setRawMode(): void {}
-  resume(): void {}
-  pause(): void {}
-  ref(): void {}
-  unref(): void {}
-}
 
-function terminal(): { stdout: NodeJS.WriteStream; stdin: NodeJS.ReadStream; input: TestStdin } {
-  const input = new TestStdin();
+function terminal(): { stdout: NodeJS.WriteStream; stdin: NodeJS.ReadStream; input: FakeStdin } {
+  const input = new FakeStdin();
   return { stdout: new TestStdout() as unknown as NodeJS.WriteStream, stdin: input as unknown as NodeJS.ReadStream, input };
 }
 
@@ -55,7 +36,7 @@ describe('renderTui', () => {
     });
     await sleep(50);
     expect(resolved).toBe(false);
-    input.write('q');
+    input.type('q');
     await done;
     expect(fleet.calls).toEqual([{ command: 'stop' }]);
   });
@@ -65,7 +46,7 @@ describe('renderTui', () => {
     const { stdout, stdin, input } = terminal();
     const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false });
     await sleep(50);
-    input.write(KEY.ctrlC);
+    input.type(KEY.ctrlC);
     await done;
     expect(fleet.calls).toEqual([{ command: 'stop' }]);
   });
@@ -81,9 +62,9 @@ describe('renderTui', () => {
     const { stdout, stdin, input } = terminal();
     const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false });
     await sleep(50);
-    input.write('q');
+    input.type('q');
     await sleep(50);
-    input.write('q');
+    input.type('q');
     await done;
     expect(fleet.calls).toEqual([{ command: 'stop' }]);
   });
@@ -97,7 +78,7 @@ describe('renderTui', () => {
     const { stdout, stdin, input } = terminal();
     const done = renderTui(new BrokenStop({ tasks: mixedTasks() }), { color: false, stdout, stdin, patchConsole: false });
     await sleep(50);
-    input.write('q');
+    input.type('q');
     await expect(done).rejects.toThrow('state.json could not be written');
   });
 
