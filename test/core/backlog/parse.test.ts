@@ -430,3 +430,19 @@ describe('new ids and ids used before', () => {
     expect(parseBacklog(text, 'BACKLOG.md', { takenIds: ['T-1', 'T-2', 'T-7'] }).missingIds.map((m) => m.id)).toEqual(['T-8']);
   });
 });
+
+describe('the bundled backlogs', () => {
+  it('all parse: the examples, the demo and the init template', async () => {
+    const { readdirSync } = await import('node:fs');
+    const root = new URL('../../../backlog/', import.meta.url);
+    const files = [
+      ...readdirSync(new URL('examples/', root)).map((f) => new URL(`examples/${f}`, root)),
+      new URL('demo-repo/BACKLOG.md', root),
+      new URL('init-template.md', root),
+    ];
+    for (const file of files) {
+      const parsed = parseBacklog(readFileSync(file, 'utf8'), file.pathname);
+      expect(parsed.backlog.tasks.length, file.pathname).toBeGreaterThanOrEqual(file.pathname.endsWith('init-template.md') ? 0 : 3);
+    }
+  });
+});
