@@ -84,6 +84,23 @@ export async function discardTask(ctx: ActionContext, id: string): Promise<void>
   });
 }
 
+/** A failed or discarded task goes back to the queue with a fresh budget of attempts, tokens, cost and time. */
+export function retryFailed(ctx: ActionContext, id: string): void {
+  const task = need(ctx, id);
+  if (task.status !== 'failed' && task.status !== 'discarded') {
+    throw new RefusedError(`${id} is ${task.status}: only failed, conflict or discarded tasks can be retried`);
+  }
+  ctx.setStatus(id, 'queued', (t) => {
+    t.reason = null;
+    t.gate = null;
+    t.budget = freshBudget(t);
+  });
+}
+
+function freshBudget(t: TaskState): TaskState['budget'] {
+  return { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
+}
+
 /** A conflict task: rebase its branch onto the new base and verify it again. */
 export async function retryConflict(ctx: ActionContext, id: string): Promise<void> {
   const worktree = ctx.worktreeOf(id);
@@ -98,7 +115,7 @@ export async function retryConflict(ctx: ActionContext, id: string): Promise<voi
   ctx.setStatus(id, 'queued', (t) => {
     t.reason = 'rebased onto the new base; verifying again';
     t.verifyOnly = true;
-    t.budget = { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
+    t.budget = freshBudget(t);
   });
   ctx.reverify();
 }

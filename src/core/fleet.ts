@@ -3,25 +3,22 @@ import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { GateError, RefusedError, StopError, UsageError } from './errors.js';
+import { GateError, StopError, UsageError } from './errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { checkFleetGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
 import { WORK_DIR } from './layout.js';
-import { costOf, priceOf } from './pricing.js';
 import { FleetState } from './state.js';
 import { runTask, taskGates, type TaskRunContext } from './task-runner.js';
-import { mergeTask, discardTask, retryConflict } from './fleet-actions.js';
+import { mergeTask, discardTask, retryConflict, retryFailed } from './fleet-actions.js';
+import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import {
   TASK_STATUSES,
-  ZERO_USAGE,
-  addUsage,
   totalTokens,
   type Backlog,
   type FleetConfig,
-  type FleetGates,
   type GateName,
   type Role,
   type TaskSpec,
@@ -75,8 +72,7 @@ export class Fleet implements FleetHandle {
   #state!: FleetState;
   #scheduled = new Set<string>();
   #runStartedAt = 0;
-  #runUsage: Usage = { ...ZERO_USAGE };
-  #runCost = 0;
+  #accounting!: Accounting;
   #stoppedBy: GateName | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
@@ -109,23 +105,9 @@ export class Fleet implements FleetHandle {
   /** Load state and reconcile it with the backlog and the worktrees a crash may have left. */
   async open(): Promise<void> {
     this.#state = await FleetState.open(this.#s.store, this.#s.clock);
+    this.#accounting = new Accounting(this.#state);
     this.#state.base = this.base;
-    for (const task of this.#state.all()) {
-      if (task.status === 'running') {
-        // A crash or kill left it mid-attempt: that attempt is interrupted and will be run again.
-        this.#state.update(task.id, (t) => {
-          const a = t.attempts.find((x) => x.n === t.attempt && x.outcome === 'running');
-          if (a !== undefined) {
-            a.outcome = 'interrupted';
-            a.reason = 'the fleet stopped while the attempt ran';
-            a.endedAt = new Date(this.#s.clock.now()).toISOString();
-          }
-          t.status = 'queued';
-          t.phase = null;
-          t.reason = 'resumed after an interrupted run';
-        });
-      }
-    }
+    this.#state.requeueInterrupted();
     for (const spec of this.#specs.values()) this.#ensure(spec);
     await this.#state.flush();
   }
@@ -167,11 +149,6 @@ export class Fleet implements FleetHandle {
       },
       stoppedBy: this.#stoppedBy,
     };
-  }
-
-  /** Fleet gates with the CLI's overrides applied. */
-  get fleetGates(): FleetGates {
-    return this.#config.fleetGates;
   }
 
   get stoppedBy(): GateName | null {
@@ -273,14 +250,7 @@ export class Fleet implements FleetHandle {
       await retryConflict(this.#actions(), id);
       return;
     }
-    if (task.status !== 'failed' && task.status !== 'discarded') {
-      throw new RefusedError(`${id} is ${task.status}: only failed, conflict or discarded tasks can be retried`);
-    }
-    this.#setStatus(id, 'queued', (t) => {
-      t.reason = null;
-      t.gate = null;
-      t.budget = { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
-    });
+    retryFailed(this.#actions(), id);
     this.#schedule();
   }
 
@@ -408,25 +378,7 @@ export class Fleet implements FleetHandle {
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
-    const price = reportedUsd === undefined ? priceOf(model, this.#config.prices) : null;
-    const cost = reportedUsd ?? (price === null ? 0 : costOf(delta, price));
-    const task = this.#state.update(id, (t) => {
-      t.usage = addUsage(t.usage, delta);
-      t.costUsd += cost;
-      if (reportedUsd === undefined && price === null && !t.unpricedModels.includes(model)) t.unpricedModels.push(model);
-      const attempt = t.attempts.at(-1);
-      if (attempt !== undefined) {
-        attempt.usageByRole[role] = addUsage(attempt.usageByRole[role] ?? { ...ZERO_USAGE }, delta);
-        attempt.costByRole[role] = (attempt.costByRole[role] ?? 0) + cost;
-        attempt.costUsd += cost;
-      }
-    });
-    this.#state.updateFleet((f) => {
-      f.usage = addUsage(f.usage, delta);
-      f.costUsd += cost;
-    });
-    this.#runUsage = addUsage(this.#runUsage, delta);
-    this.#runCost += cost;
+    const task = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
     this.events.emit('usage', { id, role, model, delta, task: task.usage, taskCostUsd: task.costUsd, fleet: this.summary().totals });
   }
 
@@ -434,7 +386,7 @@ export class Fleet implements FleetHandle {
   #checkFleetNow(): void {
     if (this.#stop.signal.aborted) return;
     const tripped = checkFleetGates(
-      { usage: this.#runUsage, costUsd: this.#runCost, elapsedMs: 0, startedAt: null },
+      { usage: this.#accounting.runUsage, costUsd: this.#accounting.runCostUsd, elapsedMs: 0, startedAt: null },
       this.#config.fleetGates,
       this.#s.clock.now() - this.#runStartedAt,
     );

@@ -91,6 +91,28 @@ export class FleetState {
     return task;
   }
 
+  /**
+   * Tasks a crash or a kill left `running` go back to `queued`; the attempt they were in is kept as
+   * `interrupted` (its spending stays in the totals) and runs again under the same number.
+   */
+  requeueInterrupted(): void {
+    const now = new Date(this.#clock.now()).toISOString();
+    for (const task of this.all()) {
+      if (task.status !== 'running') continue;
+      this.update(task.id, (t) => {
+        const a = t.attempts.find((x) => x.n === t.attempt && x.outcome === 'running');
+        if (a !== undefined) {
+          a.outcome = 'interrupted';
+          a.reason = 'the fleet stopped while the attempt ran';
+          a.endedAt = now;
+        }
+        t.status = 'queued';
+        t.phase = null;
+        t.reason = 'resumed after an interrupted run';
+      });
+    }
+  }
+
   /** Apply `change` to a task; `flush` saves without waiting for the batch window (status changes). */
   update(id: string, change: (task: TaskState) => void, flush = false): TaskState {
     const task = this.#data.tasks[id];

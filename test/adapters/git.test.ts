@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RefusedError } from '../../src/core/errors.js';
 import { GitCommandError } from '../../src/adapters/git-exec.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
