@@ -278,7 +278,8 @@ export class Fleet implements FleetHandle {
   #ensure(spec: TaskSpec): void {
     if (this.#state === undefined) return;
     const existed = this.#state.get(spec.id) !== undefined;
-    const task = this.#state.ensure(spec, taskGates(spec, this.#config).attempts);
+    const gates = taskGates(spec, this.#config);
+    const task = this.#state.ensure(spec, gates.attempts, gates);
     if (spec.done && task.status !== 'merged' && task.status !== 'running') {
       this.#state.update(spec.id, (t) => {
         t.status = 'merged';

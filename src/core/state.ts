@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import { STATE_VERSION, type StateData, type StateStore } from '../ports/state-store.js';
-import { ZERO_USAGE, type FleetTotals, type TaskSpec, type TaskState } from './types.js';
+import { ZERO_USAGE, type FleetTotals, type TaskGates, type TaskSpec, type TaskState } from './types.js';
 
 const SAVE_DELAY_MS = 250;
 
@@ -56,8 +56,8 @@ export class FleetState {
     return Object.values(this.#data.tasks);
   }
 
-  /** The task's record, created `queued` on first sight. Title and gate are refreshed from the backlog. */
-  ensure(spec: TaskSpec, maxAttempts: number): TaskState {
+  /** The task's record, created `queued` on first sight. Title and gates are refreshed from the backlog. */
+  ensure(spec: TaskSpec, maxAttempts: number, gates?: TaskGates): TaskState {
     const now = new Date(this.#clock.now()).toISOString();
     let task = this.#data.tasks[spec.id];
     if (task === undefined) {
@@ -79,13 +79,15 @@ export class FleetState {
         updatedAt: now,
         unpricedModels: [],
         verifyOnly: false,
+        ...(gates === undefined ? {} : { gates }),
         budget: { fromAttempt: 0, usage: { ...ZERO_USAGE }, costUsd: 0, elapsedMs: 0 },
       };
       this.#data.tasks[spec.id] = task;
       this.touch(true);
-    } else if (task.title !== spec.title || task.maxAttempts !== maxAttempts) {
+    } else if (task.title !== spec.title || task.maxAttempts !== maxAttempts || JSON.stringify(task.gates) !== JSON.stringify(gates)) {
       task.title = spec.title;
       task.maxAttempts = maxAttempts;
+      if (gates !== undefined) task.gates = gates;
       this.touch();
     }
     return task;

@@ -191,6 +191,8 @@ export interface TaskState {
   updatedAt: string;
   /** model names used that the price table does not know */
   unpricedModels: string[];
+  /** the task's own limits (its fields over the front matter's), for display; absent in older state files */
+  gates?: TaskGates;
   /** the next attempt only verifies (check and review) the branch as it is: set after a rebase */
   verifyOnly: boolean;
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */

@@ -62,6 +62,8 @@ export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, 
   const status = `${STATUS_SYMBOL[task.status]} ${task.status}`;
   // A task that has not spent anything yet shows blanks, not a row of zeros.
   const spent = tokens > 0 || task.costUsd > 0;
+  // A task's own `tokens:` / `cost:` limits win over the front matter's.
+  const limits = task.gates ?? gates;
   return (
     <Styled wrap="truncate-end" bold={selected}>
       <Styled color="cyan">{selected ? '› ' : '  '}</Styled>
@@ -74,13 +76,13 @@ export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, 
       {cols.tokens > 0 && (
         <>
           <Text>{padStart(spent ? formatTokens(tokens) : '', 6)}</Text>
-          {cols.meters && spent ? <Meter used={budgetTokens} limit={gates.tokens} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+          {cols.meters && spent ? <Meter used={budgetTokens} limit={limits.tokens} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
         </>
       )}
       {cols.cost > 0 && (
         <>
           <Text>{padStart(spent ? formatUsd(task.costUsd) : '', 7)}</Text>
-          {cols.meters && spent ? <Meter used={budgetCost} limit={gates.costUsd} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+          {cols.meters && spent ? <Meter used={budgetCost} limit={limits.costUsd} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
         </>
       )}
       {cols.elapsed > 0 && <Text>{padStart(elapsedMs > 0 || task.status === 'running' ? formatDuration(elapsedMs) : '', 8)}</Text>}

@@ -124,3 +124,14 @@ describe('fleet view', () => {
     expect(t.frame()).toContain('No task selected');
   });
 });
+
+describe('per-task gates', () => {
+  test("a task's own token limit drives its meter, not the front matter's", async () => {
+    const usage = { input: 250_000, output: 0, cacheWrite: 0, cacheRead: 0 };
+    const own = fakeTask('T-1', { status: 'verified', usage, gates: { attempts: 3, tokens: 250_000, timeMs: null, costUsd: null } });
+    const shared = fakeTask('T-2', { status: 'verified', usage });
+    const t = await setup({ tasks: [own, shared], columns: 140 });
+    expect(rowOf(t.frame(), 'T-1')).toContain('▮▮▮▮▮'); // 250k of its own 250k
+    expect(rowOf(t.frame(), 'T-2')).toMatch(/▮▮▮▯▯|▮▮▯▯▯/); // 250k of the front matter's 500k
+  });
+});
