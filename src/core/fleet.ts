@@ -48,7 +48,6 @@ export interface FleetOptions {
   parentEnv: NodeJS.ProcessEnv;
 }
 
-const FINAL: ReadonlySet<TaskStatus> = new Set(['verified', 'merged', 'discarded', 'failed', 'conflict']);
 
 /**
  * The fleet: schedules tasks over a p-queue, runs each through the pipeline, keeps state and tells
@@ -81,8 +80,11 @@ export class Fleet implements FleetHandle {
   #idleWaiters: Array<() => void> = [];
   #fleetTimer: NodeJS.Timeout | null = null;
   #merging: Promise<void> = Promise.resolve();
-  /** notify commands still running: stop() waits for them so the last status change is not lost at exit */
-  readonly #notifying = new Set<Promise<void>>();
+  /**
+   * notify commands run one after another, so the receiver sees changes in the order they happened;
+   * stop() waits for the chain so the last change is not lost at exit
+   */
+  #notifying: Promise<void> = Promise.resolve();
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -209,7 +211,7 @@ export class Fleet implements FleetHandle {
     await this.#queue.onIdle();
     if (this.#fleetTimer !== null) clearTimeout(this.#fleetTimer);
     await this.#merging;
-    await Promise.all(this.#notifying);
+    await this.#notifying;
     await this.#state.flush();
     await this.#s.workspace.flush();
     this.#setPhase('finished');
@@ -303,12 +305,15 @@ export class Fleet implements FleetHandle {
     this.events.emit('task', { task: structuredClone(task), previousStatus: before });
     if (before !== status) {
       this.#emitFleet();
-      if (this.#config.notify !== null && FINAL.has(status)) {
-        const sent = this.#s.notify(this.#config.notify, { event: 'status', id, title: task.title, status, previousStatus: before, reason: task.reason, branch: task.branch });
-        this.#notifying.add(sent);
-        void sent.finally(() => this.#notifying.delete(sent));
-      }
+      this.#notify({ event: 'status', id, title: task.title, status, previousStatus: before, reason: task.reason, branch: task.branch });
     }
+  }
+
+  /** The `notify:` command gets each status change, and the fleet going idle, as JSON on stdin. */
+  #notify(payload: Record<string, unknown>): void {
+    if (this.#config.notify === null) return;
+    const command = this.#config.notify;
+    this.#notifying = this.#notifying.then(() => this.#s.notify(command, payload));
   }
 
   /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
@@ -413,6 +418,7 @@ export class Fleet implements FleetHandle {
   #setPhase(phase: FleetSnapshotSummary['state']): void {
     this.#phase = phase;
     this.#emitFleet();
+    if (phase === 'idle') this.#notify({ event: 'idle', counts: this.summary().counts });
   }
 
   #emitFleet(): void {

@@ -116,13 +116,15 @@ describe('prune', () => {
 });
 
 describe('notify and the shell without a sandbox', () => {
-  it('runs the notify command with each final status change as JSON on stdin', async () => {
+  it('runs the notify command with each status change and the fleet going idle as JSON on stdin', async () => {
     const root = await repo('check: test -f done.txt\nnotify: sh -c "cat >> \\"$LOOPFLEET_GIT_ROOT_FOR_TEST/notified.jsonl\\""', '- [ ] T-1 One');
     process.env.LOOPFLEET_GIT_ROOT_FOR_TEST = root;
     try {
       await runFleet(root, writesDone); // closing the session waits for the notify commands
       const events = (await read(root, 'notified.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(events).toContainEqual(expect.objectContaining({ event: 'status', id: 'T-1', status: 'verified', branch: 'loop/T-1' }));
+      expect(events.map((e) => e.status ?? e.event)).toEqual(['running', 'verified', 'idle']);
+      expect(events).toContainEqual(expect.objectContaining({ event: 'status', id: 'T-1', status: 'verified', previousStatus: 'running', branch: 'loop/T-1' }));
+      expect(events.at(-1)).toMatchObject({ event: 'idle', counts: { verified: 1 } });
     } finally {
       delete process.env.LOOPFLEET_GIT_ROOT_FOR_TEST;
     }
