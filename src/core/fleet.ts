@@ -217,10 +217,15 @@ export class Fleet implements FleetHandle {
     this.#setPhase('finished');
   }
 
-  /** Replace the backlog (BACKLOG.md changed): queue new tasks, drop removed queued ones, never kill a running one. */
+  /**
+   * Replace the backlog (BACKLOG.md changed): queue new tasks, drop removed queued ones, never kill a running
+   * one. Settings apply from now on (the caller has applied the command line's overrides); `ports:` keeps
+   * the range the fleet started with, since running tasks hold ports from it.
+   */
   applyBacklog(backlog: Backlog): void {
     const before = new Set(this.#specs.keys());
-    this.#config = { ...backlog.config, concurrency: this.#config.concurrency, fleetGates: this.#config.fleetGates };
+    this.#config = { ...backlog.config, ports: this.#config.ports };
+    this.#queue.concurrency = this.#config.concurrency;
     this.#setSpecs(backlog.tasks);
     const added = [...this.#specs.keys()].filter((id) => !before.has(id));
     const removed = [...before].filter((id) => !this.#specs.has(id));

@@ -266,3 +266,26 @@ describe('event order', () => {
     ]);
   });
 });
+
+describe('settings edited while the fleet runs', () => {
+  it('applies a new concurrency at once', async () => {
+    const root = await repo(`check: ${PASS_CHECK}\nconcurrency: 1`, '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four');
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 150, chunks: 2 } : {}));
+    let running = 0;
+    let most = 0;
+    h.fleet.events.on('task', ({ task, previousStatus }) => {
+      if (previousStatus !== 'running' && task.status === 'running') running++;
+      if (previousStatus === 'running' && task.status !== 'running') running--;
+      most = Math.max(most, running);
+    });
+    h.fleet.start();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(most).toBe(1);
+    const backlogNow = h.session.backlog;
+    h.fleet.applyBacklog({ ...backlogNow, config: { ...backlogNow.config, concurrency: 3 } });
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(h.fleet.tasks().every((t) => t.status === 'verified')).toBe(true);
+  });
+});
