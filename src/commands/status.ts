@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../core/errors.js';
+import { formatTokens } from '../core/units.js';
 import { taskGates } from '../core/task-runner.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../core/types.js';
 import type { Repo } from './repo.js';
@@ -38,8 +39,8 @@ export function statusTable(rows: TaskStatusJson[]): string {
   if (rows.length === 0) return 'no tasks in BACKLOG.md';
   const lines = rows.map((r) => {
     const phase = r.phase === null ? '' : `/${r.phase}`;
-    const reason = r.reason === null ? '' : `  ${r.reason}`;
-    return `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${String(r.tokens).padStart(9)} tok  $${r.costUsd.toFixed(4).padStart(8)}  ${r.title}${reason}`;
+    const reason = r.reason === null ? '' : ` — ${r.reason}`;
+    return `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`;
   });
-  return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(13)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');
+  return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');
 }
