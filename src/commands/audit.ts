@@ -22,10 +22,10 @@ interface Finding {
  */
 export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
   const backlog = await loadBacklog(repo, false);
-  const base = await resolveBase(repo, backlog);
+  const git = new SimpleGitAdapter(repo.root);
+  const base = await resolveBase(repo, backlog, git);
   const roles = await loadRoles(join(PACKAGE_ROOT, 'agents'), repo.root);
   const runner = new ExecaRunner();
-  const git = new SimpleGitAdapter(repo.root);
   const findings: Finding[] = [];
   const open = backlog.tasks.filter((t) => !t.done);
   const checkOf = (t: TaskSpec) => t.check ?? backlog.config.check;

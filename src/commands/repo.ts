@@ -7,6 +7,7 @@ import { UsageError } from '../core/errors.js';
 import { WORK_DIR } from '../core/fleet.js';
 import { BACKLOG_NAME } from '../core/fleet-actions.js';
 import type { Backlog } from '../core/types.js';
+import type { GitPort } from '../ports/git.js';
 
 export const BACKLOG_FILE = BACKLOG_NAME;
 
@@ -55,15 +56,12 @@ export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Itera
 }
 
 /** The base branch: the front matter's, or the branch checked out now. Detached HEAD or a missing branch → exit 2. */
-export async function resolveBase(repo: Repo, backlog: Backlog): Promise<string> {
+export async function resolveBase(repo: Repo, backlog: Backlog, git: GitPort): Promise<string> {
   if (backlog.config.base !== null) {
-    const exists = await execa('git', ['show-ref', '--verify', '--quiet', `refs/heads/${backlog.config.base}`], { cwd: repo.root, reject: false });
-    if (exists.exitCode !== 0) throw new UsageError(`${repo.backlogPath}: base branch '${backlog.config.base}' does not exist`);
+    if (!(await git.branchExists(backlog.config.base))) throw new UsageError(`${repo.backlogPath}: base branch '${backlog.config.base}' does not exist`);
     return backlog.config.base;
   }
-  const current = await execa('git', ['symbolic-ref', '--quiet', '--short', 'HEAD'], { cwd: repo.root, reject: false });
-  if (current.exitCode !== 0) {
-    throw new UsageError(`HEAD is detached in ${repo.root}: check out a branch, or set \`base:\` in ${repo.backlogPath}`);
-  }
-  return current.stdout.trim();
+  const current = await git.currentBranch();
+  if (current === null) throw new UsageError(`HEAD is detached in ${repo.root}: check out a branch, or set \`base:\` in ${repo.backlogPath}`);
+  return current;
 }

@@ -56,7 +56,13 @@ const sdkLogger = {
 };
 
 /** `requireModel: false` for commands that never call a model (merge, discard, prune). */
-export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.ProcessEnv, requireModel = true): Promise<FleetServices> {
+export async function buildServices(
+  repo: Repo,
+  backlog: Backlog,
+  env: NodeJS.ProcessEnv,
+  requireModel = true,
+  git: SimpleGitAdapter = new SimpleGitAdapter(repo.root),
+): Promise<FleetServices> {
   const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
   const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
   const creds = credentialsFrom(env, needsApi);
@@ -64,7 +70,6 @@ export async function buildServices(repo: Repo, backlog: Backlog, env: NodeJS.Pr
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
-  const git = new SimpleGitAdapter(repo.root);
   const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed, logger: sdkLogger });
   const cliModel = new CliAgentClient({ processRunner: runner, sandboxAvailable: sandboxed });
   const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;

@@ -5,6 +5,7 @@ import { Fleet, WORK_DIR } from '../core/fleet.js';
 import type { Backlog, FleetGates } from '../core/types.js';
 import type { FleetServices } from '../core/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { buildServices, serviceLog } from './services.js';
 
 export interface Overrides {
@@ -46,8 +47,9 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
  */
 export async function openSession(repo: Repo, options: SessionOptions): Promise<Session> {
   const checked = applyOverrides(await loadBacklog(repo, false), options.overrides);
-  const base = await resolveBase(repo, checked);
-  let services = await buildServices(repo, checked, options.env, options.requireModel ?? true);
+  const git = new SimpleGitAdapter(repo.root);
+  const base = await resolveBase(repo, checked, git);
+  let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
   if (options.services !== undefined) services = options.services(services);
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
