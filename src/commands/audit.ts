@@ -3,7 +3,7 @@ import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
-import { WORK_DIR } from '../core/fleet.js';
+import { WORK_DIR } from '../core/layout.js';
 import { endOfLife, priceOf } from '../core/pricing.js';
 import { taskEnv } from '../core/task-env.js';
 import type { TaskSpec } from '../core/types.js';

@@ -2,7 +2,7 @@ import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
-import { WORK_DIR } from '../core/fleet.js';
+import { WORK_DIR } from '../core/layout.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';
 import { PACKAGE_ROOT } from './services.js';
 

@@ -4,8 +4,7 @@ import { execa } from 'execa';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../core/errors.js';
-import { WORK_DIR } from '../core/fleet.js';
-import { BACKLOG_NAME } from '../core/fleet-actions.js';
+import { BACKLOG_NAME, WORK_DIR } from '../core/layout.js';
 import type { Backlog } from '../core/types.js';
 import type { GitPort } from '../ports/git.js';
 

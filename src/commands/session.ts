@@ -1,7 +1,8 @@
 import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
-import { Fleet, WORK_DIR } from '../core/fleet.js';
+import { Fleet } from '../core/fleet.js';
+import { WORK_DIR } from '../core/layout.js';
 import type { Backlog, FleetGates } from '../core/types.js';
 import type { FleetServices } from '../core/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';

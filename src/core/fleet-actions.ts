@@ -21,8 +21,6 @@ export interface ActionContext {
 
 import { BACKLOG_NAME } from './layout.js';
 
-export { BACKLOG_NAME };
-
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
 function need(ctx: ActionContext, id: string): TaskState {

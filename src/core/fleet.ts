@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { GateError, StopError, UsageError } from './errors.js';
+import { StopError, UsageError } from './errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { checkFleetGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
@@ -16,7 +16,6 @@ import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import {
   TASK_STATUSES,
-  totalTokens,
   type Backlog,
   type FleetConfig,
   type GateName,
@@ -27,7 +26,6 @@ import {
   type Usage,
 } from './types.js';
 
-export { WORK_DIR };
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;
@@ -432,4 +430,3 @@ export class Fleet implements FleetHandle {
   }
 }
 
-export { GateError, totalTokens };

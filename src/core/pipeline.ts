@@ -4,7 +4,7 @@ import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
 import { guardDiff } from './guard.js';
-import { BACKLOG_NAME } from './fleet-actions.js';
+import { BACKLOG_NAME } from './layout.js';
 import { parseVerdict } from './verdict.js';
 import {
   VERDICT_SCHEMA,
