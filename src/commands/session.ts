@@ -2,6 +2,7 @@ import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
 import { Fleet } from '../core/fleet.js';
+import { FleetState } from '../core/state.js';
 import { WORK_DIR } from '../core/layout.js';
 import type { Backlog, FleetGates } from '../core/types.js';
 import type { FleetServices } from '../core/fleet.js';
@@ -59,10 +60,11 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const lock: FleetLock = await acquireLock(repo.lockPath);
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
-    const known = Object.keys((await services.store.load())?.tasks ?? {});
+    const state = await FleetState.open(services.store, services.clock);
+    const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
-    await fleet.open();
+    await fleet.open(state);
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });

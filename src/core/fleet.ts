@@ -103,8 +103,9 @@ export class Fleet implements FleetHandle {
   }
 
   /** Load state and reconcile it with the backlog and the worktrees a crash may have left. */
-  async open(): Promise<void> {
-    this.#state = await FleetState.open(this.#s.store, this.#s.clock);
+  async open(state?: FleetState): Promise<void> {
+    // The caller may have opened the state already (to know which ids are taken): it is not read twice.
+    this.#state = state ?? (await FleetState.open(this.#s.store, this.#s.clock));
     this.#accounting = new Accounting(this.#state);
     this.#state.base = this.base;
     this.#state.requeueInterrupted();
