@@ -111,6 +111,22 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
         t.elapsedMs = elapsedBefore + (ctx.clock.now() - started);
       });
     };
+    /**
+     * The task's gates (its clock brought up to date), then the fleet's: the gate that has tripped, if any.
+     * The task's own comes first, so a task over its own limit fails now rather than waiting for a next run.
+     */
+    const trippedGate = (): unknown => {
+      tick();
+      const now = ctx.state.get(id)!;
+      const own = checkTaskGates(now, gates, now.elapsedMs);
+      if (own !== null) return own;
+      try {
+        ctx.checkFleet();
+        return null;
+      } catch (fleetStop) {
+        return fleetStop;
+      }
+    };
 
     let result: Awaited<ReturnType<Pipeline['run']>> | null = null;
     let error: unknown = null;
@@ -133,16 +149,10 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
           ctx.setStatus(id, 'running', (t) => (t.phase = phase));
           ctx.transcript(id, n, { type: 'phase', phase });
         },
+        // During a call a tripped gate aborts it; before a call it refuses to start one.
         onAgentEvent: (role, model, event) => onAgentEvent(ctx, id, n, role, model, event, () => {
-          tick();
-          const now = ctx.state.get(id)!;
-          const over = checkTaskGates(now, gates, now.elapsedMs);
+          const over = trippedGate();
           if (over !== null) controller.abort(over);
-          try {
-            ctx.checkFleet();
-          } catch (fleetError) {
-            controller.abort(fleetError);
-          }
         }),
         onOutput: (phase, chunk) => {
           ctx.events.emit('phase-output', { id, phase, chunk });
@@ -150,10 +160,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
         },
         beforeCall: () => {
           if (controller.signal.aborted) throw controller.signal.reason;
-          ctx.checkFleet();
-          tick();
-          const now = ctx.state.get(id)!;
-          const over = checkTaskGates(now, gates, now.elapsedMs);
+          const over = trippedGate();
           if (over !== null) throw over;
         },
         remainingMs: () =>
