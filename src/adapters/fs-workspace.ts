@@ -1,5 +1,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { access, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { exists } from './fs-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PreparedWorktree, Workspace } from '../ports/workspace.js';
 import { copyIncluded, includedPaths, linkDependencies } from './worktree-files.js';
@@ -59,12 +60,7 @@ export class FsWorkspace implements Workspace {
     await rm(path, { recursive: true, force: true });
   }
 
-  async exists(path: string): Promise<boolean> {
-    try {
-      await access(path);
-      return true;
-    } catch {
-      return false;
-    }
+  exists(path: string): Promise<boolean> {
+    return exists(path);
   }
 }

@@ -4,29 +4,20 @@
  * Invariant: a task worktree is a direct child of `<root>/.loop-worktrees/`, and that folder is a real
  * folder of the repository, not a link that could lead elsewhere.
  */
-import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
+import { exists } from './fs-paths.js';
 import path from 'node:path';
 import { RefusedError } from '../core/errors.js';
+import { WORK_DIR } from '../core/layout.js';
 import type { WorktreeInfo } from '../ports/git.js';
 
-export const WORKTREES_DIR = '.loop-worktrees';
-
-export async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}
 
 /**
  * The real path of the worktree folder `p` of the repository at `root` (a real path), or RefusedError
  * when it is not a direct child of `<root>/.loop-worktrees/`. `create` makes that folder first.
  */
 export async function taskWorktreePath(root: string, p: string, create: boolean): Promise<string> {
-  const container = path.join(root, WORKTREES_DIR);
+  const container = path.join(root, WORK_DIR);
   if (create) await mkdir(container, { recursive: true });
   const resolved = path.resolve(root, p);
   const name = path.basename(resolved);

@@ -17,6 +17,7 @@ import { mkdir, open, readFile, realpath, stat, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
+import { isInside } from './fs-paths.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
@@ -40,10 +41,6 @@ interface Mount {
   dest: string;
 }
 
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 async function isDir(p: string): Promise<boolean> {
   try {

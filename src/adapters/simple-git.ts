@@ -14,7 +14,8 @@ import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/g
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
 import { computeMergeTree, mergeBranch } from './git-merge.js';
-import { exists, parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
+import { exists } from './fs-paths.js';
+import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
 
 /** Files of a worktree's admin folder that would turn the next commit into a merge or cherry-pick. */
 const IN_PROGRESS_STATE = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG'];

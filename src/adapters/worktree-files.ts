@@ -19,6 +19,7 @@ import ignore from 'ignore';
 import { RefusedError } from '../core/errors.js';
 import type { DependencyClone } from '../ports/workspace.js';
 import { GitExec, fields } from './git-exec.js';
+import { isInside } from './fs-paths.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -27,10 +28,6 @@ export const INCLUDE_FILE = '.worktreeinclude';
 const SKIPPED_UNLESS_NAMED = ['node_modules', '.loop-worktrees'];
 export const LOCKFILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb'];
 
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 async function readOptional(file: string): Promise<Buffer | null> {
   try {

@@ -1,4 +1,5 @@
-import { access, copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { exists } from '../adapters/fs-paths.js';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
@@ -6,9 +7,6 @@ import { WORK_DIR } from '../core/layout.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';
 import { PACKAGE_ROOT } from './services.js';
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(() => true, () => false);
-}
 
 const AGENTS_README = `# Role overrides
 

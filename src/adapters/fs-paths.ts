@@ -1,0 +1,19 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Whether `p` exists (a dangling link counts). Only "not there" is false; any other error is thrown. */
+export async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/** Whether `child` is `parent` or below it, lexically (resolve links first where they matter). */
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
