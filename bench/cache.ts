@@ -6,7 +6,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEvent } from '../src/ports/model.js';
-import type { Usage } from '../src/core/types.js';
+import type { Usage } from '../src/domain/types.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/anthropic-model.js')>('adapters/anthropic-model.js');
@@ -16,7 +16,7 @@ const { byTurn } = await lib.dist<typeof import('../src/demo/script-kit.js')>('d
 const { loadRoles, packagedAgentsDir } = await lib.dist<typeof import('../src/core/agents.js')>('core/agents.js');
 const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/prompts.js')>('core/prompts.js');
 const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
-const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/core/types.js')>('core/types.js');
+const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('core/types.js');
 
 const TARGET = 0.6;
 /** the Messages API's smallest cacheable prefix for Sonnet models */

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../src/ports/model.js';
-import type { Role } from '../src/core/types.js';
+import type { Role } from '../src/domain/types.js';
 
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { StateData } from '../src/ports/state-store.js';
-import type { TaskState } from '../src/core/types.js';
+import type { TaskState } from '../src/domain/types.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');

@@ -2,7 +2,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { InputError, InputErrors, UsageError } from './core/errors.js';
+import { InputError, InputErrors, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';

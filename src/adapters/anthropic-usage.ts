@@ -1,4 +1,4 @@
-import type { Usage } from '../core/types.js';
+import type { Usage } from '../domain/types.js';
 
 /**
  * Turns the usage a Messages stream reports into deltas. `message_start` carries the input-side counts and

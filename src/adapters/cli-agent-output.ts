@@ -1,4 +1,4 @@
-import type { Usage } from '../core/types.js';
+import type { Usage } from '../domain/types.js';
 import type { AgentEvent } from '../ports/model.js';
 
 /**

@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { LockedError } from '../core/errors.js';
+import { LockedError } from '../domain/errors.js';
 
 export interface FleetLock {
   release(): Promise<void>;

@@ -7,8 +7,8 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import { exists } from './fs-paths.js';
 import path from 'node:path';
-import { RefusedError } from '../core/errors.js';
-import { WORK_DIR } from '../core/layout.js';
+import { RefusedError } from '../domain/errors.js';
+import { WORK_DIR } from '../domain/layout.js';
 import type { WorktreeInfo } from '../ports/git.js';
 
 

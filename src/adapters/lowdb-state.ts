@@ -2,7 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import { InputError } from '../core/errors.js';
+import { InputError } from '../domain/errors.js';
 import { STATE_VERSION, type StateData, type StateStore } from '../ports/state-store.js';
 
 /**

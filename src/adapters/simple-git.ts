@@ -9,7 +9,7 @@
 import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { RefusedError } from '../core/errors.js';
+import { RefusedError } from '../domain/errors.js';
 import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';

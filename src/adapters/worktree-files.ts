@@ -16,7 +16,7 @@ import { chmod, copyFile, cp, lstat, mkdir, readFile, readdir, realpath, rm, sta
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ignore from 'ignore';
-import { RefusedError } from '../core/errors.js';
+import { RefusedError } from '../domain/errors.js';
 import type { DependencyClone } from '../ports/workspace.js';
 import { GitExec, fields } from './git-exec.js';
 import { isInside } from './fs-paths.js';

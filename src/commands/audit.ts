@@ -3,10 +3,10 @@ import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
-import { WORK_DIR } from '../core/layout.js';
+import { WORK_DIR } from '../domain/layout.js';
 import { endOfLife, priceOf } from '../core/pricing.js';
 import { taskEnv } from '../core/task-env.js';
-import type { TaskSpec } from '../core/types.js';
+import type { TaskSpec } from '../domain/types.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
 import { PACKAGE_ROOT, credentialsFrom } from './services.js';
 

@@ -1,5 +1,5 @@
 import type { FleetEmitter } from '../core/events.js';
-import { totalTokens } from '../core/types.js';
+import { totalTokens } from '../domain/types.js';
 
 /** One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts. */
 export function printEvents(events: FleetEmitter, write: (line: string) => void): () => void {

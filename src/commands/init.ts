@@ -3,7 +3,7 @@ import { exists } from '../adapters/fs-paths.js';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
-import { WORK_DIR } from '../core/layout.js';
+import { WORK_DIR } from '../domain/layout.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';
 import { PACKAGE_ROOT } from './services.js';
 

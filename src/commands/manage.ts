@@ -1,4 +1,4 @@
-import { UsageError } from '../core/errors.js';
+import { UsageError } from '../domain/errors.js';
 import type { Repo } from './repo.js';
 import { openSession } from './session.js';
 

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
-import { UsageError } from '../core/errors.js';
-import { BACKLOG_NAME, WORK_DIR } from '../core/layout.js';
-import type { Backlog } from '../core/types.js';
+import { UsageError } from '../domain/errors.js';
+import { BACKLOG_NAME, WORK_DIR } from '../domain/layout.js';
+import type { Backlog } from '../domain/types.js';
 import type { GitPort } from '../ports/git.js';
 
 export const BACKLOG_FILE = BACKLOG_NAME;

@@ -7,10 +7,10 @@ import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { tickDone } from '../core/backlog/write-back.js';
-import { UsageError } from '../core/errors.js';
+import { UsageError } from '../domain/errors.js';
 import type { FleetServices } from '../core/fleet.js';
 import { isSecretName } from '../core/task-env.js';
-import type { Backlog } from '../core/types.js';
+import type { Backlog } from '../domain/types.js';
 import { systemClock } from '../ports/clock.js';
 import type { Repo } from './repo.js';
 

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { parseBacklog } from '../core/backlog/parse.js';
-import { UsageError } from '../core/errors.js';
+import { UsageError } from '../domain/errors.js';
 import { formatTokens } from '../core/units.js';
 import { taskGates } from '../core/task-runner.js';
-import { totalTokens, type TaskState, type TaskStatusJson } from '../core/types.js';
+import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */

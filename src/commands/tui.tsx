@@ -1,4 +1,4 @@
-import { UsageError } from '../core/errors.js';
+import { UsageError } from '../domain/errors.js';
 import type { Fleet } from '../core/fleet.js';
 import { runEditor } from '../ui/editor.js';
 import { renderTui } from '../ui/render-tui.js';

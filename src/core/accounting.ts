@@ -1,6 +1,6 @@
 import { costOf, priceOf } from './pricing.js';
 import type { FleetState } from './state.js';
-import { ZERO_USAGE, addUsage, type ModelPrice, type Role, type TaskState, type Usage } from './types.js';
+import { ZERO_USAGE, addUsage, type ModelPrice, type Role, type TaskState, type Usage } from '../domain/types.js';
 
 /**
  * Books one usage report everywhere it counts: the task, its current attempt (by role), the fleet's

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { closest } from './backlog/closest.js';
 import { readFrontMatter } from './backlog/front-matter.js';
-import { InputError, InputErrors } from './errors.js';
-import { ROLES, type Role } from './types.js';
+import { InputError, InputErrors } from '../domain/errors.js';
+import { ROLES, type Role } from '../domain/types.js';
 import { parseSize } from './units.js';
 
 export interface RoleDefinition {

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from './types.js';
+import type { AttemptRecord } from '../domain/types.js';
 
 /** A fresh attempt record: running, nothing measured yet. */
 export function newAttempt(n: number, startedAt: string): AttemptRecord {

@@ -1,5 +1,5 @@
 import { priceOf } from './pricing.js';
-import type { Backlog, FleetConfig, ModelPrice, TaskSpec } from './types.js';
+import type { Backlog, FleetConfig, ModelPrice, TaskSpec } from '../domain/types.js';
 import { taskGates } from './task-runner.js';
 
 /**

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { FleetTotals, GateName, Phase, Role, TaskState, TaskStatus, Usage } from './types.js';
+import type { FleetTotals, GateName, Phase, Role, TaskState, TaskStatus, Usage } from '../domain/types.js';
 
 /** Everything the engine tells its subscribers (the headless printer and the TUI). */
 export interface FleetEvents {
@@ -48,7 +48,7 @@ export interface FleetView {
   readonly base: string;
   readonly backlogPath: string;
   readonly sandboxed: boolean;
-  readonly config: import('./types.js').FleetConfig;
+  readonly config: import('../domain/types.js').FleetConfig;
 }
 
 export interface FleetHandle extends FleetCommands, FleetView {

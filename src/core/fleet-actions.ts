@@ -1,7 +1,7 @@
 import type { GitPort } from '../ports/git.js';
-import { RefusedError, UsageError } from './errors.js';
+import { RefusedError, UsageError } from '../domain/errors.js';
 import type { FleetState } from './state.js';
-import type { TaskSpec, TaskState, TaskStatus } from './types.js';
+import type { TaskSpec, TaskState, TaskStatus } from '../domain/types.js';
 
 /** What merge, discard and retry need from the fleet. */
 export interface ActionContext {
@@ -19,7 +19,7 @@ export interface ActionContext {
   log: (message: string, id?: string) => void;
 }
 
-import { BACKLOG_NAME } from './layout.js';
+import { BACKLOG_NAME } from '../domain/layout.js';
 
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 

@@ -3,12 +3,12 @@ import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { StopError, UsageError } from './errors.js';
+import { StopError, UsageError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { checkFleetGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { WORK_DIR } from './layout.js';
+import { WORK_DIR } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { runTask, taskGates, type TaskRunContext } from './task-runner.js';
 import { mergeTask, discardTask, retryConflict, retryFailed } from './fleet-actions.js';
@@ -24,7 +24,7 @@ import {
   type TaskState,
   type TaskStatus,
   type Usage,
-} from './types.js';
+} from '../domain/types.js';
 
 
 export interface FleetServices extends PipelineServices {

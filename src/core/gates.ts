@@ -1,5 +1,5 @@
-import { GateError } from './errors.js';
-import { totalTokens, type FleetGates, type FleetTotals, type TaskGates, type TaskState } from './types.js';
+import { GateError } from '../domain/errors.js';
+import { totalTokens, type FleetGates, type FleetTotals, type TaskGates, type TaskState } from '../domain/types.js';
 
 /**
  * Gate checks. Pure: given the numbers, say whether to stop. The fleet calls them before every model call

@@ -4,7 +4,7 @@ import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
 import { guardDiff } from './guard.js';
-import { BACKLOG_NAME } from './layout.js';
+import { BACKLOG_NAME } from '../domain/layout.js';
 import { parseVerdict } from './verdict.js';
 import {
   VERDICT_SCHEMA,
@@ -14,7 +14,7 @@ import {
   reviewerPrompt,
   systemPrompt,
 } from './prompts.js';
-import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from './types.js';
+import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from '../domain/types.js';
 
 const OUTPUT_TAIL = 8_000;
 /** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */

@@ -1,4 +1,4 @@
-import type { PortRange } from './types.js';
+import type { PortRange } from '../domain/types.js';
 
 /** Hands out `PORT` values: unique among the tasks running at once, lowest free first. */
 export class PortPool {

@@ -1,4 +1,4 @@
-import type { ModelPrice, Usage } from './types.js';
+import type { ModelPrice, Usage } from '../domain/types.js';
 
 /**
  * The one price table: US dollars per million tokens. A model id matches an entry when it equals the

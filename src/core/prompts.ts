@@ -1,5 +1,5 @@
 import { attemptMarker, roleMarker, taskMarker } from './role-marker.js';
-import type { CheckResult, Role, TaskSpec } from './types.js';
+import type { CheckResult, Role, TaskSpec } from '../domain/types.js';
 
 /**
  * The text each role is given. The system prompt is the role definition plus a role marker and never

@@ -1,6 +1,6 @@
-import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from './types.js';
+import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from '../domain/types.js';
 import type { FleetSnapshotSummary } from './events.js';
-import { WORK_DIR } from './layout.js';
+import { WORK_DIR } from '../domain/layout.js';
 
 /** The morning report: enough to review the night's work without reading transcripts. Pure text. */
 

@@ -1,4 +1,4 @@
-import { ROLES, type Role } from './types.js';
+import { ROLES, type Role } from '../domain/types.js';
 
 /**
  * Marker lines that tie a model request to its role, task and attempt. The pipeline writes them into every

@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import { STATE_VERSION, type StateData, type StateStore } from '../ports/state-store.js';
-import { ZERO_USAGE, type FleetTotals, type TaskGates, type TaskSpec, type TaskState } from './types.js';
+import { ZERO_USAGE, type FleetTotals, type TaskGates, type TaskSpec, type TaskState } from '../domain/types.js';
 
 const SAVE_DELAY_MS = 250;
 

@@ -1,4 +1,4 @@
-import { GateError, StopError } from './errors.js';
+import { GateError, StopError } from '../domain/errors.js';
 import { checkTaskGates, failureFingerprint } from './gates.js';
 import type { Pipeline } from './pipeline.js';
 import type { FleetEmitter } from './events.js';
@@ -8,7 +8,7 @@ import type { Clock } from '../ports/clock.js';
 import { taskEnv } from './task-env.js';
 import { newAttempt } from './attempt.js';
 import type { PortPool } from './port-pool.js';
-import { type AttemptRecord, type FleetConfig, type Role, type TaskGates, type TaskSpec, type TaskStatus } from './types.js';
+import { type AttemptRecord, type FleetConfig, type Role, type TaskGates, type TaskSpec, type TaskStatus } from '../domain/types.js';
 
 /** What one task's run needs from its fleet. */
 export interface TaskRunContext {
@@ -28,7 +28,7 @@ export interface TaskRunContext {
   checkFleet: () => void;
   /** accounts a usage delta: prices it, adds it to the task, the attempt and the fleet; returns its cost */
   account: (id: string, role: Role, model: string, delta: AgentEvent & { type: 'usage' }) => void;
-  setStatus: (id: string, status: TaskStatus, change?: (t: import('./types.js').TaskState) => void) => void;
+  setStatus: (id: string, status: TaskStatus, change?: (t: import('../domain/types.js').TaskState) => void) => void;
   transcript: (id: string, attempt: number, record: Record<string, unknown>) => void;
 }
 

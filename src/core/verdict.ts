@@ -1,4 +1,4 @@
-import type { Verdict } from './types.js';
+import type { Verdict } from '../domain/types.js';
 
 /**
  * The reviewer's answer as a verdict. Anything that is not a well-formed verdict is a veto: an unreadable

@@ -1,4 +1,4 @@
-import type { Role } from '../core/types.js';
+import type { Role } from '../domain/types.js';
 import type { Script, ScriptRequest, ScriptTurn } from './script-types.js';
 
 /** Small builders for scripts of the fake Messages API. */

@@ -1,4 +1,4 @@
-import type { Role } from '../core/types.js';
+import type { Role } from '../domain/types.js';
 
 /** A request body as the fake Messages API receives it (validated, otherwise untyped). */
 export type RequestBody = Record<string, unknown> & {

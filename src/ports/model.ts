@@ -1,4 +1,4 @@
-import type { Role, Usage } from '../core/types.js';
+import type { Role, Usage } from '../domain/types.js';
 
 /** What the pipeline asks of one role: run it to the end in `workdir` and report. */
 export interface AgentRequest {

@@ -1,4 +1,4 @@
-import type { FleetTotals, TaskState } from '../core/types.js';
+import type { FleetTotals, TaskState } from '../domain/types.js';
 
 export const STATE_VERSION = 1;
 

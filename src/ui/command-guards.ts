@@ -1,5 +1,5 @@
 import type { FleetSnapshotSummary } from '../core/events.js';
-import type { TaskState, TaskStatus } from '../core/types.js';
+import type { TaskState, TaskStatus } from '../domain/types.js';
 
 /**
  * Which task commands apply to which statuses, and how the TUI says so. The engine has the final word (a

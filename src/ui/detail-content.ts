@@ -1,4 +1,4 @@
-import { totalTokens, type AttemptRecord, type TaskState } from '../core/types.js';
+import { totalTokens, type AttemptRecord, type TaskState } from '../domain/types.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';

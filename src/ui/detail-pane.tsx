@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { Box, Text } from 'ink';
-import type { TaskState } from '../core/types.js';
+import type { TaskState } from '../domain/types.js';
 import type { StyledLine } from './detail-content.js';
 import { KEY_BINDINGS, Command, formatBinding } from './key-bindings.js';
 import { DETAIL_CHROME } from './layout.js';

@@ -1,6 +1,6 @@
 import { newAttempt } from '../core/attempt.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../core/events.js';
-import { RefusedError } from '../core/errors.js';
+import { RefusedError } from '../domain/errors.js';
 import {
   addUsage,
   TASK_STATUSES,
@@ -13,7 +13,7 @@ import {
   type TaskState,
   type TaskStatus,
   type Usage,
-} from '../core/types.js';
+} from '../domain/types.js';
 
 /**
  * A scripted stand-in for the engine: it holds task snapshots, answers the read side of `FleetHandle`,

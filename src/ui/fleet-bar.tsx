@@ -1,7 +1,7 @@
 import { memo, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
 import type { FleetSnapshotSummary } from '../core/events.js';
-import { totalTokens, type FleetGates, type TaskStatus } from '../core/types.js';
+import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
 import { Styled } from './styled-text.js';
 import { FLEET_STATE_LABEL, ratioColor, STATUS_COLOR, STATUS_ORDER, STATUS_SYMBOL } from './theme.js';

@@ -1,5 +1,5 @@
 import type { FleetEvents, FleetHandle, FleetSnapshotSummary } from '../core/events.js';
-import { TASK_STATUSES, type GateName, type TaskState, type TaskStatus } from '../core/types.js';
+import { TASK_STATUSES, type GateName, type TaskState, type TaskStatus } from '../domain/types.js';
 import { appendAgentText, appendPhaseOutput, appendToolCall, emptyLog, type OutputLog } from './output-log.js';
 
 /** A task snapshot and when the UI received it (for the live elapsed time of a running task). */

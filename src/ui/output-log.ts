@@ -1,4 +1,4 @@
-import type { Phase, Role } from '../core/types.js';
+import type { Phase, Role } from '../domain/types.js';
 import { sanitize } from './format.js';
 
 /** What kind of line: agent prose, a tool call, a section header, or raw command output. */

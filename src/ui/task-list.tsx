@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
-import type { TaskGates } from '../core/types.js';
+import type { TaskGates } from '../domain/types.js';
 import { liveElapsed, type TaskEntry } from './fleet-reducer.js';
 import { padEnd, padStart, truncate } from './format.js';
 import { windowStart } from './layout.js';

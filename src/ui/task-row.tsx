@@ -1,6 +1,6 @@
 import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
-import { totalTokens, type TaskGates, type TaskState } from '../core/types.js';
+import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
 import { formatDuration, formatTokens, formatUsd, meter, padEnd, padStart, sanitize, truncate, width } from './format.js';
 import type { RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, TaskStatus } from '../core/types.js';
+import type { AttemptOutcome, TaskStatus } from '../domain/types.js';
 import type { FleetSnapshotSummary } from '../core/events.js';
 
 /** The colours the TUI uses. Every coloured element also carries a symbol or a word, so nothing is lost without colour. */

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useStdout } from 'ink';
 import type { FleetEvents, FleetHandle } from '../core/events.js';
-import type { TaskStatus } from '../core/types.js';
+import type { TaskStatus } from '../domain/types.js';
 
 export const BELL = '\u0007';
 

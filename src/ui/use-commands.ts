@@ -1,7 +1,7 @@
 import { useRef, type Dispatch } from 'react';
 import { useApp } from 'ink';
 import type { FleetHandle } from '../core/events.js';
-import type { TaskState } from '../core/types.js';
+import type { TaskState } from '../domain/types.js';
 import { confirmPrompt, doneText, errorText, pauseAction, progressText, refusal, type TaskCommand } from './command-guards.js';
 import type { FleetUiState } from './fleet-reducer.js';
 import { HELP_LINES } from './help-overlay.js';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { FleetHandle } from '../core/events.js';
-import type { TaskState } from '../core/types.js';
+import type { TaskState } from '../domain/types.js';
 import { errorText } from './command-guards.js';
 import type { DiffState } from './detail-content.js';
 

@@ -1,6 +1,6 @@
 import { useCallback, useLayoutEffect, useReducer } from 'react';
 import type { FleetEvents, FleetHandle } from '../core/events.js';
-import type { TaskState } from '../core/types.js';
+import type { TaskState } from '../domain/types.js';
 import { fleetReducer, initFleetState, type FleetAction, type FleetUiState } from './fleet-reducer.js';
 import { useThrottledQueue } from './use-throttled.js';
 

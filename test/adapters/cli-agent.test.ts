@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliAgentClient } from '../../src/adapters/cli-agent.js';
-import { GateError } from '../../src/core/errors.js';
+import { GateError } from '../../src/domain/errors.js';
 import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
 import { RecordingRunner } from './support/recording-runner.js';
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { RefusedError } from '../../src/core/errors.js';
+import { RefusedError } from '../../src/domain/errors.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { copyIncluded, linkDependencies } from '../../src/adapters/worktree-files.js';
 

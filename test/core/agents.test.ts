@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadRoles, packagedAgentsDir, parseRoleFile } from '../../src/core/agents.js';
-import { InputErrors, type InputError } from '../../src/core/errors.js';
+import { InputErrors, type InputError } from '../../src/domain/errors.js';
 
 const PACKAGED = fileURLToPath(new URL('../../agents', import.meta.url));
 

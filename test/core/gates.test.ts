@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkFleetGates, checkTaskGates, failureFingerprint } from '../../src/core/gates.js';
-import { ZERO_USAGE, type TaskState } from '../../src/core/types.js';
+import { ZERO_USAGE, type TaskState } from '../../src/domain/types.js';
 
 function task(over: Partial<TaskState> = {}): TaskState {
   return {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AnthropicModelClient } from '../../src/adapters/anthropic-model.js';
 import { attemptMarker, roleMarker, taskMarker } from '../../src/core/role-marker.js';
-import type { Role } from '../../src/core/types.js';
+import type { Role } from '../../src/domain/types.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { brokenEdit, demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';

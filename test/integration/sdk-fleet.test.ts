@@ -7,7 +7,7 @@ import { openSession } from '../../src/commands/session.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import type { Script } from '../../src/demo/script-types.js';
 import { demoScript, type DemoScenario } from '../../src/demo/scripts.js';
-import { totalTokens } from '../../src/core/types.js';
+import { totalTokens } from '../../src/domain/types.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
 

@@ -1,5 +1,5 @@
 import { fakeAttempt, fakeTask } from '../../src/ui/fake-fleet.js';
-import type { TaskState } from '../../src/core/types.js';
+import type { TaskState } from '../../src/domain/types.js';
 
 /** One task in each status, in backlog order. */
 export function mixedTasks(): TaskState[] {

@@ -3,8 +3,8 @@
  * undefined after reporting a problem, so that the caller keeps the default.
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
-import { InputError } from '../errors.js';
-import type { ModelPrice } from '../types.js';
+import { InputError } from '../../domain/errors.js';
+import type { ModelPrice } from '../../domain/types.js';
 import { parseSize, parseUsd, type Parsed } from '../units.js';
 import { didYouMean } from './closest.js';
 

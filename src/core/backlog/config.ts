@@ -4,8 +4,8 @@
  * stand in for bad values), but callers must not use it when `errors` grew.
  */
 import { isMap, isScalar, type Node } from 'yaml';
-import type { InputError } from '../errors.js';
-import type { FleetConfig, ModelPrice } from '../types.js';
+import type { InputError } from '../../domain/errors.js';
+import type { FleetConfig, ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
 import { didYouMean } from './closest.js';
 import { Reader, readPorts, readPrices, readProtect } from './config-values.js';

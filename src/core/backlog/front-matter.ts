@@ -3,7 +3,7 @@
  * and the next `---` line. Every position reported here is a 1-based line of the whole file.
  */
 import { LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { InputError } from '../errors.js';
+import { InputError } from '../../domain/errors.js';
 
 export interface FrontMatter {
   /** the parsed document, or null when there is no front matter or its YAML is broken */

@@ -2,8 +2,8 @@
  * BACKLOG.md → Backlog. All problems of a file are collected and thrown together as one InputErrors, so a
  * person can fix them in one edit; nothing is returned for a file with any problem.
  */
-import { InputError, InputErrors } from '../errors.js';
-import type { Backlog, TaskSpec } from '../types.js';
+import { InputError, InputErrors } from '../../domain/errors.js';
+import type { Backlog, TaskSpec } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd, type Parsed } from '../units.js';
 import { readConfig } from './config.js';
 import { readFrontMatter } from './front-matter.js';

@@ -8,7 +8,7 @@
  */
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { InputError, InputErrors } from '../errors.js';
+import { InputError, InputErrors } from '../../domain/errors.js';
 import { parseBacklog, type ParsedBacklog } from './parse.js';
 
 export type BacklogChange = ParsedBacklog | { error: InputErrors };

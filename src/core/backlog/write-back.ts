@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { InputError } from '../errors.js';
+import type { InputError } from '../../domain/errors.js';
 import { readFrontMatter } from './front-matter.js';
 import type { MissingId } from './parse.js';
 import { scanItems, type ScannedItem } from './scan.js';

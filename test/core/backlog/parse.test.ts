@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseBacklog, DEFAULT_CONFIG, DEFAULT_PROTECT } from '../../../src/core/backlog/parse.js';
-import { InputError, InputErrors } from '../../../src/core/errors.js';
+import { InputError, InputErrors } from '../../../src/domain/errors.js';
 
 const FILE = 'BACKLOG.md';
 const md = (...lines: string[]): string => lines.join('\n') + '\n';
