@@ -3,7 +3,8 @@ import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
 import { formatTokens } from '../core/units.js';
-import { taskGates } from '../core/task-runner.js';
+import { taskGates } from '../core/gates.js';
+import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 
@@ -18,12 +19,12 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     const t: TaskState | undefined = state?.tasks[spec.id];
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
-      return { id: spec.id, title: spec.title, status: spec.done ? 'merged' : 'queued', phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null };
+      return { id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null };
     }
     return {
       id: t.id,
       title: spec.title,
-      status: spec.done && t.status !== 'running' ? 'merged' : t.status,
+      status: statusWhenTicked(spec.done, t.status),
       phase: t.phase,
       attempt: t.attempt,
       maxAttempts: t.maxAttempts,

@@ -23,6 +23,8 @@ export interface FleetSnapshotSummary {
   totals: FleetTotals;
   /** the fleet gate that stopped the run, if one did */
   stoppedBy: GateName | null;
+  /** while `paused` by a hold (a usage or rate limit) rather than by a person: why, and until when (ISO time) */
+  hold?: { reason: string; until: string | null };
 }
 
 export class FleetEmitter extends EventEmitter<FleetEvents> {}

@@ -1,119 +1,109 @@
 import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
-import type { FleetState } from './state.js';
-import type { TaskSpec, TaskState, TaskStatus } from '../domain/types.js';
-
-/** What merge, discard and retry need from the fleet. */
-export interface ActionContext {
-  git: GitPort;
-  state: FleetState;
-  base: string;
-  specs: ReadonlyMap<string, TaskSpec>;
-  worktreeOf: (id: string) => string;
-  branchOf: (id: string) => string;
-  tickDone: (id: string) => Promise<boolean>;
-  setStatus: (id: string, status: TaskStatus, change?: (t: TaskState) => void) => void;
-  markRan: (id: string) => void;
-  /** let the scheduler pick up a task queued again (a rebased one, to be verified again) */
-  reverify: () => void;
-  log: (message: string, id?: string) => void;
-}
-
 import { BACKLOG_NAME } from '../domain/layout.js';
+import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
+import type { TaskLifecycle } from './task-lifecycle.js';
+import type { TaskState } from '../domain/types.js';
 
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
-function need(ctx: ActionContext, id: string): TaskState {
-  const task = ctx.state.get(id);
-  if (task === undefined) throw new UsageError(`no task ${id} in this fleet`);
-  return task;
+/** Where a task's worktree and branch are. */
+export interface TaskPaths {
+  worktreeOf(id: string): string;
+  branchOf(id: string): string;
+}
+
+/** What merge, discard and retry need from the fleet, given once. */
+export interface ActionServices {
+  git: GitPort;
+  lifecycle: TaskLifecycle;
+  base: string;
+  paths: TaskPaths;
+  /** ticks `[x]` on the task's item in BACKLOG.md; false when the item is gone */
+  tickDone: (id: string) => Promise<boolean>;
+  /** the task was merged or found in conflict during this run (for the run's report) */
+  markRan: (id: string) => void;
+  log: (message: string, id?: string) => void;
 }
 
 /**
- * Merge a verified task's branch into base. Order matters for "never lose work": the merge commit exists
- * on base before the worktree and branch are removed, and the branch is deleted only once git agrees it
- * is merged.
+ * The person's commands on a finished task. Each asks the domain's command table first (the same one the
+ * TUI reads), so a refused command touches nothing; the status changes go through the task lifecycle.
  */
-export async function mergeTask(ctx: ActionContext, id: string): Promise<void> {
-  const task = need(ctx, id);
-  if (task.status !== 'verified') {
-    throw new RefusedError(`${id} is ${task.status}: only verified tasks can be merged`);
+export class FleetActions {
+  readonly #s: ActionServices;
+
+  constructor(services: ActionServices) {
+    this.#s = services;
   }
-  const branch = ctx.branchOf(id);
-  // BACKLOG.md is the one tracked file loopfleet edits in the checkout (ids, ticks): its own edits must
-  // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
-  const result = await ctx.git.merge(branch, ctx.base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
-    ignoreDirty: [BACKLOG_NAME],
-  });
-  if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
-  if (result.kind === 'conflict') {
-    ctx.setStatus(id, 'conflict', (t) => {
-      t.reason = `merge into ${ctx.base} conflicts in ${result.files.join(', ') || 'some files'}; ${ctx.base} is untouched (r rebases and verifies again)`;
+
+  /**
+   * Merge a verified task's branch into base. Order matters for "never lose work": the merge commit exists
+   * on base before the worktree and branch are removed, and the branch is deleted only once git agrees it
+   * is merged.
+   */
+  async merge(id: string): Promise<void> {
+    const { git, lifecycle, base } = this.#s;
+    const task = this.#allowed('merge', id);
+    const branch = this.#s.paths.branchOf(id);
+    // BACKLOG.md is the one tracked file loopfleet edits in the checkout (ids, ticks): its own edits must
+    // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
+    const result = await git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
+      ignoreDirty: [BACKLOG_NAME],
     });
-    ctx.markRan(id);
-    return;
+    if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
+    if (result.kind === 'conflict') {
+      lifecycle.conflict(id, `merge into ${base} conflicts in ${result.files.join(', ') || 'some files'}; ${base} is untouched (r rebases and verifies again)`);
+      this.#s.markRan(id);
+      return;
+    }
+    await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
+    if (await git.isMerged(branch, base)) await git.deleteBranch(branch, true);
+    const ticked = await this.#s.tickDone(id);
+    lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
+    this.#s.markRan(id);
+    this.#s.log(`merged ${branch} into ${base} (${result.commit.slice(0, 8)})`, id);
   }
-  await ctx.git.removeWorktree(ctx.worktreeOf(id), true);
-  if (await ctx.git.isMerged(branch, ctx.base)) await ctx.git.deleteBranch(branch, true);
-  const ticked = await ctx.tickDone(id);
-  ctx.setStatus(id, 'merged', (t) => {
-    t.reason = ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick';
-    t.phase = null;
-  });
-  ctx.markRan(id);
-  ctx.log(`merged ${branch} into ${ctx.base} (${result.commit.slice(0, 8)})`, id);
-}
 
-/** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
-export async function discardTask(ctx: ActionContext, id: string): Promise<void> {
-  const task = need(ctx, id);
-  if (!['verified', 'failed', 'conflict'].includes(task.status)) {
-    throw new RefusedError(`${id} is ${task.status}: only verified, failed or conflict tasks can be discarded`);
+  /** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
+  async discard(id: string): Promise<void> {
+    const { git } = this.#s;
+    this.#allowed('discard', id);
+    const branch = this.#s.paths.branchOf(id);
+    const commit = await git.revParse(`refs/heads/${branch}`);
+    if (commit !== null) await git.updateRef(DISCARDED_REF(id), commit);
+    await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
+    if (commit !== null) await git.deleteBranch(branch, true);
+    this.#s.lifecycle.discard(id, commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${DISCARDED_REF(id)}`);
   }
-  const branch = ctx.branchOf(id);
-  const commit = await ctx.git.revParse(`refs/heads/${branch}`);
-  if (commit !== null) await ctx.git.updateRef(DISCARDED_REF(id), commit);
-  await ctx.git.removeWorktree(ctx.worktreeOf(id), true);
-  if (commit !== null) await ctx.git.deleteBranch(branch, true);
-  ctx.setStatus(id, 'discarded', (t) => {
-    t.reason = commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${DISCARDED_REF(id)}`;
-    t.phase = null;
-    t.branch = null;
-  });
-}
 
-/** A failed or discarded task goes back to the queue with a fresh budget of attempts, tokens, cost and time. */
-export function retryFailed(ctx: ActionContext, id: string): void {
-  const task = need(ctx, id);
-  if (task.status !== 'failed' && task.status !== 'discarded') {
-    throw new RefusedError(`${id} is ${task.status}: only failed, conflict or discarded tasks can be retried`);
+  /**
+   * A failed or discarded task goes back to the queue with a fresh budget of attempts, tokens, cost and time;
+   * a conflict task has its branch rebased onto the new base and is verified again. Returns true when the
+   * task was queued again.
+   */
+  async retry(id: string): Promise<boolean> {
+    const task = this.#allowed('retry', id);
+    if (task.status !== 'conflict') {
+      this.#s.lifecycle.requeue(id, { kind: 'retry' });
+      return true;
+    }
+    const worktree = this.#s.paths.worktreeOf(id);
+    const rebased = await this.#s.git.rebase(worktree, this.#s.base);
+    if (!rebased) {
+      this.#s.lifecycle.conflict(id, `rebase onto ${this.#s.base} conflicts; resolve it in ${worktree} or discard the task`);
+      return false;
+    }
+    this.#s.log(`rebased ${this.#s.paths.branchOf(id)} onto ${this.#s.base}; verifying again`, id);
+    this.#s.lifecycle.requeue(id, { kind: 'rebased' });
+    return true;
   }
-  ctx.setStatus(id, 'queued', (t) => {
-    t.reason = null;
-    t.gate = null;
-    t.budget = freshBudget(t);
-  });
-}
 
-function freshBudget(t: TaskState): TaskState['budget'] {
-  return { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
-}
-
-/** A conflict task: rebase its branch onto the new base and verify it again. */
-export async function retryConflict(ctx: ActionContext, id: string): Promise<void> {
-  const worktree = ctx.worktreeOf(id);
-  const rebased = await ctx.git.rebase(worktree, ctx.base);
-  if (!rebased) {
-    ctx.setStatus(id, 'conflict', (t) => {
-      t.reason = `rebase onto ${ctx.base} conflicts; resolve it in ${worktree} or discard the task`;
-    });
-    return;
+  #allowed(command: TaskCommand, id: string): Readonly<TaskState> {
+    const task = this.#s.lifecycle.get(id);
+    if (task === undefined) throw new UsageError(`no task ${id} in this fleet`);
+    const refusal = commandRefusal(command, id, task.status);
+    if (refusal !== null) throw new RefusedError(refusal);
+    return task;
   }
-  ctx.log(`rebased ${ctx.branchOf(id)} onto ${ctx.base}; verifying again`, id);
-  ctx.setStatus(id, 'queued', (t) => {
-    t.reason = 'rebased onto the new base; verifying again';
-    t.verifyOnly = true;
-    t.budget = freshBudget(t);
-  });
-  ctx.reverify();
 }

@@ -3,15 +3,16 @@ import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { StopError, UsageError } from '../domain/errors.js';
+import { StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
-import { checkFleetGates } from './gates.js';
+import { FleetBudget, taskGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { FleetState } from './state.js';
-import { runTask, taskGates, type TaskRunContext } from './task-runner.js';
-import { mergeTask, discardTask, retryConflict, retryFailed } from './fleet-actions.js';
+import { TaskRunner } from './task-runner.js';
+import { FleetActions } from './fleet-actions.js';
+import { allowedFrom, type TaskChange } from './task-lifecycle.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import {
@@ -67,16 +68,20 @@ export class Fleet implements FleetHandle {
   readonly #queue: PQueue;
   readonly #stop = new AbortController();
   #state!: FleetState;
-  #scheduled = new Set<string>();
-  #runStartedAt = 0;
+  #runner!: TaskRunner;
+  #actions!: FleetActions;
   #accounting!: Accounting;
+  readonly #budget: FleetBudget;
+  #scheduled = new Set<string>();
   #stoppedBy: GateName | null = null;
+  /** why the fleet holds (a usage or rate limit), and until when; null when it runs or a person paused it */
+  #hold: { reason: string; until: string | null } | null = null;
+  #holdTimer: NodeJS.Timeout | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
   #ranThisRun = new Set<string>();
   #idleWaiters: Array<() => void> = [];
-  #fleetTimer: NodeJS.Timeout | null = null;
   #merging: Promise<void> = Promise.resolve();
   /**
    * notify commands run one after another, so the receiver sees changes in the order they happened;
@@ -95,6 +100,12 @@ export class Fleet implements FleetHandle {
     this.#pipeline = new Pipeline(services);
     this.#ports = new PortPool(this.#config.ports);
     this.#queue = new PQueue({ concurrency: this.#config.concurrency, autoStart: false });
+    this.#budget = new FleetBudget(() => this.#config.fleetGates, () => services.clock.now(), (gate) => {
+      if (this.#stop.signal.aborted) return;
+      this.#stoppedBy = gate.gate;
+      this.events.emit('gate', { scope: 'fleet', id: null, gate: gate.gate, reason: gate.message });
+      void this.stop(gate);
+    });
     this.#setSpecs(options.backlog.tasks);
   }
 
@@ -106,9 +117,36 @@ export class Fleet implements FleetHandle {
   async open(state?: FleetState): Promise<void> {
     // The caller may have opened the state already (to know which ids are taken): it is not read twice.
     this.#state = state ?? (await FleetState.open(this.#s.store, this.#s.clock));
+    const lifecycle = this.#state.lifecycle;
+    lifecycle.listen((change) => this.#taskChanged(change));
     this.#accounting = new Accounting(this.#state);
+    const paths = { worktreeOf: (id: string) => this.worktreeOf(id), branchOf: (id: string) => this.branchOf(id) };
+    this.#actions = new FleetActions({
+      git: this.#s.git,
+      lifecycle,
+      base: this.base,
+      paths,
+      tickDone: this.#s.tickDone,
+      markRan: (id) => this.#ranThisRun.add(id),
+      log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
+    });
+    this.#runner = new TaskRunner({
+      lifecycle,
+      pipeline: this.#pipeline,
+      events: this.events,
+      clock: this.#s.clock,
+      workspace: this.#s.workspace,
+      ports: this.#ports,
+      paths,
+      usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
+      fleetBudget: this.#budget,
+      stop: this.#stop.signal,
+      repoRoot: this.repoRoot,
+      base: this.base,
+      parentEnv: this.#opts.parentEnv,
+    });
     this.#state.base = this.base;
-    this.#state.requeueInterrupted();
+    lifecycle.requeueCrashed();
     for (const spec of this.#specs.values()) this.#ensure(spec);
     await this.#state.flush();
   }
@@ -126,29 +164,37 @@ export class Fleet implements FleetHandle {
     return `loop/${id}`;
   }
 
+  /** Copies of the tasks in backlog order, then the ones the backlog no longer lists that are not queued. */
   tasks(): TaskState[] {
-    const seen = new Set(this.#order);
-    const rest = this.#state.all().filter((t) => !seen.has(t.id) && t.status !== 'queued');
-    return [...this.#order.map((id) => this.#state.get(id)!).filter((t) => t !== undefined), ...rest];
+    return structuredClone(this.#records() as TaskState[]);
   }
 
+  /** A copy of the task's record: callers never hold the engine's own. */
   task(id: string): TaskState | undefined {
-    return this.#state.get(id);
+    const task = this.#state.get(id);
+    return task === undefined ? undefined : structuredClone(task as TaskState);
+  }
+
+  #records(): Readonly<TaskState>[] {
+    const seen = new Set(this.#order);
+    const rest = this.#state.all().filter((t) => !seen.has(t.id) && t.status !== 'queued');
+    return [...this.#order.map((id) => this.#state.get(id)).filter((t) => t !== undefined), ...rest];
   }
 
   summary(): FleetSnapshotSummary {
     const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const t of this.tasks()) counts[t.status]++;
+    for (const t of this.#records()) counts[t.status]++;
     return {
       state: this.#phase,
       counts,
       totals: {
-        usage: this.#state.fleet.usage,
+        usage: { ...this.#state.fleet.usage },
         costUsd: this.#state.fleet.costUsd,
-        elapsedMs: this.#runStartedAt === 0 ? 0 : this.#s.clock.now() - this.#runStartedAt,
+        elapsedMs: this.#budget.elapsedMs(),
         startedAt: this.#state.fleet.startedAt,
       },
       stoppedBy: this.#stoppedBy,
+      ...(this.#hold === null ? {} : { hold: { ...this.#hold } }),
     };
   }
 
@@ -169,13 +215,10 @@ export class Fleet implements FleetHandle {
 
   /** Start running: schedule what is runnable. */
   start(): void {
-    this.#runStartedAt = this.#s.clock.now();
-    this.#state.updateFleet((f) => (f.startedAt ??= new Date(this.#runStartedAt).toISOString()));
-    const limit = this.#config.fleetGates.timeMs;
-    if (limit !== null) {
-      this.#fleetTimer = setTimeout(() => this.#checkFleetNow(), limit);
-      this.#fleetTimer.unref();
-    }
+    if (this.#started || this.#stop.signal.aborted) return; // a stopped fleet never starts again
+    this.#budget.start();
+    const startedAt = new Date(this.#budget.startedAt!).toISOString();
+    this.#state.updateFleet((f) => (f.startedAt ??= startedAt));
     this.#started = true;
     this.#setPhase('running');
     this.#queue.start();
@@ -193,8 +236,27 @@ export class Fleet implements FleetHandle {
     this.#setPhase('paused');
   }
 
+  /**
+   * The fleet holds: no new task starts until `until` (epoch ms; null: until resume()), for `reason` (a usage
+   * or rate limit). Running tasks go on. The summary carries the reason and the time while it holds.
+   */
+  hold(reason: string, until: number | null): void {
+    if (this.#stop.signal.aborted) return;
+    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
+    this.#holdTimer = null;
+    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString() };
+    if (until !== null) {
+      this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), 2 ** 31 - 1));
+      this.#holdTimer.unref();
+    }
+    this.pause();
+  }
+
   resume(): void {
     if (this.#stop.signal.aborted) return;
+    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
+    this.#holdTimer = null;
+    this.#hold = null;
     this.#queue.start();
     this.#setPhase('running');
     this.#schedule();
@@ -208,7 +270,8 @@ export class Fleet implements FleetHandle {
       this.#stop.abort(reason);
     }
     await this.#queue.onIdle();
-    if (this.#fleetTimer !== null) clearTimeout(this.#fleetTimer);
+    this.#budget.dispose();
+    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     await this.#merging;
     await this.#notifying;
     await this.#state.flush();
@@ -238,42 +301,20 @@ export class Fleet implements FleetHandle {
   }
 
   async merge(id: string): Promise<void> {
-    const run = this.#merging.then(() => mergeTask(this.#actions(), id));
+    const run = this.#merging.then(() => this.#actions.merge(id));
     this.#merging = run.catch(() => undefined);
     await run;
     this.#schedule();
   }
 
   async discard(id: string): Promise<void> {
-    await discardTask(this.#actions(), id);
+    await this.#actions.discard(id);
     this.#schedule();
   }
 
+  /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased and verified again. */
   async retry(id: string): Promise<void> {
-    const task = this.#state.get(id);
-    if (task === undefined) throw new UsageError(`no task ${id}`);
-    if (task.status === 'conflict') {
-      await retryConflict(this.#actions(), id);
-      return;
-    }
-    retryFailed(this.#actions(), id);
-    this.#schedule();
-  }
-
-  #actions() {
-    return {
-      git: this.#s.git,
-      state: this.#state,
-      base: this.base,
-      specs: this.#specs,
-      worktreeOf: (id: string) => this.worktreeOf(id),
-      branchOf: (id: string) => this.branchOf(id),
-      tickDone: this.#s.tickDone,
-      setStatus: (id: string, status: TaskStatus, change?: (t: TaskState) => void) => this.#setStatus(id, status, change),
-      markRan: (id: string) => this.#ranThisRun.add(id),
-      reverify: () => this.#schedule(),
-      log: (message: string, id?: string) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
-    };
+    if (await this.#actions.retry(id)) this.#schedule();
   }
 
   #setSpecs(tasks: TaskSpec[]): void {
@@ -283,34 +324,16 @@ export class Fleet implements FleetHandle {
 
   #ensure(spec: TaskSpec): void {
     if (this.#state === undefined) return;
-    const existed = this.#state.get(spec.id) !== undefined;
-    const gates = taskGates(spec, this.#config);
-    const task = this.#state.ensure(spec, gates.attempts, gates);
-    if (spec.done && task.status !== 'merged' && task.status !== 'running') {
-      this.#state.update(spec.id, (t) => {
-        t.status = 'merged';
-        t.phase = null;
-      });
-    }
-    if (!existed) this.events.emit('task', { task: structuredClone(task), previousStatus: null });
+    this.#state.lifecycle.ensure(spec, taskGates(spec, this.#config));
   }
 
-  #setStatus(id: string, status: TaskStatus, change?: (t: TaskState) => void): void {
-    const before = this.#state.get(id)?.status ?? null;
-    const task = this.#state.update(
-      id,
-      (t) => {
-        t.status = status;
-        change?.(t);
-      },
-      before !== status,
-    );
-    if (before !== status && status === 'running') this.#ranThisRun.add(id);
-    this.events.emit('task', { task: structuredClone(task), previousStatus: before });
-    if (before !== status) {
-      this.#emitFleet();
-      this.#notify({ event: 'status', id, title: task.title, status, previousStatus: before, reason: task.reason, branch: task.branch });
-    }
+  /** Every task transition: one `task` event (a copy), and for a status change the fleet's counts and `notify:`. */
+  #taskChanged({ task, previousStatus }: TaskChange): void {
+    this.events.emit('task', { task, previousStatus });
+    if (previousStatus === null || previousStatus === task.status) return;
+    if (task.status === 'running') this.#ranThisRun.add(task.id);
+    this.#emitFleet();
+    this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
   }
 
   /** The `notify:` command gets each status change, and the fleet going idle, as JSON on stdin. */
@@ -322,7 +345,7 @@ export class Fleet implements FleetHandle {
 
   /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
   #schedule(): void {
-    if (!this.#started || this.#phase === 'stopping' || this.#phase === 'finished') {
+    if (!this.#started || this.#stop.signal.aborted || this.#phase === 'stopping' || this.#phase === 'finished') {
       this.#resolveIdle();
       return;
     }
@@ -344,9 +367,9 @@ export class Fleet implements FleetHandle {
         const spec = this.#specs.get(id);
         const task = this.#state.get(id);
         // The backlog may have dropped it, or a person discarded it, while it waited.
-        if (spec === undefined || task === undefined || (task.status !== 'queued' && task.status !== 'conflict')) return;
+        if (spec === undefined || task === undefined || task.status !== 'queued') return;
         if (this.#stop.signal.aborted) return;
-        await runTask(this.#context(), spec, this.#config);
+        await this.#runner.run(spec, this.#config);
         if (this.#opts.autoMerge && this.#state.get(id)?.status === 'verified') {
           await this.merge(id).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
         }
@@ -355,7 +378,10 @@ export class Fleet implements FleetHandle {
         // stop() clears the queue: the tasks that were waiting stay queued for the next run.
         if (this.#stop.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
         this.events.emit('log', { level: 'error', id, message: `internal error running ${id}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` });
-        this.#setStatus(id, 'failed', (t) => (t.reason = `internal error: ${error instanceof Error ? error.message : String(error)}`));
+        const status = this.#state.get(id)?.status;
+        if (status !== undefined && allowedFrom('fail').includes(status)) {
+          this.#state.lifecycle.fail(id, { gate: null, reason: `internal error: ${error instanceof Error ? error.message : String(error)}` });
+        }
       })
       .finally(() => {
         this.#scheduled.delete(id);
@@ -363,47 +389,10 @@ export class Fleet implements FleetHandle {
       });
   }
 
-  #context(): TaskRunContext {
-    return {
-      state: this.#state,
-      events: this.events,
-      pipeline: this.#pipeline,
-      clock: this.#s.clock,
-      ports: this.#ports,
-      repoRoot: this.repoRoot,
-      base: this.base,
-      worktreeOf: (id) => this.worktreeOf(id),
-      branchOf: (id) => this.branchOf(id),
-      parentEnv: this.#opts.parentEnv,
-      fleetSignal: this.#stop.signal,
-      checkFleet: () => {
-        if (this.#stop.signal.aborted) throw this.#stop.signal.reason;
-        this.#checkFleetNow();
-        if (this.#stop.signal.aborted) throw this.#stop.signal.reason;
-      },
-      account: (id, role, model, event) => this.#account(id, role, event.model || model, event.usage, event.costUsd),
-      setStatus: (id, status, change) => this.#setStatus(id, status, change),
-      transcript: (id, attempt, record) => this.#s.workspace.transcript(id, attempt, { t: new Date(this.#s.clock.now()).toISOString(), ...record }),
-    };
-  }
-
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
-    const task = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
-    this.events.emit('usage', { id, role, model, delta, task: task.usage, taskCostUsd: task.costUsd, fleet: this.summary().totals });
-  }
-
-  /** Fleet gates count this run's spending: a new night starts with a fresh budget. */
-  #checkFleetNow(): void {
-    if (this.#stop.signal.aborted) return;
-    const tripped = checkFleetGates(
-      { usage: this.#accounting.runUsage, costUsd: this.#accounting.runCostUsd, elapsedMs: 0, startedAt: null },
-      this.#config.fleetGates,
-      this.#s.clock.now() - this.#runStartedAt,
-    );
-    if (tripped === null) return;
-    this.#stoppedBy = tripped.gate;
-    this.events.emit('gate', { scope: 'fleet', id: null, gate: tripped.gate, reason: tripped.message });
-    void this.stop(tripped);
+    const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
+    this.#budget.spend(delta, costUsd);
+    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
   }
 
   #isIdle(): boolean {

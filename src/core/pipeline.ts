@@ -49,13 +49,25 @@ export interface AttemptInput {
   env: Record<string, string>;
   evidence: string | null;
   signal: AbortSignal;
-  onPhase: (phase: Phase) => void;
-  onAgentEvent: (role: Role, model: string, event: AgentEvent) => void;
-  onOutput: (phase: Phase, chunk: string) => void;
+  /** told of the attempt's progress as it happens */
+  observer: AttemptObserver;
+  /** the gates, asked before each model call and for the time left */
+  budget: CallBudget;
+}
+
+/** What an attempt reports while it runs, in order: the phases, the agents' events, commands' output. */
+export interface AttemptObserver {
+  phase(phase: Phase): void;
+  agentEvent(role: Role, model: string, event: AgentEvent): void;
+  output(phase: Phase, chunk: string): void;
+}
+
+/** The task's gates as one attempt sees them. */
+export interface CallBudget {
   /** throws (GateError) when a gate has tripped; called before each model call */
-  beforeCall: () => void;
+  beforeCall(): void;
   /** remaining wall clock of the task, bounds every agent and command */
-  remainingMs: () => number;
+  remainingMs(): number;
 }
 
 export interface AttemptResult {
@@ -103,12 +115,12 @@ export class Pipeline {
     };
     const { spec, config } = input;
 
-    input.onPhase('setup');
+    input.observer.phase('setup');
     const prepared = await this.#ensureWorktree(input);
     if (prepared.fresh) {
       const setupCommand = spec.setup ?? config.setup;
       if (setupCommand != null && prepared.depsCloned) {
-        input.onOutput('setup', `setup \`${setupCommand}\` skipped: the dependencies were cloned from the checkout (identical lockfile)\n`);
+        input.observer.output('setup', `setup \`${setupCommand}\` skipped: the dependencies were cloned from the checkout (identical lockfile)\n`);
       } else if (setupCommand != null) {
         // Setup is the person's own command, not agent-written code: it runs outside the sandbox.
         result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, false);
@@ -121,15 +133,15 @@ export class Pipeline {
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
     } else {
-      input.onPhase('explore');
+      input.observer.phase('explore');
       const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence))).text;
       result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
 
-      input.onPhase('implement');
+      input.observer.phase('implement');
       await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
     }
 
-    input.onPhase('verify');
+    input.observer.phase('verify');
     result.commit = await this.#s.git.commitAll(
       input.worktree,
       `${spec.id}: ${spec.title}\n\nAttempt ${input.attempt}, committed by loopfleet.`,
@@ -204,20 +216,20 @@ export class Pipeline {
     await this.#s.git.addWorktree(input.worktree, input.branch, input.base);
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
-      input.onOutput('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
+      input.observer.output('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
     }
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none' };
   }
 
   async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {
-    const timeoutMs = Math.max(1, Math.min(limitMs, input.remainingMs(), MAX_TIMEOUT_MS));
+    const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMEOUT_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
       env: input.env,
       timeoutMs,
       signal: input.signal,
       sandbox: sandbox ? { writable: [input.worktree] } : null,
-      onOutput: (chunk) => input.onOutput(phase, chunk),
+      onOutput: (chunk) => input.observer.output(phase, chunk),
       maxOutputBytes: 64 * 1024,
     });
     if (run.aborted) throw input.signal.reason instanceof Error ? input.signal.reason : new Error('aborted');
@@ -248,11 +260,11 @@ export class Pipeline {
         maxTokens: def.maxTokens,
         ...(outputSchema === undefined ? {} : { outputSchema }),
         signal: input.signal,
-        beforeCall: input.beforeCall,
+        beforeCall: () => input.budget.beforeCall(),
         ...(def.command === undefined ? {} : { command: def.command }),
-        timeoutMs: Math.max(1, Math.min(input.remainingMs(), MAX_TIMEOUT_MS)),
+        timeoutMs: Math.max(1, Math.min(input.budget.remainingMs(), MAX_TIMEOUT_MS)),
       },
-      (event) => input.onAgentEvent(role, model, event),
+      (event) => input.observer.agentEvent(role, model, event),
     );
   }
 }

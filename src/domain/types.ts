@@ -1,6 +1,6 @@
 /** Shared vocabulary of the engine. Plain data only: everything here must survive JSON round-trips. */
 
-export const TASK_STATUSES = ['queued', 'running', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
+export const TASK_STATUSES = ['queued', 'running', 'awaiting-approval', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const PHASES = ['setup', 'explore', 'implement', 'verify'] as const;

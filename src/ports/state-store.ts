@@ -16,16 +16,3 @@ export interface StateStore {
   load(): Promise<StateData | null>;
   save(data: StateData): Promise<void>;
 }
-
-/** In-memory store for tests and dry runs. Keeps deep copies so callers cannot alias stored data. */
-export class MemoryStateStore implements StateStore {
-  #data: string | null = null;
-  saves = 0;
-  async load(): Promise<StateData | null> {
-    return this.#data === null ? null : (JSON.parse(this.#data) as StateData);
-  }
-  async save(data: StateData): Promise<void> {
-    this.#data = JSON.stringify(data);
-    this.saves++;
-  }
-}

@@ -1,31 +1,18 @@
 import type { FleetSnapshotSummary } from '../core/events.js';
-import type { TaskState, TaskStatus } from '../domain/types.js';
+import { commandRefusal, type TaskCommand as AnyTaskCommand } from '../domain/task-rules.js';
+import type { TaskState } from '../domain/types.js';
 
 /**
- * Which task commands apply to which statuses, and how the TUI says so. The engine has the final word (a
- * command it refuses rejects with a message); these rules only spare a round trip and explain the key.
+ * How the TUI words the task commands. Which status allows which command is the domain's one table
+ * (domain/task-rules.ts), the same the engine enforces; the engine has the final word (a command it refuses
+ * rejects with a message), the TUI checks only to spare a round trip and explain the key.
  */
-export type TaskCommand = 'merge' | 'discard' | 'retry';
-
-const ALLOWED: Readonly<Record<TaskCommand, readonly TaskStatus[]>> = {
-  merge: ['verified'],
-  discard: ['verified', 'failed', 'conflict'],
-  retry: ['failed', 'conflict', 'discarded'],
-};
-
-const PAST: Readonly<Record<TaskCommand, string>> = { merge: 'merged', discard: 'discarded', retry: 'retried' };
-
-function list(words: readonly string[]): string {
-  if (words.length <= 1) return words.join('');
-  return `${words.slice(0, -1).join(', ')} or ${words.at(-1) ?? ''}`;
-}
+export type TaskCommand = Extract<AnyTaskCommand, 'merge' | 'discard' | 'retry'>;
 
 /** Why `command` does not apply to `task`, or null when it does. */
 export function refusal(command: TaskCommand, task: TaskState | undefined): string | null {
   if (task === undefined) return 'No task selected';
-  const allowed = ALLOWED[command];
-  if (allowed.includes(task.status)) return null;
-  return `${task.id} is ${task.status}: only ${list(allowed)} tasks can be ${PAST[command]}`;
+  return commandRefusal(command, task.id, task.status);
 }
 
 export function branchOf(task: TaskState): string {

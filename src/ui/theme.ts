@@ -8,6 +8,7 @@ export type ColorName = 'green' | 'red' | 'yellow' | 'cyan' | 'blue' | 'magenta'
 export const STATUS_SYMBOL: Readonly<Record<TaskStatus, string>> = {
   queued: '·',
   running: '▶',
+  'awaiting-approval': '?',
   verified: '✔',
   merged: '✓',
   discarded: '⌫',
@@ -18,6 +19,7 @@ export const STATUS_SYMBOL: Readonly<Record<TaskStatus, string>> = {
 export const STATUS_COLOR: Readonly<Record<TaskStatus, ColorName>> = {
   queued: 'gray',
   running: 'cyan',
+  'awaiting-approval': 'magenta',
   verified: 'green',
   merged: 'blue',
   discarded: 'gray',
@@ -26,7 +28,7 @@ export const STATUS_COLOR: Readonly<Record<TaskStatus, ColorName>> = {
 };
 
 /** Display order of the status counts in the fleet bar. */
-export const STATUS_ORDER: readonly TaskStatus[] = ['running', 'queued', 'verified', 'merged', 'conflict', 'failed', 'discarded'];
+export const STATUS_ORDER: readonly TaskStatus[] = ['running', 'awaiting-approval', 'queued', 'verified', 'merged', 'conflict', 'failed', 'discarded'];
 
 export type FleetState = FleetSnapshotSummary['state'];
 

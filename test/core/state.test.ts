@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FleetState } from '../../src/core/state.js';
 import { systemClock } from '../../src/ports/clock.js';
-import { MemoryStateStore, type StateData } from '../../src/ports/state-store.js';
+import type { StateData } from '../../src/ports/state-store.js';
+import { MemoryStateStore } from '../helpers/memory-state-store.js';
 
 const spec = { id: 'T-1', title: 'One', line: 5, done: false, description: '', after: [], files: [] };
+const gates = { attempts: 3, tokens: null, timeMs: null, costUsd: null };
+const ONE = { input: 0, output: 1, cacheWrite: 0, cacheRead: 0 };
 
 class SlowStore extends MemoryStateStore {
   writes: StateData[] = [];
@@ -17,15 +20,15 @@ class SlowStore extends MemoryStateStore {
 describe('FleetState', () => {
   it('creates queued records, and merged ones for ticked items', async () => {
     const state = await FleetState.open(new MemoryStateStore(), systemClock);
-    expect(state.ensure(spec, 3).status).toBe('queued');
-    expect(state.ensure({ ...spec, id: 'T-2', done: true }, 3).status).toBe('merged');
+    expect(state.lifecycle.ensure(spec, gates).status).toBe('queued');
+    expect(state.lifecycle.ensure({ ...spec, id: 'T-2', done: true }, gates).status).toBe('merged');
   });
 
   it('batches streamed changes into few writes and flushes everything', async () => {
     const store = new SlowStore();
     const state = await FleetState.open(store, systemClock);
-    state.ensure(spec, 3);
-    for (let i = 0; i < 1000; i++) state.update('T-1', (t) => (t.usage.output += 1));
+    state.lifecycle.ensure(spec, gates);
+    for (let i = 0; i < 1000; i++) state.lifecycle.book('T-1', 'implementer', ONE, 0, null);
     await state.flush();
     expect(store.writes.length).toBeLessThanOrEqual(3);
     expect((await store.load())!.tasks['T-1']!.usage.output).toBe(1000);
@@ -34,9 +37,9 @@ describe('FleetState', () => {
   it('never leaves a later change unsaved when it lands during a save', async () => {
     const store = new SlowStore();
     const state = await FleetState.open(store, systemClock);
-    state.ensure(spec, 3);
+    state.lifecycle.ensure(spec, gates);
     const first = state.flush();
-    state.update('T-1', (t) => (t.reason = 'changed mid-save'), true);
+    state.lifecycle.fail('T-1', { gate: null, reason: 'changed mid-save' });
     await first;
     await state.flush();
     expect((await store.load())!.tasks['T-1']!.reason).toBe('changed mid-save');
@@ -44,8 +47,8 @@ describe('FleetState', () => {
 
   it('settles flush after a batch timer fires with nothing left to save', async () => {
     const state = await FleetState.open(new MemoryStateStore(), systemClock);
-    state.ensure(spec, 3);
-    state.update('T-1', (t) => (t.attempt = 1)); // arms the batch timer
+    state.lifecycle.ensure(spec, gates);
+    state.lifecycle.recordTime('T-1', 5); // arms the batch timer
     await state.flush(); // saves and disarms it
     state.touch(); // arms it again
     await state.flush();
@@ -60,7 +63,7 @@ describe('FleetState', () => {
       throw new Error('disk full');
     };
     const state = await FleetState.open(store, systemClock);
-    state.ensure(spec, 3);
+    state.lifecycle.ensure(spec, gates);
     await expect(state.flush()).rejects.toThrow('disk full');
   });
 });

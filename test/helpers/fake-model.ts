@@ -22,13 +22,24 @@ export type FakeScript = (call: { role: Role; task: string; attempt: number; req
 
 const DEFAULT_USAGE: Usage = { input: 100, output: 20, cacheWrite: 0, cacheRead: 0 };
 
+/** Where a scripted role's edits go: the real worktree on disk by default. */
+export type WriteFile = (workdir: string, path: string, content: string) => Promise<void>;
+
+async function writeToDisk(workdir: string, path: string, content: string): Promise<void> {
+  await mkdir(dirname(join(workdir, path)), { recursive: true });
+  await writeFile(join(workdir, path), content);
+}
+
 /**
- * A ModelClient for engine tests: no HTTP, but real files written in the real worktree, usage streamed in
- * deltas, `beforeCall` and the abort signal honoured like the real adapter does.
+ * A ModelClient for engine tests: no HTTP, but files written in the worktree (the real one, or a FakeGit's
+ * working copy), usage streamed in deltas, `beforeCall` and the abort signal honoured like the real adapter does.
  */
 export class FakeModel implements ModelClient {
   readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string; shell: boolean }> = [];
-  constructor(private readonly script: FakeScript) {}
+  constructor(
+    private readonly script: FakeScript,
+    private readonly write: WriteFile = writeToDisk,
+  ) {}
 
   async runAgent(request: AgentRequest, onEvent: (event: AgentEvent) => void): Promise<AgentResult> {
     request.beforeCall();
@@ -48,8 +59,7 @@ export class FakeModel implements ModelClient {
     if (turn.error !== undefined) throw turn.error;
     for (const [path, content] of Object.entries(turn.edits ?? {})) {
       if (request.access !== 'write') throw new Error(`${request.role} tried to write ${path} with read-only tools`);
-      await mkdir(dirname(join(request.workdir, path)), { recursive: true });
-      await writeFile(join(request.workdir, path), content);
+      await this.write(request.workdir, path, content);
       onEvent({ type: 'tool', name: 'write', input: JSON.stringify({ path }) });
     }
     const text = turn.text ?? (request.role === 'verifier' ? '{"pass":true,"reasons":["looks right"]}' : `${request.role} done`);

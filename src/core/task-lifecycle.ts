@@ -1,0 +1,361 @@
+import type { Clock } from '../ports/clock.js';
+import { statusWhenTicked } from '../domain/task-rules.js';
+import {
+  ZERO_USAGE,
+  addUsage,
+  type AttemptRecord,
+  type GateName,
+  type Phase,
+  type Role,
+  type TaskGates,
+  type TaskSpec,
+  type TaskState,
+  type TaskStatus,
+  type Usage,
+} from '../domain/types.js';
+import { newAttempt } from './attempt.js';
+
+/** One change of one task, as its subscribers see it: a copy, never the lifecycle's own record. */
+export interface TaskChange {
+  task: TaskState;
+  /** null when the record was just created */
+  previousStatus: TaskStatus | null;
+}
+
+export type TaskChangeListener = (change: TaskChange) => void;
+
+/** An attempt that ends with the transition: its number and what it measured. */
+export interface EndedAttempt {
+  n: number;
+  record: Partial<Omit<AttemptRecord, 'n'>>;
+}
+
+/** Why a task goes back to `queued`. */
+export type RequeueCause =
+  /** the fleet stopped during the attempt (quit, signal, fleet gate); the attempt restarts next run */
+  | { kind: 'interrupted'; reason: string }
+  /** a crash or a kill left it `running`; found when the state is opened */
+  | { kind: 'crashed' }
+  /** a person retried a failed or discarded task: fresh attempts, tokens, cost and time */
+  | { kind: 'retry' }
+  /** its branch was rebased onto the new base after a conflict: the next attempt only verifies */
+  | { kind: 'rebased' };
+
+/** A transition asked of a task whose status does not allow it: a bug in the caller, never a person's mistake. */
+export class IllegalTransitionError extends Error {
+  override readonly name = 'IllegalTransitionError';
+  constructor(
+    readonly id: string,
+    readonly transition: string,
+    readonly status: TaskStatus,
+    readonly allowed: readonly TaskStatus[],
+  ) {
+    super(`task ${id} is ${status}: ${transition} applies only to ${allowed.join(', ')} tasks`);
+  }
+}
+
+/**
+ * The statuses each transition starts from. A new transition (or a new status) is added here and as one
+ * method below; nothing else in the engine writes a task.
+ */
+const FROM = {
+  startAttempt: ['queued', 'running'],
+  setPhase: ['running'],
+  finishAttempt: ['running'],
+  verify: ['running'],
+  fail: ['queued', 'running'],
+  awaitApproval: ['running'],
+  requeueInterrupted: ['running'],
+  requeueCrashed: ['running'],
+  requeueRetry: ['failed', 'discarded'],
+  requeueRebased: ['conflict'],
+  merge: ['verified'],
+  /** an item ticked `[x]` by hand in BACKLOG.md: merged outside loopfleet, whatever loopfleet thought of it */
+  mergeTicked: ['queued', 'awaiting-approval', 'verified', 'failed', 'conflict', 'discarded'],
+  discard: ['verified', 'failed', 'conflict'],
+  conflict: ['verified', 'conflict'],
+} as const satisfies Record<string, readonly TaskStatus[]>;
+
+export type Transition = keyof typeof FROM;
+
+/** The statuses `transition` may start from (for callers that want to ask before they act). */
+export function allowedFrom(transition: Transition): readonly TaskStatus[] {
+  return FROM[transition];
+}
+
+/**
+ * The one writer of task records.
+ *
+ * Invariants: every write goes through a method here; each transition checks the current status (throwing
+ * IllegalTransitionError), writes the record, saves (at once when the status changed) and tells the
+ * listeners exactly once, with a deep copy. Bookkeeping (usage, running time) writes without a `task`
+ * event: usage has its own event, and time is derived live by the views.
+ */
+export class TaskLifecycle {
+  readonly #records: Record<string, TaskState>;
+  readonly #clock: Clock;
+  readonly #save: (flush: boolean) => void;
+  readonly #listeners = new Set<TaskChangeListener>();
+
+  constructor(records: Record<string, TaskState>, clock: Clock, save: (flush: boolean) => void) {
+    this.#records = records;
+    this.#clock = clock;
+    this.#save = save;
+  }
+
+  /** Call `listener` after every transition; returns the unsubscribe function. */
+  listen(listener: TaskChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  get(id: string): Readonly<TaskState> | undefined {
+    return this.#records[id];
+  }
+
+  all(): Readonly<TaskState>[] {
+    return Object.values(this.#records);
+  }
+
+  /**
+   * The task's record, created on first sight (`queued`, or `merged` for an item ticked `[x]`), its title
+   * and gates refreshed from the backlog. An item ticked since goes through the merge transition.
+   */
+  ensure(spec: TaskSpec, gates: TaskGates): Readonly<TaskState> {
+    const existing = this.#records[spec.id];
+    if (existing === undefined) {
+      const task: TaskState = {
+        id: spec.id,
+        title: spec.title,
+        status: statusWhenTicked(spec.done, undefined),
+        phase: null,
+        attempt: 0,
+        maxAttempts: gates.attempts,
+        usage: { ...ZERO_USAGE },
+        costUsd: 0,
+        branch: null,
+        reason: null,
+        gate: null,
+        attempts: [],
+        elapsedMs: 0,
+        startedAt: null,
+        updatedAt: this.#now(),
+        unpricedModels: [],
+        verifyOnly: false,
+        gates,
+        budget: { fromAttempt: 0, usage: { ...ZERO_USAGE }, costUsd: 0, elapsedMs: 0 },
+      };
+      this.#records[spec.id] = task;
+      this.#save(true);
+      this.#tell(task, null);
+      return task;
+    }
+    if (statusWhenTicked(spec.done, existing.status) !== existing.status) {
+      this.#transition(spec.id, 'mergeTicked', 'merged', (t) => {
+        t.phase = null;
+      });
+    }
+    if (existing.title !== spec.title || existing.maxAttempts !== gates.attempts || JSON.stringify(existing.gates) !== JSON.stringify(gates)) {
+      this.#write(spec.id, (t) => {
+        t.title = spec.title;
+        t.maxAttempts = gates.attempts;
+        t.gates = gates;
+      });
+      this.#tell(existing, existing.status);
+    }
+    return existing;
+  }
+
+  /** Every task a crash or a kill left `running` goes back to `queued` (see requeue `crashed`). */
+  requeueCrashed(): void {
+    for (const task of this.all()) if (task.status === 'running') this.requeue(task.id, { kind: 'crashed' });
+  }
+
+  /** Attempt `n` starts: `running`, phase `setup`. An interrupted attempt `n` is replaced by this one, its spending kept. */
+  startAttempt(id: string, n: number, branch: string): void {
+    const now = this.#now();
+    this.#transition(id, 'startAttempt', 'running', (t) => {
+      t.attempt = n;
+      t.branch = branch;
+      t.reason = null;
+      t.gate = null;
+      t.phase = 'setup';
+      t.verifyOnly = false;
+      t.startedAt ??= now;
+      const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');
+      if (interrupted !== -1) t.attempts[interrupted]!.n = -n;
+      t.attempts.push(newAttempt(n, now));
+    });
+  }
+
+  setPhase(id: string, phase: Phase): void {
+    this.#transition(id, 'setPhase', 'running', (t) => {
+      t.phase = phase;
+    });
+  }
+
+  /**
+   * An attempt ended and the task stays `running` until its next step is decided (another attempt, or a
+   * gate). When the status follows from the attempt alone, the transition that sets it takes `ended` instead.
+   */
+  finishAttempt(id: string, ended: EndedAttempt): void {
+    this.#transition(id, 'finishAttempt', 'running', (t) => endAttempt(t, ended), true);
+  }
+
+  verify(id: string, ended?: EndedAttempt): void {
+    this.#transition(id, 'verify', 'verified', (t) => {
+      endAttempt(t, ended);
+      t.phase = null;
+      t.reason = null;
+    });
+  }
+
+  /** The task stops: a gate tripped (`gate` names it) or something broke (`gate` null). */
+  fail(id: string, failure: { gate: GateName | null; reason: string }, ended?: EndedAttempt): void {
+    this.#transition(id, 'fail', 'failed', (t) => {
+      endAttempt(t, ended);
+      t.phase = null;
+      t.reason = failure.reason;
+      t.gate = failure.gate;
+    });
+  }
+
+  /** The explorer's plan waits for a person's approval before anything is written. */
+  awaitApproval(id: string, reason: string | null = null): void {
+    this.#transition(id, 'awaitApproval', 'awaiting-approval', (t) => {
+      t.phase = null;
+      t.reason = reason;
+    });
+  }
+
+  /** `ended`: the attempt the task was in, for a requeue `interrupted`. */
+  requeue(id: string, cause: RequeueCause, ended?: EndedAttempt): void {
+    switch (cause.kind) {
+      case 'interrupted':
+        return this.#transition(id, 'requeueInterrupted', 'queued', (t) => {
+          endAttempt(t, ended);
+          t.phase = null;
+          t.reason = `interrupted: ${cause.reason}`;
+        });
+      case 'crashed': {
+        // The attempt it was in is kept as `interrupted` (its spending stays in the totals) and runs again
+        // under the same number.
+        const now = this.#now();
+        return this.#transition(id, 'requeueCrashed', 'queued', (t) => {
+          const a = t.attempts.find((x) => x.n === t.attempt && x.outcome === 'running');
+          if (a !== undefined) {
+            a.outcome = 'interrupted';
+            a.reason = 'the fleet stopped while the attempt ran';
+            a.endedAt = now;
+          }
+          t.phase = null;
+          t.reason = 'resumed after an interrupted run';
+        });
+      }
+      case 'retry':
+        return this.#transition(id, 'requeueRetry', 'queued', (t) => {
+          t.reason = null;
+          t.gate = null;
+          t.budget = freshBudget(t);
+        });
+      case 'rebased':
+        return this.#transition(id, 'requeueRebased', 'queued', (t) => {
+          t.reason = 'rebased onto the new base; verifying again';
+          t.verifyOnly = true;
+          t.budget = freshBudget(t);
+        });
+    }
+  }
+
+  merge(id: string, reason: string | null): void {
+    this.#transition(id, 'merge', 'merged', (t) => {
+      t.reason = reason;
+      t.phase = null;
+    });
+  }
+
+  discard(id: string, reason: string): void {
+    this.#transition(id, 'discard', 'discarded', (t) => {
+      t.reason = reason;
+      t.phase = null;
+      t.branch = null;
+    });
+  }
+
+  conflict(id: string, reason: string): void {
+    this.#transition(id, 'conflict', 'conflict', (t) => {
+      t.reason = reason;
+    });
+  }
+
+  /** Running time of the current attempt, brought up to date. Bookkeeping: no `task` event. */
+  recordTime(id: string, elapsedMs: number): void {
+    this.#write(id, (t) => {
+      t.elapsedMs = elapsedMs;
+    });
+  }
+
+  /**
+   * One usage report, added once to the task and to its current attempt (by role). `unpriced` names a model
+   * the price table does not know. Bookkeeping: the fleet tells subscribers with its `usage` event.
+   */
+  book(id: string, role: Role, delta: Usage, costUsd: number, unpriced: string | null): Readonly<TaskState> {
+    return this.#write(id, (t) => {
+      t.usage = addUsage(t.usage, delta);
+      t.costUsd += costUsd;
+      if (unpriced !== null && !t.unpricedModels.includes(unpriced)) t.unpricedModels.push(unpriced);
+      const attempt = t.attempts.at(-1);
+      if (attempt !== undefined) {
+        attempt.usageByRole[role] = addUsage(attempt.usageByRole[role] ?? { ...ZERO_USAGE }, delta);
+        attempt.costByRole[role] = (attempt.costByRole[role] ?? 0) + costUsd;
+        attempt.costUsd += costUsd;
+      }
+    });
+  }
+
+  #transition(id: string, name: Transition, to: TaskStatus, change: (t: TaskState) => void, flush = false): void {
+    const task = this.#need(id);
+    const from = task.status;
+    const allowed: readonly TaskStatus[] = FROM[name];
+    if (!allowed.includes(from)) throw new IllegalTransitionError(id, name, from, allowed);
+    this.#write(id, (t) => {
+      change(t);
+      t.status = to;
+    }, flush || from !== to);
+    this.#tell(task, from);
+  }
+
+  #write(id: string, change: (t: TaskState) => void, flush = false): TaskState {
+    const task = this.#need(id);
+    change(task);
+    task.updatedAt = this.#now();
+    this.#save(flush);
+    return task;
+  }
+
+  #tell(task: TaskState, previousStatus: TaskStatus | null): void {
+    if (this.#listeners.size === 0) return;
+    const change: TaskChange = { task: structuredClone(task), previousStatus };
+    for (const listener of this.#listeners) listener(change);
+  }
+
+  #need(id: string): TaskState {
+    const task = this.#records[id];
+    if (task === undefined) throw new Error(`no state for task ${id}`);
+    return task;
+  }
+
+  #now(): string {
+    return new Date(this.#clock.now()).toISOString();
+  }
+}
+
+function endAttempt(t: TaskState, ended: EndedAttempt | undefined): void {
+  if (ended === undefined) return;
+  const attempt = t.attempts.find((a) => a.n === ended.n);
+  if (attempt !== undefined) Object.assign(attempt, ended.record);
+}
+
+function freshBudget(t: TaskState): TaskState['budget'] {
+  return { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
+}

@@ -1,0 +1,212 @@
+import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../../src/ports/git.js';
+
+type Files = Map<string, string>;
+
+interface Commit {
+  id: string;
+  parents: string[];
+  files: Files;
+}
+
+/**
+ * An in-memory GitPort good enough for the engine: branches point at commits that hold whole file maps,
+ * each worktree has a working copy (`files`) an agent writes into, and merge, rebase and dirtiness can be
+ * scripted. It knows nothing of real git's edge cases; the real adapter's tests cover those.
+ */
+export class FakeGit implements GitPort {
+  readonly root: string;
+  readonly #commits = new Map<string, Commit>();
+  readonly #refs = new Map<string, string>();
+  readonly #worktrees = new Map<string, { branch: string; files: Files }>();
+  #next = 1;
+  /** the calls, by method name, in order */
+  readonly calls: string[] = [];
+  /** branches whose merge into base conflicts (and whose rebase conflicts when listed in `rebaseConflicts`) */
+  readonly mergeConflicts = new Set<string>();
+  readonly rebaseConflicts = new Set<string>();
+  /** files reported dirty in the main checkout */
+  dirty: string[] = [];
+  current = 'main';
+
+  constructor(root = '/repo', files: Record<string, string> = { 'README.md': 'hello\n' }) {
+    this.root = root;
+    this.#refs.set('refs/heads/main', this.#commit([], new Map(Object.entries(files))));
+  }
+
+  /** The working copy of a worktree, for a scripted agent to write into. */
+  files(worktree: string): Files {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    return w.files;
+  }
+
+  hasWorktree(path: string): boolean {
+    return this.#worktrees.has(path);
+  }
+
+  /** Move a branch as a person's commit would: a new commit on `branch` with `files` changed. */
+  commitOn(branch: string, files: Record<string, string>): string {
+    const tip = this.#tip(branch);
+    const next = new Map(this.#commits.get(tip)!.files);
+    for (const [path, content] of Object.entries(files)) next.set(path, content);
+    const id = this.#commit([tip], next);
+    this.#refs.set(`refs/heads/${branch}`, id);
+    return id;
+  }
+
+  show(branch: string, path: string): string | undefined {
+    return this.#commits.get(this.#tip(branch))!.files.get(path);
+  }
+
+  async currentBranch(): Promise<string | null> {
+    return this.current;
+  }
+  async branchExists(branch: string): Promise<boolean> {
+    return this.#refs.has(`refs/heads/${branch}`);
+  }
+  async revParse(ref: string): Promise<string | null> {
+    return this.#refs.get(ref) ?? this.#refs.get(`refs/heads/${ref}`) ?? (this.#commits.has(ref) ? ref : null);
+  }
+  async hasCommits(): Promise<boolean> {
+    return true;
+  }
+  async dirtyFiles(): Promise<string[]> {
+    return [...this.dirty];
+  }
+  async ensureExcluded(): Promise<void> {}
+
+  async addWorktree(path: string, branch: string, base: string): Promise<void> {
+    this.calls.push(`addWorktree ${branch}`);
+    if (this.#worktrees.has(path)) throw new Error(`fatal: '${path}' already exists`);
+    if (!this.#refs.has(`refs/heads/${branch}`)) this.#refs.set(`refs/heads/${branch}`, this.#tip(base));
+    this.#worktrees.set(path, { branch, files: new Map(this.#commits.get(this.#tip(branch))!.files) });
+  }
+  async removeWorktree(path: string): Promise<void> {
+    this.calls.push(`removeWorktree ${path}`);
+    this.#worktrees.delete(path);
+  }
+  async listWorktrees(): Promise<WorktreeInfo[]> {
+    return [...this.#worktrees].map(([path, w]) => ({ path, branch: w.branch, head: this.#tip(w.branch), prunable: false }));
+  }
+  async pruneWorktrees(): Promise<void> {}
+
+  async commitAll(worktree: string, _message: string, excludePaths: string[] = []): Promise<string | null> {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    const tip = this.#tip(w.branch);
+    const files = new Map([...w.files].filter(([p]) => !excludePaths.includes(p)));
+    if (sameFiles(files, this.#commits.get(tip)!.files)) return null;
+    const id = this.#commit([tip], files);
+    this.#refs.set(`refs/heads/${w.branch}`, id);
+    this.calls.push(`commit ${w.branch}`);
+    return id;
+  }
+
+  async diff(worktree: string, base: string): Promise<string> {
+    return (await this.diffSummary(worktree, base)).patch;
+  }
+  async diffNumstat(worktree: string, base: string) {
+    return (await this.diffSummary(worktree, base)).numstat;
+  }
+  async diffStat(worktree: string, base: string): Promise<string> {
+    return (await this.diffSummary(worktree, base)).stat;
+  }
+  async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    const from = this.#commits.get(this.#tip(base))!.files;
+    const to = this.#commits.get(this.#tip(w.branch))!.files;
+    const numstat: DiffSummary['numstat'] = [];
+    const patch: string[] = [];
+    for (const path of new Set([...from.keys(), ...to.keys()])) {
+      const a = from.get(path);
+      const b = to.get(path);
+      if (a === b) continue;
+      const deleted = a === undefined ? 0 : lines(a).length;
+      const added = b === undefined ? 0 : lines(b).length;
+      numstat.push({ path, added, deleted });
+      patch.push(`diff --git a/${path} b/${path}\n${lines(a ?? '').map((l) => `-${l}`).join('\n')}\n${lines(b ?? '').map((l) => `+${l}`).join('\n')}`);
+    }
+    const stat = numstat.map((n) => ` ${n.path} | ${n.added + n.deleted}`).join('\n');
+    return { numstat, stat: numstat.length === 0 ? '' : `${stat}\n ${numstat.length} files changed`, patch: patch.join('\n') };
+  }
+
+  async merge(branch: string, base: string, _message: string, options: { ignoreDirty?: readonly string[] } = {}): Promise<MergeResult> {
+    this.calls.push(`merge ${branch}`);
+    const blocking = this.dirty.filter((f) => !(options.ignoreDirty ?? []).includes(f));
+    if (this.current === base && blocking.length > 0) return { kind: 'refused', reason: `uncommitted changes in ${blocking.join(', ')}` };
+    if (this.mergeConflicts.has(branch)) return { kind: 'conflict', files: ['shared.txt'] };
+    const ours = this.#tip(base);
+    const theirs = this.#tip(branch);
+    const files = new Map(this.#commits.get(ours)!.files);
+    for (const [p, c] of this.#commits.get(theirs)!.files) files.set(p, c);
+    const id = this.#commit([ours, theirs], files);
+    this.#refs.set(`refs/heads/${base}`, id);
+    return { kind: 'merged', commit: id };
+  }
+  async canMerge(branch: string): Promise<boolean> {
+    return !this.mergeConflicts.has(branch);
+  }
+  async rebase(worktree: string, base: string): Promise<boolean> {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    this.calls.push(`rebase ${w.branch}`);
+    if (this.rebaseConflicts.has(w.branch)) return false;
+    const files = new Map(this.#commits.get(this.#tip(base))!.files);
+    for (const [p, c] of this.#commits.get(this.#tip(w.branch))!.files) files.set(p, c);
+    const id = this.#commit([this.#tip(base)], files);
+    this.#refs.set(`refs/heads/${w.branch}`, id);
+    this.mergeConflicts.delete(w.branch);
+    w.files = new Map(files);
+    return true;
+  }
+  async resetHard(worktree: string, commit: string): Promise<void> {
+    const w = this.#worktrees.get(worktree)!;
+    const target = commit.endsWith('~1') ? this.#commits.get(commit.slice(0, -2))!.parents[0]! : commit;
+    this.#refs.set(`refs/heads/${w.branch}`, target);
+    w.files = new Map(this.#commits.get(target)!.files);
+  }
+  async updateRef(ref: string, commit: string): Promise<void> {
+    this.#refs.set(ref, commit);
+  }
+  async deleteBranch(branch: string): Promise<void> {
+    this.calls.push(`deleteBranch ${branch}`);
+    this.#refs.delete(`refs/heads/${branch}`);
+  }
+  async isMerged(branch: string, base: string): Promise<boolean> {
+    const target = this.#tip(branch);
+    const seen = new Set<string>();
+    const stack = [this.#tip(base)];
+    while (stack.length > 0) {
+      const id = stack.pop()!;
+      if (id === target) return true;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      stack.push(...this.#commits.get(id)!.parents);
+    }
+    return false;
+  }
+  async listBranches(prefix: string): Promise<string[]> {
+    return [...this.#refs.keys()].filter((r) => r.startsWith(`refs/heads/${prefix}`)).map((r) => r.slice('refs/heads/'.length));
+  }
+
+  #tip(branch: string): string {
+    const id = this.#refs.get(`refs/heads/${branch}`) ?? this.#refs.get(branch);
+    if (id === undefined) throw new Error(`fatal: unknown revision ${branch}`);
+    return id;
+  }
+
+  #commit(parents: string[], files: Files): string {
+    const id = (this.#next++).toString(16).padStart(40, '0');
+    this.#commits.set(id, { id, parents, files });
+    return id;
+  }
+}
+
+function lines(text: string): string[] {
+  return text === '' ? [] : text.replace(/\n$/, '').split('\n');
+}
+
+function sameFiles(a: Files, b: Files): boolean {
+  return a.size === b.size && [...a].every(([p, c]) => b.get(p) === c);
+}
