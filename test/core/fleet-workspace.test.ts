@@ -44,16 +44,6 @@ describe('worktrees ready to work in', () => {
     expect(await read(root, '.loop-worktrees/T-1/.env')).toBe('SECRET=1\n');
   });
 
-  it('fails an attempt whose setup fails, with the setup output as evidence', async () => {
-    const root = await repo('setup: sh -c "echo broken setup; exit 4"\ncheck: "true"', '- [ ] T-1 One\n  attempts: 1');
-    const { fleet, model } = await runFleet(root, writesDone);
-    const t = fleet.task('T-1')!;
-    expect(t.status).toBe('failed');
-    expect(t.attempts[0]!.outcome).toBe('setup-failed');
-    expect(t.attempts[0]!.setup!.outputTail).toContain('broken setup');
-    expect(model.calls).toHaveLength(0);
-  });
-
   it('refuses a change that adds a secret and keeps it out of the branch history', async () => {
     const key = `sk-ant-api03-${'x'.repeat(48)}`;
     const root = await repo('check: "true"', '- [ ] T-1 One\n  attempts: 1');
