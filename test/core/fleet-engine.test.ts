@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fleetReducer, initFleetState } from '../../src/ui/fleet-reducer.js';
 import { fakeEngine, runToIdle, type FakeEngine } from '../helpers/fake-engine.js';
 import type { FakeScript } from '../helpers/fake-model.js';
 
@@ -132,12 +133,19 @@ describe('the fleet on fake ports', () => {
     await e.fleet.stop();
   });
 
-  it('marks a task ticked [x] while the fleet is open merged, with one task event', async () => {
+  it('merges a task ticked [x] in BACKLOG.md while the fleet is open through one task event, so the TUI row shows merged', async () => {
     const e = await engine('', '- [ ] T-1 One\n- [ ] T-2 Two', writes(() => ({})));
+    let ui = initFleetState(e.fleet, 0);
+    e.fleet.events.on('task', (event) => {
+      ui = fleetReducer(ui, { type: 'task', event, at: 0 });
+    });
     e.seen.length = 0;
-    e.fleet.applyBacklog({ ...e.backlog, tasks: e.backlog.tasks.map((t) => (t.id === 'T-2' ? { ...t, done: true } : t)) });
-    const events = e.seen.filter((s) => s.name === 'task').map((s) => (s.payload as { task: { id: string; status: string } }).task);
-    expect(events.map((t) => `${t.id}:${t.status}`)).toEqual(['T-2:merged']);
+    e.fleet.applyBacklog({ ...e.backlog, tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)) });
+    const events = e.seen.filter((s) => s.name === 'task').map((s) => s.payload as { task: { id: string; status: string }; previousStatus: string });
+    expect(events.map((c) => `${c.task.id}:${c.previousStatus}->${c.task.status}`)).toEqual(['T-1:queued->merged']);
+    expect(ui.tasks.get('T-1')!.task.status).toBe('merged');
+    expect(ui.tasks.get('T-2')!.task.status).toBe('queued');
+    expect(e.fleet.task('T-1')!.status).toBe('merged');
     expect(e.fleet.summary().counts.merged).toBe(1);
   });
 });

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read, writeFiles } from '../helpers/git-repo.js';
-import { fleetReducer, initFleetState } from '../../src/ui/fleet-reducer.js';
 
 const PASS_CHECK = 'test -f done.txt';
 let cleanups: Array<() => Promise<void>> = [];
@@ -138,27 +137,5 @@ describe('retrying a conflict', () => {
     await h.session.close();
     expect(await read(root, 'shared.txt')).toBe('changed by T-2\n');
     expect(await read(root, 'T-1.txt')).toBe('T-1');
-  });
-});
-
-
-
-describe('a task ticked [x] in BACKLOG.md while the fleet is open', () => {
-  it('is merged through a task event, so the TUI row shows merged', async () => {
-    const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One\n- [ ] T-2 Two');
-    const h = await openFleet(root, () => ({}));
-    let ui = initFleetState(h.fleet, 0);
-    const seen: string[] = [];
-    h.fleet.events.on('task', (event) => {
-      seen.push(`${event.task.id}:${event.previousStatus}->${event.task.status}`);
-      ui = fleetReducer(ui, { type: 'task', event, at: 0 });
-    });
-    const current = h.session.backlog;
-    h.fleet.applyBacklog({ ...current, tasks: current.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)) });
-    await h.session.close();
-    expect(seen).toEqual(['T-1:queued->merged']);
-    expect(ui.tasks.get('T-1')!.task.status).toBe('merged');
-    expect(ui.tasks.get('T-2')!.task.status).toBe('queued');
-    expect(h.fleet.task('T-1')!.status).toBe('merged');
   });
 });
