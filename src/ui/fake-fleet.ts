@@ -1,6 +1,7 @@
 import { newAttempt } from '../core/attempt.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../core/events.js';
 import { RefusedError } from '../domain/errors.js';
+import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import {
   addUsage,
   TASK_STATUSES,
@@ -175,19 +176,19 @@ export class FakeFleet implements FleetHandle {
 
   async merge(id: string): Promise<void> {
     this.record('merge', id);
-    this.requireStatus(id, ['verified'], 'merged');
+    this.requireStatus(id, 'merge');
     this.update(id, { status: 'merged', phase: null });
   }
 
   async discard(id: string): Promise<void> {
     this.record('discard', id);
-    this.requireStatus(id, ['verified', 'failed', 'conflict'], 'discarded');
+    this.requireStatus(id, 'discard');
     this.update(id, { status: 'discarded', phase: null });
   }
 
   async retry(id: string): Promise<void> {
     this.record('retry', id);
-    this.requireStatus(id, ['failed', 'conflict', 'discarded'], 'retried');
+    this.requireStatus(id, 'retry');
     this.update(id, { status: 'queued', phase: null, reason: null, gate: null });
   }
 
@@ -289,9 +290,11 @@ export class FakeFleet implements FleetHandle {
     }
   }
 
-  private requireStatus(id: string, allowed: readonly TaskStatus[], verb: string): void {
+  /** The engine's own command table (domain/task-rules), so the fake refuses exactly what the fleet refuses. */
+  private requireStatus(id: string, command: TaskCommand): void {
     const task = this.byId.get(id);
     if (task === undefined) throw new RefusedError(`no task ${id}`);
-    if (!allowed.includes(task.status)) throw new RefusedError(`${id} is ${task.status}: it cannot be ${verb}`);
+    const refusal = commandRefusal(command, id, task.status);
+    if (refusal !== null) throw new RefusedError(refusal);
   }
 }
