@@ -10,10 +10,11 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
-import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
+import type { ConflictForecast, DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
 import { computeMergeTree, mergeBranch } from './git-merge.js';
+import { forecastConflicts } from './git-forecast.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
 
@@ -330,5 +331,11 @@ export class SimpleGitAdapter implements GitPort {
     return lines(out)
       .map((ref) => ref.slice('refs/heads/'.length))
       .filter((name) => name.startsWith(prefix));
+  }
+
+  async forecastConflicts(left: string, right: string): Promise<ConflictForecast> {
+    assertRefName(left, 'ref');
+    assertRefName(right, 'ref');
+    return forecastConflicts(this.#at(), left, right);
   }
 }

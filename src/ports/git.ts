@@ -13,6 +13,13 @@ export type MergeResult =
   | { kind: 'conflict'; files: string[] }
   | { kind: 'refused'; reason: string };
 
+/** What merging one commit into another would conflict on; nothing is written but unreachable objects. */
+export interface ConflictForecast {
+  files: string[];
+  /** conflict-marker regions per file, bounded; files in conflict for other reasons (modify/delete) have none */
+  hunks: Record<string, string[]>;
+}
+
 export interface DiffSummary {
   numstat: Array<{ path: string; added: number; deleted: number }>;
   stat: string;
@@ -71,4 +78,7 @@ export interface GitPort {
   /** true when every commit of `branch` is reachable from `base` */
   isMerged(branch: string, base: string): Promise<boolean>;
   listBranches(prefix: string): Promise<string[]>;
+
+  /** conflicts of merging `right` into `left` (refs or commits), computed in the object store only */
+  forecastConflicts(left: string, right: string): Promise<ConflictForecast>;
 }
