@@ -20,6 +20,7 @@ export interface ActionContext {
 }
 
 import { BACKLOG_NAME } from '../domain/layout.js';
+import { committedTick } from './backlog/committed-tick.js';
 
 export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
@@ -42,8 +43,11 @@ export async function mergeTask(ctx: ActionContext, id: string): Promise<void> {
   const branch = ctx.branchOf(id);
   // BACKLOG.md is the one tracked file loopfleet edits in the checkout (ids, ticks): its own edits must
   // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
+  // The tick goes into the merge commit, so the checkout is clean after it; the person's uncommitted
+  // BACKLOG.md edits stay uncommitted (tickDone below makes the same tick in their copy).
   const result = await ctx.git.merge(branch, ctx.base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
     ignoreDirty: [BACKLOG_NAME],
+    fileEdit: { path: BACKLOG_NAME, edit: (committed, working) => committedTick(committed, working, id) },
   });
   if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
   if (result.kind === 'conflict') {
