@@ -11,11 +11,16 @@
  * A conflict is detected before anything is written except unreachable objects, so base, the index and
  * the working tree stay byte-identical.
  */
-import type { MergeResult, WorktreeInfo } from '../ports/git.js';
+import type { MergeFileEdit, MergeResult, WorktreeInfo } from '../ports/git.js';
 import { COMMIT_CONFIG, GitCommandError, fields, lines, type GitExec } from './git-exec.js';
+import { committedFileEdit, keepWorkingCopy } from './git-merge-edit.js';
 
 export interface MergeContext {
   git: GitExec;
+  /** the repository's top-level folder (the main checkout) */
+  root: string;
+  /** where a dirty working copy of an edited file is kept while the checkout fast-forwards */
+  backupPath: string;
   worktrees: () => Promise<WorktreeInfo[]>;
   dirtyFiles: () => Promise<string[]>;
 }
@@ -54,6 +59,7 @@ export async function mergeBranch(
   base: string,
   message: string,
   ignoreDirty: readonly string[] = [],
+  fileEdit?: MergeFileEdit,
 ): Promise<MergeResult> {
   const { git } = ctx;
   const [[baseCommit, branchCommit], worktrees] = await Promise.all([
@@ -74,12 +80,20 @@ export async function mergeBranch(
   ]);
   if (merged.conflicts.length > 0) return { kind: 'conflict', files: merged.conflicts };
   if (alreadyMerged) return { kind: 'merged', commit: baseCommit };
+  // loopfleet's own edit of a file (BACKLOG.md's tick) goes into the merge commit, not the checkout.
+  const edited = fileEdit === undefined ? null : await committedFileEdit(ctx, merged.tree, fileEdit, inMain);
+  const tree = edited?.tree ?? merged.tree;
   let names = dirty.map((line) => line.slice(3));
   if (names.some((name) => ignoreDirty.includes(name))) {
-    // A file loopfleet itself edits (BACKLOG.md) may be dirty, as long as the merge leaves it alone:
+    // A file loopfleet itself edits (BACKLOG.md) may be dirty, as long as the branch leaves it alone:
     // the fast-forward below then keeps the working copy's change, as git does for any untouched file.
     const changed = new Set(lines(await git.out(['diff', '--name-only', baseCommit, merged.tree])));
     names = names.filter((name) => !ignoreDirty.includes(name) || changed.has(name));
+  }
+  // Staged changes of the edited file cannot be kept apart from the commit's version: refuse, touch nothing.
+  const staged = edited === null || !inMain ? [] : dirty.filter((line) => line.slice(3) === edited.path && line[0] !== ' ' && line[0] !== '?');
+  if (staged.length > 0) {
+    return { kind: 'refused', reason: `${edited!.path} has staged changes in ${main?.path ?? 'the checkout'}; commit or unstage them, then merge again` };
   }
   if (names.length > 0) {
     return {
@@ -89,7 +103,7 @@ export async function mergeBranch(
   }
 
   const commit = (
-    await git.out([...COMMIT_CONFIG, 'commit-tree', merged.tree, '-p', baseCommit, '-p', branchCommit, '-m', message])
+    await git.out([...COMMIT_CONFIG, 'commit-tree', tree, '-p', baseCommit, '-p', branchCommit, '-m', message])
   ).trim();
 
   if (!inMain) {
@@ -103,9 +117,12 @@ export async function mergeBranch(
     return { kind: 'merged', commit };
   }
 
-  try {
+  const fastForward = () =>
     // No hooks: the tree being checked out is agent-written, and so may be a hooks folder it points to.
-    await git.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--ff-only', '--no-overwrite-ignore', '-q', commit]);
+    git.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--ff-only', '--no-overwrite-ignore', '-q', commit]);
+  try {
+    if (edited === null || !dirty.some((line) => line.slice(3) === edited.path)) await fastForward();
+    else await keepWorkingCopy(ctx, edited.path, ctx.backupPath, fastForward);
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
     if (/would be overwritten/.test(error.stderr)) {

@@ -10,10 +10,12 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
-import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
+import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
+import type { ConflictForecast, DiffSummary, GitPort, MergeFileEdit, MergeResult, WorktreeInfo } from '../ports/git.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
 import { computeMergeTree, mergeBranch } from './git-merge.js';
+import { forecastConflicts } from './git-forecast.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
 
@@ -253,15 +255,27 @@ export class SimpleGitAdapter implements GitPort {
     return { numstat: quoted ? await this.diffNumstat(worktree, base) : numstat, stat: stat.length > 0 ? `${stat.join('\n')}\n` : '', patch };
   }
 
-  async merge(branch: string, base: string, message: string, options: { ignoreDirty?: readonly string[] } = {}): Promise<MergeResult> {
+  async merge(
+    branch: string,
+    base: string,
+    message: string,
+    options: { ignoreDirty?: readonly string[]; fileEdit?: MergeFileEdit } = {},
+  ): Promise<MergeResult> {
     assertRefName(branch, 'branch');
     assertRefName(base, 'base');
     return mergeBranch(
-      { git: this.#at(), worktrees: () => this.listWorktrees(), dirtyFiles: () => this.dirtyFiles() },
+      {
+        git: this.#at(),
+        root: this.root,
+        backupPath: path.join(this.root, WORK_DIR, MERGE_BACKUP_NAME),
+        worktrees: () => this.listWorktrees(),
+        dirtyFiles: () => this.dirtyFiles(),
+      },
       branch,
       base,
       message,
       options.ignoreDirty,
+      options.fileEdit,
     );
   }
 
@@ -330,5 +344,11 @@ export class SimpleGitAdapter implements GitPort {
     return lines(out)
       .map((ref) => ref.slice('refs/heads/'.length))
       .filter((name) => name.startsWith(prefix));
+  }
+
+  async forecastConflicts(left: string, right: string): Promise<ConflictForecast> {
+    assertRefName(left, 'ref');
+    assertRefName(right, 'ref');
+    return forecastConflicts(this.#at(), left, right);
   }
 }

@@ -1,6 +1,7 @@
 import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
+import { committedTick } from './backlog/committed-tick.js';
 import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { TaskState } from '../domain/types.js';
@@ -48,8 +49,11 @@ export class FleetActions {
     const branch = this.#s.paths.branchOf(id);
     // BACKLOG.md is the one tracked file loopfleet edits in the checkout (ids, ticks): its own edits must
     // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
+    // The tick goes into the merge commit, so the checkout is clean after it; the person's uncommitted
+    // BACKLOG.md edits stay uncommitted (tickDone below makes the same tick in their copy).
     const result = await git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
       ignoreDirty: [BACKLOG_NAME],
+      fileEdit: { path: BACKLOG_NAME, edit: (committed, working) => committedTick(committed, working, id) },
     });
     if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
     if (result.kind === 'conflict') {

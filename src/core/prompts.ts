@@ -1,5 +1,6 @@
 import { attemptMarker, roleMarker, taskMarker } from './role-marker.js';
 import type { CheckResult, Role, TaskSpec } from '../domain/types.js';
+import { FILES_INSTRUCTION } from './plan-files.js';
 
 /**
  * The text each role is given. The system prompt is the role definition plus a role marker and never
@@ -32,7 +33,7 @@ function evidenceBlock(evidence: string | null): string {
 }
 
 export function explorerPrompt(spec: TaskSpec, attempt: number, check: string | null, evidence: string | null): string {
-  return `${header(spec, attempt)}\n\n${checkLine(check)}${evidenceBlock(evidence)}\n\nStudy the repository and write the plan.`;
+  return `${header(spec, attempt)}\n\n${checkLine(check)}${evidenceBlock(evidence)}\n\nStudy the repository and write the plan.\n\n${FILES_INSTRUCTION}`;
 }
 
 export function implementerPrompt(

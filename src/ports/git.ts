@@ -13,6 +13,23 @@ export type MergeResult =
   | { kind: 'conflict'; files: string[] }
   | { kind: 'refused'; reason: string };
 
+/**
+ * loopfleet's own edit of one tracked file, made in the merge commit: `edit` gets the file as the merge
+ * result has it and the main checkout's working copy (null when not checked out there or missing), and
+ * returns the content to commit, or null to leave the file as merged.
+ */
+export interface MergeFileEdit {
+  path: string;
+  edit: (committed: string, working: string | null) => string | null;
+}
+
+/** What merging one commit into another would conflict on; nothing is written but unreachable objects. */
+export interface ConflictForecast {
+  files: string[];
+  /** conflict-marker regions per file, bounded; files in conflict for other reasons (modify/delete) have none */
+  hunks: Record<string, string[]>;
+}
+
 export interface DiffSummary {
   numstat: Array<{ path: string; added: number; deleted: number }>;
   stat: string;
@@ -56,8 +73,15 @@ export interface GitPort {
    * checkout is on `base` and dirty. A conflict leaves `base` and the working tree exactly as before.
    * `ignoreDirty` names files (relative to the root) whose uncommitted changes do not refuse the merge as
    * long as the merge does not change them; their working copy is kept as it is.
+   * `fileEdit` puts loopfleet's own edit of a file into the merge commit; an uncommitted working copy of
+   * that file is kept as it was (the caller then makes the same edit there), so the checkout stays clean.
    */
-  merge(branch: string, base: string, message: string, options?: { ignoreDirty?: readonly string[] }): Promise<MergeResult>;
+  merge(
+    branch: string,
+    base: string,
+    message: string,
+    options?: { ignoreDirty?: readonly string[]; fileEdit?: MergeFileEdit },
+  ): Promise<MergeResult>;
   /** true when `branch` would merge into `base` without conflict (git merge-tree, no working tree touched) */
   canMerge(branch: string, base: string): Promise<boolean>;
   /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
@@ -71,4 +95,7 @@ export interface GitPort {
   /** true when every commit of `branch` is reachable from `base` */
   isMerged(branch: string, base: string): Promise<boolean>;
   listBranches(prefix: string): Promise<string[]>;
+
+  /** conflicts of merging `right` into `left` (refs or commits), computed in the object store only */
+  forecastConflicts(left: string, right: string): Promise<ConflictForecast>;
 }

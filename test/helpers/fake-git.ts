@@ -1,4 +1,4 @@
-import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../../src/ports/git.js';
+import type { ConflictForecast, DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
 
@@ -146,6 +146,12 @@ export class FakeGit implements GitPort {
   }
   async canMerge(branch: string): Promise<boolean> {
     return !this.mergeConflicts.has(branch);
+  }
+  /** a branch in `mergeConflicts` conflicts with base and with every other such branch, in shared.txt */
+  async forecastConflicts(left: string, right: string): Promise<ConflictForecast> {
+    const conflicted = [left, right].filter((ref) => this.mergeConflicts.has(ref));
+    const withBase = conflicted.length === 1 && [left, right].some((ref) => !ref.startsWith('loop/'));
+    return conflicted.length === 2 || withBase ? { files: ['shared.txt'], hunks: {} } : { files: [], hunks: {} };
   }
   async rebase(worktree: string, base: string): Promise<boolean> {
     const w = this.#worktrees.get(worktree);
