@@ -67,7 +67,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
     await git.ensureExcluded(`/${WORK_DIR}/`);
     await git.addWorktreeDetached(dir, base);
     try {
-      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
+      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
       for (const command of commands) {
         const run = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
         const users = open.filter((t) => checkOf(t) === command).map((t) => t.id).join(', ');

@@ -141,7 +141,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
         attempt: n,
         verifyOnly,
         previousPlan,
-        env: taskEnv(ctx.parentEnv, { taskId: id, worktree, branch, base: ctx.base, gitRoot: ctx.repoRoot, port }),
+        env: taskEnv(ctx.parentEnv, { taskId: id, worktree, branch, base: ctx.base, gitRoot: ctx.repoRoot, port, passed: config.env }),
         evidence,
         signal: controller.signal,
         onPhase: (phase) => {
