@@ -5,7 +5,7 @@
  * the task ends failed.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -209,10 +209,10 @@ describe.runIf(available)('attacks through the pipeline', () => {
 });
 
 describe.runIf(available && isRoot)('row 1 under root: the sandbox holds no capability', () => {
-  it('has CapEff 0 and an unprivileged uid inside, and leaves files loopfleet can commit', async () => {
+  it('has CapEff 0 and an unprivileged uid inside, cannot read /etc/shadow, and writes files owned by the host user', async () => {
     const root = await repo('check: "true"', '- [ ] T-1 One');
     const wt = await mkdtemp(path.join(root, 'wt-'));
-    const r = await new ExecaRunner().run('grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made', {
+    const r = await new ExecaRunner().run('grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made; echo "shadow $(cat /etc/shadow | wc -c)"', {
       cwd: wt,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       timeoutMs: 10_000,
@@ -221,6 +221,9 @@ describe.runIf(available && isRoot)('row 1 under root: the sandbox holds no capa
     expect(r.output).toMatch(/^CapEff:\s*0+$/m);
     expect(r.output).not.toMatch(/^0$/m);
     expect(await readFile(path.join(wt, 'sub', 'made'), 'utf8')).toBe('x\n');
+    expect((await stat(path.join(wt, 'sub', 'made'))).uid).toBe(process.getuid?.());
+    // Files only root may read on the host are empty inside, although the sandbox's uid maps to root.
+    if (existsSync('/etc/shadow')) expect(r.output).toMatch(/^shadow 0$/m);
   });
 });
 
