@@ -9,8 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { isInside } from './fs-paths.js';
 
-/** Folders that hold the system's programs, libraries and configuration; mounted read-only when present. */
-export const SYSTEM_FOLDERS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
+/**
+ * Folders that hold the system's programs, libraries and configuration; mounted read-only when present
+ * (/nix and /gnu: the package stores of NixOS and Guix, where every program on PATH lives).
+ */
+export const SYSTEM_FOLDERS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix', '/gnu'];
 
 /** Never brought back through PATH, whatever PATH says: the root, and folders that gather sockets or homes. */
 const NEVER_MOUNTED: readonly string[] = ['/', '/home', '/root', '/run', '/var', '/var/run', '/var/lib', '/tmp', '/var/tmp', '/srv', '/mnt', '/media', '/proc', '/sys', '/dev'];

@@ -17,6 +17,7 @@ import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.j
 import { sandboxSelfTest } from '../../src/adapters/sandbox-selftest.js';
 import { UsageError } from '../../src/domain/errors.js';
 import { FakeModel } from '../helpers/fake-model.js';
+import type { FleetServices } from '../../src/core/fleet.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
 
 const available = await new ExecaRunner().sandboxAvailable();
@@ -123,6 +124,29 @@ describe.runIf(available)('attacks through the pipeline', () => {
     expect(attempt.n).toBe(2);
     expect(attempt.outcome).toBe('setup-failed');
     expect(attempt.reason).toMatch(/in the sandbox: the branch holds agent-written commits/);
+  });
+
+  it("row 3 without a sandbox: setup of a worktree rebuilt from the agent's branch is skipped, saying so", async () => {
+    const dir = await hostDir();
+    const root = await repo('setup: sh setup.sh\nreview: true', '- [ ] T-1 One\n  attempts: 1', { 'setup.sh': 'echo base setup\n' });
+    const noSandbox = { services: (s: FleetServices) => ({ ...s, sandboxed: false, shellAllowed: false }) };
+    const veto = ({ role }: { role: string }) =>
+      role === 'implementer' ? { edits: { 'setup.sh': `touch ${dir}/pwned\n` } } : role === 'verifier' ? { text: '{"pass":false,"reasons":["no"]}' } : {};
+    const first = await runFleet(root, veto, noSandbox);
+    expect(first.fleet.task('T-1')!.attempts[0]!.setup!.outputTail).toContain('base setup');
+    await rm(path.join(root, '.loop-worktrees', 'T-1'), { recursive: true, force: true });
+    const h = await openFleet(root, veto, noSandbox);
+    const output: string[] = [];
+    h.fleet.events.on('phase-output', (o) => output.push(o.chunk));
+    await h.fleet.retry('T-1');
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(existsSync(path.join(dir, 'pwned'))).toBe(false);
+    const attempt = h.fleet.task('T-1')!.attempts.at(-1)!;
+    expect(attempt.n).toBe(2);
+    expect(attempt.setup).toBeNull();
+    expect(output.join('')).toMatch(/skipped: the worktree was rebuilt from loop\/T-1, which holds agent-written commits/);
   });
 
   it('row 5: host variables do not reach setup or the check, except those listed under env:', async () => {
