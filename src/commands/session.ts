@@ -55,7 +55,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
   if (options.services !== undefined) services = options.services(services);
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
-  if (services.sandboxed) await assertSandboxHolds(services.runner);
+  // merge, discard, retry and prune run no task, so they do not wait for the self-test.
+  if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
