@@ -37,10 +37,7 @@ export const SANDBOX_UID = 65534;
 /** Host file holding SHADOW_GIT_DIR, mounted over the worktree's `commondir` inside the sandbox. */
 const SHADOW_COMMONDIR_FILE = 'loopfleet-commondir';
 
-/**
- * Options of the sandbox itself, after the mounts: one option, one small function below. Network: none
- * (a network namespace of its own, with only a loopback of its own).
- */
+/** Options of the sandbox itself, after the mounts: each concern is one small function below. */
 export interface IsolationOptions {
   /** uid and gid inside the user namespace */
   uid: number;
@@ -54,6 +51,7 @@ function namespaceArgs(): string[] {
   return ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
 }
 
+/** No network: a namespace of its own, with only its own loopback. (An allow-list option plugs in here.) */
 function networkArgs(): string[] {
   return ['--unshare-net'];
 }

@@ -49,7 +49,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   findings.push({
     ok: sandbox || backlog.config.sandbox === 'off',
     weight: 1,
-    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — agent shell runs unsandboxed' : 'no bubblewrap: the agent shell tool will be off (install bubblewrap, or set sandbox: off)',
+    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — checks, the agent shell and command-line agents run unsandboxed' : 'no bubblewrap: checks of agent-written code will be refused and the agent shell tool off (install bubblewrap, or set sandbox: off)',
   });
 
   const models = new Set<string>();
