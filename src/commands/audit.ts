@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
+import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
@@ -46,6 +47,8 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   }
 
   const sandbox = await runner.sandboxAvailable();
+  const escapes = sandbox && backlog.config.sandbox !== 'off' ? await sandboxSelfTest(runner) : [];
+  if (escapes.length > 0) findings.push({ ok: false, weight: 2, text: `the sandbox is weaker than promised (a fleet would refuse to start): ${escapes.join('; ')}` });
   findings.push({
     ok: sandbox || backlog.config.sandbox === 'off',
     weight: 1,
