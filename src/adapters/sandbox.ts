@@ -22,7 +22,7 @@
  * Files the command writes belong, outside, to the user running loopfleet (the namespace maps the
  * sandbox uid to it), so loopfleet commits them as usual.
  */
-import { mkdir, open, readFile, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
 import { isInside } from './fs-paths.js';
@@ -103,9 +103,20 @@ async function ensureFile(p: string, content?: string): Promise<void> {
 }
 
 /** Mounts that keep git usable, and the repository safe, inside the sandbox (see the module comment). */
+/**
+ * Unix sockets git keeps in its folders (the fsmonitor daemon's `fsmonitor--daemon.ipc`), replaced by an
+ * empty file at each place the folder is mounted: a socket on a read-only mount still accepts connections.
+ */
+async function gitSockets(dir: string, places: string[]): Promise<Mount[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isSocket())
+    .flatMap((e) => places.map((place): Mount => ({ kind: 'empty', dest: path.join(place, e.name) })));
+}
+
 async function gitMounts(layout: GitLayout): Promise<Mount[]> {
   const common = await realpath(layout.commonDir);
-  if (!layout.linked) return [{ kind: 'ro', src: common, dest: common }];
+  if (!layout.linked) return [{ kind: 'ro', src: common, dest: common }, ...(await gitSockets(common, [common]))];
 
   const admin = await realpath(layout.adminDir);
   const store = path.join(admin, SANDBOX_OBJECTS);
@@ -127,6 +138,8 @@ async function gitMounts(layout: GitLayout): Promise<Mount[]> {
     ro(path.join(admin, 'config.worktree')),
     ro(path.join(admin, SHADOW_COMMONDIR_FILE), path.join(admin, 'commondir')),
     ro(layout.dotGit),
+    ...(await gitSockets(common, [common, SHADOW_GIT_DIR])),
+    ...(await gitSockets(admin, [admin])),
   ];
 }
 

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findRepo } from '../../src/commands/repo.js';
 import { overnight } from '../../src/commands/overnight.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { sandboxSelfTest } from '../../src/adapters/sandbox-selftest.js';
 import { UsageError } from '../../src/domain/errors.js';
@@ -229,6 +230,31 @@ describe.runIf(available)('attacks through the pipeline', () => {
     const stolen = existsSync(path.join(root, '.loop-worktrees/T-1/stolen.txt')) ? await read(root, '.loop-worktrees/T-1/stolen.txt') : '';
     expect(stolen).toBe('');
     expect(await readFile(homeCanary, 'utf8')).toBe(secret);
+  });
+});
+
+describe.runIf(available)('row 2 inside the repository', () => {
+  it("cannot reach a socket git keeps in the repository's .git (the fsmonitor daemon's)", async () => {
+    const root = await repo('check: "true"', '- [ ] T-1 One');
+    const git = new SimpleGitAdapter(root);
+    const worktree = path.join(root, '.loop-worktrees', 'T-1');
+    await git.addWorktree(worktree, 'loop/T-1', 'main');
+    let connections = 0;
+    const server = net.createServer((s) => {
+      connections++;
+      s.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(path.join(root, '.git', 'fsmonitor--daemon.ipc'), resolve));
+    cleanups.push(async () => void server.close());
+    const probe = `require('net').connect(${JSON.stringify(path.join(root, '.git', 'fsmonitor--daemon.ipc'))}).on('connect', () => process.exit(0)).on('error', () => process.exit(3))`;
+    const r = await new ExecaRunner().run(`node -e 'process.exit(0)' || exit 99; node -e ${q(probe)}`, {
+      cwd: worktree,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 10_000,
+      sandbox: { writable: [worktree] },
+    });
+    expect(r.exitCode).toBe(3);
+    expect(connections).toBe(0);
   });
 });
 
