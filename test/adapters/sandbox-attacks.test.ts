@@ -5,7 +5,7 @@
  * the task ends failed.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -202,6 +202,8 @@ describe.runIf(available)('attacks through the pipeline', () => {
     expect(t.status).toBe('failed');
     expect(t.attempts[0].reason).toMatch(/refused: .* no sandbox/);
     expect(model.calls).toHaveLength(0);
+    const reports = await readdir(path.join(root, '.loop-worktrees', 'reports'));
+    expect(await read(root, `.loop-worktrees/reports/${reports[0]}`)).toMatch(/\*\*Unsandboxed:\*\* no sandbox .* checks of agent-written code are refused/);
   });
 
   it('row 9: with HOME set elsewhere, /root, /home/* and the passwd home stay hidden', async () => {
