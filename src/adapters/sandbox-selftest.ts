@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { UsageError } from '../domain/errors.js';
 import type { ProcessRunner } from '../ports/process.js';
 import { exists } from './fs-paths.js';
-import { isDir } from './sandbox-system.js';
+import { isDir, passwdHome } from './sandbox-system.js';
 
 const SELF_TEST_TIMEOUT_MS = 20_000;
 const ESCAPED = 'ESCAPED:';
@@ -72,7 +72,7 @@ async function runSelfTest(runner: ProcessRunner): Promise<string[]> {
   try {
     const canaries = [{ file: path.join(hostDir, 'canary'), token }, { file: path.join(hostTmp, 'canary'), token }];
     for (const c of canaries) await writeFile(c.file, `${c.token}\n`);
-    for (const home of new Set([os.userInfo().homedir, os.homedir()])) {
+    for (const home of new Set([passwdHome() ?? os.homedir(), os.homedir()])) {
       const file = path.join(home, `.loopfleet-selftest-${process.pid}-${token.slice(0, 6)}`);
       try {
         await writeFile(file, `${token}\n`, { flag: 'wx', mode: 0o600 });

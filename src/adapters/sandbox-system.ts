@@ -108,10 +108,20 @@ export function privateEtcMounts(): Promise<Mount[]> {
   return privateInEtc;
 }
 
+/** The home folder of this process's passwd entry; null when the uid has none (a container's random uid). */
+export function passwdHome(): string | null {
+  try {
+    return os.userInfo().homedir;
+  } catch (error) {
+    if ((error as { info?: { code?: string } }).info?.code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
 /** Every home folder this process can name: the passwd entry's, os.homedir() ($HOME), and the command's HOME. */
 export async function homeFolders(env: Record<string, string>): Promise<string[]> {
   const homes = new Set<string>(['/root', '/home']);
-  for (const candidate of [os.userInfo().homedir, os.homedir(), process.env.HOME, env.HOME]) {
+  for (const candidate of [passwdHome(), os.homedir(), process.env.HOME, env.HOME]) {
     if (!candidate || !path.isAbsolute(candidate) || !(await isDir(candidate))) continue;
     const real = await realpath(candidate);
     if (real !== '/') homes.add(real);
