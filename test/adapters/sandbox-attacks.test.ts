@@ -316,3 +316,36 @@ describe.runIf(available)('the self-test before a fleet starts', () => {
     expect(failures.join('\n')).toMatch(/wrote to \/var\/tmp/);
   });
 });
+
+/** The built runner (dist/, `npm run build` first), run as an ordinary user through setpriv. */
+const DIST = path.join(import.meta.dirname, '..', '..', 'dist', 'adapters');
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+describe.runIf(available && isRoot && setpriv !== undefined && existsSync(DIST))('as an ordinary user', () => {
+  it('the same sandbox works and passes its self-test', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-user-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const { chown } = await import('node:fs/promises');
+    await chown(dir, 65534, 65534);
+    const script = [
+      `import { ExecaRunner } from ${JSON.stringify(path.join(DIST, 'execa-runner.js'))};`,
+      `import { sandboxSelfTest } from ${JSON.stringify(path.join(DIST, 'sandbox-selftest.js'))};`,
+      'const r = new ExecaRunner();',
+      'const escapes = await sandboxSelfTest(r);',
+      `const x = await r.run('grep CapEff /proc/self/status; echo ok > made', { cwd: ${JSON.stringify(dir)}, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10000, sandbox: { writable: [${JSON.stringify(dir)}] } });`,
+      'console.log(JSON.stringify({ escapes, output: x.output }));',
+    ].join('\n');
+    const { execa } = await import('execa');
+    const r = await execa(setpriv!, ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script], {
+      cwd: dir,
+      env: { PATH: '/usr/bin:/bin', HOME: dir },
+      extendEnv: false,
+      reject: false,
+    });
+    expect(r.stderr).toBe('');
+    const result = JSON.parse(r.stdout) as { escapes: string[]; output: string };
+    expect(result.escapes).toEqual([]);
+    expect(result.output).toMatch(/^CapEff:\s*0+$/m);
+    expect(await readFile(path.join(dir, 'made'), 'utf8')).toBe('ok\n');
+  });
+});
