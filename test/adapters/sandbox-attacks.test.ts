@@ -264,7 +264,7 @@ describe.runIf(available && isRoot)('row 1 under root: the sandbox holds no capa
   it('has CapEff 0 and an unprivileged uid inside, cannot read /etc/shadow, and writes files owned by the host user', async () => {
     const root = await repo('check: "true"', '- [ ] T-1 One');
     const wt = await mkdtemp(path.join(root, 'wt-'));
-    const r = await new ExecaRunner().run('grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made; echo "shadow $(cat /etc/shadow | wc -c)"', {
+    const r = await new ExecaRunner().run('grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made; echo "shadow $(cat /etc/shadow | wc -c)"; for d in /run /var /srv /mnt /home; do test -e $d || echo "absent $d"; done', {
       cwd: wt,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       timeoutMs: 10_000,
@@ -276,6 +276,8 @@ describe.runIf(available && isRoot)('row 1 under root: the sandbox holds no capa
     expect((await stat(path.join(wt, 'sub', 'made'))).uid).toBe(process.getuid?.());
     // Files only root may read on the host are empty inside, although the sandbox's uid maps to root.
     if (existsSync('/etc/shadow')) expect(r.output).toMatch(/^shadow 0$/m);
+    // Folders that gather sockets and homes are not there at all.
+    for (const d of ['/run', '/var', '/srv', '/mnt', '/home']) expect(r.output).toContain(`absent ${d}`);
   });
 });
 
