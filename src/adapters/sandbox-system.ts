@@ -25,7 +25,7 @@ export type Mount =
   | { kind: 'ro' | 'rw'; src: string; dest: string }
   | { kind: 'tmpfs'; dest: string }
   | { kind: 'symlink'; target: string; dest: string }
-  /** a private file replaced by an empty one */
+  /** a file (or socket) covered by /dev/null, which the sandbox's nodev mounts do not let it open */
   | { kind: 'empty'; dest: string };
 
 export function mountArgs(m: Mount): string[] {
@@ -76,7 +76,7 @@ export async function systemMounts(): Promise<Mount[]> {
 let privateInEtc: Promise<Mount[]> | undefined;
 
 /**
- * Files and folders of /etc that others may not read (mode without o+r): replaced by an empty file or an
+ * Files and folders of /etc that others may not read (mode without o+r): covered by /dev/null or by an
  * empty folder. Inside the sandbox the command's files are checked against its real uid, so under root
  * it would otherwise read what only root reads. Found once per process.
  */

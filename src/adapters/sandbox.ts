@@ -3,7 +3,7 @@
  * sandbox-selftest.ts checks before a fleet starts):
  * - least privilege: a user namespace with every capability dropped; under root the command runs as an
  *   unprivileged uid/gid inside (SANDBOX_UID), so it can neither mount nor remount anything;
- * - only what the task needs is visible: the system folders read-only (private files of /etc emptied),
+ * - only what the task needs is visible: the system folders read-only (private files of /etc covered),
  *   the tools on PATH, `cwd` and the listed folders writable, a private /tmp, /proc and /dev; no home
  *   folder, no /run, /var, no host /tmp — so no host Unix socket by path; abstract sockets and every
  *   network are behind the network namespace; SysV IPC behind the IPC namespace;
@@ -104,8 +104,8 @@ async function ensureFile(p: string, content?: string): Promise<void> {
 
 /** Mounts that keep git usable, and the repository safe, inside the sandbox (see the module comment). */
 /**
- * Unix sockets git keeps in its folders (the fsmonitor daemon's `fsmonitor--daemon.ipc`), replaced by an
- * empty file at each place the folder is mounted: a socket on a read-only mount still accepts connections.
+ * Unix sockets git keeps in its folders (the fsmonitor daemon's `fsmonitor--daemon.ipc`), covered by
+ * /dev/null at each place the folder is mounted: a socket on a read-only mount still accepts connections.
  */
 async function gitSockets(dir: string, places: string[]): Promise<Mount[]> {
   const entries = await readdir(dir, { withFileTypes: true });
