@@ -84,15 +84,28 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): Error | nul
   }
 }
 
+export interface ExecaRunnerOptions {
+  /**
+   * Rewrites the bubblewrap arguments of every sandboxed command. For tests only: a test weakens the
+   * sandbox with it and sees the self-test refuse to start.
+   */
+  alterSandboxArgs?: (args: string[]) => string[];
+}
+
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
+  readonly #alter: (args: string[]) => string[];
+
+  constructor(options: ExecaRunnerOptions = {}) {
+    this.#alter = options.alterSandboxArgs ?? ((args) => args);
+  }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
   #sandboxBinary(): Promise<string | null> {
     this.#bwrap ??= (async () => {
       const bwrap = await findExecutable('bwrap');
       if (bwrap === null) return null;
-      const probe = await execa(bwrap, [...probeArgs(), '--', '/bin/sh', '-c', 'exit 0'], {
+      const probe = await execa(bwrap, [...(await probeArgs()), '--', '/bin/sh', '-c', 'exit 0'], {
         reject: false,
         timeout: 10_000,
         stdin: 'ignore',
@@ -119,7 +132,8 @@ export class ExecaRunner implements ProcessRunner {
         throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
       }
       file = bwrap;
-      args = [...(await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env })), '--', '/bin/sh', '-c', script];
+      const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env });
+      args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
     }
 
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);

@@ -1,6 +1,13 @@
 /**
- * bubblewrap arguments that confine a command: the system read-only, only `cwd` and the listed folders
- * writable, a private /tmp, no network, its own process tree, and the user's home folders hidden.
+ * bubblewrap arguments that confine a command. The sandbox promises (and the self-test in
+ * sandbox-selftest.ts checks before a fleet starts):
+ * - least privilege: a user namespace with every capability dropped; under root the command runs as an
+ *   unprivileged uid/gid inside (SANDBOX_UID), so it can neither mount nor remount anything;
+ * - only what the task needs is visible: the system folders read-only (private files of /etc covered),
+ *   the tools on PATH, `cwd` and the listed folders writable, a private /tmp, /proc and /dev; no home
+ *   folder, no /run, /var, no host /tmp — so no host Unix socket by path; abstract sockets and every
+ *   network are behind the network namespace; SysV IPC behind the IPC namespace;
+ * - HOME is an empty private folder (SANDBOX_HOME); its own process tree, killed with loopfleet.
  *
  * Inside a linked worktree, git keeps working on the worktree's own index, but nothing that git shares
  * with the repository can be changed — refs (other branches), hooks, config, the object store:
@@ -12,43 +19,62 @@
  *   repository and which branch it belongs to — HEAD, gitdir, commondir, config.worktree — and the
  *   worktree's own `.git` file are mounted read-only, so nothing written inside can redirect git commands
  *   that loopfleet later runs outside the sandbox.
+ * Files the command writes belong, outside, to the user running loopfleet (the namespace maps the
+ * sandbox uid to it), so loopfleet commits them as usual.
  */
-import { mkdir, open, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, open, readFile, readdir, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
 import { isInside } from './fs-paths.js';
+import { SYSTEM_FOLDERS, homeFolders, isDir, mountArgs, privateEtcMounts, systemMounts, toolchainMounts, type Mount } from './sandbox-system.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
+/** HOME inside the sandbox: an empty folder of its private /tmp. */
+export const SANDBOX_HOME = '/tmp/.loopfleet/home';
+/** The uid and gid a command runs as inside the sandbox: `nobody`, never root. */
+export const SANDBOX_UID = 65534;
 /** Host file holding SHADOW_GIT_DIR, mounted over the worktree's `commondir` inside the sandbox. */
 const SHADOW_COMMONDIR_FILE = 'loopfleet-commondir';
 
-/** Options every sandbox gets, after the mounts. */
-export const ISOLATION_ARGS = ['--unshare-net', '--unshare-pid', '--die-with-parent', '--new-session'];
+/** Options of the sandbox itself, after the mounts: each concern is one small function below. */
+export interface IsolationOptions {
+  /** uid and gid inside the user namespace */
+  uid: number;
+}
+
+function privilegeArgs(o: IsolationOptions): string[] {
+  return ['--unshare-user', '--uid', String(o.uid), '--gid', String(o.uid), '--cap-drop', 'ALL'];
+}
+
+function namespaceArgs(): string[] {
+  return ['--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+}
+
+/** No network: a namespace of its own, with only its own loopback. (An allow-list option plugs in here.) */
+function networkArgs(): string[] {
+  return ['--unshare-net'];
+}
+
+function lifetimeArgs(): string[] {
+  return ['--die-with-parent', '--new-session'];
+}
+
+export function isolationArgs(o: IsolationOptions = { uid: SANDBOX_UID }): string[] {
+  return [...privilegeArgs(o), ...namespaceArgs(), ...networkArgs(), ...lifetimeArgs()];
+}
+
+/** /proc of its own pid namespace, a minimal /dev, a private /tmp with an empty HOME in it. */
+function privateArgs(): string[] {
+  return ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME, '--setenv', 'HOME', SANDBOX_HOME];
+}
 
 export interface SandboxSpec {
   cwd: string;
   /** folders writable besides `cwd`; each must exist */
   writable: string[];
-  /** the command's environment: HOME and PATH are read from it */
+  /** the command's environment: PATH (tools to bring in) and HOME (a home to keep hidden) are read from it */
   env: Record<string, string>;
-}
-
-interface Mount {
-  readOnly: boolean;
-  src: string;
-  dest: string;
-}
-
-
-async function isDir(p: string): Promise<boolean> {
-  try {
-    return (await stat(p)).isDirectory();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
-    throw error;
-  }
 }
 
 async function realFolder(p: string, what: string): Promise<string> {
@@ -60,45 +86,6 @@ async function realFolder(p: string, what: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${what} ${p} does not exist`);
     throw error;
   }
-}
-
-/** Home folders to replace with an empty tmpfs: the user's, and the command's HOME. Never `/`. */
-async function homesToHide(env: Record<string, string>): Promise<string[]> {
-  const homes = new Set<string>();
-  for (const candidate of [os.homedir(), env.HOME]) {
-    if (!candidate || !path.isAbsolute(candidate) || !(await isDir(candidate))) continue;
-    const real = await realpath(candidate);
-    if (real !== '/') homes.add(real);
-  }
-  return [...homes];
-}
-
-/**
- * PATH entries inside a hidden folder (a home: a Node.js installed by nvm, ~/.local/bin; or the host's
- * /tmp: a project checked out there, its node_modules/.bin) come back read-only, so that the tools the
- * command expects are still there: a `bin` folder with its sibling `lib`, a `node_modules/.bin` with the
- * whole `node_modules` its links point into.
- */
-async function toolchainMounts(env: Record<string, string>, hidden: string[], writable: string[]): Promise<Mount[]> {
-  const mounts: Mount[] = [];
-  const add = async (dest: string) => {
-    if (!mounts.some((m) => isInside(dest, m.dest))) mounts.push({ readOnly: true, src: await realpath(dest), dest });
-  };
-  for (const entry of (env.PATH ?? '').split(':')) {
-    if (!path.isAbsolute(entry)) continue;
-    const dest = path.normalize(entry);
-    const root = hidden.find((h) => isInside(dest, h) && dest !== h);
-    if (!root || writable.some((w) => isInside(dest, w)) || !(await isDir(dest))) continue;
-    const parent = path.dirname(dest);
-    if (path.basename(dest) === '.bin' && path.basename(parent) === 'node_modules') {
-      await add(parent);
-      continue;
-    }
-    await add(dest);
-    const lib = path.join(parent, 'lib');
-    if (path.basename(dest) === 'bin' && parent !== root && (await isDir(lib))) await add(lib);
-  }
-  return mounts;
 }
 
 async function ensureFile(p: string, content?: string): Promise<void> {
@@ -116,9 +103,20 @@ async function ensureFile(p: string, content?: string): Promise<void> {
 }
 
 /** Mounts that keep git usable, and the repository safe, inside the sandbox (see the module comment). */
+/**
+ * Unix sockets git keeps in its folders (the fsmonitor daemon's `fsmonitor--daemon.ipc`), covered by
+ * /dev/null at each place the folder is mounted: a socket on a read-only mount still accepts connections.
+ */
+async function gitSockets(dir: string, places: string[]): Promise<Mount[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => e.isSocket())
+    .flatMap((e) => places.map((place): Mount => ({ kind: 'empty', dest: path.join(place, e.name) })));
+}
+
 async function gitMounts(layout: GitLayout): Promise<Mount[]> {
   const common = await realpath(layout.commonDir);
-  if (!layout.linked) return [{ readOnly: true, src: common, dest: common }];
+  if (!layout.linked) return [{ kind: 'ro', src: common, dest: common }, ...(await gitSockets(common, [common]))];
 
   const admin = await realpath(layout.adminDir);
   const store = path.join(admin, SANDBOX_OBJECTS);
@@ -129,17 +127,19 @@ async function gitMounts(layout: GitLayout): Promise<Mount[]> {
   // Read by git when extensions.worktreeConfig is on: it must exist to be mounted read-only.
   await ensureFile(path.join(admin, 'config.worktree'));
 
-  const ro = (src: string, dest = src): Mount => ({ readOnly: true, src, dest });
+  const ro = (src: string, dest = src): Mount => ({ kind: 'ro', src, dest });
   return [
     ro(common),
     ro(common, SHADOW_GIT_DIR),
-    { readOnly: false, src: store, dest: path.join(SHADOW_GIT_DIR, 'objects') },
-    { readOnly: false, src: admin, dest: admin },
+    { kind: 'rw', src: store, dest: path.join(SHADOW_GIT_DIR, 'objects') },
+    { kind: 'rw', src: admin, dest: admin },
     ro(path.join(admin, 'HEAD')),
     ro(path.join(admin, 'gitdir')),
     ro(path.join(admin, 'config.worktree')),
     ro(path.join(admin, SHADOW_COMMONDIR_FILE), path.join(admin, 'commondir')),
     ro(layout.dotGit),
+    ...(await gitSockets(common, [common, SHADOW_GIT_DIR])),
+    ...(await gitSockets(admin, [admin])),
   ];
 }
 
@@ -151,33 +151,45 @@ function depth(p: string): number {
  * bwrap arguments up to (not including) `--` and the command. Prepares the worktree's admin folder on
  * the host as a side effect (see gitMounts). Throws when `cwd` or a writable folder does not exist.
  */
-export async function sandboxArgs(spec: SandboxSpec): Promise<string[]> {
+export async function sandboxArgs(spec: SandboxSpec, isolation?: IsolationOptions): Promise<string[]> {
   const cwd = await realFolder(spec.cwd, 'working folder');
   const writable = [cwd];
   for (const w of spec.writable) {
     const real = await realFolder(w, 'writable folder');
     if (!writable.includes(real)) writable.push(real);
   }
-  const homes = await homesToHide(spec.env);
+  const homes = await homeFolders(spec.env);
   const layout = await discoverGitLayout(cwd);
 
+  // A home inside a system folder (/opt/someone) is emptied; the others are simply not mounted.
+  const homesInSystem: Mount[] = homes
+    .filter((h) => SYSTEM_FOLDERS.some((s) => isInside(h, s)) && !writable.some((w) => isInside(w, h)))
+    .map((dest) => ({ kind: 'tmpfs', dest }));
   const mounts: Mount[] = [
-    ...(await toolchainMounts(spec.env, [...homes, '/tmp'], writable)),
-    ...writable.map((w) => ({ readOnly: false, src: w, dest: w })),
+    ...(await systemMounts()),
+    ...(await privateEtcMounts()),
+    ...homesInSystem,
+    ...(await toolchainMounts(spec.env, homes, writable)),
+    ...writable.map((w): Mount => ({ kind: 'rw', src: w, dest: w })),
     ...(layout ? await gitMounts(layout) : []),
   ];
   // Outer folders first, so that a deeper mount (a read-only file inside a writable folder) wins.
   // The sort is stable: at equal depth the order above holds.
   mounts.sort((a, b) => depth(a.dest) - depth(b.dest));
 
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-  for (const home of homes) args.push('--tmpfs', home);
-  for (const m of mounts) args.push(m.readOnly ? '--ro-bind' : '--bind', m.src, m.dest);
-  args.push(...ISOLATION_ARGS, '--chdir', cwd);
+  const args = privateArgs();
+  for (const m of mounts) args.push(...mountArgs(m));
+  // bubblewrap's own root (a tmpfs holding the mount points) is read-only once everything is mounted.
+  args.push('--remount-ro', '/', ...isolationArgs(isolation), '--chdir', cwd);
   return args;
 }
 
-/** The smallest sandbox: used to find out whether bubblewrap works on this machine at all. */
-export function probeArgs(): string[] {
-  return ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', ...ISOLATION_ARGS, '--chdir', '/'];
+/**
+ * The smallest sandbox, with the same isolation as every other: used to find out whether bubblewrap
+ * works on this machine at all (user namespaces included).
+ */
+export async function probeArgs(): Promise<string[]> {
+  const args = ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
+  for (const m of await systemMounts()) args.push(...mountArgs(m));
+  return [...args, '--remount-ro', '/', ...isolationArgs(), '--chdir', '/'];
 }

@@ -193,8 +193,12 @@ export class SimpleGitAdapter implements GitPort {
       await Promise.all(IN_PROGRESS_STATE.map((name) => rm(path.join(layout.adminDir, name), { force: true })));
     }
     // Blobs a sandboxed `git add` wrote exist only in the worktree's private store: start again from HEAD's
-    // index, and let `add -A` hash the files into the shared store.
-    if (sandboxObjects) await git.run(['reset', '-q']);
+    // index, and let `add -A` hash the files into the shared store. The old index is removed, not reset:
+    // its entries were stat'ed under the sandbox's uid, so git would read their private objects to compare.
+    if (sandboxObjects && layout) {
+      await rm(path.join(layout.adminDir, 'index'), { force: true });
+      await git.run(['reset', '-q']);
+    }
     await git.run(['add', '-A']);
     // Unstaged after `add -A` rather than left out of it: git refuses pathspecs naming ignored files, and
     // an excluded file may have been staged by hand (`git add -f`).

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
+import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
@@ -46,10 +47,12 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   }
 
   const sandbox = await runner.sandboxAvailable();
+  const escapes = sandbox && backlog.config.sandbox !== 'off' ? await sandboxSelfTest(runner) : [];
+  if (escapes.length > 0) findings.push({ ok: false, weight: 2, text: `the sandbox is weaker than promised (a fleet would refuse to start): ${escapes.join('; ')}` });
   findings.push({
     ok: sandbox || backlog.config.sandbox === 'off',
     weight: 1,
-    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — agent shell runs unsandboxed' : 'no bubblewrap: the agent shell tool will be off (install bubblewrap, or set sandbox: off)',
+    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — checks, the agent shell and command-line agents run unsandboxed' : 'no bubblewrap: checks of agent-written code will be refused and the agent shell tool off (install bubblewrap, or set sandbox: off)',
   });
 
   const models = new Set<string>();
@@ -67,7 +70,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
     await git.ensureExcluded(`/${WORK_DIR}/`);
     await git.addWorktreeDetached(dir, base);
     try {
-      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
+      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
       for (const command of commands) {
         const run = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
         const users = open.filter((t) => checkOf(t) === command).map((t) => t.id).join(', ');

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderReport } from '../core/report.js';
+import { sandboxNotice } from '../core/sandbox-notice.js';
 import type { Fleet } from '../core/fleet.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
@@ -57,11 +58,8 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    if (!fleet.sandboxed) {
-      out(fleet.config.sandbox === 'off'
-        ? 'warning: sandbox: off — the agent shell and the check run without a sandbox'
-        : 'warning: no sandbox (bubblewrap) on this machine: the agent shell tool is off; set `sandbox: off` to allow it unsandboxed');
-    }
+    const notice = sandboxNotice(fleet.config.sandbox, fleet.sandboxed);
+    if (notice !== null) out(`warning: ${notice}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();

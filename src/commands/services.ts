@@ -55,6 +55,9 @@ const sdkLogger = {
   debug: () => undefined,
 };
 
+/** One runner per process: bubblewrap is probed, and the sandbox self-tested, once. */
+const processRunner = new ExecaRunner();
+
 /** `requireModel: false` for commands that never call a model (merge, discard, prune). */
 export async function buildServices(
   repo: Repo,
@@ -66,7 +69,7 @@ export async function buildServices(
   const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
   const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
   const creds = credentialsFrom(env, needsApi);
-  const runner = new ExecaRunner();
+  const runner = processRunner;
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;

@@ -8,6 +8,7 @@ import type { Backlog, FleetGates } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 
 export interface Overrides {
@@ -53,6 +54,9 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const base = await resolveBase(repo, checked, git);
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
   if (options.services !== undefined) services = options.services(services);
+  // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
+  // merge, discard, retry and prune run no task, so they do not wait for the self-test.
+  if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);

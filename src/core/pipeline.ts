@@ -115,17 +115,30 @@ export class Pipeline {
     };
     const { spec, config } = input;
 
+    // The check runs agent-written code: without a sandbox it runs only where `sandbox: off` says so.
+    const checkCommand = this.#check(input);
+    if (checkCommand !== null && !this.#s.sandboxed && config.sandbox !== 'off') {
+      const reason = `check \`${checkCommand}\` refused: it runs agent-written code and there is no sandbox (bubblewrap) here; install bubblewrap, or write \`sandbox: off\` to run it unsandboxed`;
+      return this.#fail(result, 'check-failed', reason, reason);
+    }
+
     input.observer.phase('setup');
     const prepared = await this.#ensureWorktree(input);
     if (prepared.fresh) {
       const setupCommand = spec.setup ?? config.setup;
+      // Setup is the person's own command on the base commit: it runs outside the sandbox. A worktree
+      // rebuilt from a branch an agent has committed to holds agent-written code: sandbox, or no setup.
+      const inSandbox = prepared.agentWritten;
       if (setupCommand != null && prepared.depsCloned) {
         input.observer.output('setup', `setup \`${setupCommand}\` skipped: the dependencies were cloned from the checkout (identical lockfile)\n`);
+      } else if (setupCommand != null && inSandbox && !this.#s.sandboxed) {
+        input.observer.output('setup', `setup \`${setupCommand}\` skipped: the worktree was rebuilt from ${input.branch}, which holds agent-written commits, and there is no sandbox to run it in\n`);
       } else if (setupCommand != null) {
-        // Setup is the person's own command, not agent-written code: it runs outside the sandbox.
-        result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, false);
+        if (inSandbox) input.observer.output('setup', `setup \`${setupCommand}\` runs in the sandbox: the worktree was rebuilt from ${input.branch}, which holds agent-written commits\n`);
+        result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, inSandbox);
         if (result.setup.exitCode !== 0) {
-          return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\` ${describeExit(result.setup)}`, result.setup.outputTail);
+          const where = inSandbox ? ' (in the sandbox: the branch holds agent-written commits)' : '';
+          return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, result.setup.outputTail);
         }
       }
     }
@@ -209,16 +222,19 @@ export class Pipeline {
    * A new worktree gets its ignored files and dependencies; an existing one (a later attempt, a resume) is
    * used as it is, and only the list of copied files is worked out again so they stay out of commits.
    */
-  async #ensureWorktree(input: AttemptInput): Promise<{ fresh: boolean; copied: string[]; depsCloned: boolean }> {
+  async #ensureWorktree(input: AttemptInput): Promise<{ fresh: boolean; copied: string[]; depsCloned: boolean; agentWritten: boolean }> {
     if (await this.#s.workspace.exists(input.worktree)) {
-      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false };
+      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false, agentWritten: true };
     }
+    // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is.
+    const tip = (await this.#s.git.branchExists(input.branch)) ? await this.#s.git.revParse(input.branch) : null;
+    const agentWritten = tip !== null && tip !== (await this.#s.git.revParse(input.base));
     await this.#s.git.addWorktree(input.worktree, input.branch, input.base);
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
       input.observer.output('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
     }
-    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none' };
+    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', agentWritten };
   }
 
   async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {

@@ -1,6 +1,7 @@
 import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from '../domain/types.js';
 import type { FleetSnapshotSummary } from './events.js';
 import { WORK_DIR } from '../domain/layout.js';
+import { sandboxNotice } from './sandbox-notice.js';
 
 /** The morning report: enough to review the night's work without reading transcripts. Pure text. */
 
@@ -117,7 +118,8 @@ export function renderReport(input: ReportInput): string {
       `${tokens(totalTokens(summary.totals.usage))} tokens, ${usd(summary.totals.costUsd)} in all.`,
   ];
   if (summary.stoppedBy !== null) lines.push('', `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`);
-  if (!input.sandboxed) lines.push('', `**The agent shell ran without a sandbox** (${input.config.sandbox === 'off' ? '`sandbox: off` in BACKLOG.md' : 'no bubblewrap on this machine: the shell tool was off'}).`);
+  const notice = sandboxNotice(input.config.sandbox, input.sandboxed);
+  if (notice !== null) lines.push('', `**Unsandboxed:** ${notice}.`);
   lines.push('');
   const ran = input.tasks.filter((t) => input.ran.has(t.id));
   const rest = input.tasks.filter((t) => !input.ran.has(t.id));

@@ -1,12 +1,23 @@
 /**
- * The environment of setup, check, shell tool and command-line agents. It is built from scratch so that
- * no credential of the person running loopfleet reaches code an agent wrote.
+ * The environment of setup, check, shell tool and command-line agents. It is an allow-list, built from
+ * scratch: PATH, the locale, TERM, loopfleet's own LOOPFLEET_* and PORT, and the names the person lists
+ * under `env:` in the front matter. Nothing else passes, whatever its name, so no credential of the person
+ * running loopfleet (DATABASE_URL, SENTRY_DSN, SSH_AUTH_SOCK, cloud keys) reaches code an agent wrote.
+ * HOME is not passed: inside the sandbox it is an empty private folder.
  */
 
 const SECRET_NAME = /^(ANTHROPIC_|OPENAI_|AWS_|GH_|GITHUB_TOKEN|NPM_TOKEN|CLAUDE_)|(_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
+/** Names that look like credentials; used for the notify command, which runs the person's own code. */
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
+}
+
+/** Host variables every task gets, when set: the tools' search path, the locale, the terminal. */
+const ALWAYS_PASSED = new Set(['PATH', 'LANG', 'LANGUAGE', 'TERM']);
+
+export function isPassedByDefault(name: string): boolean {
+  return ALWAYS_PASSED.has(name) || name.startsWith('LC_') || name.startsWith('LOOPFLEET_') || name === 'PORT';
 }
 
 export interface TaskEnvInput {
@@ -16,12 +27,15 @@ export interface TaskEnvInput {
   base: string;
   gitRoot: string;
   port: number;
+  /** `env:` of the front matter: further names to pass */
+  passed?: readonly string[];
 }
 
 export function taskEnv(parent: NodeJS.ProcessEnv, input: TaskEnvInput): Record<string, string> {
+  const listed = new Set(input.passed ?? []);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
-    if (value !== undefined && !isSecretName(name)) env[name] = value;
+    if (value !== undefined && (isPassedByDefault(name) || listed.has(name))) env[name] = value;
   }
   env.LOOPFLEET_TASK_ID = input.taskId;
   env.LOOPFLEET_WORKTREE_PATH = input.worktree;

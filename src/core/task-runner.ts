@@ -146,7 +146,7 @@ export class TaskRunner {
         attempt: n,
         verifyOnly,
         previousPlan,
-        env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port }),
+        env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
         evidence,
         signal: controller.signal,
         observer,

@@ -86,6 +86,8 @@ export interface FleetConfig {
   prices: Record<string, ModelPrice>;
   checkTimeoutMs: number;
   setupTimeoutMs: number;
+  /** `env:` — host variables (by name) passed to setup, checks and agents, besides the fixed allow-list */
+  env: string[];
 }
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */

@@ -87,6 +87,7 @@ export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): Rea
           elapsedMs={liveFleetElapsed(state, now)}
           gates={fleet.config.fleetGates}
           sandboxed={fleet.sandboxed}
+          sandbox={fleet.config.sandbox}
           columns={columns}
           rows={layout.barRows}
         />

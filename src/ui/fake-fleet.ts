@@ -62,6 +62,7 @@ export function defaultConfig(overrides: Partial<FleetConfig> = {}): FleetConfig
     prices: {},
     checkTimeoutMs: 600_000,
     setupTimeoutMs: 600_000,
+    env: [],
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
 import { memo, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
 import type { FleetSnapshotSummary } from '../core/events.js';
+import { sandboxNotice } from '../core/sandbox-notice.js';
 import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
 import { Styled } from './styled-text.js';
@@ -17,6 +18,8 @@ export interface FleetBarProps {
   elapsedMs: number;
   gates: FleetGates;
   sandboxed: boolean;
+  /** the `sandbox:` setting, which decides what the warning says */
+  sandbox?: 'auto' | 'off';
   columns: number;
   /** lines available; the bar drops its lower lines first, except the sandbox warning, which comes second */
   rows: number;
@@ -58,7 +61,7 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
   const countText = forms.find((f) => width(head + f.join('')) < columns) ?? forms[2] ?? [];
   const warning = !sandboxed && (
     <Styled key="sandbox" color="red" bold wrap="truncate-end">
-      ⚠ shell sandbox is OFF: agents' shell commands run unsandboxed on this machine
+      ⚠ {sandboxNotice(props.sandbox ?? 'auto', false)}
     </Styled>
   );
   const lines = [

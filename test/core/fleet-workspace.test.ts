@@ -121,7 +121,8 @@ describe('notify and the shell without a sandbox', () => {
   });
 
   it('offers the implementer no shell where there is no sandbox, unless sandbox: off says so', async () => {
-    const root = await repo('check: test -f done.txt', '- [ ] T-1 One');
+    // No check: without a sandbox a check of agent-written code would be refused before any agent runs.
+    const root = await repo('review: true', '- [ ] T-1 One');
     const h = await openFleet(root, writesDone, { services: (s) => ({ ...s, sandboxed: false, shellAllowed: false }) });
     h.fleet.start();
     await h.fleet.whenIdle();

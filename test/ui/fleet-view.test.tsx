@@ -52,7 +52,7 @@ describe('fleet view', () => {
 
   test('a warning line when the shell sandbox is off', async () => {
     const t = await setup({ tasks: mixedTasks(), sandboxed: false });
-    expect(t.lines()[1]).toContain('⚠ shell sandbox is OFF');
+    expect(t.lines()[1]).toContain('⚠ no sandbox');
   });
 
   test('j/k and the arrow keys move the selection; Home/g and End/G jump', async () => {

@@ -109,6 +109,24 @@ export function readProtect(r: Reader, node: Node | null, at: Node): string[] | 
   return patterns;
 }
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `env:` — names of host variables passed to setup, checks and agents; names only, never values. */
+export function readEnvNames(r: Reader, node: Node | null, at: Node): string[] | undefined {
+  if (node === null || (isScalar(node) && node.value === null)) return [];
+  if (!isSeq(node)) return r.fail(at, 'env must be a list of variable names, e.g. env: [DATABASE_URL]');
+  const names: string[] = [];
+  for (const item of node.items as Node[]) {
+    const name = isScalar(item) && typeof item.value === 'string' ? item.value.trim() : null;
+    if (name === null || !ENV_NAME.test(name)) {
+      r.error(item ?? at, `env lists variable names (letters, digits, _), got '${isScalar(item) ? String(item.value) : 'a mapping'}'`);
+      continue;
+    }
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
 export function readPrices(r: Reader, node: Node | null, at: Node): Record<string, ModelPrice> | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return {};
   if (!isMap(node)) return r.fail(at, 'prices must be a mapping of model name to prices per million tokens');

@@ -8,7 +8,7 @@ import type { InputError } from '../../domain/errors.js';
 import type { FleetConfig, ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
 import { didYouMean } from './closest.js';
-import { Reader, readPorts, readPrices, readProtect } from './config-values.js';
+import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
 
 export { PRICE_KEYS } from './config-values.js';
@@ -56,6 +56,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   prices: Object.freeze({}) as Record<string, ModelPrice>,
   checkTimeoutMs: 10 * 60_000,
   setupTimeoutMs: 10 * 60_000,
+  env: Object.freeze([]) as unknown as string[],
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -67,12 +68,13 @@ export function defaultConfig(): FleetConfig {
     ports: { ...DEFAULT_CONFIG.ports },
     protect: [...DEFAULT_CONFIG.protect],
     prices: {},
+    env: [],
   };
 }
 
 export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
-  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout',
+  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -192,6 +194,9 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       }
       case 'prices':
         assign('prices', readPrices(r, value, keyNode));
+        break;
+      case 'env':
+        assign('env', readEnvNames(r, value, keyNode));
         break;
       case 'check_timeout':
       case 'setup_timeout': {

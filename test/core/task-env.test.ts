@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { parseBacklog } from '../../src/core/backlog/parse.js';
+import { taskEnv } from '../../src/core/task-env.js';
+import { InputErrors, type InputError } from '../../src/domain/errors.js';
+
+const FILE = '/repo/BACKLOG.md';
+const md = (...lines: string[]): string => lines.join('\n') + '\n';
+const input = { taskId: 'T-1', worktree: '/w', branch: 'loop/T-1', base: 'main', gitRoot: '/r', port: 4100 };
+
+function problems(text: string): InputError[] {
+  try {
+    parseBacklog(text, FILE);
+  } catch (error) {
+    if (error instanceof InputErrors) return error.errors;
+    throw error;
+  }
+  return [];
+}
+
+describe('the task environment is an allow-list', () => {
+  const host = {
+    PATH: '/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C',
+    LANGUAGE: 'en',
+    TERM: 'xterm',
+    LOOPFLEET_EXTRA: 'x',
+    HOME: '/root',
+    USER: 'root',
+    DATABASE_URL: 'postgres://u:pass@db/x',
+    SENTRY_DSN: 'https://k@sentry/1',
+    MY_APP_APIKEY: 'k',
+    SSH_AUTH_SOCK: '/run/ssh.sock',
+    ANTHROPIC_API_KEY: 'sk',
+    PORT: '1',
+    NODE_OPTIONS: '--require /tmp/x.js',
+  };
+
+  it('passes PATH, the locale, TERM, LOOPFLEET_* and its own PORT, nothing else whatever the name', () => {
+    const env = taskEnv(host, input);
+    expect(Object.keys(env).sort()).toEqual(
+      ['LANG', 'LANGUAGE', 'LC_ALL', 'LOOPFLEET_BASE_BRANCH', 'LOOPFLEET_BRANCH', 'LOOPFLEET_EXTRA', 'LOOPFLEET_GIT_ROOT', 'LOOPFLEET_TASK_ID', 'LOOPFLEET_WORKTREE_PATH', 'PATH', 'PORT', 'TERM'].sort(),
+    );
+    expect(env.PORT).toBe('4100');
+  });
+
+  it('passes the names listed under env:, and only when set', () => {
+    const env = taskEnv(host, { ...input, passed: ['DATABASE_URL', 'NOT_SET'] });
+    expect(env.DATABASE_URL).toBe(host.DATABASE_URL);
+    expect('NOT_SET' in env).toBe(false);
+    expect('SENTRY_DSN' in env).toBe(false);
+  });
+});
+
+describe('env: in the front matter', () => {
+  it('reads a list of names', () => {
+    const { backlog } = parseBacklog(md('---', 'env:', '  - DATABASE_URL', '  - REDIS_URL', '---', '- [ ] T-1 x'), FILE);
+    expect(backlog.config.env).toEqual(['DATABASE_URL', 'REDIS_URL']);
+    expect(parseBacklog(md('---', 'env: [A_1]', '---'), FILE).backlog.config.env).toEqual(['A_1']);
+    expect(parseBacklog(md('- [ ] T-1 x'), FILE).backlog.config.env).toEqual([]);
+  });
+
+  it('refuses anything but names, with file and line', () => {
+    const [bad] = problems(md('---', 'env:', '  - DATABASE_URL=postgres://x', '---'));
+    expect(bad).toMatchObject({ file: FILE, line: 3 });
+    expect(bad!.problem).toMatch(/env lists variable names/);
+    const [scalar] = problems(md('---', 'env: DATABASE_URL', '---'));
+    expect(scalar).toMatchObject({ line: 2 });
+    expect(scalar!.problem).toMatch(/env must be a list/);
+    expect(problems(md('---', 'env:', '  - { a: 1 }', '---'))[0]!.problem).toMatch(/got 'a mapping'/);
+  });
+});
