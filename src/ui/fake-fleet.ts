@@ -61,6 +61,8 @@ export function defaultConfig(overrides: Partial<FleetConfig> = {}): FleetConfig
     prices: {},
     checkTimeoutMs: 600_000,
     setupTimeoutMs: 600_000,
+    discovered: 'hold',
+    lessons: true,
     ...overrides,
   };
 }
