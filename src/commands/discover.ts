@@ -83,7 +83,7 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
     return 0;
   }
   if (chosen.length === 0) return 0;
-  const added = await addProposals(repo.backlogPath, chosen);
+  const added = await addProposals(repo.backlogPath, ordered, options.limit);
   out('');
   out(`Added ${added.length} under ## Discovered in ${repo.backlogPath}.`);
   out('They run once you move them out of that section, or with `discovered: run` in the front matter.');

@@ -35,10 +35,15 @@ interface Insertion {
   added: Proposal[];
 }
 
-/** Where and what to insert into `text` for the proposals it does not have yet. */
-export function planInsertion(text: string, proposals: readonly Proposal[]): Insertion {
+/**
+ * Where and what to insert into `text` for the proposals it does not have yet, at most `limit` of them in
+ * the order given. All findings are passed, not only those to add: which TODO an item stands for depends
+ * on every TODO found (see splitNew).
+ */
+export function planInsertion(text: string, proposals: readonly Proposal[], limit: number | null = null): Insertion {
   const known = knownItems(parseBacklog(text, 'BACKLOG.md').backlog.tasks);
-  const { fresh } = splitNew(proposals, known);
+  const all = splitNew(proposals, known).fresh;
+  const fresh = limit === null ? all : all.slice(0, limit);
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const ignored: InputError[] = [];
   const fm = readFrontMatter(text, '', ignored);
@@ -77,14 +82,14 @@ export function planInsertion(text: string, proposals: readonly Proposal[]): Ins
 }
 
 /**
- * Adds the proposals the file does not have yet under `## Discovered` (created at the end when missing).
- * Returns the proposals added, in order.
+ * Adds the proposals the file does not have yet (at most `limit`) under `## Discovered`, created at the end
+ * when missing. Returns the proposals added, in order.
  */
-export async function addProposals(path: string, proposals: readonly Proposal[], options: WriteBackOptions = {}): Promise<Proposal[]> {
+export async function addProposals(path: string, proposals: readonly Proposal[], limit: number | null = null, options: WriteBackOptions = {}): Promise<Proposal[]> {
   return edit(
     path,
     (text) => {
-      const plan = planInsertion(text, proposals);
+      const plan = planInsertion(text, proposals, limit);
       return { edits: plan.added.length === 0 ? [] : [plan.edit], result: plan.added };
     },
     options,
