@@ -21,6 +21,8 @@ export function jsonIn(output: string): unknown {
 }
 
 type Json = Record<string, unknown>;
+/** npm package names: anything else in the output is not used as one. */
+const PACKAGE_NAME = /^(?:@[\w.~-]+\/)?[\w.~-]+$/;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
@@ -40,7 +42,7 @@ export interface Outdated {
 
 export function parseOutdated(json: unknown): Outdated[] {
   if (!isObject(json) || npmError(json) !== null) return [];
-  return Object.entries(json).map(([name, raw]) => {
+  return Object.entries(json).filter(([name]) => PACKAGE_NAME.test(name)).map(([name, raw]) => {
     const v = Array.isArray(raw) ? raw[0] : raw;
     const o = isObject(v) ? v : {};
     return { name, current: str(o.current), wanted: str(o.wanted), latest: str(o.latest) };
@@ -58,7 +60,7 @@ export interface Vulnerability {
 
 export function parseAudit(json: unknown): Vulnerability[] {
   if (!isObject(json) || !isObject(json.vulnerabilities)) return [];
-  return Object.entries(json.vulnerabilities).map(([name, raw]) => {
+  return Object.entries(json.vulnerabilities).filter(([name]) => PACKAGE_NAME.test(name)).map(([name, raw]) => {
     const v = isObject(raw) ? raw : {};
     const severity = (SEVERITIES as readonly string[]).includes(String(v.severity)) ? (v.severity as Vulnerability['severity']) : 'info';
     const via = Array.isArray(v.via) ? v.via : [];

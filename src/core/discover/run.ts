@@ -78,7 +78,8 @@ async function exists(path: string): Promise<boolean> {
 async function trackedFiles(input: DiscoverInput): Promise<string[]> {
   const r = await input.runner.run('git ls-files -z', { cwd: input.dir, env: input.projectEnv, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024 });
   if (r.exitCode !== 0) throw new Error(`git ls-files failed in ${input.dir}: ${r.output.trim().slice(-300)}`);
-  return r.output.split('\0').filter((f) => f !== '');
+  // A path with a line break or another control character could not be named on one line: left out.
+  return r.output.split('\0').filter((f) => f !== '' && !/[\x00-\x1f\x7f]/.test(f));
 }
 
 async function scripts(dir: string): Promise<Record<string, string>> {
@@ -238,10 +239,11 @@ export async function findProposals(input: DiscoverInput): Promise<Proposal[]> {
   const files = await trackedFiles(input);
   const tracked = new Set(files);
   const out: Proposal[] = [];
+  // TODOs first, while the checkout is as committed: a lint script may fix files in place.
+  if (input.only.has('todo')) out.push(...(await todos(input, files)));
   if (input.only.has('deps')) out.push(...(await deps(input, tracked)));
   if (input.only.has('tests')) out.push(...(await failingTests(input, tracked)));
   if (input.only.has('lint')) out.push(...(await lint(input, files, tracked)));
   if (input.only.has('issues')) out.push(...(await issues(input)));
-  if (input.only.has('todo')) out.push(...(await todos(input, files)));
   return out;
 }

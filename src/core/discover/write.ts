@@ -15,11 +15,16 @@ import { scanItems, type Heading } from '../backlog/scan.js';
 import { edit, type Edit, type WriteBackOptions } from '../backlog/write-back.js';
 import { knownItems, splitNew, type Proposal } from './proposal.js';
 
+/** Text for a line outside the fence: no line breaks or other control characters, no HTML comment markers. */
+function single(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f]+/g, ' ').replace(/<!--|-->/g, ' ');
+}
+
 /** The Markdown of one proposal, as lines without terminators. */
 export function renderProposal(p: Proposal): string[] {
-  const lines = [`- [ ] ${p.title}`, `  source: ${p.source}`, `  priority: ${p.priority}`];
-  if (p.check !== undefined) lines.push(`  check: ${p.check}`);
-  for (const s of p.summary) lines.push(`  ${s}`);
+  const lines = [`- [ ] ${single(p.title)}`, `  source: ${single(p.source)}`, `  priority: ${p.priority}`];
+  if (p.check !== undefined) lines.push(`  check: ${single(p.check)}`);
+  for (const s of p.summary) lines.push(`  ${single(s)}`);
   if (p.quoted !== undefined && p.quoted.trim() !== '') {
     const longest = Math.max(0, ...[...p.quoted.matchAll(/`+/g)].map((m) => m[0].length));
     const fence = '`'.repeat(Math.max(3, longest + 1));

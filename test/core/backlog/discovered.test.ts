@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { audit } from '../../../src/commands/audit.js';
 import { findRepo } from '../../../src/commands/repo.js';
 import { openSession } from '../../../src/commands/session.js';
 import { statusRows } from '../../../src/commands/status.js';
@@ -90,5 +91,16 @@ describe('## Discovered', () => {
     } finally {
       await session.close();
     }
+  });
+
+  it('audit leaves proposals out of its checks and its cost ceiling', { timeout: 30_000 }, async () => {
+    const r = await makeRepo({ 'BACKLOG.md': md('---', 'gates:', '  cost: 1', '---', '- [ ] T-1 Mine', '  check: "true"', '## Discovered', '- [ ] T-2 Proposed, no check', '  source: gh#1') });
+    cleanups.push(r.cleanup);
+    const lines: string[] = [];
+    await audit(await findRepo(r.root), { ...process.env, ANTHROPIC_API_KEY: 'k' }, (l) => lines.push(l));
+    const text = lines.join('\n');
+    expect(text).toMatch(/1 open task\(s\)/);
+    expect(text).toMatch(/✔ every task has a check command/);
+    expect(text).not.toMatch(/T-2/);
   });
 });

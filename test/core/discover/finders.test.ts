@@ -125,6 +125,10 @@ describe('dependencies from recorded npm output', () => {
     expect(ps[1]!.summary.join(' ')).toContain('It is also outdated: 4.17.15, latest 4.17.21.');
   });
 
+  it('ignores names in the output that are not package names', () => {
+    expect(parseOutdated({ 'ok-pkg': { current: '1.0.0' }, '@scope/ok': {}, 'bad\n  check: x': {} }).map((o) => o.name)).toEqual(['ok-pkg', '@scope/ok']);
+  });
+
   it('an offline npm gives no report and a reason, never a crash', () => {
     const json = jsonIn(`npm warn something\n${fixture('npm-offline.json')}`);
     expect(npmError(json)).toMatch(/^ENOTFOUND: request to/);

