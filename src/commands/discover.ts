@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
@@ -22,6 +22,26 @@ export interface DiscoverOptions {
   remote?: (cwd: string, env: Record<string, string>) => RemoteSources;
 }
 
+/** The throw-away checkouts: `.loop-worktrees/.discover-<pid>-<random>` (prune leaves dot folders alone). */
+const SCRATCH_PREFIX = '.discover-';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Checkouts an interrupted discover left behind (its process is gone); a running one's is kept. */
+async function removeAbandoned(git: SimpleGitAdapter): Promise<void> {
+  for (const w of await git.listWorktrees()) {
+    const m = /^\.discover-(\d+)-[0-9a-f]+$/.exec(basename(w.path));
+    if (m && basename(dirname(w.path)) === WORK_DIR && !alive(Number(m[1]))) await git.removeWorktree(w.path, true);
+  }
+}
+
 function line(p: Proposal): string {
   return `  + ${`[${p.priority}]`.padEnd(8)} ${p.title}  (source: ${p.source})`;
 }
@@ -40,7 +60,8 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
   const toolEnv = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
 
   out(`loopfleet discover — ${repo.root} (base ${base}${sandboxed ? '' : ', checks unsandboxed'})`);
-  const dir = join(repo.workDir, `.discover-${randomBytes(4).toString('hex')}`);
+  await removeAbandoned(git);
+  const dir = join(repo.workDir, `${SCRATCH_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}`);
   await git.ensureExcluded(`/${WORK_DIR}/`);
   await git.addWorktreeDetached(dir, base);
   let found: Proposal[];

@@ -2,7 +2,8 @@
  * Outdated and vulnerable npm dependencies, from the JSON of `npm outdated --json` and `npm audit --json`.
  * Both need the registry; what they print is parsed here, so recorded output parses exactly as live output.
  * One proposal per package: a vulnerable package is high priority (by severity, critical first), an
- * outdated one low; a package that is both is one proposal.
+ * outdated one low; a package that is both is one proposal. A package npm lists only because it is not
+ * installed is not proposed.
  */
 import type { Proposal } from './proposal.js';
 import { oneLine } from './text.js';
@@ -99,7 +100,8 @@ export function depProposals(outdated: readonly Outdated[], vulnerable: readonly
       rank: SEVERITIES.indexOf(v.severity) / 10,
     });
   }
-  for (const o of old.values()) {
+  // Not installed (no node_modules): npm cannot tell whether it is behind, only that it is missing.
+  for (const o of [...old.values()].filter((o) => o.current !== null)) {
     out.push({
       from: 'deps',
       title: `Update ${o.name} to ${o.latest ?? o.wanted ?? 'its latest version'}`,

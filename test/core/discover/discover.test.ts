@@ -68,6 +68,19 @@ describe('loopfleet discover on a fixture repository', () => {
     expect(await read(r.root, 'BACKLOG.md')).toBe(text);
   });
 
+  it('removes the checkout an interrupted discover left behind, not that of one still running', { timeout: 60_000 }, async () => {
+    const r = await fixtureRepo();
+    cleanups.push(r.cleanup);
+    const abandoned = join(r.root, '.loop-worktrees', '.discover-999999999-abcd');
+    const running = join(r.root, '.loop-worktrees', `.discover-${process.pid}-beef`);
+    await git(r.root, 'worktree', 'add', '--detach', abandoned);
+    await git(r.root, 'worktree', 'add', '--detach', running);
+    await run(r.root, { dryRun: true, only: new Set(['todo']) });
+    const list = await git(r.root, 'worktree', 'list');
+    expect(list).not.toContain('.discover-999999999-abcd');
+    expect(list).toContain(`.discover-${process.pid}-beef`);
+  });
+
   it('--dry-run prints the proposals and writes nothing', { timeout: 60_000 }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);

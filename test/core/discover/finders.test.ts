@@ -125,6 +125,11 @@ describe('dependencies from recorded npm output', () => {
     expect(ps[1]!.summary.join(' ')).toContain('It is also outdated: 4.17.15, latest 4.17.21.');
   });
 
+  it('does not propose a package that is only not installed', () => {
+    const outdated = parseOutdated({ missing: { wanted: '1.0.0', latest: '2.0.0' }, old: { current: '1.0.0', wanted: '1.0.0', latest: '2.0.0' } });
+    expect(depProposals(outdated, []).map((p) => p.source)).toEqual(['dep old']);
+  });
+
   it('ignores names in the output that are not package names', () => {
     expect(parseOutdated({ 'ok-pkg': { current: '1.0.0' }, '@scope/ok': {}, 'bad\n  check: x': {} }).map((o) => o.name)).toEqual(['ok-pkg', '@scope/ok']);
   });
