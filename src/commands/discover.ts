@@ -66,10 +66,11 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
   await git.addWorktreeDetached(dir, base);
   let found: Proposal[];
   try {
-    const prepared = await new FsWorkspace(repo.workDir).prepare(repo.root, dir);
     const projectEnv = taskEnv(options.env, { taskId: 'discover', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
-    const needsProject = options.only.has('tests') || options.only.has('lint');
-    if (needsProject && backlog.config.setup !== null && prepared.deps.method === 'none') {
+    // Only the finders that run the project's commands, or npm, need its dependencies and ignored files.
+    const needsProject = options.only.has('tests') || options.only.has('lint') || options.only.has('deps');
+    const prepared = needsProject ? await new FsWorkspace(repo.workDir).prepare(repo.root, dir) : null;
+    if (prepared !== null && backlog.config.setup !== null && prepared.deps.method === 'none') {
       // The person's own setup command, as the pipeline runs it: outside the sandbox.
       const setup = await runner.run(backlog.config.setup, { cwd: dir, env: projectEnv, timeoutMs: backlog.config.setupTimeoutMs });
       out(`  · setup \`${backlog.config.setup}\` ${setup.exitCode === 0 ? 'done' : `failed (exit ${setup.exitCode}): tests and lint may fail for that reason`}`);

@@ -16,8 +16,10 @@ export const MAX_TODO_FILE_BYTES = 512 * 1024;
 const VENDORED = /(^|\/)(node_modules|vendor|vendors|third_party|third-party|bower_components|\.yarn|\.loop-worktrees|dist|build)\//;
 const GENERATED = /\.(min\.js|min\.css|map|lock|svg)$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$/;
 
-const COMMENT_TODO = /(?:^|[\s;{}(),])(?:\/\/+!?|#+!?|\/\*+!?|--|;+|<!--|%+)[ \t]*(TODO|FIXME|HACK|XXX)\b(?:\([^)]*\))?[ \t]*[:\-]?[ \t]*(.*)$/;
-const STAR_TODO = /^[ \t]*\*+[ \t]*(TODO|FIXME|HACK|XXX)\b(?:\([^)]*\))?[ \t]*[:\-]?[ \t]*(.*)$/;
+// The keyword, not one of a list of them (`TODO / FIXME`), then an optional `(who)` and `:`.
+const KEYWORD = String.raw`(TODO|FIXME|HACK|XXX)\b(?!\s*[/,|])(?:\([^)]*\))?[ \t]*[:\-]?[ \t]*(.*)$`;
+const COMMENT_TODO = new RegExp(String.raw`(?:^|[\s;{}(),])(\/\/+!?|#+!?|\/\*+!?|--|;+|<!--|%+)[ \t]*` + KEYWORD);
+const STAR_TODO = new RegExp(String.raw`^[ \t]*\*+[ \t]*` + KEYWORD);
 
 /** Definition lines, by language: the enclosing "function" of a comment is the nearest one of these. */
 const DEFINITION = [
@@ -86,24 +88,45 @@ function commentMarker(line: string): string | null {
   return m ? m[1]! : null;
 }
 
+/** Whether `index` of `line` is inside a '…', "…" or `…` string that starts on the line. */
+function inString(line: string, index: number): boolean {
+  let quote: string | null = null;
+  for (let i = 0; i < index; i++) {
+    const c = line[i]!;
+    if (quote !== null && c === '\\') i++;
+    else if (quote !== null && c === quote) quote = null;
+    else if (quote === null && (c === "'" || c === '"' || c === '`')) quote = c;
+  }
+  return quote !== null;
+}
+
+/** The keyword and text of a TODO comment on `line`, or null. */
+function todoOn(line: string): { keyword: string; text: string } | null {
+  const star = STAR_TODO.exec(line);
+  if (star) return { keyword: star[1]!, text: star[2] ?? '' };
+  const m = COMMENT_TODO.exec(line);
+  if (!m || inString(line, m.index + m[0].indexOf(m[1]!))) return null;
+  return { keyword: m[2]!, text: m[3] ?? '' };
+}
+
 /** Every TODO-like comment of one file's text. */
 export function findTodos(text: string): TodoHit[] {
   const lines = text.split(/\r?\n/);
   const hits: TodoHit[] = [];
   lines.forEach((line, i) => {
-    const m = STAR_TODO.exec(line) ?? COMMENT_TODO.exec(line);
+    const m = todoOn(line);
     if (!m) return;
-    const parts = [clean(m[2] ?? '')];
+    const parts = [clean(m.text)];
     // Continuation: the following lines with the same marker and no keyword of their own, up to three.
     const marker = commentMarker(line);
     for (let j = i + 1; marker !== null && j < lines.length && j <= i + 3; j++) {
       const next = lines[j]!;
-      if (commentMarker(next) !== marker || STAR_TODO.test(next) || COMMENT_TODO.test(next)) break;
+      if (commentMarker(next) !== marker || todoOn(next) !== null) break;
       const rest = clean(next.replace(/^[ \t]*(\/\/+|#+|\*+|--|;+|%+)/, ''));
       if (rest === '') break;
       parts.push(rest);
     }
-    hits.push({ keyword: m[1] as TodoKeyword, line: i + 1, text: parts.filter((p) => p !== '').join(' '), enclosing: enclosingDefinition(lines, i) });
+    hits.push({ keyword: m.keyword as TodoKeyword, line: i + 1, text: parts.filter((p) => p !== '').join(' '), enclosing: enclosingDefinition(lines, i) });
   });
   return hits;
 }

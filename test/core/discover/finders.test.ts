@@ -33,6 +33,17 @@ describe('TODO comments', () => {
     ]);
   });
 
+  it('skips a comment marker inside a string, and a list of the keywords themselves', () => {
+    const text = [
+      "const a = '  // TODO: in a string';",
+      'const b = "x # FIXME in a string";',
+      '/** TODO / FIXME / HACK comments are found */',
+      'const c = "it\'s" // TODO: after a string',
+      "s = 'a\\'b' # XXX: escaped quote",
+    ].join('\n');
+    expect(findTodos(text).map((h) => [h.line, h.text])).toEqual([[4, 'after a string'], [5, 'escaped quote']]);
+  });
+
   it('joins the continuation lines of a comment', () => {
     const [hit] = findTodos('  // TODO: first part\n  // and the second part\n  return 1;\n');
     expect(hit!.text).toBe('first part and the second part');
