@@ -1,6 +1,6 @@
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { LessonFile } from '../core/lessons.js';
+import type { LessonFile } from '../ports/lessons.js';
 
 /** `.loop-worktrees/lessons.md` on disk: reads only the file's end, appends with O_APPEND. */
 export class FsLessonFile implements LessonFile {

@@ -10,14 +10,9 @@
  * - with `lessons: off` nothing is read or written.
  */
 import type { TaskState } from '../domain/types.js';
+import type { LessonFile } from '../ports/lessons.js';
 
-/** The file, through a port so that the engine does not touch the disk itself. */
-export interface LessonFile {
-  /** the last `maxBytes` of the file, starting at a whole line; '' when there is no file */
-  tail(maxBytes: number): Promise<string>;
-  /** appends `text`, creating the file (and its folder) when missing */
-  append(text: string): Promise<void>;
-}
+export type { LessonFile } from '../ports/lessons.js';
 
 export interface Lesson {
   /** YYYY-MM-DD, null on a line a person wrote without one */
