@@ -134,6 +134,10 @@ async function failingTests(input: DiscoverInput, tracked: ReadonlySet<string>):
     input.note(`tests: \`${check}\` passes on ${input.base}`);
     return [];
   }
+  if (run.exitCode === null) {
+    input.note(`tests: \`${check}\` did not finish on ${input.base} (timed out or killed): nothing proposed`);
+    return [];
+  }
   const files = failingTestFiles(run.output, tracked, input.dir);
   if (files.length === 0) {
     input.note(`tests: \`${check}\` fails on ${input.base}; no failing test file recognised in its output`);
@@ -173,8 +177,8 @@ async function lint(input: DiscoverInput, files: string[], tracked: ReadonlySet<
   const out: Proposal[] = [];
   for (const tool of commands) {
     const run = await projectRun(input, tool.command);
-    if (run.exitCode === 0) {
-      input.note(`lint: \`${tool.name}\` passes`);
+    if (run.exitCode === 0 || run.exitCode === null) {
+      input.note(`lint: \`${tool.name}\` ${run.exitCode === 0 ? 'passes' : 'did not finish (timed out or killed)'}`);
       continue;
     }
     const found = lintFindings(run.output, tracked, input.dir);

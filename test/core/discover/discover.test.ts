@@ -81,6 +81,15 @@ describe('loopfleet discover on a fixture repository', () => {
     expect(list).toContain(`.discover-${process.pid}-beef`);
   });
 
+  it('a check that does not finish proposes nothing, and says so', { timeout: 60_000 }, async () => {
+    const r = await fixtureRepo(FIXTURE_BACKLOG.replace('check: node --test', 'check: sleep 20\ncheck_timeout: 1s'));
+    cleanups.push(r.cleanup);
+    const { code, text } = await run(r.root, { only: new Set(['tests']) });
+    expect(code).toBe(0);
+    expect(text).toMatch(/tests: `sleep 20` did not finish on main \(timed out or killed\): nothing proposed/);
+    expect(text).toMatch(/0 new proposal\(s\)/);
+  });
+
   it('--dry-run prints the proposals and writes nothing', { timeout: 60_000 }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
