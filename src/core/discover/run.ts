@@ -19,6 +19,8 @@ import { findTodos, isBinary, isScannable, MAX_TODO_FILE_BYTES, todoProposal } f
 /** At most this many failing files are re-run alone for their own output. */
 const MAX_NARROWED_RUNS = 8;
 const TOOL_TIMEOUT_MS = 120_000;
+/** The shell's exit code for a command it cannot find: the project is not set up, nothing to propose. */
+const NOT_FOUND = 127;
 
 export interface CommandOutput {
   exitCode: number | null;
@@ -134,8 +136,8 @@ async function failingTests(input: DiscoverInput, tracked: ReadonlySet<string>):
     input.note(`tests: \`${check}\` passes on ${input.base}`);
     return [];
   }
-  if (run.exitCode === null) {
-    input.note(`tests: \`${check}\` did not finish on ${input.base} (timed out or killed): nothing proposed`);
+  if (run.exitCode === null || run.exitCode === NOT_FOUND) {
+    input.note(`tests: \`${check}\` ${run.exitCode === null ? 'did not finish' : 'could not run (a command was not found: are the dependencies installed? see setup:)'} on ${input.base}${run.exitCode === null ? ' (timed out or killed)' : ''}: nothing proposed`);
     return [];
   }
   const files = failingTestFiles(run.output, tracked, input.dir);
@@ -177,8 +179,9 @@ async function lint(input: DiscoverInput, files: string[], tracked: ReadonlySet<
   const out: Proposal[] = [];
   for (const tool of commands) {
     const run = await projectRun(input, tool.command);
-    if (run.exitCode === 0 || run.exitCode === null) {
-      input.note(`lint: \`${tool.name}\` ${run.exitCode === 0 ? 'passes' : 'did not finish (timed out or killed)'}`);
+    if (run.exitCode === 0 || run.exitCode === null || run.exitCode === NOT_FOUND) {
+      const why = run.exitCode === 0 ? 'passes' : run.exitCode === null ? 'did not finish (timed out or killed)' : 'could not run (a command was not found)';
+      input.note(`lint: \`${tool.name}\` ${why}`);
       continue;
     }
     const found = lintFindings(run.output, tracked, input.dir);

@@ -90,6 +90,16 @@ describe('loopfleet discover on a fixture repository', () => {
     expect(text).toMatch(/0 new proposal\(s\)/);
   });
 
+  it('a lint script whose tool is not installed proposes nothing, and says so', { timeout: 60_000 }, async () => {
+    const r = await fixtureRepo();
+    cleanups.push(r.cleanup);
+    await writeFile(join(r.root, 'package.json'), JSON.stringify({ name: 'fixture', scripts: { lint: 'not-installed-linter .' } }));
+    await git(r.root, 'commit', '-qam', 'lint with a tool that is not there');
+    const { text } = await run(r.root, { only: new Set(['lint']) });
+    expect(text).toMatch(/lint: `npm run lint` could not run \(a command was not found\)/);
+    expect(text).toMatch(/0 new proposal\(s\)/);
+  });
+
   it('--dry-run prints the proposals and writes nothing', { timeout: 60_000 }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
