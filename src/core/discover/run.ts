@@ -107,7 +107,7 @@ async function todos(input: DiscoverInput, files: string[]): Promise<Proposal[]>
     }
     const bytes = await readFile(path);
     if (isBinary(bytes)) continue;
-    for (const hit of findTodos(bytes.toString('utf8'))) out.push(todoProposal(file, hit));
+    for (const hit of findTodos(bytes.toString('utf8'), file)) out.push(todoProposal(file, hit));
   }
   input.note(`todo: ${out.length} comment(s)${skipped > 0 ? `, ${skipped} file(s) over ${MAX_TODO_FILE_BYTES / 1024} KiB not read` : ''}`);
   return out;

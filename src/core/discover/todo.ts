@@ -100,8 +100,16 @@ function inString(line: string, index: number): boolean {
   return quote !== null;
 }
 
+/** Prose formats: `#` is a heading and `*` a list there; only an HTML comment is a comment. */
+const PROSE = /\.(md|markdown|mdx|rst|txt|adoc)$/i;
+const HTML_TODO = new RegExp(String.raw`<!--[ \t]*` + KEYWORD);
+
 /** The keyword and text of a TODO comment on `line`, or null. */
-function todoOn(line: string): { keyword: string; text: string } | null {
+function todoOn(line: string, prose = false): { keyword: string; text: string } | null {
+  if (prose) {
+    const html = HTML_TODO.exec(line);
+    return html ? { keyword: html[1]!, text: html[2] ?? '' } : null;
+  }
   const star = STAR_TODO.exec(line);
   if (star) return { keyword: star[1]!, text: star[2] ?? '' };
   const m = COMMENT_TODO.exec(line);
@@ -109,16 +117,17 @@ function todoOn(line: string): { keyword: string; text: string } | null {
   return { keyword: m[2]!, text: m[3] ?? '' };
 }
 
-/** Every TODO-like comment of one file's text. */
-export function findTodos(text: string): TodoHit[] {
+/** Every TODO-like comment of one file's text; `path` tells prose (Markdown, text) from code. */
+export function findTodos(text: string, path = ''): TodoHit[] {
+  const prose = PROSE.test(path);
   const lines = text.split(/\r?\n/);
   const hits: TodoHit[] = [];
   lines.forEach((line, i) => {
-    const m = todoOn(line);
+    const m = todoOn(line, prose);
     if (!m) return;
     const parts = [clean(m.text)];
     // Continuation: the following lines with the same marker and no keyword of their own, up to three.
-    const marker = commentMarker(line);
+    const marker = prose ? null : commentMarker(line);
     for (let j = i + 1; marker !== null && j < lines.length && j <= i + 3; j++) {
       const next = lines[j]!;
       if (commentMarker(next) !== marker || todoOn(next) !== null) break;
@@ -126,7 +135,7 @@ export function findTodos(text: string): TodoHit[] {
       if (rest === '') break;
       parts.push(rest);
     }
-    hits.push({ keyword: m.keyword as TodoKeyword, line: i + 1, text: parts.filter((p) => p !== '').join(' '), enclosing: enclosingDefinition(lines, i) });
+    hits.push({ keyword: m.keyword as TodoKeyword, line: i + 1, text: parts.filter((p) => p !== '').join(' '), enclosing: prose ? null : enclosingDefinition(lines, i) });
   });
   return hits;
 }

@@ -44,6 +44,12 @@ describe('TODO comments', () => {
     expect(findTodos(text).map((h) => [h.line, h.text])).toEqual([[4, 'after a string'], [5, 'escaped quote']]);
   });
 
+  it('in Markdown and text files, only an HTML comment counts', () => {
+    const md = '# TODO\n\n* XXX: a list item\n<!-- FIXME: the example is stale -->\n';
+    expect(findTodos(md, 'docs/guide.md').map((h) => [h.line, h.keyword, h.text, h.enclosing])).toEqual([[4, 'FIXME', 'the example is stale', null]]);
+    expect(findTodos(md, 'script.sh').map((h) => h.line)).toEqual([1, 3, 4]);
+  });
+
   it('joins the continuation lines of a comment', () => {
     const [hit] = findTodos('  // TODO: first part\n  // and the second part\n  return 1;\n');
     expect(hit!.text).toBe('first part and the second part');
