@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audit } from '../../../src/commands/audit.js';
 import { findRepo } from '../../../src/commands/repo.js';
@@ -91,6 +93,14 @@ describe('## Discovered', () => {
     } finally {
       await session.close();
     }
+    await writeFile(join(r.root, 'BACKLOG.md'), BACKLOG.replace('check: "true"', 'check: "true"\ndiscovered: run'));
+    const running = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env: process.env, requireModel: false });
+    try {
+      expect(running.fleet.tasks().map((t) => t.id).sort()).toEqual(['T-1', 'T-2', 'T-3', 'T-4', 'T-5']);
+    } finally {
+      await running.close();
+    }
+    expect((await statusRows(repo)).map((row) => row.id)).toEqual(['T-1', 'T-2', 'T-3', 'T-4', 'T-5']);
   });
 
   it('audit leaves proposals out of its checks and its cost ceiling', { timeout: 30_000 }, async () => {
