@@ -37,7 +37,7 @@ Options (the run commands):
   --max-time T                  fleet wall-clock gate, e.g. 8h
   --auto-merge                  merge each verified task in backlog order
   --no-color                    no colours in the interactive view (NO_COLOR works too)
-  --dry-run                     discover: print the proposals, write nothing
+  --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
   --github-label L              discover: the label of the GitHub issues to propose (default loopfleet)
