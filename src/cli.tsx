@@ -6,6 +6,9 @@ import { InputError, InputErrors, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
+import type { DiscoverOptions } from './commands/discover.js';
+import { parseOnly } from './core/discover/options.js';
+import { DISCOVER_SOURCES } from './core/discover/proposal.js';
 import { statusRows, statusTable } from './commands/status.js';
 
 // Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
@@ -23,6 +26,8 @@ Usage:
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
   loopfleet audit               check readiness and print the cost ceiling before spending
+  loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
+                                lint errors, outdated or vulnerable dependencies, labelled GitHub issues)
   loopfleet demo                the whole system on a sample repository with a scripted model
 
 Options (the run commands):
@@ -32,6 +37,10 @@ Options (the run commands):
   --max-time T                  fleet wall-clock gate, e.g. 8h
   --auto-merge                  merge each verified task in backlog order
   --no-color                    no colours in the interactive view (NO_COLOR works too)
+  --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
+  --limit N                     discover: add at most N proposals, highest priority first
+  --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
+  --github-label L              discover: the label of the GitHub issues to propose (default loopfleet)
   -h, --help                    this help
   -v, --version                 the version
 
@@ -43,7 +52,8 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'demo']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'demo', 'discover']);
+const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -76,6 +86,10 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
         'max-time': { type: 'string' },
         'auto-merge': { type: 'boolean' },
         'no-color': { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+        limit: { type: 'string' },
+        only: { type: 'string' },
+        'github-label': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -112,6 +126,21 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     throw new UsageError(`--overnight is not an option of \`loopfleet ${command}\``);
   }
 
+  const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
+  if (stray !== undefined && command !== 'discover') throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
+
+  let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
+  if (command === 'discover') {
+    const label = values['github-label'];
+    if (label !== undefined && label.trim() === '') throw new UsageError('--github-label needs a label name');
+    discoverArgs = {
+      dryRun: values['dry-run'] === true,
+      limit: option('limit', values.limit, positiveInt) ?? null,
+      only: option('only', values.only, parseOnly) ?? new Set(DISCOVER_SOURCES),
+      githubLabel: label?.trim() ?? 'loopfleet',
+    };
+  }
+
   if (command === 'demo') {
     const { demo } = await import('./commands/demo.js');
     return demo({ headless: values.overnight === true || !process.stdout.isTTY, color, overrides, out });
@@ -134,6 +163,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/manage.js')).prune(repo, env, out);
     case 'audit':
       return (await import('./commands/audit.js')).audit(repo, env, out);
+    case 'discover':
+      return (await import('./commands/discover.js')).discover(repo, { ...discoverArgs!, env }, out);
     default: {
       const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);

@@ -4,6 +4,7 @@ import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
+import { runnableTasks } from '../core/backlog/parse.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { endOfLife, priceOf } from '../core/pricing.js';
 import { taskEnv } from '../core/task-env.js';
@@ -28,7 +29,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const roles = await loadRoles(join(PACKAGE_ROOT, 'agents'), repo.root);
   const runner = new ExecaRunner();
   const findings: Finding[] = [];
-  const open = backlog.tasks.filter((t) => !t.done);
+  const open = runnableTasks(backlog).filter((t) => !t.done);
   const checkOf = (t: TaskSpec) => t.check ?? backlog.config.check;
 
   const noCheck = open.filter((t) => checkOf(t) === null);
@@ -87,7 +88,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
     }
   }
 
-  const ceiling = backlogCeiling(backlog, (t) => Object.values(roles).map((r) => r.model ?? t.model ?? backlog.config.model));
+  const ceiling = backlogCeiling({ ...backlog, tasks: runnableTasks(backlog) }, (t) => Object.values(roles).map((r) => r.model ?? t.model ?? backlog.config.model));
   const total = findings.reduce((s, f) => s + f.weight, 0);
   const score = total === 0 ? 100 : Math.round((100 * findings.reduce((s, f) => s + (f.ok ? f.weight : 0), 0)) / total);
   const ready = findings.every((f) => f.ok);

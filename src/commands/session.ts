@@ -1,6 +1,7 @@
 import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
+import { runnableTasks } from '../core/backlog/parse.js';
 import { Fleet } from '../core/fleet.js';
 import { FleetState } from '../core/state.js';
 import { WORK_DIR } from '../domain/layout.js';
@@ -41,7 +42,7 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
   for (const [key, value] of Object.entries(overrides.fleetGates ?? {})) {
     if (value !== undefined) (config.fleetGates as unknown as Record<string, number | null>)[key] = value;
   }
-  return { ...backlog, config };
+  return { ...backlog, config, tasks: runnableTasks(backlog) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
-import { parseBacklog } from '../core/backlog/parse.js';
+import { parseBacklog, runnableTasks } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
 import { formatTokens } from '../core/units.js';
 import { taskGates } from '../core/gates.js';
@@ -15,7 +15,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     throw error;
   }), repo.backlogPath).backlog;
   const state = await new LowdbStateStore(repo.statePath).load();
-  return backlog.tasks.map((spec): TaskStatusJson => {
+  return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {

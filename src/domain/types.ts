@@ -88,6 +88,10 @@ export interface FleetConfig {
   setupTimeoutMs: number;
   /** `env:` — host variables (by name) passed to setup, checks and agents, besides the fixed allow-list */
   env: string[];
+  /** `discovered:` — 'hold' (default): items under `## Discovered` are proposals and do not run; 'run': they run */
+  discovered: 'hold' | 'run';
+  /** `lessons:` — keep and use .loop-worktrees/lessons.md (default true) */
+  lessons: boolean;
 }
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */
@@ -108,7 +112,15 @@ export interface TaskSpec {
   after: string[];
   files: string[];
   review?: boolean;
+  /** where `loopfleet discover` found the task, e.g. `todo src/parse.ts:88`, `dep lodash`, `gh#12` */
+  source?: string;
+  priority?: TaskPriority;
+  /** the item is under a `## Discovered` heading: a proposal that runs only with `discovered: run` */
+  discovered?: true;
 }
+
+export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
 
 export interface Backlog {
   path: string;

@@ -63,6 +63,8 @@ export function defaultConfig(overrides: Partial<FleetConfig> = {}): FleetConfig
     checkTimeoutMs: 600_000,
     setupTimeoutMs: 600_000,
     env: [],
+    discovered: 'hold',
+    lessons: true,
     ...overrides,
   };
 }

@@ -57,6 +57,8 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   checkTimeoutMs: 10 * 60_000,
   setupTimeoutMs: 10 * 60_000,
   env: Object.freeze([]) as unknown as string[],
+  discovered: 'hold',
+  lessons: true,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -75,6 +77,7 @@ export function defaultConfig(): FleetConfig {
 export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
+  'discovered', 'lessons',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -203,6 +206,19 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         const v = r.limit(key, value, keyNode, parseDuration);
         if (v === null) r.error(keyNode, `${key} needs a duration, e.g. 10m`);
         else assign(key === 'check_timeout' ? 'checkTimeoutMs' : 'setupTimeoutMs', v);
+        break;
+      }
+      case 'discovered': {
+        const v = r.scalar(key, value, keyNode);
+        if (v === 'run' || v === 'hold') config.discovered = v;
+        else if (v !== undefined) r.error(keyNode, `discovered must be hold (proposals under ## Discovered wait for a person) or run, got '${String(v)}'`);
+        break;
+      }
+      case 'lessons': {
+        const v = r.scalar(key, value, keyNode);
+        if (v === true || v === 'on') config.lessons = true;
+        else if (v === false || v === 'off') config.lessons = false;
+        else if (v !== undefined) r.error(keyNode, `lessons must be on or off, got '${String(v)}'`);
         break;
       }
     }

@@ -3,7 +3,7 @@
  * person can fix them in one edit; nothing is returned for a file with any problem.
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
-import type { Backlog, TaskSpec } from '../../domain/types.js';
+import { TASK_PRIORITIES, type Backlog, type TaskPriority, type TaskSpec } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd, type Parsed } from '../units.js';
 import { readConfig } from './config.js';
 import { readFrontMatter } from './front-matter.js';
@@ -12,7 +12,7 @@ import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.j
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
 
-export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review'] as const;
+export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'source', 'priority'] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
 /** An item that had no id and was given one; `title` locates it again when the id is written back. */
@@ -25,6 +25,22 @@ export interface MissingId {
 export interface ParsedBacklog {
   backlog: Backlog;
   missingIds: MissingId[];
+}
+
+/** `source:` as discover writes it: `todo <path>:<line>`, `test <file or command>`, `lint <path>`, `dep <package>`, `gh#<n>`. */
+export const SOURCE_RE = /^(?:todo .+:\d+|test .+|lint .+|dep \S+|gh#\d+)$/;
+
+/** Items under a heading with this title are proposals (see `discovered:`). */
+export const DISCOVERED_HEADING = 'Discovered';
+
+/** Whether an item under `section` (its headings, outermost first) is in a `## Discovered` section. */
+export function inDiscovered(section: readonly { title: string }[]): boolean {
+  return section.some((h) => h.title.toLowerCase() === DISCOVERED_HEADING.toLowerCase());
+}
+
+/** The tasks a fleet may run: without `discovered: run`, proposals under `## Discovered` are left out. */
+export function runnableTasks(backlog: Backlog): TaskSpec[] {
+  return backlog.config.discovered === 'run' ? backlog.tasks : backlog.tasks.filter((t) => t.discovered !== true);
 }
 
 const FIELD_RE = new RegExp(`^[ \\t]+(${TASK_KEYS.join('|')}):[ \\t]*(.*)$`);
@@ -95,6 +111,16 @@ function applyField(task: TaskSpec, f: Field): string | null {
       task.review = v === 'true';
       return null;
     }
+    case 'source':
+      if (!SOURCE_RE.test(f.value)) return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package> or gh#<number>)`;
+      task.source = f.value;
+      return null;
+    case 'priority': {
+      const v = f.value.toLowerCase();
+      if (!(TASK_PRIORITIES as readonly string[]).includes(v)) return `priority: must be ${TASK_PRIORITIES.join(', ')}, got '${f.value}'`;
+      task.priority = v as TaskPriority;
+      return null;
+    }
   }
 }
 
@@ -108,6 +134,7 @@ function toTask(item: ScannedItem, path: string, errors: InputError[]): { task: 
     after: [],
     files: [],
   };
+  if (inDiscovered(item.section)) task.discovered = true;
   if (item.title === '') {
     errors.push(new InputError(path, item.line, `task ${item.id ?? 'item'} has no title: write what to do after the checkbox`));
   }

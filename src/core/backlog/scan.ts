@@ -12,6 +12,13 @@
 
 export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
 
+/** An ATX heading (`## Discovered`) at column 0, outside fences and comments. */
+export interface Heading {
+  line: number;
+  level: number;
+  title: string;
+}
+
 export interface BodyLine {
   line: number;
   /** the line with HTML comments removed; verbatim inside a fenced block */
@@ -36,9 +43,12 @@ export interface ScannedItem {
   id: string | null;
   title: string;
   body: BodyLine[];
+  /** the headings the item is under, outermost first */
+  section: Heading[];
 }
 
 const ITEM_RE = /^([-*+])([ \t]+)\[([ xX])\](?:([ \t]+)(.*))?$/;
+const HEADING_RE = /^(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const FENCE_OPEN_RE = /^([ \t]*)(`{3,}|~{3,})(.*)$/;
 
 interface Fence {
@@ -67,10 +77,12 @@ export function splitId(text: string): { id: string | null; title: string } {
 }
 
 /**
- * Scans `lines` (the body of a backlog; `firstLine` is the file line of `lines[0]`) for items.
+ * Scans `lines` (the body of a backlog; `firstLine` is the file line of `lines[0]`) for items. The headings
+ * met on the way are pushed to `headings` when given.
  */
-export function scanItems(lines: readonly string[], firstLine: number): ScannedItem[] {
+export function scanItems(lines: readonly string[], firstLine: number, headings: Heading[] = []): ScannedItem[] {
   const items: ScannedItem[] = [];
+  let section: Heading[] = [];
   let current: ScannedItem | null = null;
   let fence: Fence | null = null;
   let inComment = false;
@@ -125,6 +137,13 @@ export function scanItems(lines: readonly string[], firstLine: number): ScannedI
       return;
     }
 
+    const h = startedInComment ? null : HEADING_RE.exec(visible);
+    if (h) {
+      const heading = { line, level: h[1]!.length, title: (h[2] ?? '').trim() };
+      section = [...section.filter((s) => s.level < heading.level), heading];
+      headings.push(heading);
+      return;
+    }
     const m = startedInComment ? null : ITEM_RE.exec(visible);
     if (!m) return;
     const checkCol = 1 + m[2]!.length + 1;
@@ -132,7 +151,7 @@ export function scanItems(lines: readonly string[], firstLine: number): ScannedI
     const textCol = spaced ? checkCol + 2 + m[4]!.length : checkCol + 2;
     const { id, title } = splitId(m[5] ?? '');
     const editable = raw.slice(0, textCol) === visible.slice(0, textCol);
-    current = { line, done: m[3] !== ' ', checkCol, textCol, spaced, editable, id, title, body: [] };
+    current = { line, done: m[3] !== ' ', checkCol, textCol, spaced, editable, id, title, body: [], section };
     items.push(current);
   });
   return items;

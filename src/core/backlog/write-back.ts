@@ -23,7 +23,7 @@ export interface WriteBackOptions {
 }
 
 /** A byte-level insertion or replacement at (line, column) of the current content. */
-interface Edit {
+export interface Edit {
   line: number;
   col: number;
   remove: number;
@@ -92,7 +92,7 @@ async function writeAtomically(target: string, original: Buffer, content: Buffer
  * Re-reads `path`, asks `plan` for the edits to make on the fresh text, and writes them atomically.
  * Returns what `plan` returned for the content the edits were applied to.
  */
-async function edit<T>(
+export async function edit<T>(
   path: string,
   plan: (text: string) => { edits: Edit[]; result: T },
   options: WriteBackOptions,
