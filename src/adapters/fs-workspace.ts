@@ -1,5 +1,5 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { exists } from './fs-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PreparedWorktree, Workspace } from '../ports/workspace.js';
@@ -62,5 +62,14 @@ export class FsWorkspace implements Workspace {
 
   exists(path: string): Promise<boolean> {
     return exists(path);
+  }
+
+  async entries(): Promise<string[]> {
+    try {
+      return await readdir(this.#workDir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return [];
+    }
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { fsTextFiles } from '../adapters/fs-backlog-file.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
 import { WORK_DIR } from '../domain/layout.js';
@@ -24,7 +25,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const backlog = await loadBacklog(repo, false);
   const git = new SimpleGitAdapter(repo.root);
   const base = await resolveBase(repo, backlog, git);
-  const roles = await loadRoles(join(PACKAGE_ROOT, 'agents'), repo.root);
+  const roles = await loadRoles(fsTextFiles, join(PACKAGE_ROOT, 'agents'), repo.root);
   const runner = new ExecaRunner();
   const findings: Finding[] = [];
   const open = backlog.tasks.filter((t) => !t.done);

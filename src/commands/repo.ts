@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { FsBacklogFile } from '../adapters/fs-backlog-file.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
@@ -50,7 +51,7 @@ export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Itera
     throw error;
   }
   const parsed = parseBacklog(text, repo.backlogPath, { takenIds });
-  if (writeIds && parsed.missingIds.length > 0) await addIds(repo.backlogPath, parsed.missingIds);
+  if (writeIds && parsed.missingIds.length > 0) await addIds(new FsBacklogFile(repo.backlogPath), parsed.missingIds);
   return parsed.backlog;
 }
 

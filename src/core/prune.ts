@@ -1,4 +1,3 @@
-import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { GitPort } from '../ports/git.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -23,13 +22,7 @@ export async function pruneWorktrees(git: GitPort, workspace: Workspace, state: 
   const result: PruneResult = { removed: [], kept: [] };
   await git.pruneWorktrees();
   const registered = new Map((await git.listWorktrees()).map((w) => [resolve(w.path), w]));
-  let entries: string[] = [];
-  try {
-    entries = await readdir(workDir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  for (const name of entries) {
+  for (const name of await workspace.entries()) {
     if (OWN_FILES.has(name) || name.startsWith('.') || name.endsWith('.tmp')) continue;
     const path = join(workDir, name);
     const worktree = registered.get(resolve(path));
