@@ -5,7 +5,7 @@ import { FsBacklogFile } from '../adapters/fs-backlog-file.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
-import { BACKLOG_NAME, WORK_DIR } from '../domain/layout.js';
+import { BACKLOG_NAME, LOCK_FILE, STATE_FILE, WORK_DIR } from '../domain/layout.js';
 import type { Backlog } from '../domain/types.js';
 import type { GitPort } from '../ports/git.js';
 
@@ -30,8 +30,8 @@ export async function findRepo(cwd: string): Promise<Repo> {
   return {
     root,
     workDir,
-    statePath: join(workDir, 'state.json'),
-    lockPath: join(workDir, 'fleet.lock'),
+    statePath: join(workDir, STATE_FILE),
+    lockPath: join(workDir, LOCK_FILE),
     backlogPath: join(root, BACKLOG_FILE),
   };
 }

@@ -20,8 +20,8 @@ export interface ActionContext {
 }
 
 import { BACKLOG_NAME } from '../domain/layout.js';
+import { discardedRef } from '../domain/layout.js';
 
-export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
 function need(ctx: ActionContext, id: string): TaskState {
   const task = ctx.state.get(id);
@@ -72,11 +72,11 @@ export async function discardTask(ctx: ActionContext, id: string): Promise<void>
   }
   const branch = ctx.branchOf(id);
   const commit = await ctx.git.revParse(`refs/heads/${branch}`);
-  if (commit !== null) await ctx.git.updateRef(DISCARDED_REF(id), commit);
+  if (commit !== null) await ctx.git.updateRef(discardedRef(id), commit);
   await ctx.git.removeWorktree(ctx.worktreeOf(id), true);
   if (commit !== null) await ctx.git.deleteBranch(branch, true);
   ctx.setStatus(id, 'discarded', (t) => {
-    t.reason = commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${DISCARDED_REF(id)}`;
+    t.reason = commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${discardedRef(id)}`;
     t.phase = null;
     t.branch = null;
   });

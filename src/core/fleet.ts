@@ -8,7 +8,7 @@ import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './eve
 import { checkFleetGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { WORK_DIR } from '../domain/layout.js';
+import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { runTask, taskGates, type TaskRunContext } from './task-runner.js';
 import { mergeTask, discardTask, retryConflict, retryFailed } from './fleet-actions.js';
@@ -123,7 +123,7 @@ export class Fleet implements FleetHandle {
   }
 
   branchOf(id: string): string {
-    return `loop/${id}`;
+    return taskBranch(id);
   }
 
   tasks(): TaskState[] {

@@ -2,9 +2,10 @@ import { join, resolve } from 'node:path';
 import type { GitPort } from '../ports/git.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { FleetState } from './state.js';
+import { OWN_ENTRIES } from '../domain/layout.js';
 
 /** Entries of `.loop-worktrees/` that belong to loopfleet itself, not to a task. */
-const OWN_FILES = new Set(['logs', 'reports', 'state.json', 'fleet.lock']);
+const OWN_FILES = new Set(OWN_ENTRIES);
 
 export interface PruneResult {
   removed: string[];

@@ -9,6 +9,7 @@ import { taskEnv } from './task-env.js';
 import { newAttempt } from './attempt.js';
 import type { PortPool } from './port-pool.js';
 import { type AttemptRecord, type FleetConfig, type Role, type TaskGates, type TaskSpec, type TaskStatus } from '../domain/types.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 
 /** What one task's run needs from its fleet. */
 export interface TaskRunContext {
@@ -86,7 +87,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
       const left = gates.timeMs - (elapsedBefore - task.budget.elapsedMs);
       timer = setTimeout(() => {
         controller.abort(new GateError('time', 'task', `time gate: ran ${Math.round(gates.timeMs! / 1000)}s, limit ${Math.round(gates.timeMs! / 1000)}s`));
-      }, Math.min(Math.max(0, left), 2 ** 31 - 1));
+      }, Math.min(Math.max(0, left), MAX_TIMER_MS));
       timer.unref();
     }
     const verifyOnly = task.verifyOnly;

@@ -5,3 +5,28 @@ export const WORK_DIR = '.loop-worktrees';
 
 /** the backlog, at the repository's top level */
 export const BACKLOG_NAME = 'BACKLOG.md';
+
+/** Entries of WORK_DIR that are loopfleet's own; every other entry is a task's worktree, named by its id. */
+export const STATE_FILE = 'state.json';
+export const LOCK_FILE = 'fleet.lock';
+/** transcripts: `logs/<task>/<attempt>.jsonl` */
+export const LOGS_DIR = 'logs';
+/** overnight reports */
+export const REPORTS_DIR = 'reports';
+export const OWN_ENTRIES: readonly string[] = [STATE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR];
+
+/** the prefix of every task branch */
+export const BRANCH_PREFIX = 'loop/';
+
+/** the branch of task `id`: `loop/<id>` */
+export function taskBranch(id: string): string {
+  return `${BRANCH_PREFIX}${id}`;
+}
+
+/** the ref that keeps a discarded task's last commit reachable */
+export function discardedRef(id: string): string {
+  return `refs/loopfleet/discarded/${id}`;
+}
+
+/** The longest delay a Node.js timer honours (a signed 32-bit count of ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
