@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { FsBacklogFile } from '../adapters/fs-backlog-file.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
@@ -21,11 +21,9 @@ export interface Repo {
 
 /** The repository around `cwd`, or a clear refusal: not a repository, no commits yet. */
 export async function findRepo(cwd: string): Promise<Repo> {
-  const top = await execa('git', ['rev-parse', '--show-toplevel'], { cwd, reject: false });
-  if (top.exitCode !== 0) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
-  const root = top.stdout.trim();
-  const head = await execa('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: root, reject: false });
-  if (head.exitCode !== 0) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
+  const root = await SimpleGitAdapter.topLevel(cwd);
+  if (root === null) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
+  if (!(await new SimpleGitAdapter(root).hasCommits())) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
   const workDir = join(root, WORK_DIR);
   return {
     root,

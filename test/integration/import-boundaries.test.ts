@@ -40,6 +40,8 @@ describe('the import-boundary lint', () => {
       ['src/ui/format.ts', "import { FsWorkspace } from '../adapters/fs-workspace.js';", 'src/ui never imports src/adapters'],
       ['src/ports/clock.ts', "import type { FleetState } from '../core/state.js';", 'src/ports imports only src/domain'],
       ['src/domain/layout.ts', "import type { GitPort } from '../ports/git.js';", 'src/domain is the leaf'],
+      ['src/commands/repo.ts', "import { execa } from 'execa';", 'processes run only through src/adapters'],
+      ['src/commands/init.ts', "import { simpleGit } from 'simple-git';", 'git runs only through the git port'],
     ];
 
     beforeAll(async () => {
