@@ -104,8 +104,9 @@ export async function mergeBranch(
   }
 
   try {
-    // No hooks: the tree being checked out is agent-written, and so may be a hooks folder it points to.
-    await git.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--ff-only', '--no-overwrite-ignore', '-q', commit]);
+    // No hooks (commitApi runs with core.hooksPath=/dev/null): the tree being checked out is agent-written,
+    // and so may be a hooks folder it points to.
+    await git.commitApi(['merge', '--ff-only', commit], (g) => g.merge(['--ff-only', '--no-overwrite-ignore', '-q', commit]));
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
     if (/would be overwritten/.test(error.stderr)) {

@@ -254,6 +254,8 @@ export class SimpleGitAdapter implements GitPort {
   }
 
 
+  // The diffs stay on raw(): simple-git's diffSummary reads names without -z (a quoted name would reach
+  // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
     const out = await this.#at(worktree).out([
