@@ -150,3 +150,20 @@ describe('overrides', () => {
     expect(errs[1]!.problem).toContain('cannot read the implementer role definition');
   });
 });
+
+describe('role files through the TextFiles port', () => {
+  it('reports a file that exists but cannot be read, and reads nothing else for that role', async () => {
+    const asked: string[] = [];
+    const files = {
+      async readText(path: string): Promise<string | null> {
+        asked.push(path);
+        if (path === '/repo/agents/explorer.md') throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
+        if (path.startsWith('/pkg/')) return 'Do the work.\n';
+        return null;
+      },
+    };
+    const errs = await rejected(loadRoles(files, '/pkg', '/repo'));
+    expect(errs.map((e) => [e.file, e.problem])).toEqual([['/repo/agents/explorer.md', 'cannot read the explorer role definition: EACCES']]);
+    expect(asked).not.toContain('/pkg/explorer.md');
+  });
+});

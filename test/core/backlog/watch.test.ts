@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchBacklog, type BacklogChange, type BacklogWatcher } from '../../../src/core/backlog/watch.js';
 import { tickDone } from '../../../src/core/backlog/write-back.js';
 import { FsBacklogFile } from '../../../src/adapters/fs-backlog-file.js';
+import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
 
 let dir: string;
 let file: string;
@@ -118,5 +119,26 @@ describe('watchBacklog', () => {
     await sleep(200);
     expect(changes).toEqual([]);
     expect(await readdir(dir)).toEqual(['BACKLOG.md']);
+  });
+});
+
+describe('watchBacklog on an in-memory BacklogFile', () => {
+  it('reports a save, stays silent for its own write, and reports a save folded into one', async () => {
+    const backlog = new MemoryBacklogFile('- [ ] T-1 One\n');
+    watcher = await watchBacklog(backlog, (c) => changes.push(c), { debounceMs: 1 });
+    const w = watcher;
+    backlog.save('- [ ] T-1 One\n- [ ] T-2 Two\n');
+    await waitForChanges(1);
+    expect(ids(changes[0])).toEqual(['T-1', 'T-2']);
+
+    await tickDone(backlog, 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await sleep(20);
+    expect(changes).toHaveLength(1);
+
+    // A person's save lands between loopfleet's read and its write: the write keeps it, and it is reported.
+    backlog.beforeReplace = () => backlog.save('- [x] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n');
+    await tickDone(backlog, 'T-2', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await waitForChanges(2);
+    expect(ids(changes.at(-1))).toEqual(['T-1✓', 'T-2✓', 'T-3']);
   });
 });
