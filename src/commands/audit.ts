@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
-import { fsTextFiles } from '../adapters/fs-backlog-file.js';
+import { fsTextFiles } from '../adapters/fs-files.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
 import { WORK_DIR } from '../domain/layout.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FsBacklogFile } from '../adapters/fs-backlog-file.js';
+import { FsBacklogFile } from '../adapters/fs-files.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';

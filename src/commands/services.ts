@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
-import { FsBacklogFile, fsTextFiles } from '../adapters/fs-backlog-file.js';
+import { FsBacklogFile, fsTextFiles } from '../adapters/fs-files.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';

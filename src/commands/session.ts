@@ -1,5 +1,5 @@
 import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
-import { FsBacklogFile } from '../adapters/fs-backlog-file.js';
+import { FsBacklogFile } from '../adapters/fs-files.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
 import { Fleet } from '../core/fleet.js';

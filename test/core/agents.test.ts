@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fsTextFiles, packagedAgentsDir } from '../../src/adapters/fs-backlog-file.js';
+import { fsTextFiles, packagedAgentsDir } from '../../src/adapters/fs-files.js';
 import { loadRoles, parseRoleFile } from '../../src/core/agents.js';
 import { InputErrors, type InputError } from '../../src/domain/errors.js';
 

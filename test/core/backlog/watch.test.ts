@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchBacklog, type BacklogChange, type BacklogWatcher } from '../../../src/core/backlog/watch.js';
 import { tickDone } from '../../../src/core/backlog/write-back.js';
-import { FsBacklogFile } from '../../../src/adapters/fs-backlog-file.js';
+import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
 import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
 
 let dir: string;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
-import { FsBacklogFile } from '../../../src/adapters/fs-backlog-file.js';
+import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
 import { addIds, tickDone } from '../../../src/core/backlog/write-back.js';
 import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
 
