@@ -13,7 +13,8 @@ const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/a
 const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/execa-runner.js')>('adapters/execa-runner.js');
 const { startModelServer } = await lib.dist<typeof import('../src/demo/model-server.js')>('demo/model-server.js');
 const { byTurn } = await lib.dist<typeof import('../src/demo/script-kit.js')>('demo/script-kit.js');
-const { loadRoles, packagedAgentsDir } = await lib.dist<typeof import('../src/core/agents.js')>('core/agents.js');
+const { loadRoles } = await lib.dist<typeof import('../src/core/agents.js')>('core/agents.js');
+const { fsTextFiles, packagedAgentsDir } = await lib.dist<typeof import('../src/adapters/fs-files.js')>('adapters/fs-files.js');
 const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/prompts.js')>('core/prompts.js');
 const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
 const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('core/types.js');
@@ -41,7 +42,7 @@ try {
     await mkdir(join(dir, path, '..'), { recursive: true });
     await writeFile(join(dir, path), content);
   }
-  const roles = loadRoles(packagedAgentsDir(), dir);
+  const roles = await loadRoles(fsTextFiles, packagedAgentsDir(), dir);
   const spec = parseBacklog(lib.backlogText('check: npm test', 1), join(dir, 'BACKLOG.md')).backlog.tasks[0]!;
   const plan = '1. Find the modules that add a constant.\n2. Change module 3.\n3. Add a helper.\n4. Read the result back.';
   const client = new AnthropicModelClient({ apiKey: 'bench-key', baseURL: server.url, processRunner: new ExecaRunner(), sandboxAvailable: false });

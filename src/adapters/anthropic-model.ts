@@ -7,6 +7,7 @@ import { abortError } from './abort-error.js';
 import { toModelError } from './anthropic-errors.js';
 import { agentTools, truncate } from './anthropic-tools.js';
 import { UsageMeter } from './anthropic-usage.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 
 /**
  * The Messages API as a ModelClient, on @anthropic-ai/sdk's beta tool runner.
@@ -40,7 +41,6 @@ export interface AnthropicModelClientOptions {
 
 const DEADLINE_GRACE_MS = 1_000;
 /** the longest delay a Node timer can hold */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Sent when a base URL is given without a key: local servers ignore it, and the SDK then never searches for credentials. */
 const KEYLESS_PLACEHOLDER = 'no-key';

@@ -2,6 +2,7 @@ import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../port
 import type { ProcessRunner } from '../ports/process.js';
 import { abortError } from './abort-error.js';
 import { CliOutputReader } from './cli-agent-output.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 
 /**
  * A role played by an external command-line agent (agents/<role>.md `command:`, e.g. `claude -p`): the
@@ -19,7 +20,6 @@ export interface CliAgentClientOptions {
 
 const TAIL_CHARS = 2_000;
 /** the longest delay a Node timer can hold */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function tail(text: string): string {
   const trimmed = text.trimEnd();

@@ -1,9 +1,10 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { exists } from './fs-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PreparedWorktree, Workspace } from '../ports/workspace.js';
 import { copyIncluded, includedPaths, linkDependencies } from './worktree-files.js';
+import { LOGS_DIR, OWN_ENTRIES } from '../domain/layout.js';
 
 /** Transcripts, .worktreeinclude copies and dependency clones, all under `<repo>/.loop-worktrees`. */
 export class FsWorkspace implements Workspace {
@@ -28,7 +29,7 @@ export class FsWorkspace implements Workspace {
   }
 
   transcript(taskId: string, attempt: number, record: Record<string, unknown>): void {
-    const file = join(this.#workDir, 'logs', taskId, `${attempt}.jsonl`);
+    const file = join(this.#workDir, LOGS_DIR, taskId, `${attempt}.jsonl`);
     let stream = this.#streams.get(file);
     if (stream === undefined) {
       // Once per attempt; synchronous so that records keep their order without a queue.
@@ -54,7 +55,7 @@ export class FsWorkspace implements Workspace {
 
   async removeOrphan(path: string): Promise<void> {
     const rel = relative(this.#workDir, resolve(path));
-    if (rel === '' || rel.startsWith('..') || rel.includes(sep) || ['logs', 'reports'].includes(rel)) {
+    if (rel === '' || rel.startsWith('..') || rel.includes(sep) || OWN_ENTRIES.includes(rel)) {
       throw new Error(`refusing to remove ${path}: not a task folder under ${this.#workDir}`);
     }
     await rm(path, { recursive: true, force: true });
@@ -62,5 +63,14 @@ export class FsWorkspace implements Workspace {
 
   exists(path: string): Promise<boolean> {
     return exists(path);
+  }
+
+  async entries(): Promise<string[]> {
+    try {
+      return await readdir(this.#workDir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return [];
+    }
   }
 }

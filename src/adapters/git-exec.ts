@@ -109,25 +109,50 @@ export interface RunOptions {
   ok?: readonly number[];
 }
 
-/** One folder, one environment. Cheap to create; holds no process. */
+/**
+ * One folder, one environment. Cheap to create; holds no process.
+ *
+ * simple-git's typed API (`api`) is used wherever it has the command; `run` (its `raw()`) only for
+ * commands it has no method for (worktree, merge-tree, commit-tree, update-ref, merge-base...) or whose
+ * typed parser would lose what we need (NUL-separated names, exit codes that are results).
+ */
 export class GitExec {
   readonly #git: SimpleGit;
+  readonly #env: Record<string, string>;
+  #committer: SimpleGit | undefined;
 
   constructor(
     readonly dir: string,
     env: Record<string, string> = gitEnvironment(),
   ) {
-    this.#git = simpleGit({
-      baseDir: dir,
+    this.#env = env;
+    this.#git = this.#client([]);
+  }
+
+  /** a simple-git client on `dir`; `config` becomes `-c` options before every command */
+  #client(config: string[]): SimpleGit {
+    const env = this.#env;
+    const git = simpleGit({
+      baseDir: this.dir,
       maxConcurrentProcesses: 16,
       trimmed: false,
+      config,
       // The environment is built deliberately (gitEnvironment): every variable in it is meant for git.
       allowEnvironment: Object.keys(env),
-      // Our own arguments set core.hooksPath; the others are read from the user's own environment.
+      // simple-git refuses arguments and variables that can make git run other programs or read other
+      // configuration. Each one allowed here is needed, and none carries agent-written input:
       unsafe: {
+        // our own `-c core.hooksPath=/dev/null` (COMMIT_CONFIG, the fast-forward of a merge), which turns
+        // hooks *off* for commands that would run agent-written ones;
         allowUnsafeHooksPath: true,
+        // GIT_CONFIG_GLOBAL / GIT_CONFIG_SYSTEM / GIT_CONFIG inherited from the person's environment: git
+        // must read the configuration they chose, as their own git does;
         allowUnsafeConfigPaths: true,
+        // GIT_CONFIG_COUNT / GIT_CONFIG_PARAMETERS, which git itself sets when loopfleet runs under it
+        // (an alias, a hook, `git -c ... loopfleet`) and which hold that caller's `-c` settings;
         allowUnsafeConfigEnvCount: true,
+        // GIT_EXEC_PATH, which git sets for the programs it starts and some installations set globally:
+        // it names the git installation to use, not a command of ours.
         allowUnsafeExec: true,
       },
       errors: (error, result) => {
@@ -141,9 +166,32 @@ export class GitExec {
     }).env(env);
     // simple-git waits 50 ms after a command that printed nothing, in case output is late. By the time
     // stdout has ended no output can be late, so mark the command as having produced some.
-    this.#git.outputHandler((_command, stdout) => {
+    git.outputHandler((_command, stdout) => {
       stdout.once('end', () => stdout.emit('data', Buffer.alloc(0)));
     });
+    return git;
+  }
+
+  /**
+   * A call of simple-git's typed API; `what` names the command in errors. A nonzero exit becomes a
+   * GitCommandError carrying the exit code, git's stdout and stderr.
+   */
+  async api<T>(what: readonly string[], call: (git: SimpleGit) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.#git);
+    } catch (error) {
+      throw commandError(what, error);
+    }
+  }
+
+  /** `api` on a client that commits as loopfleet, without hooks or signing (COMMIT_CONFIG) */
+  async commitApi<T>(what: readonly string[], call: (git: SimpleGit) => Promise<T>): Promise<T> {
+    this.#committer ??= this.#client(COMMIT_CONFIG.filter((_arg, i) => i % 2 === 1));
+    try {
+      return await call(this.#committer);
+    } catch (error) {
+      throw commandError(what, error);
+    }
   }
 
   async run(args: string[], options: RunOptions = {}): Promise<GitOutput> {
@@ -152,11 +200,8 @@ export class GitExec {
       const stdout = await this.#git.raw(args);
       return { stdout, exitCode: 0 };
     } catch (error) {
-      if (error instanceof ExitStatus) {
-        if (ok.includes(error.exitCode)) return { stdout: error.stdout, exitCode: error.exitCode };
-        throw new GitCommandError(args, error.exitCode, error.stderr, error.stdout);
-      }
-      throw new GitCommandError(args, null, '', '', { cause: error });
+      if (error instanceof ExitStatus && ok.includes(error.exitCode)) return { stdout: error.stdout, exitCode: error.exitCode };
+      throw commandError(args, error);
     }
   }
 
@@ -164,6 +209,12 @@ export class GitExec {
   async out(args: string[]): Promise<string> {
     return (await this.run(args)).stdout;
   }
+}
+
+function commandError(args: readonly string[], error: unknown): GitCommandError {
+  if (error instanceof GitCommandError) return error;
+  if (error instanceof ExitStatus) return new GitCommandError(args, error.exitCode, error.stderr, error.stdout);
+  return new GitCommandError(args, null, '', '', { cause: error });
 }
 
 /** Lines of a command's output, without the empty last one. */

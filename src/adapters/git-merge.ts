@@ -118,8 +118,9 @@ export async function mergeBranch(
   }
 
   const fastForward = () =>
-    // No hooks: the tree being checked out is agent-written, and so may be a hooks folder it points to.
-    git.run(['-c', 'core.hooksPath=/dev/null', 'merge', '--ff-only', '--no-overwrite-ignore', '-q', commit]);
+    // No hooks (commitApi runs with core.hooksPath=/dev/null): the tree being checked out is agent-written,
+    // and so may be a hooks folder it points to.
+    git.commitApi(['merge', '--ff-only', commit], (g) => g.merge(['--ff-only', '--no-overwrite-ignore', '-q', commit]));
   try {
     if (edited === null || !dirty.some((line) => line.slice(3) === edited.path)) await fastForward();
     else await keepWorkingCopy(ctx, edited.path, ctx.backupPath, fastForward);

@@ -12,9 +12,9 @@ import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
 import type { ConflictForecast, DiffSummary, GitPort, MergeFileEdit, MergeResult, WorktreeInfo } from '../ports/git.js';
-import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
+import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
-import { computeMergeTree, mergeBranch } from './git-merge.js';
+import { mergeBranch } from './git-merge.js';
 import { forecastConflicts } from './git-forecast.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
@@ -47,39 +47,67 @@ export class SimpleGitAdapter implements GitPort {
     return taskWorktreePath(this.root, p, create);
   }
 
+  /**
+   * The top-level folder of the repository around `cwd` (its real path), or null when `cwd` is not
+   * inside a working tree.
+   */
+  static async topLevel(cwd: string): Promise<string | null> {
+    try {
+      return realpathSync.native(await new GitExec(cwd).api(['rev-parse', '--show-toplevel'], (g) => g.revparse(['--show-toplevel'])));
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode !== null) return null;
+      throw error;
+    }
+  }
+
+  /** `git init` in `dir` on `branch`, then one commit of everything in it as loopfleet; returns the commit */
+  static async createRepository(dir: string, branch: string, message: string): Promise<string> {
+    const git = new GitExec(dir, gitEnvironment(IDENTITY_ENV));
+    await git.api(['init'], (g) => g.init([`--initial-branch=${branch}`, '--quiet']));
+    await git.api(['add', '-A'], (g) => g.add('-A'));
+    const { commit } = await git.commitApi(['commit'], (g) => g.commit(message, [], { '--no-verify': null }));
+    return commit;
+  }
+
   async currentBranch(): Promise<string | null> {
-    const { stdout, exitCode } = await this.#at().run(['symbolic-ref', '-q', '--short', 'HEAD'], { ok: [0, 1] });
-    return exitCode === 0 ? stdout.trim() : null;
+    const status = await this.#at().api(['status'], (g) => g.status(['--untracked-files=no']));
+    return status.detached || status.current === null ? null : status.current;
   }
 
   async branchExists(branch: string): Promise<boolean> {
     assertRefName(branch, 'branch');
-    const { exitCode } = await this.#at().run(['show-ref', '--verify', '-q', `refs/heads/${branch}`], { ok: [0, 1] });
-    return exitCode === 0;
+    const branches = await this.#at().api(['branch', '--list'], (g) => g.branchLocal());
+    return branches.all.includes(branch);
   }
 
   async revParse(ref: string): Promise<string | null> {
     assertRefName(ref, 'ref');
-    const { stdout, exitCode } = await this.#at().run(['rev-parse', '--verify', '-q', `${ref}^{commit}`], { ok: [0, 1] });
-    return exitCode === 0 ? stdout.trim() : null;
+    try {
+      return await this.#at().api(['rev-parse', ref], (g) => g.revparse(['--verify', '-q', `${ref}^{commit}`]));
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 1) return null;
+      throw error;
+    }
   }
 
   async hasCommits(): Promise<boolean> {
     return (await this.revParse('HEAD')) !== null;
   }
 
+  /** `XY path` of each tracked file with uncommitted changes in the main worktree (as `status --porcelain`) */
   async dirtyFiles(): Promise<string[]> {
-    return lines(await this.#at().out(['status', '--porcelain', '--untracked-files=no']));
+    const status = await this.#at().api(['status'], (g) => g.status(['--untracked-files=no']));
+    return status.files.map((f) => `${f.index}${f.working_dir} ${f.path}`);
   }
 
   #gitCommonDir(): Promise<string> {
     this.#commonDir ??= this.#at()
-      .out(['rev-parse', '--git-common-dir'])
-      .then((out) => path.resolve(this.root, out.trim()));
+      .api(['rev-parse', '--git-common-dir'], (g) => g.revparse(['--git-common-dir']))
+      .then((out) => path.resolve(this.root, out));
     return this.#commonDir;
   }
 
-  ensureExcluded(pattern: string): Promise<void> {
+  ensureExcluded(pattern: string): Promise<string> {
     // Serialised so that two concurrent calls cannot both append the same line.
     const next = this.#excludeQueue.then(async () => {
       const file = path.join(await this.#gitCommonDir(), 'info', 'exclude');
@@ -90,12 +118,16 @@ export class SimpleGitAdapter implements GitPort {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
         await mkdir(path.dirname(file), { recursive: true });
       }
-      if (content.split(/\r?\n/).some((line) => line.trim() === pattern)) return;
+      if (content.split(/\r?\n/).some((line) => line.trim() === pattern)) return file;
       const separator = content.length > 0 && !content.endsWith('\n') ? '\n' : '';
       await appendFile(file, `${separator}${pattern}\n`);
+      return file;
     });
     // The queue only orders the calls; each caller gets its own outcome through `next`.
-    this.#excludeQueue = next.catch(() => undefined);
+    this.#excludeQueue = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
@@ -199,21 +231,20 @@ export class SimpleGitAdapter implements GitPort {
       await rm(path.join(layout.adminDir, 'index'), { force: true });
       await git.run(['reset', '-q']);
     }
-    await git.run(['add', '-A']);
+    await git.api(['add', '-A'], (g) => g.add('-A'));
     // Unstaged after `add -A` rather than left out of it: git refuses pathspecs naming ignored files, and
     // an excluded file may have been staged by hand (`git add -f`).
     if (excludePaths.length > 0) await git.run(['reset', '-q', '--', ...excludePaths.map((p) => `:(literal)${p}`)]);
-    const { stdout, exitCode } = await git.run(
-      [...COMMIT_CONFIG, '-c', 'core.abbrev=no', 'commit', '--no-verify', '--no-edit', '-m', message],
-      { ok: [0, 1] },
-    );
-    if (exitCode === 1) {
-      if (/nothing (added )?to commit|no changes added to commit/.test(stdout)) return null;
-      throw new GitCommandError(['commit', '-m', message], exitCode, '', stdout);
+    let commit: string;
+    try {
+      ({ commit } = await git.commitApi(['commit', '-m', message], (g) => g.commit(message, [], { '--no-verify': null, '--no-edit': null })));
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 1 && /nothing (added )?to commit|no changes added to commit/.test(error.stdout)) return null;
+      throw error;
     }
     if (sandboxObjects && layout) await rm(path.join(layout.adminDir, SANDBOX_OBJECTS), { recursive: true, force: true });
-    const hash = /^\[[^\]]*?([0-9a-f]{40,64})\]/m.exec(stdout)?.[1];
-    return hash ?? (await git.out(['rev-parse', 'HEAD'])).trim();
+    // simple-git asks for full-length hashes (core.abbrev); the check guards against a short one.
+    return /^[0-9a-f]{40,64}$/.test(commit) ? commit : await git.api(['rev-parse', 'HEAD'], (g) => g.revparse(['HEAD']));
   }
 
   async diff(worktree: string, base: string): Promise<string> {
@@ -228,11 +259,9 @@ export class SimpleGitAdapter implements GitPort {
     return parseNumstat(out);
   }
 
-  async diffStat(worktree: string, base: string): Promise<string> {
-    assertRefName(base, 'base');
-    return this.#at(worktree).out(['diff', '--stat', '--no-color', '--no-ext-diff', `${base}...HEAD`]);
-  }
 
+  // The diffs stay on raw(): simple-git's diffSummary reads names without -z (a quoted name would reach
+  // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
     const out = await this.#at(worktree).out([
@@ -283,11 +312,6 @@ export class SimpleGitAdapter implements GitPort {
     );
   }
 
-  async canMerge(branch: string, base: string): Promise<boolean> {
-    assertRefName(branch, 'branch');
-    assertRefName(base, 'base');
-    return (await computeMergeTree(this.#at(), base, branch)).conflicts.length === 0;
-  }
 
   async rebase(worktree: string, base: string): Promise<boolean> {
     assertRefName(base, 'base');
@@ -327,11 +351,11 @@ export class SimpleGitAdapter implements GitPort {
   async deleteBranch(branch: string, force: boolean): Promise<void> {
     assertRefName(branch, 'branch');
     try {
-      await this.#at().run(['branch', force ? '-D' : '-d', branch]);
+      await this.#at().api(['branch', force ? '-D' : '-d', branch], (g) => g.deleteLocalBranch(branch, force));
     } catch (error) {
-      if (error instanceof GitCommandError && /not fully merged|checked out at|used by worktree/.test(error.stderr)) {
-        throw new RefusedError(`cannot delete ${branch}: ${error.stderr.trim().split('\n')[0]}`, { cause: error });
-      }
+      const said = error instanceof GitCommandError ? (error.stderr || error.message).trim() : '';
+      const reason = /(error: )?(.*(not fully merged|checked out at|used by worktree).*)/.exec(said)?.[2];
+      if (reason !== undefined) throw new RefusedError(`cannot delete ${branch}: ${reason}`, { cause: error });
       throw error;
     }
   }
@@ -341,13 +365,6 @@ export class SimpleGitAdapter implements GitPort {
     assertRefName(base, 'base');
     const { exitCode } = await this.#at().run(['merge-base', '--is-ancestor', branch, base], { ok: [0, 1] });
     return exitCode === 0;
-  }
-
-  async listBranches(prefix: string): Promise<string[]> {
-    const out = await this.#at().out(['for-each-ref', '--format=%(refname)', 'refs/heads/']);
-    return lines(out)
-      .map((ref) => ref.slice('refs/heads/'.length))
-      .filter((name) => name.startsWith(prefix));
   }
 
   async forecastConflicts(left: string, right: string): Promise<ConflictForecast> {

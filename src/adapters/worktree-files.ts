@@ -20,12 +20,13 @@ import { RefusedError } from '../domain/errors.js';
 import type { DependencyClone } from '../ports/workspace.js';
 import { GitExec, fields } from './git-exec.js';
 import { isInside } from './fs-paths.js';
+import { WORK_DIR } from '../domain/layout.js';
 
 const execFileAsync = promisify(execFile);
 
 export const INCLUDE_FILE = '.worktreeinclude';
 /** Folders never searched for included files unless a pattern names them. */
-const SKIPPED_UNLESS_NAMED = ['node_modules', '.loop-worktrees'];
+const SKIPPED_UNLESS_NAMED = ['node_modules', WORK_DIR];
 export const LOCKFILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb'];
 
 
@@ -56,7 +57,7 @@ async function selectIncluded(root: string, patterns: string): Promise<string[]>
   const skip = (name: string, rel: string): boolean =>
     name === '.git' ||
     (name === 'node_modules' && !named.includes(name)) ||
-    (rel === '.loop-worktrees' && !named.includes(rel));
+    (rel === WORK_DIR && !named.includes(rel));
 
   // git collapses a folder whose whole content is ignored into one `dir/` entry (sometimes listing some of
   // its files as well); those folders are walked here, and duplicates dropped.

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { fsTextFiles } from '../adapters/fs-files.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
 import { runnableTasks } from '../core/backlog/parse.js';
@@ -26,7 +27,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const backlog = await loadBacklog(repo, false);
   const git = new SimpleGitAdapter(repo.root);
   const base = await resolveBase(repo, backlog, git);
-  const roles = await loadRoles(join(PACKAGE_ROOT, 'agents'), repo.root);
+  const roles = await loadRoles(fsTextFiles, join(PACKAGE_ROOT, 'agents'), repo.root);
   const runner = new ExecaRunner();
   const findings: Finding[] = [];
   const open = runnableTasks(backlog).filter((t) => !t.done);

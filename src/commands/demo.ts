@@ -1,7 +1,7 @@
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { DEMO_SCENARIOS } from '../demo/demo-scenarios.js';
 import { startModelServer } from '../demo/model-server.js';
 import { DEMO_PACING, demoScript } from '../demo/scripts.js';
@@ -17,10 +17,7 @@ const DEMO_KEY = 'demo-key-not-secret';
 export async function makeDemoRepo(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'loopfleet-demo-'));
   await cp(join(PACKAGE_ROOT, 'backlog', 'demo-repo'), dir, { recursive: true });
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'loopfleet demo', GIT_AUTHOR_EMAIL: 'demo@localhost', GIT_COMMITTER_NAME: 'loopfleet demo', GIT_COMMITTER_EMAIL: 'demo@localhost' };
-  await execa('git', ['init', '--quiet', '--initial-branch=main'], { cwd: dir, env });
-  await execa('git', ['add', '-A'], { cwd: dir, env });
-  await execa('git', ['commit', '--quiet', '-m', 'Demo project'], { cwd: dir, env });
+  await SimpleGitAdapter.createRepository(dir, 'main', 'Demo project');
   return dir;
 }
 

@@ -8,6 +8,7 @@ import { parseBacklog } from '../core/backlog/parse.js';
 import { byPriority, knownItems, splitNew, type DiscoverSource, type Proposal } from '../core/discover/proposal.js';
 import { commandSources, findProposals, type RemoteSources } from '../core/discover/run.js';
 import { addProposals } from '../core/discover/write.js';
+import { FsBacklogFile } from '../adapters/fs-files.js';
 import { taskEnv } from '../core/task-env.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
@@ -105,7 +106,7 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
     return 0;
   }
   if (chosen.length === 0) return 0;
-  const added = await addProposals(repo.backlogPath, ordered, options.limit);
+  const added = await addProposals(new FsBacklogFile(repo.backlogPath), ordered, options.limit);
   out('');
   out(`Added ${added.length} under ## Discovered in ${repo.backlogPath}.`);
   out('They run once you move them out of that section, or with `discovered: run` in the front matter.');

@@ -1,7 +1,6 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { exists } from '../adapters/fs-paths.js';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';
@@ -37,8 +36,7 @@ export async function init(repo: Repo, out: (line: string) => void): Promise<num
     await writeFile(readme, AGENTS_README.replace('${PACKAGE_AGENTS}', join(PACKAGE_ROOT, 'agents')));
     out('wrote agents/README.md: how to override a role for this repository');
   }
-  const excludeFile = (await execa('git', ['rev-parse', '--git-path', 'info/exclude'], { cwd: repo.root })).stdout.trim();
-  await new SimpleGitAdapter(repo.root).ensureExcluded(`/${WORK_DIR}/`);
+  const excludeFile = await new SimpleGitAdapter(repo.root).ensureExcluded(`/${WORK_DIR}/`);
   out(`${WORK_DIR}/ is ignored through ${excludeFile}`);
   return 0;
 }

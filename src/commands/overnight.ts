@@ -6,6 +6,7 @@ import type { Fleet } from '../core/fleet.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
+import { REPORTS_DIR } from '../domain/layout.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -23,7 +24,7 @@ export function runExitCode(fleet: Fleet): number {
 
 export async function writeReport(repo: Repo, fleet: Fleet, startedAt: Date, exitCode: number): Promise<string> {
   const endedAt = new Date();
-  const dir = join(repo.workDir, 'reports');
+  const dir = join(repo.workDir, REPORTS_DIR);
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${endedAt.toISOString().replace(/[:.]/g, '-')}.md`);
   const text = renderReport({

@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { FsBacklogFile } from '../adapters/fs-files.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
-import { BACKLOG_NAME, WORK_DIR } from '../domain/layout.js';
+import { BACKLOG_NAME, LOCK_FILE, STATE_FILE, WORK_DIR } from '../domain/layout.js';
 import type { Backlog } from '../domain/types.js';
 import type { GitPort } from '../ports/git.js';
 
@@ -20,17 +21,15 @@ export interface Repo {
 
 /** The repository around `cwd`, or a clear refusal: not a repository, no commits yet. */
 export async function findRepo(cwd: string): Promise<Repo> {
-  const top = await execa('git', ['rev-parse', '--show-toplevel'], { cwd, reject: false });
-  if (top.exitCode !== 0) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
-  const root = top.stdout.trim();
-  const head = await execa('git', ['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd: root, reject: false });
-  if (head.exitCode !== 0) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
+  const root = await SimpleGitAdapter.topLevel(cwd);
+  if (root === null) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
+  if (!(await new SimpleGitAdapter(root).hasCommits())) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
   const workDir = join(root, WORK_DIR);
   return {
     root,
     workDir,
-    statePath: join(workDir, 'state.json'),
-    lockPath: join(workDir, 'fleet.lock'),
+    statePath: join(workDir, STATE_FILE),
+    lockPath: join(workDir, LOCK_FILE),
     backlogPath: join(root, BACKLOG_FILE),
   };
 }
@@ -50,7 +49,7 @@ export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Itera
     throw error;
   }
   const parsed = parseBacklog(text, repo.backlogPath, { takenIds });
-  if (writeIds && parsed.missingIds.length > 0) await addIds(repo.backlogPath, parsed.missingIds);
+  if (writeIds && parsed.missingIds.length > 0) await addIds(new FsBacklogFile(repo.backlogPath), parsed.missingIds);
   return parsed.backlog;
 }
 

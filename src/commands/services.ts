@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
+import { FsBacklogFile, fsTextFiles } from '../adapters/fs-files.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
@@ -66,7 +67,7 @@ export async function buildServices(
   requireModel = true,
   git: SimpleGitAdapter = new SimpleGitAdapter(repo.root),
 ): Promise<FleetServices> {
-  const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
+  const roles = await loadRoles(fsTextFiles, `${PACKAGE_ROOT}agents`, repo.root);
   const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
   const creds = credentialsFrom(env, needsApi);
   const runner = processRunner;
@@ -87,7 +88,7 @@ export async function buildServices(
     shellAllowed: sandboxed || sandboxOff,
     store: new LowdbStateStore(repo.statePath),
     clock: systemClock,
-    tickDone: (id) => tickDone(repo.backlogPath, id),
+    tickDone: (id) => tickDone(new FsBacklogFile(repo.backlogPath), id),
     notify: (command, payload) =>
       runner.run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${JSON.stringify(payload)}\n` }).then(
         (r) => {

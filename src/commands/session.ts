@@ -1,4 +1,5 @@
 import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
+import { FsBacklogFile } from '../adapters/fs-files.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
 import { runnableTasks } from '../core/backlog/parse.js';
@@ -61,7 +62,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
-  services = { ...services, tickDone: (id) => tickDone(repo.backlogPath, id, { onWrite }) };
+  const backlogFile = new FsBacklogFile(repo.backlogPath);
+  services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
   const lock: FleetLock = await acquireLock(repo.lockPath);
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
@@ -74,7 +76,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
     if (options.watch) {
-      watcher = watchBacklog(repo.backlogPath, (change) => {
+      watcher = await watchBacklog(backlogFile, (change) => {
         if ('error' in change) {
           fleet.events.emit('log', { level: 'warn', message: `BACKLOG.md not applied: ${change.error.message}` });
           return;
@@ -84,7 +86,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
           apply();
           return;
         }
-        addIds(repo.backlogPath, change.missingIds, { onWrite }).then(apply, (error: Error) =>
+        addIds(backlogFile, change.missingIds, { onWrite }).then(apply, (error: Error) =>
           fleet.events.emit('log', { level: 'error', message: `could not write task ids to BACKLOG.md: ${error.message}` }),
         );
       }, { takenIds: () => fleet.tasks().map((t) => t.id) });

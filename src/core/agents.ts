@@ -7,14 +7,13 @@
  * means the backlog's model. Other keys Claude Code knows (color, permissionMode...) are ignored so that a
  * Claude Code subagent file works unchanged; an unknown key that looks like a misspelt known one is an error.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { closest } from './backlog/closest.js';
 import { readFrontMatter } from './backlog/front-matter.js';
 import { InputError, InputErrors } from '../domain/errors.js';
 import { ROLES, type Role } from '../domain/types.js';
+import type { TextFiles } from '../ports/files.js';
 import { parseSize } from './units.js';
 
 export interface RoleDefinition {
@@ -118,17 +117,25 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
  * The three roles: `<repoRoot>/agents/<role>.md` when it exists, else `<packageAgentsDir>/<role>.md`.
  * Throws InputErrors listing the problems of every file.
  */
-export function loadRoles(packageAgentsDir: string, repoRoot: string): Record<Role, RoleDefinition> {
+export async function loadRoles(files: TextFiles, packageAgentsDir: string, repoRoot: string): Promise<Record<Role, RoleDefinition>> {
   const errors: InputError[] = [];
   const roles: Partial<Record<Role, RoleDefinition>> = {};
   for (const role of ROLES) {
     const own = resolve(repoRoot, 'agents', `${role}.md`);
-    const source = existsSync(own) ? own : resolve(packageAgentsDir, `${role}.md`);
-    let text: string;
+    let source = own;
+    let text: string | null;
     try {
-      text = readFileSync(source, 'utf8');
+      text = await files.readText(own);
+      if (text === null) {
+        source = resolve(packageAgentsDir, `${role}.md`);
+        text = await files.readText(source);
+      }
     } catch (e) {
       errors.push(new InputError(source, null, `cannot read the ${role} role definition: ${(e as NodeJS.ErrnoException).code ?? String(e)}`));
+      continue;
+    }
+    if (text === null) {
+      errors.push(new InputError(source, null, `cannot read the ${role} role definition: no such file`));
       continue;
     }
     try {
@@ -140,16 +147,4 @@ export function loadRoles(packageAgentsDir: string, repoRoot: string): Record<Ro
   }
   if (errors.length > 0) throw new InputErrors(errors);
   return roles as Record<Role, RoleDefinition>;
-}
-
-/** The package's own agents/ folder, found upwards from this module (works from src/ and from dist/). */
-export function packagedAgentsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'agents', 'implementer.md'))) return join(dir, 'agents');
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  throw new Error('the packaged agents/ folder is missing from the loopfleet installation');
 }

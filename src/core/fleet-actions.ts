@@ -1,12 +1,11 @@
 import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
-import { BACKLOG_NAME } from '../domain/layout.js';
+import { BACKLOG_NAME, discardedRef } from '../domain/layout.js';
 import { committedTick } from './backlog/committed-tick.js';
 import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { TaskState } from '../domain/types.js';
 
-export const DISCARDED_REF = (id: string): string => `refs/loopfleet/discarded/${id}`;
 
 /** Where a task's worktree and branch are. */
 export interface TaskPaths {
@@ -75,10 +74,10 @@ export class FleetActions {
     this.#allowed('discard', id);
     const branch = this.#s.paths.branchOf(id);
     const commit = await git.revParse(`refs/heads/${branch}`);
-    if (commit !== null) await git.updateRef(DISCARDED_REF(id), commit);
+    if (commit !== null) await git.updateRef(discardedRef(id), commit);
     await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
     if (commit !== null) await git.deleteBranch(branch, true);
-    this.#s.lifecycle.discard(id, commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${DISCARDED_REF(id)}`);
+    this.#s.lifecycle.discard(id, commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${discardedRef(id)}`);
   }
 
   /**

@@ -8,7 +8,7 @@ import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './eve
 import { FleetBudget, taskGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { WORK_DIR } from '../domain/layout.js';
+import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
 import { FleetActions } from './fleet-actions.js';
@@ -161,7 +161,7 @@ export class Fleet implements FleetHandle {
   }
 
   branchOf(id: string): string {
-    return `loop/${id}`;
+    return taskBranch(id);
   }
 
   /** Copies of the tasks in backlog order, then the ones the backlog no longer lists that are not queued. */

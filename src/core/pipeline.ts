@@ -15,10 +15,10 @@ import {
   systemPrompt,
 } from './prompts.js';
 import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from '../domain/types.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 
 const OUTPUT_TAIL = 8_000;
 /** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface PipelineServices {
   git: GitPort;
@@ -238,7 +238,7 @@ export class Pipeline {
   }
 
   async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {
-    const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMEOUT_MS));
+    const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMER_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
       env: input.env,
@@ -278,7 +278,7 @@ export class Pipeline {
         signal: input.signal,
         beforeCall: () => input.budget.beforeCall(),
         ...(def.command === undefined ? {} : { command: def.command }),
-        timeoutMs: Math.max(1, Math.min(input.budget.remainingMs(), MAX_TIMEOUT_MS)),
+        timeoutMs: Math.max(1, Math.min(input.budget.remainingMs(), MAX_TIMER_MS)),
       },
       (event) => input.observer.agentEvent(role, model, event),
     );

@@ -1,11 +1,11 @@
-import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { GitPort } from '../ports/git.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { FleetState } from './state.js';
+import { OWN_ENTRIES } from '../domain/layout.js';
 
 /** Entries of `.loop-worktrees/` that belong to loopfleet itself, not to a task. */
-const OWN_FILES = new Set(['logs', 'reports', 'state.json', 'fleet.lock']);
+const OWN_FILES = new Set(OWN_ENTRIES);
 
 export interface PruneResult {
   removed: string[];
@@ -23,13 +23,7 @@ export async function pruneWorktrees(git: GitPort, workspace: Workspace, state: 
   const result: PruneResult = { removed: [], kept: [] };
   await git.pruneWorktrees();
   const registered = new Map((await git.listWorktrees()).map((w) => [resolve(w.path), w]));
-  let entries: string[] = [];
-  try {
-    entries = await readdir(workDir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  for (const name of entries) {
+  for (const name of await workspace.entries()) {
     if (OWN_FILES.has(name) || name.startsWith('.') || name.endsWith('.tmp')) continue;
     const path = join(workDir, name);
     const worktree = registered.get(resolve(path));

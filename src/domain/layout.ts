@@ -8,3 +8,27 @@ export const BACKLOG_NAME = 'BACKLOG.md';
 
 /** inside WORK_DIR: the person's uncommitted BACKLOG.md, kept for the instant a merge fast-forwards the checkout */
 export const MERGE_BACKUP_NAME = 'BACKLOG.md.before-merge';
+/** Entries of WORK_DIR that are loopfleet's own; every other entry is a task's worktree, named by its id. */
+export const STATE_FILE = 'state.json';
+export const LOCK_FILE = 'fleet.lock';
+/** transcripts: `logs/<task>/<attempt>.jsonl` */
+export const LOGS_DIR = 'logs';
+/** overnight reports */
+export const REPORTS_DIR = 'reports';
+export const OWN_ENTRIES: readonly string[] = [STATE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR];
+
+/** the prefix of every task branch */
+export const BRANCH_PREFIX = 'loop/';
+
+/** the branch of task `id`: `loop/<id>` */
+export function taskBranch(id: string): string {
+  return `${BRANCH_PREFIX}${id}`;
+}
+
+/** the ref that keeps a discarded task's last commit reachable */
+export function discardedRef(id: string): string {
+  return `refs/loopfleet/discarded/${id}`;
+}
+
+/** The longest delay a Node.js timer honours (a signed 32-bit count of ms); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -45,10 +45,8 @@ export interface GitPort {
   revParse(ref: string): Promise<string | null>;
   /** true when the repository has at least one commit */
   hasCommits(): Promise<boolean>;
-  /** porcelain status lines of the main worktree's tracked files (untracked files ignored) */
-  dirtyFiles(): Promise<string[]>;
-  /** append `pattern` to .git/info/exclude once */
-  ensureExcluded(pattern: string): Promise<void>;
+  /** append `pattern` to .git/info/exclude once; returns the path of that file */
+  ensureExcluded(pattern: string): Promise<string>;
 
   /** `git worktree add <path> -b <branch> <base>`; when the branch exists already it is checked out as is */
   addWorktree(path: string, branch: string, base: string): Promise<void>;
@@ -62,9 +60,6 @@ export interface GitPort {
   commitAll(worktree: string, message: string, excludePaths?: string[]): Promise<string | null>;
   /** unified diff of `base...HEAD` in the worktree */
   diff(worktree: string, base: string): Promise<string>;
-  /** per-file added/deleted line counts of `base...HEAD` */
-  diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>>;
-  diffStat(worktree: string, base: string): Promise<string>;
   /** numstat, diffstat and patch of `base...HEAD` at once (one git process instead of three) */
   diffSummary(worktree: string, base: string): Promise<DiffSummary>;
 
@@ -82,8 +77,6 @@ export interface GitPort {
     message: string,
     options?: { ignoreDirty?: readonly string[]; fileEdit?: MergeFileEdit },
   ): Promise<MergeResult>;
-  /** true when `branch` would merge into `base` without conflict (git merge-tree, no working tree touched) */
-  canMerge(branch: string, base: string): Promise<boolean>;
   /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
   rebase(worktree: string, base: string): Promise<boolean>;
   /** `git reset --hard <commit>` in a task worktree (never in the user's checkout) */
@@ -94,7 +87,6 @@ export interface GitPort {
   deleteBranch(branch: string, force: boolean): Promise<void>;
   /** true when every commit of `branch` is reachable from `base` */
   isMerged(branch: string, base: string): Promise<boolean>;
-  listBranches(prefix: string): Promise<string[]>;
 
   /** conflicts of merging `right` into `left` (refs or commits), computed in the object store only */
   forecastConflicts(left: string, right: string): Promise<ConflictForecast>;

@@ -24,4 +24,6 @@ export interface Workspace {
   /** remove a folder under .loop-worktrees that git no longer knows (a crash left it); refuses anything else */
   removeOrphan(path: string): Promise<void>;
   exists(path: string): Promise<boolean>;
+  /** names of the entries of `.loop-worktrees/` (none when it does not exist yet) */
+  entries(): Promise<string[]>;
 }

@@ -1,6 +1,7 @@
 import type { FleetSnapshotSummary } from '../core/events.js';
 import { commandRefusal, type TaskCommand as AnyTaskCommand } from '../domain/task-rules.js';
 import type { TaskState } from '../domain/types.js';
+import { discardedRef, taskBranch } from '../domain/layout.js';
 
 /**
  * How the TUI words the task commands. Which status allows which command is the domain's one table
@@ -16,14 +17,14 @@ export function refusal(command: TaskCommand, task: TaskState | undefined): stri
 }
 
 export function branchOf(task: TaskState): string {
-  return task.branch ?? `loop/${task.id}`;
+  return task.branch ?? taskBranch(task.id);
 }
 
 /** The question asked before a merge or discard; it names exactly what will happen. */
 export function confirmPrompt(command: 'merge' | 'discard', task: TaskState, base: string): string {
   const branch = branchOf(task);
   if (command === 'merge') return `Merge ${branch} into ${base}? y/n`;
-  return `Discard ${task.id}: remove its worktree and branch ${branch} (kept as refs/loopfleet/discarded/${task.id})? y/n`;
+  return `Discard ${task.id}: remove its worktree and branch ${branch} (kept as ${discardedRef(task.id)})? y/n`;
 }
 
 export function progressText(command: TaskCommand, task: TaskState, base: string): string {
@@ -44,7 +45,7 @@ export function doneText(command: TaskCommand, task: TaskState, base: string): s
     case 'merge':
       return `Merged ${branch} into ${base}`;
     case 'discard':
-      return `Discarded ${task.id} (recoverable from refs/loopfleet/discarded/${task.id})`;
+      return `Discarded ${task.id} (recoverable from ${discardedRef(task.id)})`;
     case 'retry':
       return `${task.id} is queued again`;
   }

@@ -3,6 +3,7 @@ import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wr
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';
 import type { DetailTab } from './view-state.js';
+import { taskBranch } from '../domain/layout.js';
 
 /** One terminal line of the detail pane, already wrapped to the pane's width. */
 export interface StyledLine {
@@ -159,7 +160,7 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
     case 'output':
       return logLines(src.output, w, 'No agent output yet.');
     case 'diff':
-      return diffLines(src.diff, src.task.branch ?? `loop/${src.task.id}`, src.base, w);
+      return diffLines(src.diff, src.task.branch ?? taskBranch(src.task.id), src.base, w);
     case 'check':
       return checkLines(src.task, src.phaseOutput, w);
     case 'review':

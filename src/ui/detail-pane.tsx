@@ -8,6 +8,7 @@ import { positionText, ScrollView } from './scroll-view.js';
 import { Styled } from './styled-text.js';
 import { STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
 import { anchoredAtEnd, DETAIL_TABS, TAB_TITLE, type DetailTab } from './view-state.js';
+import { taskBranch } from '../domain/layout.js';
 
 const TAB_COMMAND: Readonly<Record<DetailTab, Command>> = {
   plan: Command.TabPlan,
@@ -64,7 +65,7 @@ export function DetailPane({ task, tab, lines, scroll, rows }: DetailPaneProps):
         <Styled bold>{task.id}</Styled>
         <Text> </Text>
         <Styled color={STATUS_COLOR[task.status]}>{`${STATUS_SYMBOL[task.status]} ${task.status}${task.phase === null ? '' : ` (${task.phase})`}`}</Styled>
-        <Text>{` · ${task.title} · ${task.branch ?? `loop/${task.id}`}${attempt} `}</Text>
+        <Text>{` · ${task.title} · ${task.branch ?? taskBranch(task.id)}${attempt} `}</Text>
         <Styled dim>{'─'.repeat(200)}</Styled>
       </Styled>
       <TabLine tab={tab} position={positionText(lines.length, bodyRows, scroll, fromEnd)} />

@@ -15,6 +15,7 @@ import {
   type TaskStatus,
   type Usage,
 } from '../domain/types.js';
+import { taskBranch } from '../domain/layout.js';
 
 /**
  * A scripted stand-in for the engine: it holds task snapshots, answers the read side of `FleetHandle`,
@@ -80,7 +81,7 @@ export function fakeTask(id: string, overrides: Partial<TaskState> = {}): TaskSt
     maxAttempts: 3,
     usage: { ...ZERO_USAGE },
     costUsd: 0,
-    branch: `loop/${id}`,
+    branch: taskBranch(id),
     reason: null,
     gate: null,
     attempts: [],

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadRoles, packagedAgentsDir, parseRoleFile } from '../../src/core/agents.js';
+import { fsTextFiles, packagedAgentsDir } from '../../src/adapters/fs-files.js';
+import { loadRoles, parseRoleFile } from '../../src/core/agents.js';
 import { InputErrors, type InputError } from '../../src/domain/errors.js';
 
 const PACKAGED = fileURLToPath(new URL('../../agents', import.meta.url));
@@ -26,9 +27,19 @@ function problems(run: () => unknown): InputError[] {
   throw new Error('expected the role file to be refused');
 }
 
+async function rejected(loading: Promise<unknown>): Promise<InputError[]> {
+  try {
+    await loading;
+  } catch (e) {
+    if (e instanceof InputErrors) return e.errors;
+    throw e;
+  }
+  throw new Error('expected the role file to be refused');
+}
+
 describe('packaged roles', () => {
-  it('loads all three with their defaults', () => {
-    const roles = loadRoles(PACKAGED, repo);
+  it('loads all three with their defaults', async () => {
+    const roles = await loadRoles(fsTextFiles, PACKAGED, repo);
     expect(Object.keys(roles).sort()).toEqual(['explorer', 'implementer', 'verifier']);
     expect(roles.explorer).toMatchObject({ role: 'explorer', name: 'explorer', maxTurns: 20, maxTokens: 8192 });
     expect(roles.implementer).toMatchObject({ role: 'implementer', maxTurns: 40, maxTokens: 8192 });
@@ -72,7 +83,7 @@ describe('overrides', () => {
         '',
       ].join('\n'),
     );
-    const roles = loadRoles(PACKAGED, repo);
+    const roles = await loadRoles(fsTextFiles, PACKAGED, repo);
     expect(roles.implementer).toEqual({
       role: 'implementer',
       name: 'my-implementer',
@@ -103,7 +114,7 @@ describe('overrides', () => {
     await mkdir(join(repo, 'agents'));
     const bad = join(repo, 'agents', 'verifier.md');
     await writeFile(bad, '---\nname: v\nmax_turns: many\n---\nReview.\n');
-    const errs = problems(() => loadRoles(PACKAGED, repo));
+    const errs = await rejected(loadRoles(fsTextFiles, PACKAGED, repo));
     expect(errs).toHaveLength(1);
     expect(errs[0]).toMatchObject({ file: bad, line: 3 });
     expect(errs[0]!.problem).toContain("max_turns must be a whole number of at least 1, got 'many'");
@@ -130,12 +141,29 @@ describe('overrides', () => {
     await mkdir(join(repo, 'agents'));
     await writeFile(join(repo, 'agents', 'explorer.md'), '---\nmax_turns: 0\n---\nx\n');
     await writeFile(join(repo, 'agents', 'verifier.md'), '---\nmax_turns: -1\n---\nx\n');
-    const errs = problems(() => loadRoles(join(repo, 'nowhere'), repo));
+    const errs = await rejected(loadRoles(fsTextFiles, join(repo, 'nowhere'), repo));
     expect(errs.map((e) => [e.file, e.line])).toEqual([
       [join(repo, 'agents', 'explorer.md'), 2],
       [join(repo, 'nowhere', 'implementer.md'), null],
       [join(repo, 'agents', 'verifier.md'), 2],
     ]);
     expect(errs[1]!.problem).toContain('cannot read the implementer role definition');
+  });
+});
+
+describe('role files through the TextFiles port', () => {
+  it('reports a file that exists but cannot be read, and reads nothing else for that role', async () => {
+    const asked: string[] = [];
+    const files = {
+      async readText(path: string): Promise<string | null> {
+        asked.push(path);
+        if (path === '/repo/agents/explorer.md') throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
+        if (path.startsWith('/pkg/')) return 'Do the work.\n';
+        return null;
+      },
+    };
+    const errs = await rejected(loadRoles(files, '/pkg', '/repo'));
+    expect(errs.map((e) => [e.file, e.problem])).toEqual([['/repo/agents/explorer.md', 'cannot read the explorer role definition: EACCES']]);
+    expect(asked).not.toContain('/pkg/explorer.md');
   });
 });

@@ -73,7 +73,9 @@ export class FakeGit implements GitPort {
   async dirtyFiles(): Promise<string[]> {
     return [...this.dirty];
   }
-  async ensureExcluded(): Promise<void> {}
+  async ensureExcluded(): Promise<string> {
+    return `${this.root}/.git/info/exclude`;
+  }
 
   async addWorktree(path: string, branch: string, base: string): Promise<void> {
     this.calls.push(`addWorktree ${branch}`);

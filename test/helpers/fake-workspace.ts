@@ -23,6 +23,10 @@ export class FakeWorkspace implements Workspace {
   async removeOrphan(path: string): Promise<void> {
     this.orphans.delete(path);
   }
+  async entries(): Promise<string[]> {
+    const worktrees = (await this.git.listWorktrees()).slice(1).map((w) => w.path);
+    return [...worktrees, ...this.orphans].map((p) => p.split('/').at(-1)!);
+  }
   async exists(path: string): Promise<boolean> {
     return this.git.hasWorktree(path) || this.orphans.has(path);
   }

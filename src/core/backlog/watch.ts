@@ -1,16 +1,13 @@
 /**
- * Re-parses BACKLOG.md when its content changes. The parent folder is watched, not the file, because
- * editors save by writing a new file and renaming it over the old one, which ends a watch on the file.
+ * Re-parses BACKLOG.md when its content changes (BacklogFile.watch reports every event that may be one).
  *
  * Invariants: `onChange` is called only when the text differs from the last text seen (a touch or a save
  * without changes is silent); a write loopfleet announces through `expectWrite` is silent too, unless a
- * person's change was folded into it.
+ * person's change was folded into it. Reads happen one at a time, in event order.
  */
-import { watch, readFileSync, type FSWatcher } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
 import { InputError, InputErrors } from '../../domain/errors.js';
+import type { BacklogFile } from '../../ports/files.js';
 import { parseBacklog, type ParsedBacklog } from './parse.js';
-
 export type BacklogChange = ParsedBacklog | { error: InputErrors };
 
 export interface BacklogWatcher {
@@ -30,35 +27,39 @@ export interface WatchOptions {
   takenIds?: () => Iterable<string>;
 }
 
-function readText(path: string): string | null {
+async function readText(file: BacklogFile): Promise<string | null> {
   try {
-    return readFileSync(path, 'utf8');
+    return (await file.read()).toString('utf8');
   } catch {
     // Missing for a moment while an editor renames its new copy into place; the rename brings another event.
     return null;
   }
 }
 
-export function watchBacklog(path: string, onChange: (change: BacklogChange) => void, options: WatchOptions = {}): BacklogWatcher {
-  const file = resolve(path);
-  const name = basename(file);
+/** Starts watching; resolves once the text the watch compares against is known. */
+export async function watchBacklog(
+  file: BacklogFile,
+  onChange: (change: BacklogChange) => void,
+  options: WatchOptions = {},
+): Promise<BacklogWatcher> {
   const debounceMs = options.debounceMs ?? 150;
-  let last = options.initial ?? readText(file);
+  let last: string | null = options.initial ?? null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  // Checks run one at a time, in the order their events came.
+  let reads: Promise<void> = Promise.resolve();
 
-  const check = (): void => {
-    timer = null;
+  const check = async (): Promise<void> => {
     if (closed) return;
-    const text = readText(file);
-    if (text === null || text === last) return;
+    const text = await readText(file);
+    if (closed || text === null || text === last) return;
     last = text;
     let change: BacklogChange;
     try {
-      change = parseBacklog(text, path, { takenIds: options.takenIds?.() ?? [] });
+      change = parseBacklog(text, file.path, { takenIds: options.takenIds?.() ?? [] });
     } catch (e) {
       const error =
-        e instanceof InputErrors ? e : new InputErrors([new InputError(path, null, e instanceof Error ? e.message : String(e))]);
+        e instanceof InputErrors ? e : new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]);
       change = { error };
     }
     onChange(change);
@@ -67,14 +68,16 @@ export function watchBacklog(path: string, onChange: (change: BacklogChange) => 
   const schedule = (): void => {
     if (closed) return;
     if (timer) clearTimeout(timer);
-    timer = setTimeout(check, debounceMs);
+    timer = setTimeout(() => {
+      timer = null;
+      reads = reads.then(check);
+    }, debounceMs);
   };
 
-  const watcher: FSWatcher = watch(dirname(file), { persistent: false }, (_event, filename) => {
-    if (filename === null || filename === name) schedule();
-  });
-  watcher.on('error', () => watcher.close());
+  // Watching starts before the first read, so that a save in between is not missed.
+  const stop = file.watch(schedule);
   if (options.initial !== undefined) schedule();
+  else last = await readText(file);
 
   return {
     expectWrite(before, after) {
@@ -83,7 +86,7 @@ export function watchBacklog(path: string, onChange: (change: BacklogChange) => 
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      watcher.close();
+      stop();
     },
   };
 }

@@ -5,13 +5,10 @@
  * - every byte outside the edit is kept (line endings, trailing newline, invalid UTF-8 elsewhere);
  * - the edit is applied to the file as it is on disk right before writing, locating the item by its
  *   content, never by a remembered offset, so a concurrent edit by a person is kept;
- * - the file is replaced atomically (temporary file in the same folder, fsync, rename) with its mode kept;
- *   if the file changed while the temporary file was written, the edit is redone on the new content.
+ * - the file is replaced atomically with its mode kept (BacklogFile.replace), and only over the bytes the
+ *   edit was computed from: if a person saved meanwhile, the edit is redone on the new content.
  */
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import type { BacklogFile } from '../../ports/files.js';
 import type { InputError } from '../../domain/errors.js';
 import { readFrontMatter } from './front-matter.js';
 import type { MissingId } from './parse.js';
@@ -60,56 +57,26 @@ function applyEdits(buf: Buffer, edits: Edit[]): Buffer {
   return out;
 }
 
-async function writeAtomically(target: string, original: Buffer, content: Buffer, mode: number): Promise<boolean> {
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  let handle: FileHandle | null = null;
-  try {
-    handle = await fs.open(tmp, 'wx', mode);
-    await handle.writeFile(content);
-    await handle.chmod(mode);
-    await handle.sync();
-    await handle.close();
-    handle = null;
-    // A person's save that landed while the temporary file was written wins: the caller redoes the edit.
-    const now = await fs.readFile(target);
-    if (!now.equals(original)) {
-      await fs.rm(tmp, { force: true });
-      return false;
-    }
-    await fs.rename(tmp, target);
-  } catch (e) {
-    await handle?.close().catch(() => undefined);
-    await fs.rm(tmp, { force: true });
-    throw e;
-  }
-  const dir = await fs.open(dirname(target), 'r').catch(() => null);
-  await dir?.sync().catch(() => undefined);
-  await dir?.close();
-  return true;
-}
-
 /**
- * Re-reads `path`, asks `plan` for the edits to make on the fresh text, and writes them atomically.
- * Returns what `plan` returned for the content the edits were applied to.
+ * Re-reads the file, asks `plan` for the edits to make on the fresh text, and writes them atomically over
+ * exactly that text. Returns what `plan` returned for the content the edits were applied to.
  */
 export async function edit<T>(
-  path: string,
+  file: BacklogFile,
   plan: (text: string) => { edits: Edit[]; result: T },
   options: WriteBackOptions,
 ): Promise<T> {
-  const target = await fs.realpath(path);
   for (let attempt = 1; ; attempt++) {
-    const original = await fs.readFile(target);
-    const { mode } = await fs.stat(target);
+    const original = await file.read();
     const text = original.toString('utf8');
     const { edits, result } = plan(text);
     if (edits.length === 0) return result;
     const updated = applyEdits(original, edits);
-    if (await writeAtomically(target, original, updated, mode & 0o7777)) {
+    if (await file.replace(original, updated)) {
       options.onWrite?.(text, updated.toString('utf8'));
       return result;
     }
-    if (attempt >= MAX_TRIES) throw new Error(`${path} kept changing while loopfleet tried to update it; try again`);
+    if (attempt >= MAX_TRIES) throw new Error(`${file.path} kept changing while loopfleet tried to update it; try again`);
   }
 }
 
@@ -117,9 +84,9 @@ export async function edit<T>(
  * Marks the item with `id` as done (`[x]`). Returns false when no item has that id any more; true when it
  * is ticked now (or was already).
  */
-export async function tickDone(path: string, id: string, options: WriteBackOptions = {}): Promise<boolean> {
+export async function tickDone(file: BacklogFile, id: string, options: WriteBackOptions = {}): Promise<boolean> {
   return edit(
-    path,
+    file,
     (text) => {
       const item = itemsOf(text).find((i) => i.id === id);
       if (!item) return { edits: [], result: false };
@@ -135,9 +102,9 @@ export async function tickDone(path: string, id: string, options: WriteBackOptio
  * that still have no id, nearest to the remembered line. An id is skipped when its item is gone or the id
  * is already used in the file. Returns the ids written.
  */
-export async function addIds(path: string, missing: readonly MissingId[], options: WriteBackOptions = {}): Promise<string[]> {
+export async function addIds(file: BacklogFile, missing: readonly MissingId[], options: WriteBackOptions = {}): Promise<string[]> {
   return edit(
-    path,
+    file,
     (text) => {
       const items = itemsOf(text);
       const used = new Set(items.map((i) => i.id).filter((id): id is string => id !== null));

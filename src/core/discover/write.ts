@@ -13,6 +13,7 @@ import { DISCOVERED_HEADING, inDiscovered, parseBacklog } from '../backlog/parse
 import { readFrontMatter, splitLines } from '../backlog/front-matter.js';
 import { scanItems, type Heading } from '../backlog/scan.js';
 import { edit, type Edit, type WriteBackOptions } from '../backlog/write-back.js';
+import type { BacklogFile } from '../../ports/files.js';
 import { knownItems, splitNew, type Proposal } from './proposal.js';
 
 /** Text for a line outside the fence: no line breaks or other control characters, no HTML comment markers. */
@@ -90,9 +91,9 @@ export function planInsertion(text: string, proposals: readonly Proposal[], limi
  * Adds the proposals the file does not have yet (at most `limit`) under `## Discovered`, created at the end
  * when missing. Returns the proposals added, in order.
  */
-export async function addProposals(path: string, proposals: readonly Proposal[], limit: number | null = null, options: WriteBackOptions = {}): Promise<Proposal[]> {
+export async function addProposals(file: BacklogFile, proposals: readonly Proposal[], limit: number | null = null, options: WriteBackOptions = {}): Promise<Proposal[]> {
   return edit(
-    path,
+    file,
     (text) => {
       const plan = planInsertion(text, proposals, limit);
       return { edits: plan.added.length === 0 ? [] : [plan.edit], result: plan.added };

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchBacklog, type BacklogChange, type BacklogWatcher } from '../../../src/core/backlog/watch.js';
 import { tickDone } from '../../../src/core/backlog/write-back.js';
+import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
+import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
 
 let dir: string;
 let file: string;
@@ -40,7 +42,7 @@ afterEach(async () => {
 
 describe('watchBacklog', () => {
   it('sees an editor-style save (write a copy, rename it over) within a second', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 50 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 50 });
     const copy = join(dir, '.BACKLOG.md.swp');
     await writeFile(copy, '- [ ] T-1 One\n- [ ] T-2 Two\n');
     await rename(copy, file);
@@ -55,7 +57,7 @@ describe('watchBacklog', () => {
   });
 
   it('debounces a burst of writes into one parse of the final text', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 100 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 100 });
     for (let n = 2; n <= 5; n++) {
       await writeFile(file, Array.from({ length: n }, (_, i) => `- [ ] T-${i + 1} t\n`).join(''));
       await sleep(10);
@@ -67,7 +69,7 @@ describe('watchBacklog', () => {
   });
 
   it('stays silent when the text did not change, and for other files', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 30 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 30 });
     await writeFile(file, '- [ ] T-1 One\n');
     await utimes(file, new Date(), new Date());
     await writeFile(join(dir, 'other.md'), 'x');
@@ -76,7 +78,7 @@ describe('watchBacklog', () => {
   });
 
   it('reports problems as InputErrors and recovers on the next good save', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 30 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 30 });
     await writeFile(file, '- [ ] T-1 One\n- [ ] T-1 Again\n');
     await waitForChanges(1);
     const first = changes[0]!;
@@ -87,35 +89,56 @@ describe('watchBacklog', () => {
   });
 
   it('ignores loopfleet’s own write', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 30 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 30 });
     const w = watcher;
-    await tickDone(file, 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await tickDone(new FsBacklogFile(file), 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
     await sleep(300);
     expect(changes).toEqual([]);
   });
 
   it('reports a person’s edit that loopfleet’s write folded in', async () => {
     // The debounce is long enough that the write-back lands before the watcher reads the person's save.
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 300 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 300 });
     const w = watcher;
     await writeFile(file, '- [ ] T-1 One\n- [ ] T-2 Two\n');
-    await tickDone(file, 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await tickDone(new FsBacklogFile(file), 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
     await waitForChanges(1);
     expect(ids(changes[0])).toEqual(['T-1✓', 'T-2']);
   });
 
   it('checks once at the start when given the text the caller parsed', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 10, initial: '' });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 10, initial: '' });
     await waitForChanges(1);
     expect(ids(changes[0])).toEqual(['T-1']);
   });
 
   it('stops on close', async () => {
-    watcher = watchBacklog(file, (c) => changes.push(c), { debounceMs: 10 });
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 10 });
     watcher.close();
     await writeFile(file, '- [ ] T-1 One\n- [ ] T-2 Two\n');
     await sleep(200);
     expect(changes).toEqual([]);
     expect(await readdir(dir)).toEqual(['BACKLOG.md']);
+  });
+});
+
+describe('watchBacklog on an in-memory BacklogFile', () => {
+  it('reports a save, stays silent for its own write, and reports a save folded into one', async () => {
+    const backlog = new MemoryBacklogFile('- [ ] T-1 One\n');
+    watcher = await watchBacklog(backlog, (c) => changes.push(c), { debounceMs: 1 });
+    const w = watcher;
+    backlog.save('- [ ] T-1 One\n- [ ] T-2 Two\n');
+    await waitForChanges(1);
+    expect(ids(changes[0])).toEqual(['T-1', 'T-2']);
+
+    await tickDone(backlog, 'T-1', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await sleep(20);
+    expect(changes).toHaveLength(1);
+
+    // A person's save lands between loopfleet's read and its write: the write keeps it, and it is reported.
+    backlog.beforeReplace = () => backlog.save('- [x] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n');
+    await tickDone(backlog, 'T-2', { onWrite: (before, after) => w.expectWrite(before, after) });
+    await waitForChanges(2);
+    expect(ids(changes.at(-1))).toEqual(['T-1✓', 'T-2✓', 'T-3']);
   });
 });

