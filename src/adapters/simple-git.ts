@@ -10,7 +10,8 @@ import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
-import type { DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../ports/git.js';
+import type { BlobText, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../ports/git.js';
+import { commitSnapshot, diffEntries, readBlob } from './git-commit.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, lines, parseNumstat } from './git-exec.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
 import { computeMergeTree, mergeBranch } from './git-merge.js';
@@ -330,5 +331,19 @@ export class SimpleGitAdapter implements GitPort {
     return lines(out)
       .map((ref) => ref.slice('refs/heads/'.length))
       .filter((name) => name.startsWith(prefix));
+  }
+
+  // Snapshot commits and what they change: git-commit.ts.
+  async commitSnapshot(worktree: string, message: string, excludePaths: string[]): Promise<SnapshotCommit> {
+    const target = await this.#worktreePath(worktree, false);
+    return commitSnapshot(this.#at(target), target, message, excludePaths);
+  }
+
+  async diffEntries(worktree: string, base: string): Promise<DiffEntry[]> {
+    return diffEntries(this.#at(await this.#worktreePath(worktree, false)), base, this.#env);
+  }
+
+  readBlob(object: string, maxBytes: number): Promise<BlobText | null> {
+    return readBlob(this.#at(), object, maxBytes);
   }
 }
