@@ -49,7 +49,7 @@ const SKIP_MARKERS = [
   /@unittest\.skip\w*/g,
   /\bself\.skipTest\s*\(/g,
   /\bt\.(?:Skip|SkipNow|Skipf|skip|todo)\s*\(/g,
-  /[{,]\s*(?:skip|todo|only)\s*:\s*(?!false\b)/g, // node:test options
+  /[{,]\s*(?:skip|todo|only)\s*:(?!\s*false\b)/g, // node:test options
   /#\[ignore\]/g,
 ];
 
