@@ -283,7 +283,7 @@ export class SimpleGitAdapter implements GitPort {
     // `rebase --abort` moves the branch named in that state back to the commit named there: only a rebase
     // started here may be aborted here.
     if (await rebaseState()) {
-      throw new RefusedError(`a rebase is already in progress in ${target}; finish or abort it there (git rebase --abort), or discard the task`);
+      throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);

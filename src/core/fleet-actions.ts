@@ -104,8 +104,11 @@ export async function retryConflict(ctx: ActionContext, id: string): Promise<voi
   const worktree = ctx.worktreeOf(id);
   const rebased = await ctx.git.rebase(worktree, ctx.base);
   if (!rebased) {
+    // Never "resolve it in the worktree": its content, nested repositories included, is the agent's, and
+    // git run there can run their config. `git diff A...B` in the person's checkout reads commits only.
+    const branch = ctx.branchOf(id);
     ctx.setStatus(id, 'conflict', (t) => {
-      t.reason = `rebase onto ${ctx.base} conflicts; resolve it in ${worktree} or discard the task`;
+      t.reason = `rebase onto ${ctx.base} conflicts; \`git diff ${ctx.base}...${branch}\` shows the change; \`loopfleet discard ${id}\` then \`loopfleet retry ${id}\` starts it again from ${ctx.base}`;
     });
     return;
   }
