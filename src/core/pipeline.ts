@@ -139,7 +139,8 @@ export class Pipeline {
     );
     result.commit = snapshot.commit;
     if (snapshot.differs.length > 0) {
-      result.guard = [`guard: working tree differs from the commit: ${snapshot.differs.join(', ')}`];
+      const more = snapshot.differs.length > 10 ? ` and ${snapshot.differs.length - 10} more` : '';
+      result.guard = [`guard: working tree differs from the commit: ${snapshot.differs.slice(0, 10).join(', ')}${more}`];
       if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
       return this.#fail(result, 'guard-failed', result.guard[0]!, result.guard[0]!);
     }
