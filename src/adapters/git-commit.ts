@@ -94,7 +94,8 @@ export async function commitSnapshot(git: GitExec, target: string, message: stri
     if (excludedBy(file, excludePaths)) continue;
     differs.push(nested.includes(file) ? `${file} (a nested git repository: loopfleet never commits one)` : file);
   }
-  return { commit, differs };
+  const ignored = fields(await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']));
+  return { commit, differs, ignored: ignored.filter((p) => !excludedBy(p, excludePaths)) };
 }
 
 /** `git diff --raw --numstat` of `base...HEAD` with each blob's size (one cat-file process for all). */

@@ -2,6 +2,7 @@ import ignore from 'ignore';
 import type { GitPort } from '../ports/git.js';
 import { checkDefinitionRules, definitionFiles, type FileVersions } from './guard/check-definition.js';
 import { entryRules } from './guard/entries.js';
+import { newlyIgnored } from './guard/ignored.js';
 import { findSecrets } from './guard/secrets.js';
 import { testFileMatcher, weakenedTest } from './guard/tests.js';
 
@@ -62,6 +63,8 @@ export interface AttemptGuardInput extends GuardInput {
   tests: string[];
   /** the check command, null when there is none */
   check: string | null;
+  /** untracked ignored paths of the working tree after the commit */
+  ignored: string[];
 }
 
 /** A blob's text; null for none (an all-zero id), a gitlink, or one over MAX_READ_BYTES. */
@@ -93,5 +96,12 @@ export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> 
     files.set(path, { path, base: await text(input.git, e.oldSha), next: await text(input.git, e.newSha) });
   }
   reasons.push(...checkDefinitionRules(input.check, changed, files));
+
+  const gitignores: FileVersions[] = [];
+  for (const e of entries) {
+    if (e.path.split('/').at(-1) !== '.gitignore' || exempt(e.path)) continue;
+    gitignores.push({ path: e.path, base: await text(input.git, e.oldSha), next: await text(input.git, e.newSha) });
+  }
+  reasons.push(...newlyIgnored(input.ignored, gitignores));
   return [...new Set(reasons)];
 }

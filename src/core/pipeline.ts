@@ -162,6 +162,7 @@ export class Pipeline {
       maxBytes: config.maxBytes,
       tests: config.tests,
       check: this.#check(input),
+      ignored: snapshot.ignored,
       // The backlog is the person's: no task may edit it, whatever `protect:` says.
       protect: [...config.protect, `/${BACKLOG_NAME}`],
       allowed: spec.files,

@@ -92,6 +92,8 @@ export interface SnapshotCommit {
   commit: string | null;
   /** paths (a note in parentheses for a nested repository) where the working tree differs from the commit */
   differs: string[];
+  /** untracked files the ignore rules leave out of the commit (a folder as `dir/`): the check still sees them */
+  ignored: string[];
 }
 
 export interface DiffEntry {

@@ -77,7 +77,7 @@ describe('snapshot commits', () => {
     await write(path.join(wt, 'dist/out.js'), 'built\n');
     await write(path.join(wt, '.env'), 'SECRET=1\n');
     await write(path.join(wt, 'copied.cfg'), 'from the checkout\n');
-    expect(await adapter.commitSnapshot(wt, 'T-1: nothing', ['copied.cfg'])).toEqual({ commit: null, differs: [] });
+    expect(await adapter.commitSnapshot(wt, 'T-1: nothing', ['copied.cfg'])).toEqual({ commit: null, differs: [], ignored: ['.env', 'dist/'] });
   });
 });
 

@@ -126,6 +126,12 @@ describe('checks weakened from inside', () => {
     await expectRefused(root, implementer({ edits: { 'src/calc.js': BROKEN }, shell: [hide] }), /test\/calc\.test\.js has 0 assertions, base had 3/);
   });
 
+  it('refuses code the check needs but a .gitignore change keeps out of the commit', async () => {
+    const root = await project('check: node --test', { '.gitignore': 'node_modules/\n' });
+    const edits = { 'src/calc.js': "export { add } from './impl.js';\n", 'src/impl.js': CALC, '.gitignore': 'node_modules/\nsrc/impl.js\n' };
+    await expectRefused(root, implementer({ edits }), /src\/impl\.js is left out of the commit only by the change to \.gitignore, yet the check sees it/);
+  });
+
   it('refuses a test file with fewer assertions than on base', async () => {
     const root = await project('check: node --test');
     const weaker = CALC_TEST.replace('  assert.equal(add(2, 2), 4);\n', '');
