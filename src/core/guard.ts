@@ -3,7 +3,7 @@ import type { GitPort } from '../ports/git.js';
 import { checkDefinitionRules, definitionFiles, type FileVersions } from './guard/check-definition.js';
 import { entryRules } from './guard/entries.js';
 import { newlyIgnored } from './guard/ignored.js';
-import { findSecrets } from './guard/secrets.js';
+import { findSecrets, findSecretsInBinary } from './guard/secrets.js';
 import { testFileMatcher, weakenedTest } from './guard/tests.js';
 
 export { findSecrets } from './guard/secrets.js';
@@ -79,6 +79,12 @@ export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> 
   const exempt = exemption(input.allowed);
   const entries = await input.git.diffEntries(input.worktree, input.base);
   reasons.push(...entryRules(entries, input.diff, input, exempt));
+
+  for (const e of entries) {
+    if (!e.binary || e.status === 'D' || exempt(e.path)) continue;
+    const content = await text(input.git, e.newSha);
+    if (content !== null) reasons.push(...findSecretsInBinary(e.path, content));
+  }
 
   const isTest = testFileMatcher(input.tests);
   for (const e of entries) {

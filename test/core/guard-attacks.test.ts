@@ -79,6 +79,12 @@ describe('secrets written into the diff', () => {
     await expectRefused(root, implementer({ edits: { 'assets/data.b64': `${blob}\n` } }), /assets\/data\.b64.*base64.*private key/);
   });
 
+  it('refuses an /etc/shadow line inside a binary file', async () => {
+    const root = await project('check: "true"');
+    const leak = "printf 'archive\\000\\001\\002\\n' > leak.bin && printf 'bob:$6$Qw8eRt5y$Uu1Ii2Oo3Pp4Aa5Ss6Dd7Ff8Gg9Hh0Jj:19000:0:99999:7:::\\n\\000' >> leak.bin";
+    await expectRefused(root, implementer({ shell: [leak] }), /leak\.bin.*\/etc\/shadow, in a binary file/);
+  });
+
   it('refuses credentials in a URL', async () => {
     const root = await project('check: "true"');
     await expectRefused(root, implementer({ edits: { 'config/db.conf': 'DATABASE_URL=postgres://u:pass@host/db\n' } }), /config\/db\.conf.*credentials in a URL/);

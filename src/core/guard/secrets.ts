@@ -82,7 +82,7 @@ export function secretsInLine(line: string): string[] {
 }
 
 /** Secrets in a text (all its lines), passwd-like runs included. */
-function secretsInText(text: string): string[] {
+export function secretsInText(text: string): string[] {
   const lines = text.split(/\r?\n/);
   const found = lines.flatMap(secretsInLine);
   if (lines.filter((l) => PASSWD_LINE.test(l.trim())).length >= 3) found.push('lines copied from /etc/passwd');
@@ -141,4 +141,10 @@ export function findSecrets(diff: string, exempt: (path: string) => boolean = ()
     for (const kind of kinds) found.push(`guard: ${file}: secret-shaped content added (${kind})`);
   }
   return found;
+}
+
+/** Secrets in the printable runs of a binary file (a tar of /etc/shadow, a key inside an archive). */
+export function findSecretsInBinary(path: string, content: string): string[] {
+  const strings = (content.match(/[\x20-\x7e\t]{8,}/g) ?? []).join('\n');
+  return [...new Set(secretsInText(strings))].map((kind) => `guard: ${path}: secret-shaped content added (${kind}, in a binary file)`);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { entropy, findSecrets, secretsInLine } from '../../../src/core/guard/secrets.js';
+import { randomBytes } from 'node:crypto';
+import { entropy, findSecrets, findSecretsInBinary, secretsInLine } from '../../../src/core/guard/secrets.js';
 
 const patch = (file: string, ...lines: string[]) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
 
@@ -74,6 +75,12 @@ describe('secret-shaped content', () => {
     const added = patch('fixtures/keys.pem', '-----BEGIN EC PRIVATE KEY-----');
     expect(findSecrets(added)).toHaveLength(1);
     expect(findSecrets(added, (p) => p.startsWith('fixtures/'))).toEqual([]);
+  });
+
+  it('reads the printable runs of a binary file, and finds nothing in random bytes', () => {
+    const tar = `leak.tar\0\0\0-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\0\0`;
+    expect(findSecretsInBinary('leak.tar', tar)).toEqual(['guard: leak.tar: secret-shaped content added (private key, in a binary file)']);
+    expect(findSecretsInBinary('noise.bin', randomBytes(200_000).toString('latin1'))).toEqual([]);
   });
 
   it('measures entropy in bits per character', () => {
