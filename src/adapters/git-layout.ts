@@ -67,16 +67,3 @@ export async function discoverGitLayout(dir: string): Promise<GitLayout | null> 
   }
 }
 
-/**
- * true when a sandboxed `git add` left objects that exist only in the worktree's private store
- * (anything in it besides `info/`, which holds the alternates link to the shared store)
- */
-export async function hasSandboxObjects(adminDir: string): Promise<boolean> {
-  try {
-    const entries = await readdir(path.join(adminDir, SANDBOX_OBJECTS));
-    return entries.some((name) => name !== 'info');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}

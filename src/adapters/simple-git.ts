@@ -6,21 +6,19 @@
  * - nothing here deletes a folder it did not create, or touches uncommitted work of the main checkout;
  * - every git failure surfaces as a GitCommandError naming the command and quoting git's stderr.
  */
-import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
-import type { ConflictForecast, DiffSummary, GitPort, MergeFileEdit, MergeResult, WorktreeInfo } from '../ports/git.js';
+import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, WorktreeInfo } from '../ports/git.js';
+import { commitSnapshot, diffEntries, readBlob } from './git-commit.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
-import { SANDBOX_OBJECTS, discoverGitLayout, hasSandboxObjects } from './git-layout.js';
+import { discoverGitLayout } from './git-layout.js';
 import { mergeBranch } from './git-merge.js';
 import { forecastConflicts } from './git-forecast.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
-
-/** Files of a worktree's admin folder that would turn the next commit into a merge or cherry-pick. */
-const IN_PROGRESS_STATE = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG'];
 
 export class SimpleGitAdapter implements GitPort {
   readonly root: string;
@@ -214,39 +212,6 @@ export class SimpleGitAdapter implements GitPort {
     await this.#at().run(['worktree', 'prune']);
   }
 
-  async commitAll(worktree: string, message: string, excludePaths: string[] = []): Promise<string | null> {
-    const target = await this.#worktreePath(worktree, false);
-    const git = this.#at(target);
-    const layout = await discoverGitLayout(target);
-    const sandboxObjects = layout !== null && layout.checkout === target && (await hasSandboxObjects(layout.adminDir));
-    // A loopfleet commit is a one-parent snapshot of the worktree: merge or cherry-pick state left by a
-    // command run there must not add parents or a message to it.
-    if (layout?.linked && layout.checkout === target) {
-      await Promise.all(IN_PROGRESS_STATE.map((name) => rm(path.join(layout.adminDir, name), { force: true })));
-    }
-    // Blobs a sandboxed `git add` wrote exist only in the worktree's private store: start again from HEAD's
-    // index, and let `add -A` hash the files into the shared store. The old index is removed, not reset:
-    // its entries were stat'ed under the sandbox's uid, so git would read their private objects to compare.
-    if (sandboxObjects && layout) {
-      await rm(path.join(layout.adminDir, 'index'), { force: true });
-      await git.run(['reset', '-q']);
-    }
-    await git.api(['add', '-A'], (g) => g.add('-A'));
-    // Unstaged after `add -A` rather than left out of it: git refuses pathspecs naming ignored files, and
-    // an excluded file may have been staged by hand (`git add -f`).
-    if (excludePaths.length > 0) await git.run(['reset', '-q', '--', ...excludePaths.map((p) => `:(literal)${p}`)]);
-    let commit: string;
-    try {
-      ({ commit } = await git.commitApi(['commit', '-m', message], (g) => g.commit(message, [], { '--no-verify': null, '--no-edit': null })));
-    } catch (error) {
-      if (error instanceof GitCommandError && error.exitCode === 1 && /nothing (added )?to commit|no changes added to commit/.test(error.stdout)) return null;
-      throw error;
-    }
-    if (sandboxObjects && layout) await rm(path.join(layout.adminDir, SANDBOX_OBJECTS), { recursive: true, force: true });
-    // simple-git asks for full-length hashes (core.abbrev); the check guards against a short one.
-    return /^[0-9a-f]{40,64}$/.test(commit) ? commit : await git.api(['rev-parse', 'HEAD'], (g) => g.revparse(['HEAD']));
-  }
-
   async diff(worktree: string, base: string): Promise<string> {
     assertRefName(base, 'base');
     return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`]);
@@ -324,7 +289,7 @@ export class SimpleGitAdapter implements GitPort {
     // `rebase --abort` moves the branch named in that state back to the commit named there: only a rebase
     // started here may be aborted here.
     if (await rebaseState()) {
-      throw new RefusedError(`a rebase is already in progress in ${target}; finish or abort it there (git rebase --abort), or discard the task`);
+      throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
@@ -371,5 +336,19 @@ export class SimpleGitAdapter implements GitPort {
     assertRefName(left, 'ref');
     assertRefName(right, 'ref');
     return forecastConflicts(this.#at(), left, right);
+  }
+
+  // Snapshot commits and what they change: git-commit.ts.
+  async commitSnapshot(worktree: string, message: string, excludePaths: string[]): Promise<SnapshotCommit> {
+    const target = await this.#worktreePath(worktree, false);
+    return commitSnapshot(this.#at(target), target, message, excludePaths);
+  }
+
+  async diffEntries(worktree: string, base: string): Promise<DiffEntry[]> {
+    return diffEntries(this.#at(await this.#worktreePath(worktree, false)), base, this.#env);
+  }
+
+  readBlob(object: string, maxBytes: number): Promise<BlobText | null> {
+    return readBlob(this.#at(), object, maxBytes);
   }
 }

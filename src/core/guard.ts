@@ -1,8 +1,17 @@
 import ignore from 'ignore';
+import type { GitPort } from '../ports/git.js';
+import { checkDefinitionRules, definitionFiles, type FileVersions } from './guard/check-definition.js';
+import { entryRules } from './guard/entries.js';
+import { newlyIgnored } from './guard/ignored.js';
+import { findSecrets, findSecretsInBinary } from './guard/secrets.js';
+import { testFileMatcher, weakenedTest } from './guard/tests.js';
+
+export { findSecrets } from './guard/secrets.js';
 
 /**
  * Guard checks on an attempt's diff, run before the check command: they stop changes no check would catch.
- * Each returns the reasons the attempt must fail; empty means the diff may be verified.
+ * Each returns the reasons the attempt must fail, each naming its rule; empty means the diff may be
+ * verified. A path under the task's `files:` is exempt from every rule but the diff's size.
  */
 
 export interface GuardInput {
@@ -12,54 +21,93 @@ export interface GuardInput {
   maxFiles: number;
   maxLines: number;
   protect: string[];
-  /** paths or patterns the task names in `files:`; they are exempt from `protect` */
+  /** paths or patterns the task names in `files:`; they are exempt from `protect` and the content rules */
   allowed: string[];
 }
 
-/** Shapes of credentials that must never be committed by an agent. Each is specific enough to be rare in code. */
-const SECRET_PATTERNS: Array<[string, RegExp]> = [
-  ['Anthropic API key', /sk-ant-[A-Za-z0-9_-]{20,}/],
-  ['OpenAI API key', /\bsk-(proj-)?[A-Za-z0-9]{32,}\b/],
-  ['AWS access key id', /\b(AKIA|ASIA)[0-9A-Z]{16}\b/],
-  ['GitHub token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/],
-  ['Slack token', /\bxox[abpors]-[A-Za-z0-9-]{10,}\b/],
-  ['private key', /-----BEGIN ([A-Z]+ )?PRIVATE KEY-----/],
-  ['Google API key', /\bAIza[0-9A-Za-z_-]{35}\b/],
-  ['password or secret assignment', /\b(password|passwd|secret|api[_-]?key|auth[_-]?token)\b\s*[:=]\s*["'][^"'\s]{12,}["']/i],
-];
+/** Text files larger than this are not read for assertion counts (they are still held to max_file_bytes). */
+const MAX_READ_BYTES = 2_000_000;
 
-export function findSecrets(diff: string): string[] {
-  const found: string[] = [];
-  let file = '';
-  for (const line of diff.split('\n')) {
-    if (line.startsWith('+++ ')) {
-      file = line.slice(4).replace(/^b\//, '');
-      continue;
-    }
-    if (!line.startsWith('+')) continue;
-    for (const [name, pattern] of SECRET_PATTERNS) {
-      if (pattern.test(line)) found.push(`${file}: a likely ${name} was added`);
-    }
-  }
-  return [...new Set(found)];
+function exemption(allowed: readonly string[]): (path: string) => boolean {
+  const matcher = ignore().add([...allowed]);
+  return (path) => allowed.length > 0 && matcher.ignores(path);
 }
 
 export function guardDiff(input: GuardInput): string[] {
   const reasons: string[] = [];
   if (input.numstat.length > input.maxFiles) {
-    reasons.push(`the diff changes ${input.numstat.length} files, more than max_files ${input.maxFiles}`);
+    reasons.push(`guard: the diff changes ${input.numstat.length} files, more than max_files ${input.maxFiles}`);
   }
   const lines = input.numstat.reduce((sum, f) => sum + f.added + f.deleted, 0);
   if (lines > input.maxLines) {
-    reasons.push(`the diff changes ${lines} lines, more than max_lines ${input.maxLines}`);
+    reasons.push(`guard: the diff changes ${lines} lines, more than max_lines ${input.maxLines}`);
   }
   const protectedPaths = ignore().add(input.protect);
-  const allowed = ignore().add(input.allowed);
+  const exempt = exemption(input.allowed);
   for (const { path } of input.numstat) {
-    if (protectedPaths.ignores(path) && !(input.allowed.length > 0 && allowed.ignores(path))) {
-      reasons.push(`${path} is protected (protect:); name it in the task's files: to allow the change`);
+    if (protectedPaths.ignores(path) && !exempt(path)) {
+      reasons.push(`guard: ${path} is protected (protect:); name it in the task's files: to allow the change`);
     }
   }
-  reasons.push(...findSecrets(input.diff));
+  reasons.push(...findSecrets(input.diff, exempt));
   return reasons;
+}
+
+export interface AttemptGuardInput extends GuardInput {
+  git: GitPort;
+  worktree: string;
+  base: string;
+  maxFileBytes: number;
+  maxBytes: number;
+  /** the front matter's `tests:` patterns */
+  tests: string[];
+  /** the check command, null when there is none */
+  check: string | null;
+  /** untracked ignored paths of the working tree after the commit */
+  ignored: string[];
+}
+
+/** A blob's text; null for none (an all-zero id), a gitlink, or one over MAX_READ_BYTES. */
+async function text(git: GitPort, sha: string): Promise<string | null> {
+  if (/^0+$/.test(sha)) return null;
+  return (await git.readBlob(sha, MAX_READ_BYTES))?.text ?? null;
+}
+
+/** Every guard rule on a committed attempt: the diff's rules, what git would carry, tests, and the check's definition. */
+export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> {
+  const reasons = guardDiff(input);
+  const exempt = exemption(input.allowed);
+  const entries = await input.git.diffEntries(input.worktree, input.base);
+  reasons.push(...entryRules(entries, input.diff, input, exempt));
+
+  for (const e of entries) {
+    if (!e.binary || e.status === 'D' || exempt(e.path)) continue;
+    const content = await text(input.git, e.newSha);
+    if (content !== null) reasons.push(...findSecretsInBinary(e.path, content));
+  }
+
+  const isTest = testFileMatcher(input.tests);
+  for (const e of entries) {
+    if (!isTest(e.path) || exempt(e.path) || e.binary) continue;
+    const base = e.status === 'A' ? null : await text(input.git, e.oldSha);
+    const next = e.status === 'D' ? null : await text(input.git, e.newSha);
+    if (e.status === 'D') reasons.push(...weakenedTest(e.path, base ?? '', null));
+    else reasons.push(...weakenedTest(e.path, base, next ?? ''));
+  }
+
+  const changed = entries.map((e) => e.path).filter((p) => !exempt(p));
+  const files = new Map<string, FileVersions>();
+  for (const path of definitionFiles(changed)) {
+    const e = entries.find((x) => x.path === path)!;
+    files.set(path, { path, base: await text(input.git, e.oldSha), next: await text(input.git, e.newSha) });
+  }
+  reasons.push(...checkDefinitionRules(input.check, changed, files));
+
+  const gitignores: FileVersions[] = [];
+  for (const e of entries) {
+    if (e.path.split('/').at(-1) !== '.gitignore' || exempt(e.path)) continue;
+    gitignores.push({ path: e.path, base: await text(input.git, e.oldSha), next: await text(input.git, e.newSha) });
+  }
+  reasons.push(...newlyIgnored(input.ignored, gitignores));
+  return [...new Set(reasons)];
 }

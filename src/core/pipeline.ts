@@ -3,7 +3,7 @@ import type { AgentEvent, ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
-import { guardDiff } from './guard.js';
+import { guardAttempt } from './guard.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
 import { parseVerdict } from './verdict.js';
 import {
@@ -155,22 +155,39 @@ export class Pipeline {
     }
 
     input.observer.phase('verify');
-    result.commit = await this.#s.git.commitAll(
+    // The check and the review see exactly the commit: the index is rebuilt from HEAD before it, and a
+    // working tree that still differs after it (a nested repository, a file git would not take) fails.
+    const snapshot = await this.#s.git.commitSnapshot(
       input.worktree,
       `${spec.id}: ${spec.title}\n\nAttempt ${input.attempt}, committed by loopfleet.`,
       prepared.copied,
     );
+    result.commit = snapshot.commit;
+    if (snapshot.differs.length > 0) {
+      const more = snapshot.differs.length > 10 ? ` and ${snapshot.differs.length - 10} more` : '';
+      result.guard = [`guard: working tree differs from the commit: ${snapshot.differs.slice(0, 10).join(', ')}${more}`];
+      if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
+      return this.#fail(result, 'guard-failed', result.guard[0]!, result.guard[0]!);
+    }
     const { numstat, patch: diff, stat } = await this.#s.git.diffSummary(input.worktree, input.base);
     if (numstat.length === 0) {
       return this.#fail(result, 'check-failed', 'the implementer changed nothing', 'No file differs from the base branch.');
     }
     result.diffStat = stat;
 
-    result.guard = guardDiff({
+    result.guard = await guardAttempt({
+      git: this.#s.git,
+      worktree: input.worktree,
+      base: input.base,
       numstat,
       diff,
       maxFiles: config.maxFiles,
       maxLines: config.maxLines,
+      maxFileBytes: config.maxFileBytes,
+      maxBytes: config.maxBytes,
+      tests: config.tests,
+      check: this.#check(input),
+      ignored: snapshot.ignored,
       // The backlog is the person's: no task may edit it, whatever `protect:` says.
       protect: [...config.protect, `/${BACKLOG_NAME}`],
       allowed: spec.files,

@@ -1,6 +1,5 @@
 import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from '../domain/types.js';
 import type { FleetSnapshotSummary } from './events.js';
-import { WORK_DIR } from '../domain/layout.js';
 import { sandboxNotice } from './sandbox-notice.js';
 
 /** The morning report: enough to review the night's work without reading transcripts. Pure text. */
@@ -65,7 +64,7 @@ function roleTable(attempts: AttemptRecord[]): string[] {
   return rows.length > 2 ? rows : [];
 }
 
-function taskSection(task: TaskState, cfg: FleetConfig): string[] {
+function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
   const out = [`## ${task.id} ${task.title}`, ''];
   out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${task.reason}`}`);
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
@@ -76,7 +75,8 @@ function taskSection(task: TaskState, cfg: FleetConfig): string[] {
   if (task.branch !== null) {
     const next: Partial<Record<TaskState['status'], string>> = {
       verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
-      failed: `the work so far is in \`${WORK_DIR}/${task.id}\`; \`loopfleet retry ${task.id}\` or \`loopfleet discard ${task.id}\``,
+      // Not the worktree: its content is the agent's, and git run there can run a nested repository's config.
+      failed: `\`git diff ${base}...${task.branch}\` shows the work so far; \`loopfleet retry ${task.id}\` or \`loopfleet discard ${task.id}\``,
       conflict: `\`loopfleet retry ${task.id}\` rebases it onto the base and verifies it again; or \`loopfleet discard ${task.id}\``,
     };
     const hint = next[task.status];
@@ -123,7 +123,7 @@ export function renderReport(input: ReportInput): string {
   lines.push('');
   const ran = input.tasks.filter((t) => input.ran.has(t.id));
   const rest = input.tasks.filter((t) => !input.ran.has(t.id));
-  for (const task of ran) lines.push(...taskSection(task, input.config));
+  for (const task of ran) lines.push(...taskSection(task, input.config, input.base));
   if (rest.length > 0) {
     lines.push('## Not run this time', '');
     for (const t of rest) lines.push(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}`);

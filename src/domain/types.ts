@@ -82,6 +82,12 @@ export interface FleetConfig {
   maxFiles: number;
   maxLines: number;
   protect: string[];
+  /** guard: the largest file an attempt may add or change, in bytes */
+  maxFileBytes: number;
+  /** guard: the whole diff in bytes: added and removed lines, binary files by their size */
+  maxBytes: number;
+  /** gitignore-style patterns of test files, besides the usual conventions (test/, *.test.*, test_*.py, …) */
+  tests: string[];
   /** per-model overrides of the price table */
   prices: Record<string, ModelPrice>;
   checkTimeoutMs: number;

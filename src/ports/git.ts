@@ -56,8 +56,6 @@ export interface GitPort {
   /** `git worktree prune` */
   pruneWorktrees(): Promise<void>;
 
-  /** stages everything in the worktree (except `excludePaths`) and commits; returns the new commit or null when nothing changed */
-  commitAll(worktree: string, message: string, excludePaths?: string[]): Promise<string | null>;
   /** unified diff of `base...HEAD` in the worktree */
   diff(worktree: string, base: string): Promise<string>;
   /** numstat, diffstat and patch of `base...HEAD` at once (one git process instead of three) */
@@ -90,4 +88,49 @@ export interface GitPort {
 
   /** conflicts of merging `right` into `left` (refs or commits), computed in the object store only */
   forecastConflicts(left: string, right: string): Promise<ConflictForecast>;
+
+  /**
+   * The worktree's snapshot as a one-parent commit: the index is rebuilt from HEAD (no assume-unchanged or
+   * skip-worktree bit survives), everything but `excludePaths` and nested repositories is staged and
+   * committed; `differs` lists what in the working tree still differs from the commit (ignored files and
+   * `excludePaths` apart). `commit` is null when nothing changed.
+   */
+  commitSnapshot(worktree: string, message: string, excludePaths: string[]): Promise<SnapshotCommit>;
+  /** file by file, what `base...HEAD` changes in the worktree: modes, blob ids and sizes, binary or not */
+  diffEntries(worktree: string, base: string): Promise<DiffEntry[]>;
+  /**
+   * A file as git holds it — `object` is `<rev>:<path>` (`git show <rev>:<path>`) or a blob id: its size,
+   * and its text when at most `maxBytes`; null when there is no such blob.
+   */
+  readBlob(object: string, maxBytes: number): Promise<BlobText | null>;
+}
+
+export interface SnapshotCommit {
+  commit: string | null;
+  /** paths (a note in parentheses for a nested repository) where the working tree differs from the commit */
+  differs: string[];
+  /** untracked files the ignore rules leave out of the commit (a folder as `dir/`): the check still sees them */
+  ignored: string[];
+}
+
+export interface DiffEntry {
+  path: string;
+  /** A added, M modified, D deleted, T type changed */
+  status: string;
+  /** octal modes as git prints them: 100644, 100755, 120000 (symlink), 160000 (gitlink), 000000 (none) */
+  oldMode: string;
+  newMode: string;
+  oldSha: string;
+  newSha: string;
+  /** bytes of the new blob (the old one for a deletion); null for a gitlink */
+  size: number | null;
+  binary: boolean;
+  added: number;
+  deleted: number;
+}
+
+export interface BlobText {
+  size: number;
+  /** null when the file is larger than asked for */
+  text: string | null;
 }

@@ -85,7 +85,7 @@ describe('SimpleGitAdapter', () => {
     const dir = path.join(adapter.root, '.loop-worktrees', id);
     await adapter.addWorktree(dir, `loop/${id}`, 'main');
     await write(path.join(dir, file), content);
-    const commit = await adapter.commitAll(dir, `${id}: change ${file}`);
+    const commit = (await adapter.commitSnapshot(dir, `${id}: change ${file}`, [])).commit;
     expect(commit).not.toBeNull();
     return dir;
   }
@@ -131,7 +131,7 @@ describe('SimpleGitAdapter', () => {
     expect(await readFile(path.join(wt, 'work.txt'), 'utf8')).toBe('in progress');
 
     // the folder was deleted by hand but the branch is there: checked out again as is
-    const commit = await adapter.commitAll(wt, 'T-1: work');
+    const commit = (await adapter.commitSnapshot(wt, 'T-1: work', [])).commit;
     await rm(wt, { recursive: true, force: true });
     await adapter.addWorktree(wt, 'loop/T-1', 'main');
     expect(await git(wt, 'rev-parse', 'HEAD')).toBe(`${commit}\n`);
@@ -179,7 +179,7 @@ describe('SimpleGitAdapter', () => {
     await git(wt, 'add', '-f', '.env'); // staged by hand: must still stay out
     await rm(path.join(wt, 'b.txt'));
 
-    const commit = await adapter.commitAll(wt, 'T-1: change things', ['.env', 'config/local.json']);
+    const commit = (await adapter.commitSnapshot(wt, 'T-1: change things', ['.env', 'config/local.json'])).commit;
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
     expect((await git(wt, 'rev-parse', 'HEAD')).trim()).toBe(commit);
     const files = (await git(wt, 'show', '--name-status', '--format=', 'HEAD')).trim().split('\n').sort();
@@ -189,7 +189,7 @@ describe('SimpleGitAdapter', () => {
     );
     expect(existsSync(path.join(wt, '.env'))).toBe(true);
 
-    expect(await adapter.commitAll(wt, 'T-1: nothing', ['.env', 'config/local.json'])).toBeNull();
+    expect((await adapter.commitSnapshot(wt, 'T-1: nothing', ['.env', 'config/local.json'])).commit).toBeNull();
   });
 
   it('commits where the user has no git identity at all', async () => {
@@ -202,7 +202,7 @@ describe('SimpleGitAdapter', () => {
       const bare = new SimpleGitAdapter(root); // reads the environment when built
       await bare.addWorktree(wt, 'loop/T-1', 'main');
       await write(path.join(wt, 'c.txt'), 'c\n');
-      const commit = await bare.commitAll(wt, 'T-1: no identity');
+      const commit = (await bare.commitSnapshot(wt, 'T-1: no identity', [])).commit;
       expect(commit).toMatch(/^[0-9a-f]{40}$/);
       const merged = await bare.merge('loop/T-1', 'main', 'Merge T-1');
       expect(merged.kind).toBe('merged');
@@ -217,7 +217,7 @@ describe('SimpleGitAdapter', () => {
     await write(path.join(wt, 'a.txt'), 'a1\nA2\na3\nadded\n');
     await write(path.join(wt, 'img.bin'), Buffer.from([0, 1, 2, 0, 255]).toString('latin1'));
     await git(wt, 'mv', 'b.txt', 'moved.txt');
-    await adapter.commitAll(wt, 'T-1: edit');
+    await adapter.commitSnapshot(wt, 'T-1: edit', []);
     // base moves on: base...HEAD still shows only the task's changes
     await write(path.join(root, 'other.txt'), 'x\n');
     await git(root, 'add', '-A');
@@ -253,7 +253,7 @@ describe('SimpleGitAdapter', () => {
     await adapter.addWorktree(wt, 'loop/T-1', 'main');
     await write(path.join(wt, 'tab\there.txt'), 'x\n');
     await write(path.join(wt, 'ünïcode.txt'), 'y\n');
-    await adapter.commitAll(wt, 'T-1: names');
+    await adapter.commitSnapshot(wt, 'T-1: names', []);
     const summary = await adapter.diffSummary(wt, 'main');
     expect(summary.numstat.map((n) => n.path).sort()).toEqual(['tab\there.txt', 'ünïcode.txt']);
   });
@@ -351,7 +351,7 @@ describe('SimpleGitAdapter', () => {
     expect(existsSync(path.join(dir, 'd.txt'))).toBe(true);
 
     await write(path.join(dir, 'a.txt'), 'task\n');
-    await adapter.commitAll(dir, 'T-1: a');
+    await adapter.commitSnapshot(dir, 'T-1: a', []);
     await write(path.join(root, 'a.txt'), 'main\n');
     await git(root, 'commit', '-qam', 'main a');
     const head = (await git(dir, 'rev-parse', 'HEAD')).trim();
@@ -379,7 +379,7 @@ describe('SimpleGitAdapter', () => {
     await write(path.join(admin, 'MERGE_HEAD'), `${main}\n`);
     await write(path.join(admin, 'MERGE_MSG'), 'not this message\n');
     await write(path.join(dir, 'd.txt'), 'd\n');
-    const commit = await adapter.commitAll(dir, 'T-1: d');
+    const commit = (await adapter.commitSnapshot(dir, 'T-1: d', [])).commit;
     expect((await git(dir, 'log', '-1', '--format=%P|%s', commit ?? '')).trim().split('|')).toEqual([
       (await git(dir, 'rev-parse', 'HEAD~1')).trim(),
       'T-1: d',
@@ -393,7 +393,7 @@ describe('SimpleGitAdapter', () => {
     expect((await git(dir, 'rev-parse', 'HEAD')).trim()).toBe(base);
     expect(existsSync(path.join(dir, 'c.txt'))).toBe(false);
     await expect(adapter.resetHard(adapter.root, base)).rejects.toThrow(RefusedError);
-    await expect(adapter.commitAll(adapter.root, 'no')).rejects.toThrow(RefusedError);
+    await expect(adapter.commitSnapshot(adapter.root, 'no', [])).rejects.toThrow(RefusedError);
   });
 
   it('keeps a discarded branch reachable through a ref, and deletes branches safely', async () => {

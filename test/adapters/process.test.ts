@@ -266,7 +266,7 @@ describe('ExecaRunner sandbox', async () => {
     expect(await git.revParse('loop/T-1')).toBe(await git.revParse('main'));
 
     // Outside, the committer re-stages from the files: the commit holds both changes.
-    const commit = await git.commitAll(worktree, 'T-1: work', []);
+    const commit = (await git.commitSnapshot(worktree, 'T-1: work', [])).commit;
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
     const { stdout } = await run('git', ['show', '--name-only', '--format=', commit ?? ''], { cwd: root });
     expect(stdout.trim().split('\n')).toEqual(expect.arrayContaining(['a.txt', 'b.txt']));

@@ -72,7 +72,7 @@ describe('worktree files', () => {
     expect(await readFile(path.join(wt, '.env'), 'utf8')).toBe('EDITED=1\n');
 
     await write(path.join(wt, 'src/feature.ts'), 'export {};\n');
-    const commit = await adapter.commitAll(wt, 'T-1: feature', copied);
+    const commit = (await adapter.commitSnapshot(wt, 'T-1: feature', copied)).commit;
     const files = (await git(wt, 'show', '--name-only', '--format=', commit ?? '')).trim().split('\n');
     expect(files).toEqual(['src/feature.ts']);
   });

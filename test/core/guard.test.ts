@@ -17,15 +17,15 @@ describe('guard checks', () => {
     const numstat = [{ path: '.github/workflows/ci.yml', added: 1, deleted: 0 }, { path: 'package-lock.json', added: 1, deleted: 1 }];
     expect(guardDiff({ ...base, numstat })).toHaveLength(2);
     expect(guardDiff({ ...base, numstat, allowed: ['package-lock.json'] })).toEqual([
-      '.github/workflows/ci.yml is protected (protect:); name it in the task\'s files: to allow the change',
+      'guard: .github/workflows/ci.yml is protected (protect:); name it in the task\'s files: to allow the change',
     ]);
   });
   it('find secrets only in added lines', () => {
     const key = `sk-ant-api03-${'a'.repeat(40)}`;
     const diff = `diff --git a/x.js b/x.js\n--- a/x.js\n+++ b/x.js\n@@\n-const old = "${key}";\n+const k = "${key}";\n+const aws = "AKIAABCDEFGHIJKLMNOP";\n`;
     const found = findSecrets(diff);
-    expect(found).toContain('x.js: a likely Anthropic API key was added');
-    expect(found).toContain('x.js: a likely AWS access key id was added');
+    expect(found).toContain('guard: x.js: secret-shaped content added (Anthropic API key)');
+    expect(found).toContain('guard: x.js: secret-shaped content added (AWS access key id)');
     expect(findSecrets(`+++ b/y.js\n-const k = "${key}";\n`)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import type { ConflictForecast, DiffSummary, GitPort, MergeResult, WorktreeInfo } from '../../src/ports/git.js';
+import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
 
@@ -92,7 +92,49 @@ export class FakeGit implements GitPort {
   }
   async pruneWorktrees(): Promise<void> {}
 
-  async commitAll(worktree: string, _message: string, excludePaths: string[] = []): Promise<string | null> {
+  async commitSnapshot(worktree: string, _message: string, excludePaths: string[]): Promise<SnapshotCommit> {
+    return { commit: this.#commitWorktree(worktree, excludePaths), differs: [], ignored: [] };
+  }
+
+  /** what `base...HEAD` changes, a blob id being `<commit>:<path>` (readBlob reads it back) */
+  async diffEntries(worktree: string, base: string): Promise<DiffEntry[]> {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    const [fromId, toId] = [this.#tip(base), this.#tip(w.branch)];
+    const from = this.#commits.get(fromId)!.files;
+    const to = this.#commits.get(toId)!.files;
+    const entries: DiffEntry[] = [];
+    for (const path of new Set([...from.keys(), ...to.keys()])) {
+      const a = from.get(path);
+      const b = to.get(path);
+      if (a === b) continue;
+      entries.push({
+        path,
+        status: a === undefined ? 'A' : b === undefined ? 'D' : 'M',
+        oldMode: a === undefined ? '000000' : '100644',
+        newMode: b === undefined ? '000000' : '100644',
+        oldSha: `${fromId}:${path}`,
+        newSha: `${toId}:${path}`,
+        size: Buffer.byteLength(b ?? a ?? ''),
+        binary: false,
+        added: b === undefined ? 0 : lines(b).length,
+        deleted: a === undefined ? 0 : lines(a).length,
+      });
+    }
+    return entries;
+  }
+
+  async readBlob(object: string, maxBytes: number): Promise<BlobText | null> {
+    const at = object.indexOf(':');
+    const rev = object.slice(0, at);
+    const commit = this.#commits.get(rev) ?? this.#commits.get(this.#refs.get(`refs/heads/${rev}`) ?? rev);
+    const text = commit?.files.get(object.slice(at + 1));
+    if (text === undefined) return null;
+    const size = Buffer.byteLength(text);
+    return { size, text: size <= maxBytes ? text : null };
+  }
+
+  #commitWorktree(worktree: string, excludePaths: string[]): string | null {
     const w = this.#worktrees.get(worktree);
     if (w === undefined) throw new Error(`no worktree at ${worktree}`);
     const tip = this.#tip(w.branch);

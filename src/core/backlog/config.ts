@@ -3,7 +3,7 @@
  * file line. Invariant: the returned config is complete and valid even when problems were found (defaults
  * stand in for bad values), but callers must not use it when `errors` grew.
  */
-import { isMap, isScalar, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
 import type { FleetConfig, ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
@@ -53,6 +53,9 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   maxFiles: 50,
   maxLines: 2000,
   protect: DEFAULT_PROTECT as string[],
+  maxFileBytes: 5_000_000,
+  maxBytes: 10_000_000,
+  tests: Object.freeze([]) as unknown as string[],
   prices: Object.freeze({}) as Record<string, ModelPrice>,
   checkTimeoutMs: 10 * 60_000,
   setupTimeoutMs: 10 * 60_000,
@@ -69,6 +72,7 @@ export function defaultConfig(): FleetConfig {
     fleetGates: { ...DEFAULT_CONFIG.fleetGates },
     ports: { ...DEFAULT_CONFIG.ports },
     protect: [...DEFAULT_CONFIG.protect],
+    tests: [],
     prices: {},
     env: [],
   };
@@ -78,6 +82,7 @@ export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
   'discovered', 'lessons',
+  'max_file_bytes', 'max_bytes', 'tests',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -123,6 +128,21 @@ function readGates(r: Reader, node: Node | null, at: Node, config: FleetConfig):
         break;
     }
   }
+}
+
+/** A list of gitignore-style path patterns (one pattern alone is a list of one). */
+function readPatterns(r: Reader, key: string, node: Node | null, at: Node): string[] | undefined {
+  if (node === null || (isScalar(node) && node.value === null)) return [];
+  const items = isSeq(node) ? (node.items as Node[]) : [node];
+  const patterns: string[] = [];
+  for (const item of items) {
+    if (!isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
+      r.error(item ?? at, `${key} must be a list of path patterns, e.g. - e2e/**`);
+      return undefined;
+    }
+    patterns.push(item.value.trim());
+  }
+  return patterns;
 }
 
 /** Reads the front matter mapping into a config; problems go to `errors`. */
@@ -200,6 +220,15 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         break;
       case 'env':
         assign('env', readEnvNames(r, value, keyNode));
+        break;
+      case 'max_file_bytes':
+        assign('maxFileBytes', r.wholeNumber(key, value, keyNode, 1, true));
+        break;
+      case 'max_bytes':
+        assign('maxBytes', r.wholeNumber(key, value, keyNode, 1, true));
+        break;
+      case 'tests':
+        assign('tests', readPatterns(r, key, value, keyNode));
         break;
       case 'check_timeout':
       case 'setup_timeout': {
