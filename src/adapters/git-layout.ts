@@ -5,7 +5,7 @@
  * own HEAD and index, and a `commondir` file pointing at the shared repository (objects, refs, config,
  * hooks). A main checkout has a `.git` folder that is both.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
