@@ -49,5 +49,7 @@ export function checkFleetGates(fleet: FleetTotals, gates: FleetGates, elapsedMs
  * the loop is not getting anywhere. Digits are blanked so timings and counters in output do not hide a repeat.
  */
 export function failureFingerprint(outcome: string, evidence: string): string {
-  return `${outcome}:${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
+  // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
+  const counts = [...evidence.matchAll(/^Failing tests: (\d+) of (\d+)$/gm)].map((m) => `failing=${m[1]}/${m[2]} `).join('');
+  return `${outcome}:${counts}${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
 }

@@ -14,7 +14,12 @@ import {
   reviewerPrompt,
   systemPrompt,
 } from './prompts.js';
-import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from '../domain/types.js';
+import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
+import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
+import { baseFailure, baselinesFor } from './baseline.js';
+import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck } from './checks.js';
+import { proveAttempt } from './prove.js';
+import { parseTestCounts } from './test-counts.js';
 
 const OUTPUT_TAIL = 8_000;
 /** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
@@ -32,6 +37,10 @@ export interface PipelineServices {
   sandboxed: boolean;
   /** the shell tool may be offered: sandboxed, or `sandbox: off` said explicitly */
   shellAllowed: boolean;
+  /** the checks' results on base commits */
+  baselines: BaselineStore;
+  /** throw-away checkouts for baselines and proofs */
+  scratch: ScratchTrees;
 }
 
 export interface AttemptInput {
@@ -56,6 +65,8 @@ export interface AttemptInput {
   beforeCall: () => void;
   /** remaining wall clock of the task, bounds every agent and command */
   remainingMs: () => number;
+  /** something the person should know now, not only in the report (a check that fails on base) */
+  onNotice?: (message: string) => void;
 }
 
 export interface AttemptResult {
@@ -70,6 +81,10 @@ export interface AttemptResult {
   verdict: Verdict | null;
   commit: string | null;
   diffStat: string | null;
+  /** every check run, in order; `check` is the decisive one */
+  checks: CheckResult[];
+  baseline: BaselineResult[];
+  proof: ProofResult | null;
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -100,6 +115,9 @@ export class Pipeline {
       verdict: null,
       commit: null,
       diffStat: null,
+      checks: [],
+      baseline: [],
+      proof: null,
     };
     const { spec, config } = input;
 
@@ -117,6 +135,10 @@ export class Pipeline {
         }
       }
     }
+
+    const checks = checksOf(spec, config);
+    const startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
+    if (checks.length > 0 && startCommit !== null) result.baseline = await this.#baseline(input, checks, startCommit);
 
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
@@ -157,10 +179,30 @@ export class Pipeline {
     }
 
     const check = this.#check(input);
-    if (check !== null) {
-      result.check = await this.#command(input, 'verify', check, config.checkTimeoutMs, this.#s.sandboxed);
-      if (result.check.exitCode !== 0) {
-        return this.#fail(result, 'check-failed', `check \`${check}\` ${describeExit(result.check)}`, result.check.outputTail);
+    for (const c of checks) {
+      const run = await this.#command(input, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true);
+      const base = result.baseline.find((b) => b.command === c.run) ?? null;
+      result.checks.push(judgeCheck(run, c, base));
+      if (run.judged === 'failed') break;
+    }
+    result.check = decisive(result.checks);
+    const failed = firstFailure(result.checks);
+    if (failed !== null) {
+      return this.#fail(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
+    }
+    if ((spec.prove ?? config.prove ?? false) && result.commit !== null && startCommit !== null) {
+      result.proof = await proveAttempt(
+        { commit: result.commit, base: startCommit, paths: numstat.map((n) => n.path), checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
+        {
+          scratch: this.#s.scratch,
+          prepare: (dir) => this.#prepareScratch(input, dir),
+          run: (dir, c) => this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true),
+        },
+      );
+      input.onOutput('verify', `${result.proof.message}\n`);
+      if (result.proof.status === 'not-proved' || result.proof.status === 'no-tests') {
+        const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.\n\n${result.proof.outputTail}`;
+        return this.#fail(result, 'check-failed', result.proof.message, detail);
       }
     }
 
@@ -183,7 +225,28 @@ export class Pipeline {
   }
 
   #check(input: AttemptInput): string | null {
-    return input.spec.check ?? input.config.check;
+    return checkCommandLine(checksOf(input.spec, input.config));
+  }
+
+  /** The checks on the commit the task started from: cached, or run now in a scratch checkout of it. */
+  async #baseline(input: AttemptInput, checks: CheckSpec[], commit: string): Promise<BaselineResult[]> {
+    const results = await baselinesFor(checks, commit, `base-${input.spec.id}`, {
+      store: this.#s.baselines,
+      scratch: this.#s.scratch,
+      prepare: (dir) => this.#prepareScratch(input, dir),
+      run: (dir, command) => this.#command({ ...input, worktree: dir }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
+    });
+    for (const b of results) {
+      const failing = baseFailure(b);
+      if (failing === null) continue;
+      input.onOutput('setup', `${failing}\n`);
+      input.onNotice?.(failing);
+    }
+    return results;
+  }
+
+  async #prepareScratch(input: AttemptInput, dir: string): Promise<void> {
+    await this.#s.workspace.prepare(input.repoRoot, dir);
   }
 
   #fail(result: AttemptResult, outcome: AttemptOutcome, reason: string, detail: string): AttemptResult {
@@ -209,7 +272,7 @@ export class Pipeline {
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none' };
   }
 
-  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {
+  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean, countTests = false): Promise<CheckResult> {
     const timeoutMs = Math.max(1, Math.min(limitMs, input.remainingMs(), MAX_TIMEOUT_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
@@ -227,6 +290,7 @@ export class Pipeline {
       timedOut: run.timedOut,
       outputTail: tail(run.output),
       durationMs: run.durationMs,
+      ...(countTests ? { counts: parseTestCounts(run.output) } : {}),
     };
   }
 

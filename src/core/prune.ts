@@ -5,7 +5,7 @@ import type { Workspace } from '../ports/workspace.js';
 import type { FleetState } from './state.js';
 
 /** Entries of `.loop-worktrees/` that belong to loopfleet itself, not to a task. */
-const OWN_FILES = new Set(['logs', 'reports', 'state.json', 'fleet.lock']);
+const OWN_FILES = new Set(['logs', 'reports', 'state.json', 'fleet.lock', 'baselines.json']);
 
 export interface PruneResult {
   removed: string[];

@@ -163,6 +163,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
           const over = trippedGate();
           if (over !== null) throw over;
         },
+        onNotice: (message) => ctx.events.emit('log', { level: 'warn', id, message }),
         remainingMs: () =>
           gates.timeMs === null ? Number.MAX_SAFE_INTEGER : Math.max(1, gates.timeMs - (elapsedBefore - task.budget.elapsedMs) - (ctx.clock.now() - started)),
       });
@@ -213,6 +214,9 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
       commit: r.commit,
       diffStat: r.diffStat,
       evidence: r.evidence,
+      checks: r.checks,
+      baseline: r.baseline,
+      proof: r.proof,
     });
     if (r.outcome === 'verified') {
       ctx.setStatus(id, 'verified', (t) => {

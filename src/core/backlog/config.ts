@@ -7,6 +7,7 @@ import { isMap, isScalar, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
 import type { FleetConfig, ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
+import { checksFromNode } from './check-list.js';
 import { didYouMean } from './closest.js';
 import { Reader, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -56,6 +57,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   prices: Object.freeze({}) as Record<string, ModelPrice>,
   checkTimeoutMs: 10 * 60_000,
   setupTimeoutMs: 10 * 60_000,
+  prove: false,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -72,7 +74,7 @@ export function defaultConfig(): FleetConfig {
 
 export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
-  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout',
+  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'prove', 'tests',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -146,11 +148,29 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
     };
     switch (key as ConfigKey) {
       case 'base':
-      case 'check':
       case 'setup':
       case 'notify':
-        assign(key as 'base' | 'check' | 'setup' | 'notify', r.text(key, value, keyNode));
+        assign(key as 'base' | 'setup' | 'notify', r.text(key, value, keyNode));
         break;
+      case 'check': {
+        const read = checksFromNode(value, (at, problem) => r.error(at ?? keyNode, problem), keyNode);
+        if (read !== undefined) {
+          config.check = read.check;
+          if (read.checks !== undefined) config.checks = read.checks;
+        }
+        break;
+      }
+      case 'prove': {
+        const v = r.scalar(key, value, keyNode);
+        if (typeof v === 'boolean') config.prove = v;
+        else if (v !== undefined) r.error(keyNode, `prove must be true or false, got '${String(v)}'`);
+        break;
+      }
+      case 'tests': {
+        const globs = readProtect(r, value, keyNode, 'tests must be a list of test-file globs, e.g. - spec/**');
+        if (globs) config.tests = globs;
+        break;
+      }
       case 'model': {
         const t = r.text(key, value, keyNode);
         if (t === null) r.error(keyNode, 'model needs a model name');
