@@ -66,7 +66,7 @@ export interface AttemptInput {
   /** remaining wall clock of the task, bounds every agent and command */
   remainingMs: () => number;
   /** something the person should know now, not only in the report (a check that fails on base) */
-  onNotice?: (message: string) => void;
+  onNotice?: (message: string, level: 'info' | 'warn') => void;
 }
 
 export interface AttemptResult {
@@ -234,13 +234,14 @@ export class Pipeline {
       store: this.#s.baselines,
       scratch: this.#s.scratch,
       prepare: (dir) => this.#prepareScratch(input, dir),
-      run: (dir, command) => this.#command({ ...input, worktree: dir }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
+      // Quiet: base's output is kept in the result, not streamed as the task's own.
+      run: (dir, command) => this.#command({ ...input, worktree: dir, onOutput: () => undefined }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
     });
     for (const b of results) {
       const failing = baseFailure(b);
       if (failing === null) continue;
-      input.onOutput('setup', `${failing}\n`);
-      input.onNotice?.(failing);
+      // Failing tests on base are news; a done-check that fails before the task is done (no counts) is expected.
+      input.onNotice?.(failing, b.counts === null ? 'info' : 'warn');
     }
     return results;
   }

@@ -163,7 +163,7 @@ export async function runTask(ctx: TaskRunContext, spec: TaskSpec, config: Fleet
           const over = trippedGate();
           if (over !== null) throw over;
         },
-        onNotice: (message) => ctx.events.emit('log', { level: 'warn', id, message }),
+        onNotice: (message, level) => ctx.events.emit('log', { level, id, message }),
         remainingMs: () =>
           gates.timeMs === null ? Number.MAX_SAFE_INTEGER : Math.max(1, gates.timeMs - (elapsedBefore - task.budget.elapsedMs) - (ctx.clock.now() - started)),
       });

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failureFingerprint } from '../../src/core/gates.js';
+import { renderReport } from '../../src/core/report.js';
+import { findRepo } from '../../src/commands/repo.js';
+import { statusRows } from '../../src/commands/status.js';
 import { backlog, openFleet, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import type { FakeScript } from '../helpers/fake-model.js';
@@ -147,5 +150,63 @@ describe('prove: true', () => {
     expect(a.outcome).toBe('check-failed');
     expect(a.proof?.status).toBe('no-tests');
     expect(a.reason).toMatch(/adds or changes no test file/);
+  }, 60_000);
+});
+
+describe('the morning report and status --json', () => {
+  it('show each check with its counts against base, the baseline, the proof and the cost per verified task', async () => {
+    const front = [
+      'check:',
+      '  - node --test',
+      `  - { name: lint, run: "sh -c 'echo 2 lint problems; exit 1'", required: false }`,
+      'prove: true',
+      'review: false',
+    ].join('\n');
+    const files = { 'add.mjs': 'export const add = (a, b) => a - b;\n', 'test/base.test.mjs': "import test from 'node:test';\ntest('base', () => {});\n" };
+    const root2 = await repo(front, '- [ ] T-1 Fix add', files);
+    const test = "import test from 'node:test';\nimport assert from 'node:assert';\nimport { add } from '../add.mjs';\ntest('adds', () => assert.equal(add(1, 2), 3));\n";
+    const { fleet } = await runFleet(root2, implementer((n): Record<string, string> => (n === 1 ? { 'test/add.test.mjs': test } : { 'add.mjs': 'export const add = (a, b) => a + b;\n' })));
+    const t = fleet.task('T-1')!;
+    expect(t.attempts.map((a) => a.outcome)).toEqual(['check-failed', 'verified']);
+
+    const rows = await statusRows(await findRepo(root2));
+    expect(rows[0]).toMatchObject({
+      id: 'T-1',
+      status: 'verified',
+      checks: [
+        { name: 'node --test', command: 'node --test', required: true, exitCode: 0, judged: 'passed', counts: { passed: 2, failed: 0, total: 2 } },
+        { name: 'lint', required: false, exitCode: 1, judged: 'warning' },
+      ],
+      counts: { failed: 0, total: 2 },
+      baseline: [
+        { name: 'node --test', exitCode: 0, counts: { total: 1, failed: 0 } },
+        { name: 'lint', exitCode: 1, judged: 'failed' },
+      ],
+      proof: { status: 'proved', message: 'proved: 1 test fails without the change', tests: ['test/add.test.mjs'] },
+    });
+
+    const report = renderReport({
+      repoRoot: root2,
+      base: fleet.base,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      endedAt: '2026-01-01T08:00:00.000Z',
+      summary: fleet.summary(),
+      tasks: fleet.tasks(),
+      ran: fleet.ranThisRun,
+      config: fleet.config,
+      sandboxed: true,
+      exitCode: 0,
+    });
+    expect(report).toContain('- **Tests:** 1/2 failing → 0/2');
+    expect(report).toMatch(/\*\*Baseline\*\* \(the checks on [0-9a-f]{10}, before any change\)/);
+    expect(report).toContain("- ✗ 'lint' (`sh -c 'echo 2 lint problems; exit 1'`) → exit 1 — fails on base already: judged by not making it worse");
+    expect(report).toContain('### Attempt 1 — check-failed: check `node --test` exited 1 (1/2 failing)');
+    expect(report).toMatch(/- ✗ `node --test` → exit 1 in [\d.]+s — 1\/2 failing \(base: 0\/1\)/);
+    expect(report).toContain('### Attempt 2 — verified');
+    expect(report).toMatch(/- ✔ `node --test` → exit 0 in [\d.]+s — 0\/2 failing \(base: 0\/1\)/);
+    expect(report).toMatch(/- ⚠ 'lint' \(`sh -c 'echo 2 lint problems; exit 1'`\) → exit 1 in [\d.]+s · not required — exited 1 \(not required: reported only\)/);
+    expect(report).toContain('**Proof:** proved: 1 test fails without the change (tests: test/add.test.mjs)');
+    expect(report).toMatch(/\| implementer \| .* \| \$/);
+    expect(report).toMatch(/\*\*Cost per verified task:\*\* \$[\d.]+ \(\$[\d.]+ over 1 verified task, failed attempts included\)/);
   }, 60_000);
 });
