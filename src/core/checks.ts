@@ -9,15 +9,22 @@ import { formatCounts } from './test-counts.js';
  * 2. test counts known here and on base, and fewer tests ran than on base → fails ("the check ran 3 tests,
  *    base ran 22"), whatever the exit code;
  * 3. exit 0 → passes;
- * 4. the check fails on base too, test counts are known on both sides, no more tests fail than on base and,
- *    where both outputs name their failing tests, every test failing now failed on base (so no base-passing
- *    test broke and every new test passes) → passes as `not-worse`;
+ * 4. the check is the front matter's shared one (not the task's own `check:`), it fails on base too, test
+ *    counts are known on both sides, no more tests fail than on base and, where both outputs name their
+ *    failing tests, every test failing now failed on base (so no base-passing test broke and every new test
+ *    passes) → passes as `not-worse`. A task's own check is what the task is to make pass: it never passes
+ *    by "not worse";
  * 5. otherwise → fails.
  * A check with `required: false` that would fail is a `warning`: reported, never failing the attempt.
  */
 
 export function singleCheck(run: string): CheckSpec {
   return { name: run, run, required: true };
+}
+
+/** True when the task sets its own `check:` (then it must pass outright, see rule 4). */
+export function ownChecks(spec: TaskSpec): boolean {
+  return (spec.checks !== undefined && spec.checks.length > 0) || spec.check !== undefined;
 }
 
 /** The task's checks: its own list or command, else the front matter's; empty when there is none. */
@@ -48,8 +55,11 @@ function failingOnBase(base: BaselineResult): string {
   return base.counts === null ? `exit ${base.exitCode ?? 'killed'}` : `${base.counts.failed} failing test${base.counts.failed === 1 ? '' : 's'}`;
 }
 
-/** Judges one run against its base; sets `judged` and `note` on the result and returns it. */
-export function judgeCheck(result: CheckResult, spec: CheckSpec, base: BaselineResult | null): CheckResult {
+/**
+ * Judges one run against its base; sets `judged` and `note` on the result and returns it. `notWorseAllowed`
+ * is false for a task's own check (rule 4).
+ */
+export function judgeCheck(result: CheckResult, spec: CheckSpec, base: BaselineResult | null, notWorseAllowed: boolean): CheckResult {
   const counts = result.counts ?? null;
   const baseCounts = base?.counts ?? null;
   let failed: string | null = null;
@@ -59,7 +69,7 @@ export function judgeCheck(result: CheckResult, spec: CheckSpec, base: BaselineR
   } else if (counts !== null && baseCounts !== null && counts.total < baseCounts.total) {
     failed = `the check ran ${counts.total} tests, base ran ${baseCounts.total}`;
   } else if (result.exitCode !== 0) {
-    const baseFailed = base !== null && (base.timedOut || base.exitCode !== 0);
+    const baseFailed = notWorseAllowed && base !== null && (base.timedOut || base.exitCode !== 0);
     const worse = baseFailed && counts !== null && baseCounts !== null ? worseThanBase(counts, baseCounts) : 'unknown';
     if (worse === null) notWorse = `fails on base too (${failingOnBase(base!)}); not worse: ${formatCounts(counts!)}`;
     else failed = `${exitWords(result)}${worse === 'unknown' ? '' : ` — ${worse}`}`;

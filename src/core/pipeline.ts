@@ -17,7 +17,7 @@ import {
 import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
 import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
 import { baseFailure, baselinesFor } from './baseline.js';
-import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck } from './checks.js';
+import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck, ownChecks } from './checks.js';
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
 
@@ -182,7 +182,7 @@ export class Pipeline {
     for (const c of checks) {
       const run = await this.#command(input, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true);
       const base = result.baseline.find((b) => b.command === c.run) ?? null;
-      result.checks.push(judgeCheck(run, c, base));
+      result.checks.push(judgeCheck(run, c, base, !ownChecks(spec)));
       if (run.judged === 'failed') break;
     }
     result.check = decisive(result.checks);
@@ -237,11 +237,11 @@ export class Pipeline {
       // Quiet: base's output is kept in the result, not streamed as the task's own.
       run: (dir, command) => this.#command({ ...input, worktree: dir, onOutput: () => undefined }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
     });
+    // A task's own check failing on base is the task's starting point; the shared check failing there is news.
+    if (ownChecks(input.spec)) return results;
     for (const b of results) {
       const failing = baseFailure(b);
-      if (failing === null) continue;
-      // Failing tests on base are news; a done-check that fails before the task is done (no counts) is expected.
-      input.onNotice?.(failing, b.counts === null ? 'info' : 'warn');
+      if (failing !== null) input.onNotice?.(`${failing}${b.counts === null ? '' : '; judged by not making it worse'}`, b.counts === null ? 'info' : 'warn');
     }
     return results;
   }

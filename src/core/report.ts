@@ -94,7 +94,7 @@ function baselineSection(baseline: readonly BaselineResult[]): string[] {
   const out = ['', `**Baseline** (the checks on ${baseline[0]!.commit.slice(0, 10)}, before any change)`, ''];
   for (const b of baseline) {
     const fails = baseFailure(b);
-    out.push(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already: judged by not making it worse'}`);
+    out.push(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`);
   }
   return out;
 }

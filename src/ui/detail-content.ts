@@ -110,7 +110,7 @@ function baselineLines(baseline: readonly BaselineResult[], width: number): Styl
   for (const b of baseline) {
     const fails = b.timedOut || b.exitCode !== 0;
     const how = b.timedOut ? 'timed out' : `exit ${b.exitCode ?? '?'}`;
-    lines.push(...block(`${fails ? '✗' : '✔'} ${b.name} · ${how}${countsText(b.counts)}${fails ? ' · fails on base: judged by not making it worse' : ''}`, width, { color: fails ? 'yellow' : 'green' }));
+    lines.push(...block(`${fails ? '✗' : '✔'} ${b.name} · ${how}${countsText(b.counts)}${fails ? ' · fails on base already' : ''}`, width, { color: fails ? 'yellow' : 'green' }));
   }
   lines.push({ text: '' });
   return lines;

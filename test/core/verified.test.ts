@@ -111,13 +111,29 @@ describe('test counts, baseline and progress', () => {
     await h.fleet.whenIdle();
     await h.session.close();
     const base = (await git(root, 'rev-parse', 'main')).slice(0, 10);
-    expect(logs).toContain(`T-1 warn check \`node --test\` fails on base ${base}: 2 failing tests of 22`);
+    expect(logs).toContain(`T-1 warn check \`node --test\` fails on base ${base}: 2 failing tests of 22; judged by not making it worse`);
     const better = h.fleet.task('T-1')!.attempts[0]!;
     expect(better.outcome).toBe('verified');
     expect(better.check).toMatchObject({ exitCode: 1, judged: 'not-worse', counts: { failed: 1, total: 22 } });
     const worse = h.fleet.task('T-2')!.attempts[0]!;
     expect(worse.outcome).toBe('check-failed');
     expect(worse.reason).toContain('failing now but not on base: case 5');
+  }, 60_000);
+
+  it("never passes a task's own check by 'not worse': the task is to make it pass", async () => {
+    const root = await repo('review: false', '- [ ] T-1 Better\n  check: node --test\n  attempts: 1', { ...SUITE, ...lib('i < 20') });
+    const h = await openFleet(root, implementer(() => lib('i < 21')));
+    const logs: string[] = [];
+    h.fleet.events.on('log', (l) => logs.push(l.message));
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    const a = h.fleet.task('T-1')!.attempts[0]!;
+    expect(a.baseline).toMatchObject([{ exitCode: 1, counts: { failed: 2, total: 22 } }]);
+    expect(a.outcome).toBe('check-failed');
+    expect(a.reason).toBe('check `node --test` exited 1 (1/22 failing)');
+    // Its starting point, not news: nothing is logged about base.
+    expect(logs.filter((m) => m.includes('fails on base'))).toEqual([]);
   }, 60_000);
 });
 
@@ -199,7 +215,7 @@ describe('the morning report and status --json', () => {
     });
     expect(report).toContain('- **Tests:** 1/2 failing → 0/2');
     expect(report).toMatch(/\*\*Baseline\*\* \(the checks on [0-9a-f]{10}, before any change\)/);
-    expect(report).toContain("- ✗ 'lint' (`sh -c 'echo 2 lint problems; exit 1'`) → exit 1 — fails on base already: judged by not making it worse");
+    expect(report).toContain("- ✗ 'lint' (`sh -c 'echo 2 lint problems; exit 1'`) → exit 1 — fails on base already");
     expect(report).toContain('### Attempt 1 — check-failed: check `node --test` exited 1 (1/2 failing)');
     expect(report).toMatch(/- ✗ `node --test` → exit 1 in [\d.]+s — 1\/2 failing \(base: 0\/1\)/);
     expect(report).toContain('### Attempt 2 — verified');
