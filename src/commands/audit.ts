@@ -5,7 +5,7 @@ import { JsonBaselineStore } from '../adapters/baseline-store.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { GitScratchTrees } from '../adapters/scratch-trees.js';
 import { baselinesFor } from '../core/baseline.js';
-import { checksOf } from '../core/checks.js';
+import { checksOf, ownChecks } from '../core/checks.js';
 import { parseTestCounts } from '../core/test-counts.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
@@ -78,14 +78,18 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
       },
     });
     for (const b of baseline) {
-      const users = open.filter((t) => checksOf(t, backlog.config).some((c) => c.run === b.command)).map((t) => t.id).join(', ');
+      const using = open.filter((t) => checksOf(t, backlog.config).some((c) => c.run === b.command));
+      const users = using.map((t) => t.id).join(', ');
+      const shared = using.filter((t) => !ownChecks(t)).map((t) => t.id);
       const counts = b.counts === null ? '' : `${b.counts.failed} failing test${b.counts.failed === 1 ? '' : 's'} of ${b.counts.total}`;
       findings.push({
         ok: true,
         weight: 0,
         text: !b.timedOut && b.exitCode === 0
           ? `\`${b.command}\` passes on ${base} (${users})${counts === '' ? '' : ` — ${counts}`}`
-          : `\`${b.command}\` fails on ${base} already (${users})${counts === '' ? '' : `: ${counts}`}; tasks are judged by not making it worse${b.counts === null ? ' (no test counts in its output: it must exit 0)' : ''} — fine if the task is to make it pass, otherwise fix base first`,
+          : `\`${b.command}\` fails on ${base} already (${users})${counts === '' ? '' : `: ${counts}`}` +
+            (shared.length > 0 && b.counts !== null ? `; ${shared.join(', ')} (the shared check) judged by not making it worse` : '') +
+            ' — fine if the task is to make it pass, otherwise fix base first',
       });
     }
   }

@@ -22,6 +22,7 @@ import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
 
 const OUTPUT_TAIL = 8_000;
+const BASELINE_TAIL = 2_000;
 /** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -138,7 +139,10 @@ export class Pipeline {
 
     const checks = checksOf(spec, config);
     const startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
-    if (checks.length > 0 && startCommit !== null) result.baseline = await this.#baseline(input, checks, startCommit);
+    if (checks.length > 0 && startCommit !== null) {
+      // The full output stays in baselines.json; each attempt keeps a short tail.
+      result.baseline = (await this.#baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
+    }
 
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
