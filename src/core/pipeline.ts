@@ -194,9 +194,12 @@ export class Pipeline {
     if (failed !== null) {
       return this.#fail(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
     }
-    if ((spec.prove ?? config.prove ?? false) && result.commit !== null && startCommit !== null) {
+    if ((spec.prove ?? config.prove ?? false) && checks.length > 0 && startCommit !== null) {
+      // The branch's head: an attempt that committed nothing new is proved on what the branch holds.
+      const head = result.commit ?? (await this.#s.git.revParse(input.branch));
+      if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit`);
       result.proof = await proveAttempt(
-        { commit: result.commit, base: startCommit, paths: numstat.map((n) => n.path), checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
+        { commit: head, base: startCommit, paths: numstat.map((n) => n.path), checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
         {
           scratch: this.#s.scratch,
           prepare: (dir) => this.#prepareScratch(input, dir),

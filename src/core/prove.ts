@@ -66,7 +66,11 @@ export async function proveAttempt(input: ProveInput, deps: ProveDeps): Promise<
       last = r;
       if (r.timedOut || r.exitCode !== 0) {
         const n = r.counts?.failed ?? null;
-        const what = n === null ? `\`${check.run}\` fails (exit ${r.exitCode ?? 'killed'})` : `${n} test${n === 1 ? ' fails' : 's fail'}`;
+        const what = r.timedOut
+          ? `\`${check.run}\` times out`
+          : n === null || n === 0
+            ? `\`${check.run}\` fails (exit ${r.exitCode ?? 'killed'})`
+            : `${n} test${n === 1 ? ' fails' : 's fail'}`;
         return { tests, restored, command: check.run, exitCode: r.exitCode, counts: r.counts ?? null, outputTail: r.outputTail, status: 'proved', message: `proved: ${what} without the change` };
       }
     }

@@ -159,6 +159,17 @@ describe('prove: true', () => {
     expect(await git(root, 'worktree', 'list')).not.toMatch(/\.prove-|\.base-/);
   }, 60_000);
 
+  it('proves the branch as it stands when a later attempt commits nothing new', async () => {
+    const root = await repo('check: node --test\nprove: true\nreview: false', '- [ ] T-1 Fix add\n  attempts: 2', files);
+    // Attempt 1 writes the fix and an idle test; attempt 2 writes nothing, hoping the branch now passes.
+    const { fleet } = await runFleet(root, implementer((n): Record<string, string> => (n === 1 ? { ...fixed, ...idleTest } : {})));
+    const t = fleet.task('T-1')!;
+    expect(t.attempts.map((a) => a.outcome)).toEqual(['check-failed', 'check-failed']);
+    expect(t.attempts[1]!.commit).toBeNull();
+    expect(t.attempts[1]!.proof?.status).toBe('not-proved');
+    expect(t.status).toBe('failed');
+  }, 60_000);
+
   it('fails an attempt that adds no test at all', async () => {
     const root = await repo('check: node --test\nreview: false', '- [ ] T-1 Fix add\n  prove: true\n  attempts: 1', files);
     const { fleet } = await runFleet(root, implementer(() => fixed));
