@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { failureFingerprint } from '../../src/core/gates.js';
 import { renderReport } from '../../src/core/report.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { statusRows } from '../../src/commands/status.js';
-import { backlog, openFleet, runFleet } from '../helpers/fleet-harness.js';
+import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import type { FakeScript } from '../helpers/fake-model.js';
 
@@ -79,6 +80,11 @@ describe('test counts, baseline and progress', () => {
     // Cached by base commit and command.
     const cache = JSON.parse(await readFile(join(root, '.loop-worktrees', 'baselines.json'), 'utf8'));
     expect(cache.results).toMatchObject([{ command: SUMMARY_CHECK, commit: await git(root, 'rev-parse', 'main'), counts: { total: 22 } }]);
+    // Prune (every start) keeps the cache.
+    const again = await reopen(root);
+    await again.fleet.prune();
+    await again.session.close();
+    expect(existsSync(join(root, '.loop-worktrees', 'baselines.json'))).toBe(true);
   }, 60_000);
 
   it('still stops two attempts that fail with the same counts (no progress)', async () => {
