@@ -135,3 +135,15 @@ export function failureDetail(failed: CheckResult, results: readonly CheckResult
   lines.push(failed.outputTail);
   return lines.join('\n');
 }
+
+/**
+ * The decisive result as the reviewer is shown it: a pass by "not worse" or a warning of another check is
+ * said in words above the output, so that an exit code of 1 is not read as a failed check.
+ */
+export function forReviewer(decisiveResult: CheckResult | null, results: readonly CheckResult[]): CheckResult | null {
+  if (decisiveResult === null) return null;
+  const notes: string[] = [];
+  if (decisiveResult.judged === 'not-worse') notes.push(`loopfleet judged this check passed: it ${decisiveResult.note ?? 'is not worse than on base'}.`);
+  for (const w of results.filter((r) => r.judged === 'warning')) notes.push(`The check ${checkLabel(w)} is not required and failed: ${w.note ?? ''}`);
+  return notes.length === 0 ? decisiveResult : { ...decisiveResult, outputTail: `${notes.join('\n')}\n\n${decisiveResult.outputTail}` };
+}

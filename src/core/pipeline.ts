@@ -17,7 +17,7 @@ import {
 import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
 import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
 import { baseFailure, baselinesFor } from './baseline.js';
-import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck, ownChecks } from './checks.js';
+import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, forReviewer, judgeCheck, ownChecks } from './checks.js';
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
 
@@ -218,7 +218,7 @@ export class Pipeline {
       const answer = await this.#agent(
         input,
         'verifier',
-        reviewerPrompt(spec, input.attempt, result.plan, diff, result.check),
+        reviewerPrompt(spec, input.attempt, result.plan, diff, forReviewer(result.check, result.checks)),
         VERDICT_SCHEMA,
       );
       result.verdict = parseVerdict(answer.text);

@@ -108,7 +108,7 @@ describe('test counts, baseline and progress', () => {
   }, 60_000);
 
   it('reports a check that fails on base up front, and judges the task by not making it worse', async () => {
-    const front = 'check: node --test\nreview: false';
+    const front = 'check: node --test';
     const root = await repo(front, '- [ ] T-1 Better\n  attempts: 1\n- [ ] T-2 Worse\n  attempts: 1', { ...SUITE, ...lib('i < 20') });
     const h = await openFleet(root, ({ role, task }) => (role !== 'implementer' ? {} : { edits: lib(task === 'T-1' ? 'i < 21' : 'i < 21 && i !== 5') }));
     const logs: string[] = [];
@@ -120,6 +120,9 @@ describe('test counts, baseline and progress', () => {
     expect(logs).toContain(`T-1 warn check \`node --test\` fails on base ${base}: 2 failing tests of 22; judged by not making it worse`);
     const better = h.fleet.task('T-1')!.attempts[0]!;
     expect(better.outcome).toBe('verified');
+    // The reviewer is told the exit code of 1 was judged a pass, and why.
+    const review = h.model.calls.find((c) => c.task === 'T-1' && c.role === 'verifier')!;
+    expect(review.prompt).toContain('loopfleet judged this check passed: it fails on base too (2 failing tests); not worse: 1/22 failing.');
     expect(better.check).toMatchObject({ exitCode: 1, judged: 'not-worse', counts: { failed: 1, total: 22 } });
     const worse = h.fleet.task('T-2')!.attempts[0]!;
     expect(worse.outcome).toBe('check-failed');
