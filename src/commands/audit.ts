@@ -3,15 +3,19 @@ import { ExecaRunner } from '../adapters/execa-runner.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { fsTextFiles } from '../adapters/fs-files.js';
+import { runnableTasks } from '../core/backlog/parse.js';
+import { JsonBaselineStore } from '../adapters/baseline-store.js';
+import { FsWorkspace } from '../adapters/fs-workspace.js';
+import { GitScratchTrees } from '../adapters/scratch-trees.js';
+import { baselinesFor } from '../core/baseline.js';
+import { checksOf, ownChecks } from '../core/checks.js';
+import { parseTestCounts } from '../core/test-counts.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
-import { runnableTasks } from '../core/backlog/parse.js';
-import { WORK_DIR } from '../domain/layout.js';
 import { endOfLife, priceOf } from '../core/pricing.js';
 import { taskEnv } from '../core/task-env.js';
-import type { TaskSpec } from '../domain/types.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
-import { PACKAGE_ROOT, credentialsFrom } from './services.js';
+import { PACKAGE_ROOT, baselinesPath, credentialsFrom } from './services.js';
 
 interface Finding {
   ok: boolean;
@@ -31,9 +35,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const runner = new ExecaRunner();
   const findings: Finding[] = [];
   const open = runnableTasks(backlog).filter((t) => !t.done);
-  const checkOf = (t: TaskSpec) => t.check ?? backlog.config.check;
-
-  const noCheck = open.filter((t) => checkOf(t) === null);
+  const noCheck = open.filter((t) => checksOf(t, backlog.config).length === 0);
   findings.push({ ok: noCheck.length === 0, weight: 3, text: noCheck.length === 0 ? 'every task has a check command' : `no check command for ${noCheck.map((t) => t.id).join(', ')}: only the reviewer would judge them` });
 
   const g = backlog.config.gates;
@@ -65,27 +67,35 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
     if (eol !== null) findings.push({ ok: false, weight: 1, text: `model ${m} reaches end of life on ${eol}` });
   }
 
-  // The checks on base, once per distinct command, in a throw-away worktree.
-  const commands = [...new Set(open.map(checkOf).filter((c): c is string => c !== null))];
-  if (commands.length > 0) {
-    const dir = join(repo.workDir, '.audit');
-    await git.ensureExcluded(`/${WORK_DIR}/`);
-    await git.addWorktreeDetached(dir, base);
-    try {
-      const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
-      for (const command of commands) {
-        const run = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
-        const users = open.filter((t) => checkOf(t) === command).map((t) => t.id).join(', ');
-        findings.push({
-          ok: true,
-          weight: 0,
-          text: run.exitCode === 0
-            ? `\`${command}\` passes on ${base} (${users})`
-            : `\`${command}\` fails on ${base} already (${users}): fine if the task is to make it pass, otherwise fix base first`,
-        });
-      }
-    } finally {
-      await git.removeWorktree(dir, true);
+  // The checks on base, once per distinct command, in a throw-away worktree; cached like a fleet's baseline.
+  const checks = open.flatMap((t) => checksOf(t, backlog.config));
+  if (checks.length > 0) {
+    const commit = (await git.revParse(base)) ?? base;
+    const workspace = new FsWorkspace(repo.workDir);
+    const baseline = await baselinesFor(checks, commit, 'audit', {
+      store: new JsonBaselineStore(baselinesPath(repo)),
+      scratch: new GitScratchTrees(git),
+      prepare: async (dir) => void (await workspace.prepare(repo.root, dir)),
+      run: async (dir, command) => {
+        const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
+        const r = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
+        return { command, exitCode: r.exitCode, timedOut: r.timedOut, outputTail: r.output.slice(-8000), durationMs: r.durationMs, counts: parseTestCounts(r.output) };
+      },
+    });
+    for (const b of baseline) {
+      const using = open.filter((t) => checksOf(t, backlog.config).some((c) => c.run === b.command));
+      const users = using.map((t) => t.id).join(', ');
+      const shared = using.filter((t) => !ownChecks(t)).map((t) => t.id);
+      const counts = b.counts === null ? '' : `${b.counts.failed} failing test${b.counts.failed === 1 ? '' : 's'} of ${b.counts.total}`;
+      findings.push({
+        ok: true,
+        weight: 0,
+        text: !b.timedOut && b.exitCode === 0
+          ? `\`${b.command}\` passes on ${base} (${users})${counts === '' ? '' : ` — ${counts}`}`
+          : `\`${b.command}\` fails on ${base} already (${users})${counts === '' ? '' : `: ${counts}`}` +
+            (shared.length > 0 && b.counts !== null ? `; ${shared.join(', ')} (the shared check) judged by not making it worse` : '') +
+            ' — fine if the task is to make it pass, otherwise fix base first',
+      });
     }
   }
 

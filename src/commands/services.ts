@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { FsBacklogFile, fsTextFiles } from '../adapters/fs-files.js';
+import { JsonBaselineStore } from '../adapters/baseline-store.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
+import { GitScratchTrees } from '../adapters/scratch-trees.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
@@ -58,6 +61,10 @@ const sdkLogger = {
 
 /** One runner per process: bubblewrap is probed, and the sandbox self-tested, once. */
 const processRunner = new ExecaRunner();
+/** `.loop-worktrees/baselines.json`: the checks' results on base commits (see core/baseline.ts). */
+export function baselinesPath(repo: Repo): string {
+  return join(repo.workDir, 'baselines.json');
+}
 
 /** `requireModel: false` for commands that never call a model (merge, discard, prune). */
 export async function buildServices(
@@ -86,6 +93,8 @@ export async function buildServices(
     roles,
     sandboxed,
     shellAllowed: sandboxed || sandboxOff,
+    baselines: new JsonBaselineStore(baselinesPath(repo)),
+    scratch: new GitScratchTrees(git),
     store: new LowdbStateStore(repo.statePath),
     clock: systemClock,
     tickDone: (id) => tickDone(new FsBacklogFile(repo.backlogPath), id),

@@ -7,6 +7,7 @@ import { taskGates } from '../core/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
+import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/check-facts.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
@@ -19,8 +20,13 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     const t: TaskState | undefined = state?.tasks[spec.id];
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
-      return { id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null };
+      return {
+        id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
+        checks: [], counts: null, baseline: [], proof: null,
+      };
     }
+    // The verification facts are those of the last attempt that ran.
+    const last = realAttempts(t).at(-1);
     return {
       id: t.id,
       title: spec.title,
@@ -32,6 +38,10 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
       costUsd: Math.round(t.costUsd * 1e6) / 1e6,
       branch: t.branch,
       reason: t.reason,
+      checks: last === undefined ? [] : checksOfAttempt(last).map(checkJson),
+      counts: last === undefined ? null : attemptCounts(last),
+      baseline: (last?.baseline ?? []).map(baselineJson),
+      proof: last?.proof ?? null,
     };
   });
 }

@@ -100,7 +100,9 @@ export function errorSignature(message: string): FailureSignature {
 
 /** The key of a failure's signature (see failureSignature). */
 export function failureFingerprint(outcome: string, evidence: string): string {
-  return `${outcome}:${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
+  // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
+  const counts = [...evidence.matchAll(/^Failing tests: (\d+) of (\d+)$/gm)].map((m) => `failing=${m[1]}/${m[2]} `).join('');
+  return `${outcome}:${counts}${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
 }
 
 /** `later` failed the same way as `earlier`: same key, and not fewer failing tests when both know the count. */

@@ -31,7 +31,7 @@ export interface LessonsOptions {
   now?: () => Date;
 }
 
-export const LESSONS_FILE = 'lessons.md';
+export { LESSONS_FILE } from '../domain/layout.js';
 export const MAX_LESSON_CHARS = 300;
 /** How much of the file is compared against when deduplicating. */
 const DEDUPE_BYTES = 256 * 1024;

@@ -14,10 +14,16 @@ import {
   reviewerPrompt,
   systemPrompt,
 } from './prompts.js';
-import type { AttemptOutcome, CheckResult, FleetConfig, Phase, Role, TaskSpec, Verdict } from '../domain/types.js';
+import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
+import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
+import { baseFailure, baselinesFor } from './baseline.js';
+import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, forReviewer, judgeCheck, ownChecks } from './checks.js';
+import { proveAttempt } from './prove.js';
+import { parseTestCounts } from './test-counts.js';
 
 const OUTPUT_TAIL = 8_000;
+const BASELINE_TAIL = 2_000;
 /** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
 
 export interface PipelineServices {
@@ -32,6 +38,10 @@ export interface PipelineServices {
   sandboxed: boolean;
   /** the shell tool may be offered: sandboxed, or `sandbox: off` said explicitly */
   shellAllowed: boolean;
+  /** the checks' results on base commits */
+  baselines: BaselineStore;
+  /** throw-away checkouts for baselines and proofs */
+  scratch: ScratchTrees;
 }
 
 export interface AttemptInput {
@@ -60,6 +70,8 @@ export interface AttemptObserver {
   phase(phase: Phase): void;
   agentEvent(role: Role, model: string, event: AgentEvent): void;
   output(phase: Phase, chunk: string): void;
+  /** something the person should know now, not only in the report (a check that fails on base) */
+  notice(message: string, level: 'info' | 'warn'): void;
 }
 
 /** The task's gates as one attempt sees them. */
@@ -82,6 +94,10 @@ export interface AttemptResult {
   verdict: Verdict | null;
   commit: string | null;
   diffStat: string | null;
+  /** every check run, in order; `check` is the decisive one */
+  checks: CheckResult[];
+  baseline: BaselineResult[];
+  proof: ProofResult | null;
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -112,6 +128,9 @@ export class Pipeline {
       verdict: null,
       commit: null,
       diffStat: null,
+      checks: [],
+      baseline: [],
+      proof: null,
     };
     const { spec, config } = input;
 
@@ -141,6 +160,13 @@ export class Pipeline {
           return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, result.setup.outputTail);
         }
       }
+    }
+
+    const checks = checksOf(spec, config);
+    const startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
+    if (checks.length > 0 && startCommit !== null) {
+      // The full output stays in baselines.json; each attempt keeps a short tail.
+      result.baseline = (await this.#baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
     }
 
     if (input.verifyOnly) {
@@ -199,10 +225,33 @@ export class Pipeline {
     }
 
     const check = this.#check(input);
-    if (check !== null) {
-      result.check = await this.#command(input, 'verify', check, config.checkTimeoutMs, this.#s.sandboxed);
-      if (result.check.exitCode !== 0) {
-        return this.#fail(result, 'check-failed', `check \`${check}\` ${describeExit(result.check)}`, result.check.outputTail);
+    for (const c of checks) {
+      const run = await this.#command(input, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true);
+      const base = result.baseline.find((b) => b.command === c.run) ?? null;
+      result.checks.push(judgeCheck(run, c, base, !ownChecks(spec)));
+      if (run.judged === 'failed') break;
+    }
+    result.check = decisive(result.checks);
+    const failed = firstFailure(result.checks);
+    if (failed !== null) {
+      return this.#fail(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
+    }
+    if ((spec.prove ?? config.prove ?? false) && checks.length > 0 && startCommit !== null) {
+      // The branch's head: an attempt that committed nothing new is proved on what the branch holds.
+      const head = result.commit ?? (await this.#s.git.revParse(input.branch));
+      if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit`);
+      result.proof = await proveAttempt(
+        { commit: head, base: startCommit, paths: numstat.map((n) => n.path), checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
+        {
+          scratch: this.#s.scratch,
+          prepare: (dir) => this.#prepareScratch(input, dir),
+          run: (dir, c) => this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true),
+        },
+      );
+      input.observer.output('verify', `${result.proof.message}\n`);
+      if (result.proof.status === 'not-proved' || result.proof.status === 'no-tests') {
+        const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.\n\n${result.proof.outputTail}`;
+        return this.#fail(result, 'check-failed', result.proof.message, detail);
       }
     }
 
@@ -211,7 +260,7 @@ export class Pipeline {
       const answer = await this.#agent(
         input,
         'verifier',
-        reviewerPrompt(spec, input.attempt, result.plan, diff, result.check),
+        reviewerPrompt(spec, input.attempt, result.plan, diff, forReviewer(result.check, result.checks)),
         VERDICT_SCHEMA,
       );
       result.verdict = parseVerdict(answer.text);
@@ -225,7 +274,29 @@ export class Pipeline {
   }
 
   #check(input: AttemptInput): string | null {
-    return input.spec.check ?? input.config.check;
+    return checkCommandLine(checksOf(input.spec, input.config));
+  }
+
+  /** The checks on the commit the task started from: cached, or run now in a scratch checkout of it. */
+  async #baseline(input: AttemptInput, checks: CheckSpec[], commit: string): Promise<BaselineResult[]> {
+    const results = await baselinesFor(checks, commit, `base-${input.spec.id}`, {
+      store: this.#s.baselines,
+      scratch: this.#s.scratch,
+      prepare: (dir) => this.#prepareScratch(input, dir),
+      // Quiet: base's output is kept in the result, not streamed as the task's own.
+      run: (dir, command) => this.#command({ ...input, worktree: dir, observer: { ...input.observer, output: () => undefined } }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
+    });
+    // A task's own check failing on base is the task's starting point; the shared check failing there is news.
+    if (ownChecks(input.spec)) return results;
+    for (const b of results) {
+      const failing = baseFailure(b);
+      if (failing !== null) input.observer.notice(`${failing}${b.counts === null ? '' : '; judged by not making it worse'}`, b.counts === null ? 'info' : 'warn');
+    }
+    return results;
+  }
+
+  async #prepareScratch(input: AttemptInput, dir: string): Promise<void> {
+    await this.#s.workspace.prepare(input.repoRoot, dir);
   }
 
   #fail(result: AttemptResult, outcome: AttemptOutcome, reason: string, detail: string): AttemptResult {
@@ -254,7 +325,7 @@ export class Pipeline {
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', agentWritten };
   }
 
-  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean): Promise<CheckResult> {
+  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean, countTests = false): Promise<CheckResult> {
     const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMER_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
@@ -272,6 +343,7 @@ export class Pipeline {
       timedOut: run.timedOut,
       outputTail: tail(run.output),
       durationMs: run.durationMs,
+      ...(countTests ? { counts: parseTestCounts(run.output) } : {}),
     };
   }
 

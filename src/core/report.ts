@@ -1,4 +1,7 @@
-import { totalTokens, type AttemptRecord, type FleetConfig, type Role, type TaskState } from '../domain/types.js';
+import { totalTokens, type AttemptRecord, type BaselineResult, type CheckResult, type FleetConfig, type Role, type TaskState, type TestCounts } from '../domain/types.js';
+import { baseFailure } from './baseline.js';
+import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-facts.js';
+import { checkLabel } from './checks.js';
 import type { FleetSnapshotSummary } from './events.js';
 import { sandboxNotice } from './sandbox-notice.js';
 
@@ -46,9 +49,9 @@ function lastLines(text: string, n: number): string {
   return (lines.length > n ? '…\n' : '') + lines.slice(-n).join('\n');
 }
 
-function roleTable(attempts: AttemptRecord[]): string[] {
+function roleRows(attempts: AttemptRecord[]): string[] {
   const roles: Role[] = ['explorer', 'implementer', 'verifier'];
-  const rows = ['| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |'];
+  const rows: string[] = [];
   for (const role of roles) {
     let input = 0, output = 0, cw = 0, cr = 0, cost = 0;
     for (const a of attempts) {
@@ -61,16 +64,65 @@ function roleTable(attempts: AttemptRecord[]): string[] {
     if (input + output + cw + cr === 0) continue;
     rows.push(`| ${role} | ${tokens(input)} / ${tokens(output)} / ${tokens(cw)} / ${tokens(cr)} | ${usd(cost)} |`);
   }
-  return rows.length > 2 ? rows : [];
+  return rows;
+}
+
+function roleTable(attempts: AttemptRecord[]): string[] {
+  const rows = roleRows(attempts);
+  return rows.length === 0 ? [] : ['| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...rows];
+}
+
+const JUDGED_MARK: Record<string, string> = { passed: '✔', failed: '✗', warning: '⚠', 'not-worse': '≈' };
+
+function countsWords(c: TestCounts | null | undefined): string {
+  return c == null ? '' : ` — ${c.failed}/${c.total} failing${c.skipped > 0 ? `, ${c.skipped} skipped` : ''}`;
+}
+
+/** One check's line: mark, label, exit, time, counts against base, and why when it is not a plain pass. */
+function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string {
+  const judged = checkJson(r).judged ?? 'failed';
+  const base = baseline.find((b) => b.command === r.command);
+  const vsBase = base?.counts != null && r.counts != null ? ` (base: ${base.counts.failed}/${base.counts.total})` : '';
+  const exit = r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'killed'}`;
+  const optional = r.required === false ? ' · not required' : '';
+  const note = r.note ? ` — ${r.note}` : '';
+  return `- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`;
+}
+
+function baselineSection(baseline: readonly BaselineResult[]): string[] {
+  if (baseline.length === 0) return [];
+  const out = ['', `**Baseline** (the checks on ${baseline[0]!.commit.slice(0, 10)}, before any change)`, ''];
+  for (const b of baseline) {
+    const fails = baseFailure(b);
+    out.push(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`);
+  }
+  return out;
+}
+
+function attemptSection(a: AttemptRecord): string[] {
+  const out = ['', `### Attempt ${a.n} — ${a.outcome}${a.reason ? `: ${a.reason}` : ''}`, ''];
+  if (a.plan) out.push('**Plan (summary)**', '', firstLines(a.plan, 8), '');
+  if (a.diffStat) out.push('**Diffstat**', '', '```', a.diffStat.trimEnd(), '```', '');
+  const checks = checksOfAttempt(a);
+  if (checks.length > 0) out.push('**Checks**', '', ...checks.map((c) => checkLine(c, a.baseline ?? [])), '');
+  if (a.guard.length > 0) out.push('**Guard:**', ...a.guard.map((g) => `- ${g}`), '');
+  if (a.verdict) out.push(`**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`, ...a.verdict.reasons.map((r) => `- ${r}`), '');
+  if (a.proof) out.push(`**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`, '');
+  const roles = roleRows([a]);
+  out.push(`**Cost:** ${usd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
+  if (roles.length > 0) out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
+  return out;
 }
 
 function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
   const out = [`## ${task.id} ${task.title}`, ''];
   out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${task.reason}`}`);
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
-  const real = task.attempts.filter((a) => a.n > 0);
+  const real = realAttempts(task);
   out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
   out.push(`- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`);
+  const progress = progressLine(task);
+  if (progress !== null) out.push(`- **Tests:** ${progress}`);
   if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
   if (task.branch !== null) {
     const next: Partial<Record<TaskState['status'], string>> = {
@@ -85,25 +137,27 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   const roles = roleTable(task.attempts);
   if (roles.length > 0) out.push('', ...roles);
   const last = real.at(-1);
+  if (last !== undefined) out.push(...baselineSection(last.baseline ?? []));
+  if (last !== undefined && checksOfAttempt(last).length === 0 && cfg.check === null) out.push('', '**Check:** none configured');
+  for (const a of real) out.push(...attemptSection(a));
   if (last !== undefined) {
-    if (last.diffStat) out.push('', '**Diffstat**', '', '```', last.diffStat.trimEnd(), '```');
-    if (last.plan) out.push('', '**Plan (summary)**', '', firstLines(last.plan, 12));
-    if (last.check) {
-      out.push('', `**Check** \`${last.check.command}\` → exit ${last.check.exitCode ?? 'killed'}${last.check.timedOut ? ' (timed out)' : ''} in ${(last.check.durationMs / 1000).toFixed(1)}s`, '', '```', lastLines(last.check.outputTail, 20), '```');
-    } else if (cfg.check === null) {
-      out.push('', '**Check:** none configured');
+    const shown = checksOfAttempt(last).find((c) => (c.judged ?? (c.exitCode === 0 ? 'passed' : 'failed')) !== 'passed') ?? last.check;
+    if (shown) {
+      out.push('', `**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`, '', '```', lastLines(shown.outputTail, 20), '```');
     }
-    if (last.verdict) {
-      out.push('', `**Reviewer:** ${last.verdict.pass ? 'pass' : 'veto'}`, ...last.verdict.reasons.map((r) => `- ${r}`));
-    }
-    if (last.guard.length > 0) out.push('', '**Guard:**', ...last.guard.map((g) => `- ${g}`));
-  }
-  if (real.length > 1) {
-    out.push('', '**Attempt history**', '');
-    for (const a of real) out.push(`${a.n}. ${a.outcome}${a.reason ? ` — ${a.reason}` : ''} (${usd(a.costUsd)})`);
   }
   out.push('');
   return out;
+}
+
+/** The fleet's cost divided by the tasks it brought to verified (or merged) in this run. */
+function costPerVerified(input: ReportInput): string {
+  const ran = input.tasks.filter((t) => input.ran.has(t.id));
+  const done = ran.filter((t) => t.status === 'verified' || t.status === 'merged').length;
+  const spent = ran.reduce((sum, t) => sum + t.costUsd, 0);
+  return done === 0
+    ? `**Cost per verified task:** none verified; ${usd(spent)} spent on the tasks of this run.`
+    : `**Cost per verified task:** ${usd(spent / done)} (${usd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
 }
 
 export function renderReport(input: ReportInput): string {
@@ -116,6 +170,8 @@ export function renderReport(input: ReportInput): string {
     '',
     `**${c.verified} verified · ${c.merged} merged · ${c.failed} failed · ${c.conflict} conflict · ${c.queued} queued · ${c.discarded} discarded** — ` +
       `${tokens(totalTokens(summary.totals.usage))} tokens, ${usd(summary.totals.costUsd)} in all.`,
+    '',
+    costPerVerified(input),
   ];
   if (summary.stoppedBy !== null) lines.push('', `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`);
   const notice = sandboxNotice(input.config.sandbox, input.sandboxed);

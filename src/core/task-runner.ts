@@ -127,6 +127,7 @@ export class TaskRunner {
           if (over !== null) controller.abort(over);
         }
       },
+      notice: (message, level) => this.#s.events.emit('log', { level, id, message }),
       output: (phase: Phase, chunk: string) => {
         this.#s.events.emit('phase-output', { id, phase, chunk });
         this.#transcript(id, n, { type: 'output', phase, chunk });
@@ -178,6 +179,9 @@ export class TaskRunner {
         commit: r.commit,
         diffStat: r.diffStat,
         evidence: r.evidence,
+        checks: r.checks,
+        baseline: r.baseline,
+        proof: r.proof,
       },
     };
     if (r.outcome === 'verified') {

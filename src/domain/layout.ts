@@ -15,7 +15,11 @@ export const LOCK_FILE = 'fleet.lock';
 export const LOGS_DIR = 'logs';
 /** overnight reports */
 export const REPORTS_DIR = 'reports';
-export const OWN_ENTRIES: readonly string[] = [STATE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR];
+/** each check's result on a base commit, cached */
+export const BASELINES_FILE = 'baselines.json';
+/** what earlier attempts learned (`lessons:`), a person's to edit too */
+export const LESSONS_FILE = 'lessons.md';
+export const OWN_ENTRIES: readonly string[] = [STATE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR, BASELINES_FILE, LESSONS_FILE, MERGE_BACKUP_NAME];
 
 /** the prefix of every task branch */
 export const BRANCH_PREFIX = 'loop/';

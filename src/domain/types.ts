@@ -98,6 +98,32 @@ export interface FleetConfig {
   discovered: 'hold' | 'run';
   /** `lessons:` — keep and use .loop-worktrees/lessons.md (default true) */
   lessons: boolean;
+  /**
+   * The checks, in order, when `check:` is a list. Absent or empty → the single `check` string above. For a
+   * list, `check` holds the required commands joined with ` && ` so that readers of the single string still
+   * see every command that decides a task.
+   */
+  checks?: CheckSpec[];
+  /** after a passing check, show that the new tests fail without the change (`prove: true`) */
+  prove?: boolean;
+}
+
+/** One named check. A check with `required: false` is run and reported but never fails a task. */
+export interface CheckSpec {
+  name: string;
+  run: string;
+  required: boolean;
+}
+
+/** What a test runner's summary says. `failing` names the failing tests where the output names them. */
+export interface TestCounts {
+  /** node:test, vitest, jest, mocha, ava, pytest, go, cargo */
+  runner: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  total: number;
+  failing?: string[];
 }
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */
@@ -123,6 +149,9 @@ export interface TaskSpec {
   priority?: TaskPriority;
   /** the item is under a `## Discovered` heading: a proposal that runs only with `discovered: run` */
   discovered?: true;
+  /** a list `check:` of this task (then `check` holds its required commands joined with ` && `) */
+  checks?: CheckSpec[];
+  prove?: boolean;
 }
 
 export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;
@@ -141,6 +170,52 @@ export interface CheckResult {
   /** the last lines of combined stdout+stderr, bounded */
   outputTail: string;
   durationMs: number;
+  /** the check's name (its command unless named); absent on results written before named checks */
+  name?: string;
+  /** false: reported, never fails the task */
+  required?: boolean;
+  /** test counts parsed from the output, null when no known runner's summary was found */
+  counts?: TestCounts | null;
+  /** how the attempt was judged on this check (see checks.ts) */
+  judged?: CheckJudgement;
+  /** why, in words, when it is not a plain pass */
+  note?: string | null;
+}
+
+/**
+ * passed: exit 0; failed: fails the attempt; warning: a `required: false` check failed; not-worse: failed
+ * on base already and this attempt did not make it worse.
+ */
+export type CheckJudgement = 'passed' | 'failed' | 'warning' | 'not-worse';
+
+/** A check run once on the commit a task starts from, cached by commit and command. */
+export interface BaselineResult {
+  name: string;
+  command: string;
+  commit: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  counts: TestCounts | null;
+  durationMs: number;
+  outputTail: string;
+}
+
+/**
+ * `prove: true`: the attempt's tests run against the base's code. proved: the check failed there;
+ * not-proved: it passed, so the tests do not exercise the change; no-tests: the diff holds no test file;
+ * tests-only: the diff holds nothing but tests, so there is no change to prove (not a failure).
+ */
+export interface ProofResult {
+  status: 'proved' | 'not-proved' | 'no-tests' | 'tests-only';
+  /** test files of the diff kept in the scratch copy */
+  tests: string[];
+  /** non-test files set back to base */
+  restored: string[];
+  command: string | null;
+  exitCode: number | null;
+  counts: TestCounts | null;
+  outputTail: string;
+  message: string;
 }
 
 export interface Verdict {
@@ -179,6 +254,11 @@ export interface AttemptRecord {
   evidence: string | null;
   /** the failure's fingerprint, for the no-progress gate */
   fingerprint: string | null;
+  /** every check of the attempt in order (`check` is the decisive one); absent in older state files */
+  checks?: CheckResult[];
+  /** the checks on the commit the task started from */
+  baseline?: BaselineResult[];
+  proof?: ProofResult | null;
 }
 
 export type GateName =
@@ -245,4 +325,23 @@ export interface TaskStatusJson {
   costUsd: number;
   branch: string | null;
   reason: string | null;
+  /** the last attempt's checks: name, command, exit code, judgement, counts */
+  checks?: CheckStatusJson[];
+  /** the last measured test counts (summed over the checks that give counts) */
+  counts?: TestCounts | null;
+  /** the checks on base */
+  baseline?: CheckStatusJson[];
+  proof?: ProofResult | null;
+}
+
+export interface CheckStatusJson {
+  name: string;
+  command: string;
+  required: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  judged: CheckJudgement | null;
+  note: string | null;
+  counts: TestCounts | null;
+  durationMs: number;
 }

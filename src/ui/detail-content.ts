@@ -1,4 +1,5 @@
-import { totalTokens, type AttemptRecord, type TaskState } from '../domain/types.js';
+import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type TaskState, type TestCounts } from '../domain/types.js';
+import { checkJson, checksOfAttempt, progressLine } from '../core/check-facts.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';
@@ -93,8 +94,31 @@ export function diffLines(diff: DiffState | null, branch: string, base: string, 
     });
 }
 
+const JUDGED: Record<CheckJudgement, { mark: string; color: ColorName }> = {
+  passed: { mark: '✔', color: 'green' },
+  failed: { mark: '✗', color: 'red' },
+  warning: { mark: '⚠', color: 'yellow' },
+  'not-worse': { mark: '≈', color: 'yellow' },
+};
+
+function countsText(c: TestCounts | null | undefined): string {
+  return c == null ? '' : ` · ${c.failed}/${c.total} failing${c.skipped > 0 ? `, ${c.skipped} skipped` : ''}`;
+}
+
+function baselineLines(baseline: readonly BaselineResult[], width: number): StyledLine[] {
+  if (baseline.length === 0) return [];
+  const lines: StyledLine[] = [{ text: `On base ${baseline[0]!.commit.slice(0, 10)}`, bold: true }];
+  for (const b of baseline) {
+    const fails = b.timedOut || b.exitCode !== 0;
+    const how = b.timedOut ? 'timed out' : `exit ${b.exitCode ?? '?'}`;
+    lines.push(...block(`${fails ? '✗' : '✔'} ${b.name} · ${how}${countsText(b.counts)}${fails ? ' · fails on base already' : ''}`, width, { color: fails ? 'yellow' : 'green' }));
+  }
+  lines.push({ text: '' });
+  return lines;
+}
+
 export function checkLines(task: TaskState, live: OutputLog | undefined, width: number): StyledLine[] {
-  const withCheck = [...task.attempts].reverse().find((a) => a.check !== null || a.setup !== null);
+  const withCheck = [...task.attempts].reverse().find((a) => a.check !== null || a.setup !== null || (a.checks?.length ?? 0) > 0);
   const lines: StyledLine[] = [];
   const current = latest(task);
   const runningNow = task.status === 'running' && (current === undefined || current.check === null);
@@ -104,13 +128,26 @@ export function checkLines(task: TaskState, live: OutputLog | undefined, width: 
     lines.push({ text: '' });
   }
   if (withCheck === undefined) return lines.length > 0 ? lines : [note('No check has run yet.')];
-  for (const result of [withCheck.setup, withCheck.check]) {
+  const progress = progressLine(task);
+  if (progress !== null) lines.push({ text: `Tests ${progress}`, bold: true }, { text: '' });
+  lines.push(...baselineLines(withCheck.baseline ?? [], width));
+  for (const result of [withCheck.setup, ...checksOfAttempt(withCheck)]) {
     if (result === null) continue;
-    const passed = result.exitCode === 0 && !result.timedOut;
+    const judged = result === withCheck.setup ? (result.exitCode === 0 && !result.timedOut ? 'passed' : 'failed') : checkJson(result).judged ?? 'failed';
+    const style = JUDGED[judged];
     const how = result.timedOut ? 'timed out' : `exit ${result.exitCode ?? '?'}`;
-    lines.push({ text: `${passed ? '✔' : '✗'} $ ${result.command}`, color: passed ? 'green' : 'red', bold: true });
-    lines.push(note(`attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}`));
+    const name = result.name !== undefined && result.name !== result.command ? `${result.name}: ` : '';
+    lines.push({ text: `${style.mark} ${name}$ ${result.command}`, color: style.color, bold: true });
+    const optional = result.required === false ? ' · not required' : '';
+    lines.push(note(`attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}${countsText(result.counts)}${optional}`));
+    if (result.note) lines.push(...block(result.note, width, { color: style.color }));
     lines.push(...(result.outputTail.trim() === '' ? [note('(no output)')] : block(result.outputTail, width)));
+  }
+  const proof = withCheck.proof;
+  if (proof != null) {
+    const ok = proof.status === 'proved' || proof.status === 'tests-only';
+    lines.push({ text: '' }, { text: `${ok ? '✔' : '✗'} ${proof.message}`, color: ok ? 'green' : 'red', bold: true });
+    if (proof.tests.length > 0) lines.push(...block(`tests kept: ${proof.tests.join(', ')}`, width, { dim: true }));
   }
   return lines;
 }

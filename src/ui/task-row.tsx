@@ -2,6 +2,7 @@ import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
 import { formatDuration, formatTokens, formatUsd, meter, padEnd, padStart, sanitize, truncate, width } from './format.js';
+import { progressLine } from '../core/check-facts.js';
 import type { RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
 import { ratioColor, STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
@@ -40,6 +41,18 @@ function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode
   const room = Math.max(1, size - 1);
   const title = oneLine(task.title);
   const showReason = (task.status === 'failed' || task.status === 'conflict') && task.reason !== null;
+  const tests = showReason ? null : progressLine(task);
+  if (!showReason && tests !== null) {
+    // The test counts after the title, the title giving way first: "Fix parser  7/22 failing → 1/22".
+    const counts = truncate(`  ${tests}`, Math.max(0, room - 8));
+    const head = truncate(title, Math.max(1, room - width(counts)));
+    return (
+      <>
+        <Text>{head}</Text>
+        <Styled dim>{padEnd(counts, size - width(head))}</Styled>
+      </>
+    );
+  }
   if (!showReason) return <Text>{padEnd(truncate(title, room), size)}</Text>;
   const head = truncate(title, Math.max(1, Math.floor(room / 2)));
   const reason = truncate(` — ${oneLine(task.reason ?? '')}`, Math.max(0, room - width(head)));

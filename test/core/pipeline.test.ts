@@ -7,6 +7,7 @@ import { ROLES, type Role, type TaskSpec } from '../../src/domain/types.js';
 import { FakeGit } from '../helpers/fake-git.js';
 import { FakeModel, type FakeScript } from '../helpers/fake-model.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { FakeScratchTrees, MemoryBaselineStore } from '../helpers/fake-verification.js';
 import { FakeWorkspace } from '../helpers/fake-workspace.js';
 
 const WORKTREE = '/repo/.loop-worktrees/T-1';
@@ -21,12 +22,16 @@ function setup(script: FakeScript, exitCode = 0) {
     git.files(workdir).set(path, content);
   });
   const runner = new FakeRunner(() => ({ exitCode, output: exitCode === 0 ? 'ok\n' : 'FAIL one test\n' }));
-  const pipeline = new Pipeline({ git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: false, shellAllowed: false });
+  const pipeline = new Pipeline({
+    git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: false, shellAllowed: false,
+    baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git),
+  });
   const seen: string[] = [];
   const observer: AttemptObserver = {
     phase: (p) => seen.push(`phase:${p}`),
     agentEvent: (role, _model, e) => seen.push(`${role}:${e.type}`),
     output: (p) => seen.push(`output:${p}`),
+    notice: (message) => seen.push(`notice:${message}`),
   };
   let calls = 0;
   const input = (over: Partial<AttemptInput> = {}): AttemptInput => ({

@@ -8,6 +8,7 @@ import type { FleetEvents } from '../../src/core/events.js';
 import { FakeGit } from './fake-git.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 import { FakeRunner, type FakeRun } from './fake-runner.js';
+import { FakeScratchTrees, MemoryBaselineStore } from './fake-verification.js';
 import { FakeWorkspace } from './fake-workspace.js';
 import { MemoryStateStore } from './memory-state-store.js';
 import { backlog as backlogText } from './fleet-harness.js';
@@ -83,6 +84,8 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
     roles: roles(),
     sandboxed: false,
     shellAllowed: false,
+    baselines: new MemoryBaselineStore(),
+    scratch: new FakeScratchTrees(git),
     store,
     clock,
     tickDone: async (id) => {

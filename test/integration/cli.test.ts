@@ -61,7 +61,8 @@ describe('the built CLI as a subprocess', () => {
       expect(status.exitCode).toBe(0);
       const rows = JSON.parse(status.stdout) as Array<Record<string, unknown>>;
       expect(rows.map((r) => [r.id, r.status])).toEqual([['T-1', 'verified'], ['T-2', 'failed']]);
-      expect(Object.keys(rows[0]!).sort()).toEqual(['attempt', 'branch', 'costUsd', 'id', 'maxAttempts', 'phase', 'reason', 'status', 'title', 'tokens'].sort());
+      // The documented fields keep their names; verification facts are added after them.
+      expect(Object.keys(rows[0]!)).toEqual(['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'tokens', 'costUsd', 'branch', 'reason', 'checks', 'counts', 'baseline', 'proof']);
       expect(rows[0]!.tokens).toBeGreaterThan(0);
       expect(rows[0]!.costUsd).toBeGreaterThan(0);
       expect(rows[0]!.branch).toBe('loop/T-1');

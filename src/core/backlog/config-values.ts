@@ -95,13 +95,13 @@ export function readPorts(r: Reader, node: Node | null, at: Node): { from: numbe
   return { from, to };
 }
 
-export function readProtect(r: Reader, node: Node | null, at: Node): string[] | undefined {
+export function readProtect(r: Reader, node: Node | null, at: Node, problem = 'protect must be a list of path patterns, e.g. - secrets/**'): string[] | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return [];
   const items = isSeq(node) ? (node.items as Node[]) : [node];
   const patterns: string[] = [];
   for (const item of items) {
     if (!isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
-      r.error(item ?? at, 'protect must be a list of path patterns, e.g. - secrets/**');
+      r.error(item ?? at, problem);
       continue;
     }
     patterns.push(item.value.trim());

@@ -7,6 +7,7 @@ import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
 import type { FleetConfig, ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
+import { checksFromNode } from './check-list.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -62,6 +63,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   env: Object.freeze([]) as unknown as string[],
   discovered: 'hold',
   lessons: true,
+  prove: false,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -82,7 +84,7 @@ export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
   'discovered', 'lessons',
-  'max_file_bytes', 'max_bytes', 'tests',
+  'max_file_bytes', 'max_bytes', 'tests', 'prove',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -171,11 +173,24 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
     };
     switch (key as ConfigKey) {
       case 'base':
-      case 'check':
       case 'setup':
       case 'notify':
-        assign(key as 'base' | 'check' | 'setup' | 'notify', r.text(key, value, keyNode));
+        assign(key as 'base' | 'setup' | 'notify', r.text(key, value, keyNode));
         break;
+      case 'check': {
+        const read = checksFromNode(value, (at, problem) => r.error(at ?? keyNode, problem), keyNode);
+        if (read !== undefined) {
+          config.check = read.check;
+          if (read.checks !== undefined) config.checks = read.checks;
+        }
+        break;
+      }
+      case 'prove': {
+        const v = r.scalar(key, value, keyNode);
+        if (typeof v === 'boolean') config.prove = v;
+        else if (v !== undefined) r.error(keyNode, `prove must be true or false, got '${String(v)}'`);
+        break;
+      }
       case 'model': {
         const t = r.text(key, value, keyNode);
         if (t === null) r.error(keyNode, 'model needs a model name');

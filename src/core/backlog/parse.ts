@@ -5,6 +5,7 @@
 import { InputError, InputErrors } from '../../domain/errors.js';
 import { TASK_PRIORITIES, type Backlog, type TaskPriority, type TaskSpec } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd, type Parsed } from '../units.js';
+import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
 import { readFrontMatter } from './front-matter.js';
 import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
@@ -12,7 +13,7 @@ import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.j
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
 
-export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'source', 'priority'] as const;
+export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority'] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
 /** An item that had no id and was given one; `title` locates it again when the id is written back. */
@@ -75,7 +76,13 @@ function applyField(task: TaskSpec, f: Field): string | null {
     return null;
   };
   switch (f.key) {
-    case 'check':
+    case 'check': {
+      const read = checksFromText(f.value);
+      if ('problem' in read) return read.problem;
+      if (read.value.check !== null) task.check = read.value.check;
+      if (read.value.checks !== undefined) task.checks = read.value.checks;
+      return null;
+    }
     case 'setup':
     case 'model':
       task[f.key] = f.value;
@@ -105,10 +112,11 @@ function applyField(task: TaskSpec, f: Field): string | null {
       task.files = files;
       return null;
     }
-    case 'review': {
+    case 'review':
+    case 'prove': {
       const v = f.value.toLowerCase();
-      if (v !== 'true' && v !== 'false') return `review: must be true or false, got '${f.value}'`;
-      task.review = v === 'true';
+      if (v !== 'true' && v !== 'false') return `${f.key}: must be true or false, got '${f.value}'`;
+      task[f.key] = v === 'true';
       return null;
     }
     case 'source':

@@ -1,0 +1,36 @@
+import type { BaselineResult } from '../../src/domain/types.js';
+import type { BaselineStore, ScratchTrees } from '../../src/ports/verification.js';
+import type { FakeGit } from './fake-git.js';
+
+/** Baselines kept in memory, keyed like the JSON store: commit and command. */
+export class MemoryBaselineStore implements BaselineStore {
+  readonly #results: BaselineResult[] = [];
+
+  async get(commit: string, command: string): Promise<BaselineResult | null> {
+    return this.#results.find((r) => r.commit === commit && r.command === command) ?? null;
+  }
+  async put(result: BaselineResult): Promise<void> {
+    const at = this.#results.findIndex((r) => r.commit === result.commit && r.command === result.command);
+    if (at === -1) this.#results.push(result);
+    else this.#results[at] = result;
+  }
+  async all(): Promise<BaselineResult[]> {
+    return [...this.#results];
+  }
+}
+
+/** Scratch checkouts that exist only as names: the fake runner runs anywhere, and nothing is restored. */
+export class FakeScratchTrees implements ScratchTrees {
+  readonly made: string[] = [];
+  constructor(private readonly git: FakeGit) {}
+
+  async mergeBase(_worktree: string, ref: string): Promise<string> {
+    return (await this.git.revParse(`refs/heads/${ref}`)) ?? ref;
+  }
+  async create(name: string): Promise<string> {
+    this.made.push(name);
+    return `${this.git.root}/.loop-worktrees/.${name}`;
+  }
+  async restore(): Promise<void> {}
+  async remove(): Promise<void> {}
+}
