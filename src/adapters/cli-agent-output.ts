@@ -18,6 +18,10 @@ export interface CliFinal {
   costUsd: number | null;
   model: string | null;
   error: string | null;
+  /** tools the agent refused to run (Claude Code's `permission_denials`) */
+  denials: string[];
+  /** usage already passed on live, per model response (a final `usage` includes it) */
+  live: Usage;
 }
 
 type Json = Record<string, any>;
@@ -47,9 +51,17 @@ export class CliOutputReader {
   #model: string | null = null;
   #error: string | null = null;
   #structured = false;
+  #denials: string[] = [];
+  #live: Usage = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+  /** per Claude Code message id: the usage passed on for it so far (stream-json repeats it per block) */
+  readonly #messages = new Map<string, Usage>();
+  readonly #toolNames = new Map<string, string>();
+  readonly #onMessage: (() => void) | undefined;
 
-  constructor(emit: (event: AgentEvent) => void) {
+  /** `onMessage` is called when a new model response starts (a model call was made) */
+  constructor(emit: (event: AgentEvent) => void, onMessage?: () => void) {
     this.#emit = emit;
+    this.#onMessage = onMessage;
   }
 
   push(chunk: string): void {
@@ -62,7 +74,15 @@ export class CliOutputReader {
   end(): CliFinal {
     if (this.#partial !== '') this.#line(this.#partial);
     this.#partial = '';
-    return { text: this.#text, usage: this.#usage, costUsd: this.#cost, model: this.#model, error: this.#error };
+    return {
+      text: this.#text,
+      usage: this.#usage,
+      costUsd: this.#cost,
+      model: this.#model,
+      error: this.#error,
+      denials: this.#denials,
+      live: { ...this.#live },
+    };
   }
 
   /** Whether any line was a known JSON event (otherwise the output is plain text). */
@@ -86,14 +106,26 @@ export class CliOutputReader {
         this.#claudeResult(json);
         return true;
       case 'assistant':
+        if (typeof json.message?.model === 'string') this.#model = json.message.model;
+        this.#claudeMessageUsage(json.message as Json | undefined);
         for (const block of (json.message?.content as Json[] | undefined) ?? []) {
           if (block.type === 'text' && typeof block.text === 'string') this.#emit({ type: 'text', text: block.text });
-          if (block.type === 'tool_use') this.#emit({ type: 'tool', name: String(block.name), input: JSON.stringify(block.input ?? {}) });
+          if (block.type === 'tool_use') {
+            this.#toolNames.set(String(block.id), String(block.name));
+            this.#emit({ type: 'tool', name: String(block.name), input: JSON.stringify(block.input ?? {}) });
+          }
         }
-        if (typeof json.message?.model === 'string') this.#model = json.message.model;
+        return true;
+      case 'user':
+        for (const block of (json.message?.content as Json[] | undefined) ?? []) {
+          if (block.type !== 'tool_result') continue;
+          const content = typeof block.content === 'string' ? block.content : Array.isArray(block.content) ? (block.content as Json[]).map((c) => String(c.text ?? '')).join('\n') : '';
+          this.#emit({ type: 'tool-result', name: this.#toolNames.get(String(block.tool_use_id)) ?? '', output: content, isError: block.is_error === true });
+        }
         return true;
       case 'system':
-      case 'user':
+        if (json.subtype === 'init' && typeof json.model === 'string') this.#model = json.model;
+        return true;
       case 'thread.started':
       case 'turn.started':
       case 'item.started':
@@ -114,7 +146,46 @@ export class CliOutputReader {
     }
   }
 
+  /**
+   * Claude Code's stream-json repeats a response's usage with each of its content blocks: the first sight
+   * of a message id passes its input side on, later sights only what grew (output tokens).
+   */
+  #claudeMessageUsage(message: Json | undefined): void {
+    const u = message?.usage as Json | undefined;
+    if (message === undefined || u === undefined || typeof message.id !== 'string') return;
+    const now: Usage = {
+      input: count(u.input_tokens),
+      output: count(u.output_tokens),
+      cacheWrite: count(u.cache_creation_input_tokens),
+      cacheRead: count(u.cache_read_input_tokens),
+    };
+    const seen = this.#messages.get(message.id);
+    if (seen === undefined) this.#onMessage?.();
+    const before = seen ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+    const delta: Usage = {
+      input: Math.max(0, now.input - before.input),
+      output: Math.max(0, now.output - before.output),
+      cacheWrite: Math.max(0, now.cacheWrite - before.cacheWrite),
+      cacheRead: Math.max(0, now.cacheRead - before.cacheRead),
+    };
+    this.#messages.set(message.id, {
+      input: Math.max(now.input, before.input),
+      output: Math.max(now.output, before.output),
+      cacheWrite: Math.max(now.cacheWrite, before.cacheWrite),
+      cacheRead: Math.max(now.cacheRead, before.cacheRead),
+    });
+    if (delta.input + delta.output + delta.cacheWrite + delta.cacheRead === 0) return;
+    this.#live = {
+      input: this.#live.input + delta.input,
+      output: this.#live.output + delta.output,
+      cacheWrite: this.#live.cacheWrite + delta.cacheWrite,
+      cacheRead: this.#live.cacheRead + delta.cacheRead,
+    };
+    this.#emit({ type: 'usage', usage: delta, model: typeof message.model === 'string' ? message.model : (this.#model ?? '') });
+  }
+
   #claudeResult(json: Json): void {
+    for (const d of (json.permission_denials as Json[] | undefined) ?? []) this.#denials.push(String(d.tool_name ?? d.toolName ?? 'a tool'));
     if (typeof json.result === 'string') this.#text = json.result;
     const u = json.usage as Json | undefined;
     if (u) {
@@ -126,8 +197,11 @@ export class CliOutputReader {
       };
     }
     if (typeof json.total_cost_usd === 'number') this.#cost = json.total_cost_usd;
-    const models = Object.keys((json.modelUsage as Json | undefined) ?? {});
-    if (models.length === 1) this.#model = models[0]!;
+    // The model that did the work: the one that cost the most (a side request may use a small model).
+    const byCost = Object.entries((json.modelUsage as Record<string, Json> | undefined) ?? {}).sort(
+      (a, b) => count(b[1].costUSD) - count(a[1].costUSD) || count(b[1].outputTokens) - count(a[1].outputTokens),
+    );
+    if (byCost.length > 0) this.#model = byCost[0]![0];
     if (json.is_error === true) this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
   }
 

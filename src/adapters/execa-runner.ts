@@ -119,7 +119,7 @@ export class ExecaRunner implements ProcessRunner {
         throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
       }
       file = bwrap;
-      args = [...(await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env })), '--', '/bin/sh', '-c', script];
+      args = [...(await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [] })), '--', '/bin/sh', '-c', script];
     }
 
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);

@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
 import { isInside } from './fs-paths.js';
+import type { SandboxMount } from '../ports/process.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
@@ -33,6 +34,8 @@ export interface SandboxSpec {
   writable: string[];
   /** the command's environment: HOME and PATH are read from it */
   env: Record<string, string>;
+  /** extra bind mounts, applied after the hidden homes and /tmp (so they may go inside them) */
+  mounts?: SandboxMount[];
 }
 
 interface Mount {
@@ -165,6 +168,7 @@ export async function sandboxArgs(spec: SandboxSpec): Promise<string[]> {
     ...(await toolchainMounts(spec.env, [...homes, '/tmp'], writable)),
     ...writable.map((w) => ({ readOnly: false, src: w, dest: w })),
     ...(layout ? await gitMounts(layout) : []),
+    ...(spec.mounts ?? []),
   ];
   // Outer folders first, so that a deeper mount (a read-only file inside a writable folder) wins.
   // The sort is stable: at equal depth the order above holds.

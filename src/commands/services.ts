@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
+import { costOf, priceOf } from '../core/pricing.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
@@ -64,14 +65,22 @@ export async function buildServices(
   git: SimpleGitAdapter = new SimpleGitAdapter(repo.root),
 ): Promise<FleetServices> {
   const roles = await loadRoles(`${PACKAGE_ROOT}agents`, repo.root);
-  const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
+  const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined && r.agent === undefined);
   const creds = credentialsFrom(env, needsApi);
   const runner = new ExecaRunner();
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
   const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed, logger: sdkLogger });
-  const cliModel = new CliAgentClient({ processRunner: runner, sandboxAvailable: sandboxed });
+  const cliModel = new CliAgentClient({
+    processRunner: runner,
+    sandboxAvailable: sandboxed,
+    hostEnv: env,
+    priceUsd: (m, usage) => {
+      const price = priceOf(m, backlog.config.prices);
+      return price === null ? null : costOf(usage, price);
+    },
+  });
   const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;
   return {
     git,

@@ -86,6 +86,8 @@ export interface FleetConfig {
   prices: Record<string, ModelPrice>;
   checkTimeoutMs: number;
   setupTimeoutMs: number;
+  /** hosts (`host` or `host:port`) a CLI agent may reach besides its model endpoint */
+  network?: string[];
 }
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */

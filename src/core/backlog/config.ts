@@ -72,7 +72,7 @@ export function defaultConfig(): FleetConfig {
 
 export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
-  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout',
+  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'network',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -193,6 +193,13 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       case 'prices':
         assign('prices', readPrices(r, value, keyNode));
         break;
+      case 'network': {
+        const hosts = readProtect(r, value, keyNode)?.map((h) => h.toLowerCase());
+        const bad = hosts?.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$/.test(h));
+        if (bad !== undefined) r.error(keyNode, `network must list host names (host or host:port), got '${bad}'`);
+        else if (hosts !== undefined) config.network = hosts;
+        break;
+      }
       case 'check_timeout':
       case 'setup_timeout': {
         const v = r.limit(key, value, keyNode, parseDuration);
