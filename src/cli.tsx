@@ -23,6 +23,7 @@ Usage:
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
   loopfleet audit               check readiness and print the cost ceiling before spending
+  loopfleet doctor              check each role's agent: installed, logged in, reachable, can write
   loopfleet demo                the whole system on a sample repository with a scripted model
 
 Options (the run commands):
@@ -43,7 +44,7 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'demo']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'doctor', 'demo']);
 
 function version(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -134,6 +135,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/manage.js')).prune(repo, env, out);
     case 'audit':
       return (await import('./commands/audit.js')).audit(repo, env, out);
+    case 'doctor':
+      return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
       const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);

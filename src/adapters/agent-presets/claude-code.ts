@@ -73,6 +73,8 @@ export const claudeCode: AgentPreset = {
   baseUrlEnv: ['ANTHROPIC_BASE_URL'],
   defaultEndpoint: 'https://api.anthropic.com',
   loginHint: 'run `claude /login`, or set ANTHROPIC_API_KEY',
+  keyEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
+  loginFiles: ['.claude/.credentials.json'],
   build(request, bin) {
     const write = request.access === 'write';
     const argv = [bin, '-p', '--output-format', 'stream-json', '--verbose'];

@@ -32,6 +32,8 @@ export const codex: AgentPreset = {
   baseUrlEnv: ['OPENAI_BASE_URL'],
   defaultEndpoint: 'https://api.openai.com',
   loginHint: 'run `codex login`, or set OPENAI_API_KEY',
+  keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+  loginFiles: ['.codex/auth.json'],
   build(request, bin) {
     const sandbox = request.access === 'write' ? 'workspace-write' : 'read-only';
     const argv = [bin, 'exec', '--json', '--skip-git-repo-check', '--sandbox', sandbox, '--model', request.model, '-'];

@@ -32,6 +32,8 @@ export const gemini: AgentPreset = {
   baseUrlEnv: ['GOOGLE_GEMINI_BASE_URL', 'GEMINI_BASE_URL'],
   defaultEndpoint: 'https://generativelanguage.googleapis.com',
   loginHint: 'log in with `gemini`, or set GEMINI_API_KEY',
+  keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
+  loginFiles: ['.gemini/oauth_creds.json'],
   build(request, bin) {
     const write = request.access === 'write';
     const argv = [bin, '--output-format', 'stream-json', '--model', request.model, '--approval-mode', write ? 'auto_edit' : 'default'];

@@ -34,6 +34,8 @@ export const opencode: AgentPreset = {
   baseUrlEnv: ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL'],
   defaultEndpoint: 'https://api.anthropic.com',
   loginHint: 'run `opencode auth login`',
+  keyEnv: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'],
+  loginFiles: ['.local/share/opencode/auth.json'],
   build(request, bin) {
     const write = request.access === 'write';
     const model = request.model.includes('/') ? request.model : `anthropic/${request.model}`;

@@ -47,6 +47,10 @@ export interface AgentPreset {
   defaultEndpoint: string;
   /** how to log in or key it, for messages */
   loginHint: string;
+  /** variables that key it on their own */
+  keyEnv: string[];
+  /** files under the home folder that hold a login */
+  loginFiles: string[];
   build(request: AgentRequest, bin: string): PresetInvocation;
   /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
   classify(outcome: RunOutcome): Error | null;
