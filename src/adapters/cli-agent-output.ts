@@ -220,12 +220,13 @@ export class CliOutputReader {
   #codexUsage(u: Json | undefined): void {
     if (u === undefined) return;
     const cached = count(u.cached_input_tokens);
-    const turn: Usage = { input: Math.max(0, count(u.input_tokens) - cached), output: count(u.output_tokens), cacheWrite: 0, cacheRead: cached };
+    const written = count(u.cache_write_input_tokens);
+    const turn: Usage = { input: Math.max(0, count(u.input_tokens) - cached - written), output: count(u.output_tokens), cacheWrite: written, cacheRead: cached };
     const sum = this.#usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
     this.#usage = {
       input: sum.input + turn.input,
       output: sum.output + turn.output,
-      cacheWrite: 0,
+      cacheWrite: sum.cacheWrite + turn.cacheWrite,
       cacheRead: sum.cacheRead + turn.cacheRead,
     };
   }

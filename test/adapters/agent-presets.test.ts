@@ -205,11 +205,11 @@ describe('the other presets', () => {
   it('build their non-interactive, machine-readable command lines with the right permissions', () => {
     const req = request('stream');
     const ro = { ...req, access: 'read-only' as const };
-    expect(PRESETS.codex.build(req, 'codex').argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
-    expect(PRESETS.codex.build(ro, 'codex').argv).toContain('read-only');
-    expect(PRESETS.gemini.build(req, 'gemini').argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'auto_edit']));
-    expect(PRESETS.gemini.build(ro, 'gemini').argv).toEqual(expect.arrayContaining(['--approval-mode', 'default']));
-    const oc = PRESETS.opencode.build(ro, 'opencode');
+    expect(PRESETS.codex.build(req, 'codex', {}, false).argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
+    expect(PRESETS.codex.build(ro, 'codex', {}, false).argv).toContain('read-only');
+    expect(PRESETS.gemini.build(req, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'auto_edit']));
+    expect(PRESETS.gemini.build(ro, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--approval-mode', 'default']));
+    const oc = PRESETS.opencode.build(ro, 'opencode', {}, false);
     expect(oc.argv).toEqual(['opencode', 'run', '--format', 'json', '--model', 'anthropic/claude-sonnet-5-5']);
     expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toEqual({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });
     expect(PRESETS.codex.credentialEnv.test('OPENAI_API_KEY')).toBe(true);

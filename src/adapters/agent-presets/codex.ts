@@ -5,8 +5,10 @@ import { AgentSetupError } from '../../domain/errors.js';
 /**
  * Codex CLI (`@openai/codex`) in exec mode: `codex exec --json`, JSONL events on stdout (`item.completed`,
  * `turn.completed` with usage). Codex has no system-prompt flag, so the role's prompt leads the user turn.
- * The implementer runs with Codex's own sandbox at `workspace-write`, read-only roles at `read-only`;
- * approvals are never asked in exec mode. Codex reports no cache writes and no cost: loopfleet prices its
+ * Read-only roles run with Codex's own sandbox at `read-only`; the implementer at `workspace-write`, or —
+ * inside loopfleet's sandbox, where Codex's own bubblewrap cannot nest — with
+ * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents for externally sandboxed runs.
+ * Approvals are never asked in exec mode. `OPENAI_BASE_URL` is turned into a custom Responses provider. Codex reports no cache writes and no cost: loopfleet prices its
  * tokens from the table.
  */
 
@@ -34,9 +36,22 @@ export const codex: AgentPreset = {
   loginHint: 'run `codex login`, or set OPENAI_API_KEY',
   keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   loginFiles: ['.codex/auth.json'],
-  build(request, bin) {
-    const sandbox = request.access === 'write' ? 'workspace-write' : 'read-only';
-    const argv = [bin, 'exec', '--json', '--skip-git-repo-check', '--sandbox', sandbox, '--model', request.model, '-'];
+  build(request, bin, env, sandboxed) {
+    const argv = [bin, 'exec', '--json', '--skip-git-repo-check'];
+    if (request.access === 'write' && sandboxed) {
+      // Codex's own sandbox is bubblewrap too and cannot nest inside loopfleet's, which confines the run.
+      argv.push('--dangerously-bypass-approvals-and-sandbox');
+    } else {
+      argv.push('--sandbox', request.access === 'write' ? 'workspace-write' : 'read-only');
+    }
+    argv.push('--model', request.model);
+    // Codex does not read OPENAI_BASE_URL itself (0.171): a custom provider on the Responses API points it there.
+    const base = env.OPENAI_BASE_URL;
+    if (base !== undefined && base !== '') {
+      argv.push('-c', 'model_provider="loopfleet"');
+      argv.push('-c', `model_providers.loopfleet={name="loopfleet", base_url=${JSON.stringify(base)}, env_key="OPENAI_API_KEY", wire_api="responses"}`);
+    }
+    argv.push('-');
     return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env: {} };
   },
   classify,

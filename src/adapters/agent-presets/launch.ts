@@ -102,9 +102,10 @@ async function existing(p: string, kind: 'dir' | 'file'): Promise<boolean> {
 
 export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, options: LaunchOptions): Promise<Launch> {
   const bin = await resolveBin(preset, request.agent?.bin, options.hostEnv, request.role);
-  const invocation = preset.build(request, bin);
+  const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
+  const invocation = preset.build(request, bin, env, options.sandboxed);
+  Object.assign(env, invocation.env);
   const home = options.hostEnv.HOME;
-  const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv), ...invocation.env };
   if (home !== undefined) env.HOME = home;
   const base = { input: invocation.stdin, env, bin };
   if (!options.sandboxed) {

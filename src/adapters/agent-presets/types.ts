@@ -51,7 +51,11 @@ export interface AgentPreset {
   keyEnv: string[];
   /** files under the home folder that hold a login */
   loginFiles: string[];
-  build(request: AgentRequest, bin: string): PresetInvocation;
+  /**
+   * `env`: the task environment with the preset's credentials, as the CLI will see it; `sandboxed`: whether
+   * loopfleet's sandbox confines the run (a CLI's own sandbox may then be redundant or unable to nest)
+   */
+  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean): PresetInvocation;
   /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
   classify(outcome: RunOutcome): Error | null;
 }
