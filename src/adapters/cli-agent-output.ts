@@ -131,6 +131,19 @@ export class CliOutputReader {
       case 'item.started':
       case 'item.updated':
         return true;
+      case 'step_start':
+        return true;
+      case 'text':
+        if (typeof json.part?.text !== 'string') return false;
+        this.#text = json.part.text;
+        this.#emit({ type: 'text', text: json.part.text });
+        return true;
+      case 'tool_use':
+        this.#opencodeTool(json.part as Json | undefined);
+        return true;
+      case 'step_finish':
+        this.#opencodeStep(json.part as Json | undefined);
+        return true;
       case 'item.completed':
         this.#codexItem(json.item as Json | undefined);
         return true;
@@ -138,8 +151,12 @@ export class CliOutputReader {
         this.#codexUsage(json.usage as Json | undefined);
         return true;
       case 'turn.failed':
-      case 'error':
         this.#error = String(json.error?.message ?? json.message ?? 'the agent reported an error');
+        return true;
+      case 'error':
+        // codex streams "Reconnecting... n/5" as error events and carries on: only turn.failed ends a turn
+        if (typeof json.message === 'string' && /^Reconnecting\b/.test(json.message)) return true;
+        this.#error = String(json.error?.data?.message ?? json.error?.message ?? json.message ?? json.error?.name ?? 'the agent reported an error');
         return true;
       default:
         return false;
@@ -203,6 +220,32 @@ export class CliOutputReader {
     );
     if (byCost.length > 0) this.#model = byCost[0]![0];
     if (json.is_error === true) this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
+  }
+
+  /** opencode `run --format json`: a finished tool call carries its input and output together. */
+  #opencodeTool(part: Json | undefined): void {
+    if (part === undefined) return;
+    const state = (part.state as Json | undefined) ?? {};
+    const name = String(part.tool ?? 'tool');
+    this.#emit({ type: 'tool', name, input: JSON.stringify(state.input ?? {}) });
+    if (state.status === 'completed' || state.status === 'error') {
+      this.#emit({ type: 'tool-result', name, output: String(state.output ?? state.error ?? ''), isError: state.status === 'error' });
+    }
+  }
+
+  /** opencode's `step_finish`: one model response, with its tokens and the cost opencode priced it at. */
+  #opencodeStep(part: Json | undefined): void {
+    const t = part?.tokens as Json | undefined;
+    if (part === undefined || t === undefined) return;
+    const cache = (t.cache as Json | undefined) ?? {};
+    const step: Usage = { input: count(t.input), output: count(t.output) + count(t.reasoning), cacheWrite: count(cache.write), cacheRead: count(cache.read) };
+    const cost = typeof part.cost === 'number' && Number.isFinite(part.cost) ? part.cost : null;
+    this.#onMessage?.();
+    const sum = this.#usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+    this.#usage = { input: sum.input + step.input, output: sum.output + step.output, cacheWrite: sum.cacheWrite + step.cacheWrite, cacheRead: sum.cacheRead + step.cacheRead };
+    this.#live = { ...this.#usage };
+    if (cost !== null) this.#cost = (this.#cost ?? 0) + cost;
+    this.#emit({ type: 'usage', usage: step, model: this.#model ?? '', ...(cost === null ? {} : { costUsd: cost }) });
   }
 
   #codexItem(item: Json | undefined): void {

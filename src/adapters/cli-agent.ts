@@ -146,9 +146,9 @@ export class CliAgentClient implements ModelClient {
     const emit = (event: AgentEvent) => {
       if (handlerError !== null) return;
       try {
-        if (event.type === 'usage' && event.costUsd === undefined) {
-          // Priced here so that the reported total can correct it exactly at the end.
-          const cost = price(event.model || request.model, event.usage) ?? 0;
+        if (event.type === 'usage') {
+          // Priced here (unless the CLI priced it) so that the reported total can correct it exactly at the end.
+          const cost = event.costUsd ?? price(event.model || request.model, event.usage) ?? 0;
           liveCost += cost;
           onEvent({ ...event, model: event.model || request.model, costUsd: cost });
         } else onEvent(event);
@@ -229,7 +229,9 @@ export class CliAgentClient implements ModelClient {
     const rest = final.usage === null ? null : sub(final.usage, final.live);
     const restTokens = rest === null ? 0 : rest.input + rest.output + rest.cacheWrite + rest.cacheRead;
     if (final.costUsd !== null) {
-      emit({ type: 'usage', usage: rest ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 }, model, costUsd: final.costUsd - liveCost });
+      const costRest = final.costUsd - liveCost;
+      if (restTokens === 0 && Math.abs(costRest) < 1e-12) return;
+      emit({ type: 'usage', usage: rest ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 }, model, costUsd: costRest });
     } else if (rest !== null && restTokens > 0) {
       emit({ type: 'usage', usage: rest, model });
     }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +41,8 @@ const MODES: Record<string, string> = {
     line(RESULT),
   ].join('\n'),
   denied: line({ ...RESULT, permission_denials: [{ tool_name: 'Edit', tool_use_id: 'x', tool_input: {} }] }),
+  // opencode 1.18.33 `run --format json` against the loopback server, recorded (the last line's figures abridged)
+  opencode: readFileSync(new URL('./fixtures/opencode-run.jsonl', import.meta.url), 'utf8').trim(),
   limit: line({ type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached · resets 5am (UTC)', usage: RESULT.usage, total_cost_usd: 0 }),
 };
 
@@ -201,6 +204,31 @@ describe('claude-code preset', () => {
   });
 });
 
+describe('opencode preset, its recorded output replayed', () => {
+  it('passes tool calls, results and per-step usage with opencode\'s own cost on as they come', async () => {
+    const events: AgentEvent[] = [];
+    const result = await client(() => 99).runAgent(request('opencode', {}, 'opencode'), (e) => events.push(e));
+    expect(result.text).toBe('done');
+    expect(result.reportedCostUsd).toBeCloseTo(0.0273375 + 0.0025326 + 0.0004, 10);
+    expect(events.filter((e) => e.type !== 'usage').map((e) => `${e.type}:${'name' in e ? e.name : ''}`)).toEqual([
+      'tool:write',
+      'tool-result:write',
+      'tool:bash',
+      'tool-result:bash',
+      'text:',
+    ]);
+    const { total, cost } = sum(events);
+    expect(total).toEqual({ input: 0, output: 25, cacheWrite: 7326, cacheRead: 14534 });
+    // opencode's figure, not the table's (99 a call here)
+    expect(cost).toBeCloseTo(0.0302701, 10);
+    expect(events.filter((e) => e.type === 'usage')).toHaveLength(3);
+    const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
+    expect(argv.trim()).toBe('run --format json --model anthropic/claude-sonnet-5-5');
+    const env = await readFile(path.join(fakeDir, 'env'), 'utf8');
+    expect(env).toContain('OPENCODE_CONFIG_CONTENT=');
+  });
+});
+
 describe('the other presets', () => {
   it('build their non-interactive, machine-readable command lines with the right permissions', () => {
     const req = request('stream');
@@ -211,7 +239,7 @@ describe('the other presets', () => {
     expect(PRESETS.gemini.build(ro, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--approval-mode', 'default']));
     const oc = PRESETS.opencode.build(ro, 'opencode', {}, false);
     expect(oc.argv).toEqual(['opencode', 'run', '--format', 'json', '--model', 'anthropic/claude-sonnet-5-5']);
-    expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toEqual({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });
+    expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toMatchObject({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });
     expect(PRESETS.codex.credentialEnv.test('OPENAI_API_KEY')).toBe(true);
     expect(PRESETS.codex.credentialEnv.test('ANTHROPIC_API_KEY')).toBe(false);
     expect(PRESETS.gemini.credentialEnv.test('GOOGLE_API_KEY')).toBe(true);
