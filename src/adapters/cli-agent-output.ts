@@ -103,7 +103,25 @@ export class CliOutputReader {
   #known(json: Json): boolean {
     switch (json.type) {
       case 'result':
-        this.#claudeResult(json);
+        if (json.stats !== undefined && json.subtype === undefined) this.#geminiResult(json);
+        else this.#claudeResult(json);
+        return true;
+      case 'init':
+        if (typeof json.model === 'string') this.#model = json.model;
+        return true;
+      case 'message':
+        if (json.role === 'assistant' && typeof json.content === 'string') {
+          this.#text = json.delta === true ? (this.#text ?? '') + json.content : json.content;
+          this.#emit({ type: 'text', text: json.content });
+        }
+        return true;
+      case 'tool_result':
+        this.#emit({
+          type: 'tool-result',
+          name: this.#toolNames.get(String(json.tool_id)) ?? '',
+          output: String(json.output ?? json.error?.message ?? ''),
+          isError: json.status === 'error',
+        });
         return true;
       case 'assistant':
         if (typeof json.message?.model === 'string') this.#model = json.message.model;
@@ -139,7 +157,11 @@ export class CliOutputReader {
         this.#emit({ type: 'text', text: json.part.text });
         return true;
       case 'tool_use':
-        this.#opencodeTool(json.part as Json | undefined);
+        if (typeof json.tool_name === 'string') {
+          // Gemini CLI: the call now, its result in a tool_result event
+          this.#toolNames.set(String(json.tool_id), json.tool_name);
+          this.#emit({ type: 'tool', name: json.tool_name, input: JSON.stringify(json.parameters ?? {}) });
+        } else this.#opencodeTool(json.part as Json | undefined);
         return true;
       case 'step_finish':
         this.#opencodeStep(json.part as Json | undefined);
@@ -220,6 +242,18 @@ export class CliOutputReader {
     );
     if (byCost.length > 0) this.#model = byCost[0]![0];
     if (json.is_error === true) this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
+  }
+
+  /** Gemini CLI's final `result`: totals over the run (`input_tokens` includes the cached part). */
+  #geminiResult(json: Json): void {
+    const st = json.stats as Json | undefined;
+    if (st !== undefined) {
+      const cached = count(st.cached);
+      this.#usage = { input: Math.max(0, count(st.input_tokens) - cached), output: count(st.output_tokens), cacheWrite: 0, cacheRead: cached };
+      const models = Object.entries((st.models as Record<string, Json> | undefined) ?? {}).sort((a, b) => count(b[1].output_tokens) - count(a[1].output_tokens));
+      if (models.length > 0) this.#model = models[0]![0];
+    }
+    if (json.status === 'error') this.#error = String(json.error?.message ?? json.error?.type ?? 'the agent reported an error');
   }
 
   /** opencode `run --format json`: a finished tool call carries its input and output together. */

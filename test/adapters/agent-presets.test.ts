@@ -43,6 +43,16 @@ const MODES: Record<string, string> = {
   denied: line({ ...RESULT, permission_denials: [{ tool_name: 'Edit', tool_use_id: 'x', tool_input: {} }] }),
   // opencode 1.18.33 `run --format json` against the loopback server, recorded (the last line's figures abridged)
   opencode: readFileSync(new URL('./fixtures/opencode-run.jsonl', import.meta.url), 'utf8').trim(),
+  // Gemini CLI stream-json, shaped as @google/gemini-cli 0.61.0's source emits it (not a recording)
+  gemini: [
+    line({ type: 'init', timestamp: 't', session_id: 's', model: 'gemini-3-pro' }),
+    line({ type: 'message', timestamp: 't', role: 'user', content: 'Do the task.' }),
+    line({ type: 'message', timestamp: 't', role: 'assistant', content: 'Writing ', delta: true }),
+    line({ type: 'tool_use', timestamp: 't', tool_name: 'write_file', tool_id: 'c1', parameters: { file_path: 'a.txt', content: 'x' } }),
+    line({ type: 'tool_result', timestamp: 't', tool_id: 'c1', status: 'success', output: 'wrote a.txt' }),
+    line({ type: 'message', timestamp: 't', role: 'assistant', content: 'done.', delta: true }),
+    line({ type: 'result', timestamp: 't', status: 'success', stats: { total_tokens: 1500, input_tokens: 1400, output_tokens: 100, cached: 1000, input: 400, duration_ms: 5, tool_calls: 1, models: { 'gemini-3-pro': { output_tokens: 100 } } } }),
+  ].join('\n'),
   limit: line({ type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached · resets 5am (UTC)', usage: RESULT.usage, total_cost_usd: 0 }),
 };
 
@@ -229,14 +239,26 @@ describe('opencode preset, its recorded output replayed', () => {
   });
 });
 
+describe('gemini preset', () => {
+  it('reads its stream-json: text, tool calls with results, the totals with the cached part split out', async () => {
+    const events: AgentEvent[] = [];
+    const result = await client().runAgent(request('gemini', {}, 'gemini'), (e) => events.push(e));
+    expect(result.text).toBe('Writing done.');
+    expect(events.filter((e) => e.type !== 'usage').map((e) => e.type)).toEqual(['text', 'tool', 'tool-result', 'text']);
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ name: 'write_file', output: 'wrote a.txt', isError: false });
+    expect(sum(events).total).toEqual({ input: 400, output: 100, cacheWrite: 0, cacheRead: 1000 });
+    expect(events.find((e) => e.type === 'usage')).toMatchObject({ model: 'gemini-3-pro' });
+  });
+});
+
 describe('the other presets', () => {
   it('build their non-interactive, machine-readable command lines with the right permissions', () => {
     const req = request('stream');
     const ro = { ...req, access: 'read-only' as const };
     expect(PRESETS.codex.build(req, 'codex', {}, false).argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
     expect(PRESETS.codex.build(ro, 'codex', {}, false).argv).toContain('read-only');
-    expect(PRESETS.gemini.build(req, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'auto_edit']));
-    expect(PRESETS.gemini.build(ro, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--approval-mode', 'default']));
+    expect(PRESETS.gemini.build(req, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust']));
+    expect(PRESETS.gemini.build(ro, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--approval-mode', 'plan']));
     const oc = PRESETS.opencode.build(ro, 'opencode', {}, false);
     expect(oc.argv).toEqual(['opencode', 'run', '--format', 'json', '--model', 'anthropic/claude-sonnet-5-5']);
     expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toMatchObject({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });

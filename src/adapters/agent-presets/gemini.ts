@@ -4,10 +4,11 @@ import { AgentSetupError } from '../../domain/errors.js';
 
 /**
  * Gemini CLI (`@google/gemini-cli`) headless: `gemini --output-format stream-json`, the prompt on stdin
- * (`-p` holds a one-line lead that stdin is appended to). The implementer runs with
- * `--approval-mode auto_edit` plus the shell allowed; read-only roles in `default` mode, where a write
- * or a shell command would need an approval that headless mode cannot give. No system-prompt flag short of
- * replacing Gemini's own (GEMINI_SYSTEM_MD), so the role's prompt leads the user turn.
+ * (`-p` holds a one-line lead that stdin is appended to). The implementer runs with `--approval-mode yolo`
+ * (or `auto_edit` when the shell is not offered); read-only roles in `plan`, Gemini's read-only mode.
+ * `--skip-trust`: the task's worktree is a folder Gemini has not seen. No system-prompt flag short of
+ * replacing Gemini's own (GEMINI_SYSTEM_MD), so the role's prompt leads the user turn. Flags and event
+ * shapes as in @google/gemini-cli 0.61.0's help and source.
  */
 
 const NOT_LOGGED_IN = /(please set an auth method|GEMINI_API_KEY|login required|UNAUTHENTICATED|API key not valid)/i;
@@ -36,8 +37,9 @@ export const gemini: AgentPreset = {
   loginFiles: ['.gemini/oauth_creds.json'],
   build(request, bin) {
     const write = request.access === 'write';
-    const argv = [bin, '--output-format', 'stream-json', '--model', request.model, '--approval-mode', write ? 'auto_edit' : 'default'];
-    if (write && request.shell) argv.push('--allowed-tools', 'run_shell_command');
+    // plan: Gemini's read-only mode; yolo: every tool without a prompt (the shell too), inside loopfleet's confinement
+    const mode = !write ? 'plan' : request.shell ? 'yolo' : 'auto_edit';
+    const argv = [bin, '--output-format', 'stream-json', '--model', request.model, '--approval-mode', mode, '--skip-trust'];
     argv.push('-p', 'Follow the instructions below.');
     return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env: {} };
   },
