@@ -131,4 +131,39 @@ describe('Claude Code as the explorer and the implementer', () => {
     expect(task.usage).toEqual(sum);
     expect(task.costUsd).toBeCloseTo(costOf(sum, priceOf(MODEL)!), 6);
   }, 60_000);
+
+  it('is stopped mid-run by a token gate on its streamed usage, with the tokens so far counted', async () => {
+    const server: RunningModelServer = await startModelServer({
+      apiKeys: [KEY],
+      script: byRole({
+        explorer: claudeCodeRole({
+          steps: Array.from({ length: 8 }, () => ({ tool: 'Read' as const, path: 'greeting.txt' })),
+          final: 'Plan.',
+        }),
+      }),
+    });
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(`check: "true"\nreview: false\nmodel: ${MODEL}\ngates:\n  attempts: 1\n  tokens: 20k`, '- [ ] T-1 Say hello'),
+      'greeting.txt': 'hi\n',
+      'agents/explorer.md': roleFile('explorer'),
+      'agents/implementer.md': roleFile('implementer'),
+    });
+    cleanups.push(r.cleanup);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
+    session.fleet.start();
+    await session.fleet.whenIdle();
+    await session.close();
+    const task = session.fleet.task('T-1')!;
+    expect(task.status).toBe('failed');
+    expect(task.reason).toMatch(/token/);
+    // Stopped after the response that crossed the gate, long before the explorer's 9 turns.
+    const calls = server.requests.filter((q) => q.path === '/v1/messages' && q.status === 200).length;
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBeLessThan(5);
+    expect(task.usage.cacheWrite + task.usage.cacheRead + task.usage.input).toBeGreaterThanOrEqual(20_000);
+  }, 60_000);
 });
