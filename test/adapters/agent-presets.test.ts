@@ -43,7 +43,7 @@ const MODES: Record<string, string> = {
   denied: line({ ...RESULT, permission_denials: [{ tool_name: 'Edit', tool_use_id: 'x', tool_input: {} }] }),
   // opencode 1.18.33 `run --format json` against the loopback server, recorded (the last line's figures abridged)
   opencode: readFileSync(new URL('./fixtures/opencode-run.jsonl', import.meta.url), 'utf8').trim(),
-  // Gemini CLI stream-json, shaped as @google/gemini-cli 0.61.0's source emits it (not a recording)
+  // Gemini CLI stream-json, shaped as @google/gemini-cli 0.61.0 emits it (the real CLI runs in test/integration/gemini-agent.test.ts)
   gemini: [
     line({ type: 'init', timestamp: 't', session_id: 's', model: 'gemini-3-pro' }),
     line({ type: 'message', timestamp: 't', role: 'user', content: 'Do the task.' }),

@@ -8,7 +8,7 @@ import { AgentSetupError } from '../../domain/errors.js';
  * (or `auto_edit` when the shell is not offered); read-only roles in `plan`, Gemini's read-only mode.
  * `--skip-trust`: the task's worktree is a folder Gemini has not seen. No system-prompt flag short of
  * replacing Gemini's own (GEMINI_SYSTEM_MD), so the role's prompt leads the user turn. Flags and event
- * shapes as in @google/gemini-cli 0.61.0's help and source.
+ * shapes as in @google/gemini-cli 0.61.0's help, source and runs against the loopback fake.
  */
 
 const NOT_LOGGED_IN = /(please set an auth method|GEMINI_API_KEY|login required|UNAUTHENTICATED|API key not valid)/i;
