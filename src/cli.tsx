@@ -28,6 +28,7 @@ Usage:
   loopfleet audit               check readiness and print the cost ceiling before spending
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
                                 lint errors, outdated or vulnerable dependencies, labelled GitHub issues)
+  loopfleet doctor              check each role's agent: installed, logged in, reachable, can write
   loopfleet demo                the whole system on a sample repository with a scripted model
 
 Options (the run commands):
@@ -52,7 +53,7 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'demo', 'discover']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'doctor', 'demo', 'discover']);
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
@@ -165,6 +166,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/audit.js')).audit(repo, env, out);
     case 'discover':
       return (await import('./commands/discover.js')).discover(repo, { ...discoverArgs!, env }, out);
+    case 'doctor':
+      return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
       const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);

@@ -1,4 +1,6 @@
 import { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError } from '@anthropic-ai/sdk';
+import { RateLimitError } from '../domain/errors.js';
+import { retryAfterOf } from './agent-presets/errors.js';
 
 /**
  * Errors of the model path as the rest of loopfleet sees them. Invariant: no message built here contains
@@ -43,6 +45,13 @@ export function toModelError(error: unknown, secrets: readonly string[]): Error 
     const type = error.type ?? null;
     const detail = error.apiMessage ?? error.message;
     const where = status === null ? 'in the response stream' : `HTTP ${status}`;
+    if (status === 429 || status === 529 || type === 'rate_limit_error' || type === 'overloaded_error') {
+      // Still limited after the SDK's retries: a pause for the fleet, not a failure of the task.
+      const headers: Record<string, string> = {};
+      (error.headers as Headers | undefined)?.forEach((value, name) => (headers[name.toLowerCase()] = value));
+      const kind = status === 529 || type === 'overloaded_error' ? 'overloaded' : 'rate';
+      return new RateLimitError(redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets), retryAfterOf(headers), kind);
+    }
     return new ModelApiError(redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets), status, type);
   }
   if (error instanceof APIConnectionTimeoutError) {

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
 import { isInside } from './fs-paths.js';
 import { SYSTEM_FOLDERS, homeFolders, isDir, mountArgs, privateEtcMounts, systemMounts, toolchainMounts, type Mount } from './sandbox-system.js';
+import type { SandboxMount } from '../ports/process.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
@@ -75,6 +76,8 @@ export interface SandboxSpec {
   writable: string[];
   /** the command's environment: PATH (tools to bring in) and HOME (a home to keep hidden) are read from it */
   env: Record<string, string>;
+  /** extra bind mounts, applied after the hidden homes and /tmp (so they may go inside them) */
+  mounts?: SandboxMount[];
 }
 
 async function realFolder(p: string, what: string): Promise<string> {
@@ -172,6 +175,7 @@ export async function sandboxArgs(spec: SandboxSpec, isolation?: IsolationOption
     ...(await toolchainMounts(spec.env, homes, writable)),
     ...writable.map((w): Mount => ({ kind: 'rw', src: w, dest: w })),
     ...(layout ? await gitMounts(layout) : []),
+    ...(spec.mounts ?? []).map((m): Mount => ({ kind: m.readOnly ? 'ro' : 'rw', src: m.src, dest: m.dest })),
   ];
   // Outer folders first, so that a deeper mount (a read-only file inside a writable folder) wins.
   // The sort is stable: at equal depth the order above holds.

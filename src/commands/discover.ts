@@ -6,7 +6,7 @@ import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { byPriority, knownItems, splitNew, type DiscoverSource, type Proposal } from '../core/discover/proposal.js';
-import { commandSources, findProposals, type RemoteSources } from '../core/discover/run.js';
+import { commandSources, findProposals, type RemoteSources } from './discover-run.js';
 import { addProposals } from '../core/discover/write.js';
 import { FsBacklogFile } from '../adapters/fs-files.js';
 import { taskEnv } from '../core/task-env.js';

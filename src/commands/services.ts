@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
+import { costOf, priceOf } from '../core/pricing.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { FsBacklogFile, fsTextFiles } from '../adapters/fs-files.js';
 import { JsonBaselineStore } from '../adapters/baseline-store.js';
@@ -75,14 +76,22 @@ export async function buildServices(
   git: SimpleGitAdapter = new SimpleGitAdapter(repo.root),
 ): Promise<FleetServices> {
   const roles = await loadRoles(fsTextFiles, `${PACKAGE_ROOT}agents`, repo.root);
-  const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined);
+  const needsApi = requireModel && Object.values(roles).some((r) => r.command === undefined && r.agent === undefined);
   const creds = credentialsFrom(env, needsApi);
   const runner = processRunner;
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
   const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed, logger: sdkLogger });
-  const cliModel = new CliAgentClient({ processRunner: runner, sandboxAvailable: sandboxed });
+  const cliModel = new CliAgentClient({
+    processRunner: runner,
+    sandboxAvailable: sandboxed,
+    hostEnv: env,
+    priceUsd: (m, usage) => {
+      const price = priceOf(m, backlog.config.prices);
+      return price === null ? null : costOf(usage, price);
+    },
+  });
   const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;
   return {
     git,

@@ -14,6 +14,7 @@ import { readFrontMatter } from './backlog/front-matter.js';
 import { InputError, InputErrors } from '../domain/errors.js';
 import { ROLES, type Role } from '../domain/types.js';
 import type { TextFiles } from '../ports/files.js';
+import type { AgentPresetName } from '../ports/model.js';
 import { parseSize } from './units.js';
 
 export interface RoleDefinition {
@@ -28,6 +29,10 @@ export interface RoleDefinition {
   maxTokens: number;
   /** an external command-line agent that plays the role instead of the API */
   command?: string;
+  /** a known CLI agent that plays the role (`agent:`), run with its own login and flags */
+  agent?: AgentPresetName;
+  /** the preset's executable when it is not on PATH (`bin:`) */
+  bin?: string;
   /** the system prompt: the Markdown body, trimmed */
   prompt: string;
   /** absolute path of the file the definition came from */
@@ -40,7 +45,8 @@ export const ROLE_DEFAULTS: Readonly<Record<Role, { maxTurns: number; maxTokens:
   verifier: { maxTurns: 12, maxTokens: 8192 },
 });
 
-const KEYS = ['name', 'description', 'model', 'tools', 'max_turns', 'max_tokens', 'command'] as const;
+const KEYS = ['name', 'description', 'model', 'tools', 'max_turns', 'max_tokens', 'command', 'agent', 'bin'] as const;
+export const AGENT_PRESETS: readonly AgentPresetName[] = ['claude-code', 'codex', 'gemini', 'opencode'];
 const ALIASES: Readonly<Record<string, (typeof KEYS)[number]>> = { maxTurns: 'max_turns', maxTokens: 'max_tokens' };
 const CLAUDE_CODE_KEYS = new Set(['color', 'permissionMode', 'disallowedTools', 'skills', 'hooks', 'mcpServers', 'memory']);
 
@@ -100,9 +106,25 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
           if (t !== null && t !== 'inherit') def.model = t;
         } else if (key === 'command') {
           if (t !== null) def.command = t;
+        } else if (key === 'agent') {
+          if (t === null || t === 'api') continue;
+          if (!(AGENT_PRESETS as readonly string[]).includes(t)) {
+            const near = closest(t, AGENT_PRESETS);
+            err(keyNode, `agent must be one of ${AGENT_PRESETS.join(', ')} (or api), got '${t}'${near ? ` (did you mean '${near}'?)` : ''}`);
+            continue;
+          }
+          def.agent = t as AgentPresetName;
+        } else if (key === 'bin') {
+          if (t !== null) def.bin = t;
         } else if (t !== null && (key === 'name' || key === 'description')) def[key] = t;
       }
     }
+  }
+  if (def.agent !== undefined && def.command !== undefined) {
+    errors.push(new InputError(source, null, 'agent: and command: both name who plays the role: keep one'));
+  }
+  if (def.bin !== undefined && def.agent === undefined) {
+    errors.push(new InputError(source, null, 'bin: names the executable of an agent: preset; add agent: (claude-code, codex, gemini, opencode)'));
   }
   def.prompt = fm.bodyLines.join('\n').trim();
   // An unterminated front matter has already been reported; an empty body is a problem of its own.

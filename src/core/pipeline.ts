@@ -350,7 +350,7 @@ export class Pipeline {
   async #agent(input: AttemptInput, role: Role, prompt: string, outputSchema?: Record<string, unknown>) {
     const def = this.#s.roles[role];
     const model = modelFor(def, input.spec, input.config);
-    const client = def.command !== undefined ? this.#s.cliModel : this.#s.model;
+    const client = def.command !== undefined || def.agent !== undefined ? this.#s.cliModel : this.#s.model;
     return client.runAgent(
       {
         role,
@@ -367,6 +367,7 @@ export class Pipeline {
         signal: input.signal,
         beforeCall: () => input.budget.beforeCall(),
         ...(def.command === undefined ? {} : { command: def.command }),
+        ...(def.agent === undefined ? {} : { agent: { preset: def.agent, ...(def.bin ? { bin: def.bin } : {}), network: input.config.network ?? [] } }),
         timeoutMs: Math.max(1, Math.min(input.budget.remainingMs(), MAX_TIMER_MS)),
       },
       (event) => input.observer.agentEvent(role, model, event),

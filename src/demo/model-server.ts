@@ -7,7 +7,7 @@ import type { Fault, RequestBody, Script, ScriptTurn } from './script-types.js';
 import { toScriptRequest } from './script-request.js';
 import { buildReply, errorJson, formatSse, messageJson, streamEvents, type SseEvent } from './sse.js';
 import { authKind, publicHeaders, readBody, safeParse, sendJson } from './http-util.js';
-import { validateBody, validateHeaders, type ApiErrorSpec } from './validate.js';
+import { betasOf, validateBody, validateHeaders, type ApiErrorSpec } from './validate.js';
 
 export { roleOf, roleMarker, taskMarker, attemptMarker } from '../core/role-marker.js';
 export type { Fault, Script, ScriptRequest, ScriptTurn, ToolUseScript } from './script-types.js';
@@ -42,6 +42,8 @@ export interface RecordedRequest {
   index: number;
   method: string;
   path: string;
+  /** the query string without '?' ('beta=true' from a client on the beta surface), '' when none */
+  query: string;
   /** request headers without `authorization`, `x-api-key` and cookies */
   headers: Record<string, string>;
   /** which credential header was sent */
@@ -122,11 +124,13 @@ export class ModelServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = url.pathname;
     const record: RecordedRequest = {
       index: this.requests.length + 1,
       method: req.method ?? 'GET',
       path,
+      query: url.search.replace(/^\?/, ''),
       headers: publicHeaders(req),
       auth: authKind(req),
       body: safeParse(raw),
@@ -137,6 +141,13 @@ export class ModelServer {
     };
     this.requests.push(record);
 
+    // A connectivity probe (Claude Code sends `HEAD /` before its first call): no credentials needed.
+    if ((req.method === 'HEAD' || req.method === 'GET') && path === '/') {
+      record.status = 200;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(req.method === 'GET' ? 'ok' : undefined);
+      return;
+    }
     const headerError = validateHeaders(req.headers, this.#options.apiKeys ?? null);
     if (headerError) return this.#reject(res, record, headerError);
     const isMessages = path === '/v1/messages' || path === '/v1/messages/count_tokens';
@@ -146,7 +157,7 @@ export class ModelServer {
     if (record.body === undefined) {
       return this.#reject(res, record, { status: 400, type: 'invalid_request_error', message: 'request body is not valid JSON' });
     }
-    const bodyError = validateBody(record.body, this.#options.models ?? null);
+    const bodyError = validateBody(record.body, this.#options.models ?? null, betasOf(req.headers));
     if (bodyError) return this.#reject(res, record, bodyError);
     const body = record.body as RequestBody;
 

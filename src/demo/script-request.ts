@@ -39,7 +39,9 @@ function outputSchemaOf(body: RequestBody): Record<string, unknown> | null {
 }
 
 export function toScriptRequest(body: RequestBody, index: number, repeat: number): ScriptRequest {
-  const messages = body.messages;
+  // Per-turn system messages (per-turn-control beta) are instructions, not turns.
+  const messages = body.messages.filter((m) => (m.role as string) !== 'system');
+  const systemMessages = body.messages.filter((m) => (m.role as string) === 'system').map((m) => textOfContent(m.content)).join('\n');
   const system = systemText(body.system);
   const firstUser = messages.find((m) => m.role === 'user');
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');
@@ -62,5 +64,6 @@ export function toScriptRequest(body: RequestBody, index: number, repeat: number
     attempt: attemptOf(prompt),
     index,
     repeat,
+    systemMessages,
   };
 }

@@ -49,6 +49,8 @@ export interface ScriptRequest {
   index: number;
   /** how many times this exact body was received before (a retry or a replay sees 1, 2, ...) */
   repeat: number;
+  /** the text of `role: "system"` messages inside the conversation (per-turn-control beta) */
+  systemMessages: string;
 }
 
 export interface ToolUseScript {
@@ -68,6 +70,8 @@ export type Fault =
 
 /** One scripted reply. */
 export interface ScriptTurn {
+  /** a thinking block before the text, signed by the server (a client must send it back unchanged) */
+  thinking?: string;
   text?: string;
   toolUses?: ToolUseScript[];
   /** default: 'tool_use' when there are tool uses, 'end_turn' otherwise */

@@ -1,6 +1,7 @@
 import type { InputUsage } from './cache-sim.js';
 import { tokensOf } from './cache-sim.js';
 import type { ApiBlock, ScriptTurn } from './script-types.js';
+import { thinkingSignature } from './validate.js';
 
 /**
  * The reply of the fake Messages API in its two shapes: a Message object, and the SSE events of a stream
@@ -25,6 +26,10 @@ export interface SseEvent {
 export function buildReply(turn: ScriptTurn, model: string, nextId: (prefix: string) => string): Reply {
   const content: ApiBlock[] = [];
   let outputTokens = 0;
+  if (turn.thinking !== undefined && turn.thinking !== '') {
+    content.push({ type: 'thinking', thinking: turn.thinking, signature: thinkingSignature(turn.thinking) });
+    outputTokens += tokensOf(turn.thinking);
+  }
   if (turn.text !== undefined && turn.text !== '') {
     content.push({ type: 'text', text: turn.text });
     outputTokens += tokensOf(turn.text);
@@ -92,6 +97,18 @@ export function streamEvents(reply: Reply, input: InputUsage, chunkChars: number
       for (const text of textChunks(String(block.text), chunkChars)) {
         events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } });
       }
+    } else if (block.type === 'thinking') {
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      });
+      for (const thinking of textChunks(String(block.thinking), chunkChars)) {
+        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } } });
+      }
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } },
+      });
     } else {
       events.push({
         event: 'content_block_start',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiBlock, ApiMessage, RequestBody } from './script-types.js';
 
@@ -45,13 +46,38 @@ export function validateHeaders(headers: IncomingHttpHeaders, acceptedKeys: read
   return null;
 }
 
+/**
+ * The signature the fake gives a thinking block. The API rejects a thinking block sent back with a signature
+ * it did not issue for that text, so a client that edits or drops it is caught.
+ */
+export function thinkingSignature(thinking: string): string {
+  return `fakesig_${createHash('sha256').update(`thinking:${thinking}`).digest('base64url')}`;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function validateMessages(messages: unknown[]): ApiErrorSpec | null {
+/** The beta that lets a conversation carry `role: "system"` messages between turns (Claude Code sends it). */
+export const PER_TURN_CONTROL_BETA = 'per-turn-control-2026-07-01';
+
+/** The names in `anthropic-beta` (comma-separated, possibly repeated). */
+export function betasOf(headers: IncomingHttpHeaders): string[] {
+  const raw = headers['anthropic-beta'];
+  const text = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
+  return text.split(',').map((b) => b.trim()).filter((b) => b !== '');
+}
+
+function validateMessages(messages: unknown[], betas: readonly string[]): ApiErrorSpec | null {
   if (messages.length === 0) return invalid('messages: at least one message is required');
+  const systemAllowed = betas.includes(PER_TURN_CONTROL_BETA);
   for (const [i, m] of messages.entries()) {
+    if (isObject(m) && m.role === 'system' && systemAllowed && i > 0) {
+      if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
+        return invalid(`messages.${i}.content: Input should be a valid string or list`);
+      }
+      continue;
+    }
     if (!isObject(m) || (m.role !== 'user' && m.role !== 'assistant')) {
       return invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
     }
@@ -59,7 +85,16 @@ function validateMessages(messages: unknown[]): ApiErrorSpec | null {
       return invalid(`messages.${i}.content: Input should be a valid string or list`);
     }
   }
-  const list = messages as ApiMessage[];
+  // Per-turn system messages are instructions, not turns: the alternation rules apply to the rest.
+  for (const [i, m] of (messages as ApiMessage[]).entries()) {
+    if (m.role !== 'assistant' || typeof m.content === 'string') continue;
+    for (const [j, b] of m.content.entries()) {
+      if (b.type === 'thinking' && b.signature !== thinkingSignature(String(b.thinking ?? ''))) {
+        return invalid(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+      }
+    }
+  }
+  const list = (messages as ApiMessage[]).filter((m) => (m.role as string) !== 'system');
   if (list[0]!.role !== 'user') return invalid('messages: first message must use the "user" role');
   // Every tool_use must be answered by a tool_result in the message right after it.
   for (const [i, m] of list.entries()) {
@@ -107,7 +142,7 @@ function validateOutputConfig(body: Record<string, unknown>): ApiErrorSpec | nul
 }
 
 /** Validates a parsed body; returns the error the API would answer, or null. */
-export function validateBody(body: unknown, knownModels: readonly string[] | null): ApiErrorSpec | null {
+export function validateBody(body: unknown, knownModels: readonly string[] | null, betas: readonly string[] = []): ApiErrorSpec | null {
   if (!isObject(body)) return invalid('request body must be a JSON object');
   if (typeof body.model !== 'string' || body.model === '') return invalid('model: Field required');
   if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
@@ -126,7 +161,7 @@ export function validateBody(body: unknown, knownModels: readonly string[] | nul
   if (choiceError) return choiceError;
   const outputError = validateOutputConfig(body);
   if (outputError) return outputError;
-  const messagesError = validateMessages(body.messages);
+  const messagesError = validateMessages(body.messages, betas);
   if (messagesError) return messagesError;
   if (knownModels !== null && !knownModels.includes(body.model)) {
     return { status: 404, type: 'not_found_error', message: `model: ${body.model}` };

@@ -55,3 +55,30 @@ export class GateError extends Error {
 export class StopError extends Error {
   override readonly name = 'StopError';
 }
+
+/**
+ * The model provider refused for a rate or usage limit (HTTP 429/529, or a CLI's "usage limit reached ·
+ * resets 5am"). Not the task's fault: the fleet should pause new model work until `resetAt` (epoch ms;
+ * null when unknown: back off) without using up an attempt.
+ */
+export class RateLimitError extends Error {
+  override readonly name = 'RateLimitError';
+  constructor(
+    message: string,
+    readonly resetAt: number | null,
+    readonly kind: 'rate' | 'usage' | 'overloaded',
+  ) {
+    super(message);
+  }
+}
+
+/** A CLI agent could not do its work for a reason the person must fix (login, missing binary, denied tool). */
+export class AgentSetupError extends Error {
+  override readonly name = 'AgentSetupError';
+  constructor(
+    message: string,
+    readonly reason: 'not-logged-in' | 'missing-binary' | 'permission-denied' | 'api-error' | 'read-only-violated',
+  ) {
+    super(message);
+  }
+}

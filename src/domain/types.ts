@@ -98,6 +98,8 @@ export interface FleetConfig {
   discovered: 'hold' | 'run';
   /** `lessons:` — keep and use .loop-worktrees/lessons.md (default true) */
   lessons: boolean;
+  /** hosts (`host` or `host:port`) a CLI agent may reach besides its model endpoint */
+  network?: string[];
   /**
    * The checks, in order, when `check:` is a list. Absent or empty → the single `check` string above. For a
    * list, `check` holds the required commands joined with ` && ` so that readers of the single string still

@@ -28,7 +28,19 @@ export interface AgentRequest {
   beforeCall: () => void;
   /** an external command that plays the role instead of the API (agents/<role>.md `command:`) */
   command?: string;
+  /** a known CLI agent that plays the role (agents/<role>.md `agent:`, `bin:`, `network:`) */
+  agent?: AgentBackend;
   timeoutMs: number;
+}
+
+export type AgentPresetName = 'claude-code' | 'codex' | 'gemini' | 'opencode';
+
+export interface AgentBackend {
+  preset: AgentPresetName;
+  /** the executable, when not the preset's default name on PATH */
+  bin?: string;
+  /** hosts the agent may reach besides its model endpoint (`host` or `host:port`) */
+  network?: string[];
 }
 
 export type AgentEvent =

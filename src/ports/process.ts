@@ -1,5 +1,14 @@
 /** Running commands: setup, checks, the agent's shell tool and external CLI agents. */
 
+/** An extra bind mount of a sandbox (a CLI agent's config folder, its executable, the egress socket). */
+export interface SandboxMount {
+  /** host path; must exist */
+  src: string;
+  /** path inside the sandbox */
+  dest: string;
+  readOnly: boolean;
+}
+
 export interface RunOptions {
   cwd: string;
   /** the complete environment of the child; nothing is inherited implicitly */
@@ -12,7 +21,7 @@ export interface RunOptions {
    * Confine the command: read-only system, only `cwd` (and `writable` paths) writable, private /tmp, no network.
    * The runner throws when asked for a sandbox it cannot provide.
    */
-  sandbox?: { writable: string[] } | null;
+  sandbox?: { writable: string[]; mounts?: SandboxMount[] } | null;
   /** called with output as it arrives (stdout and stderr interleaved) */
   onOutput?: (chunk: string) => void;
   /** keep at most this many bytes of the tail of the combined output; default 64 KiB */

@@ -84,7 +84,7 @@ export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
   'discovered', 'lessons',
-  'max_file_bytes', 'max_bytes', 'tests', 'prove',
+  'max_file_bytes', 'max_bytes', 'tests', 'prove', 'network',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -245,6 +245,13 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       case 'tests':
         assign('tests', readPatterns(r, key, value, keyNode));
         break;
+      case 'network': {
+        const hosts = readProtect(r, value, keyNode)?.map((h) => h.toLowerCase());
+        const bad = hosts?.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$/.test(h));
+        if (bad !== undefined) r.error(keyNode, `network must list host names (host or host:port), got '${bad}'`);
+        else if (hosts !== undefined) config.network = hosts;
+        break;
+      }
       case 'check_timeout':
       case 'setup_timeout': {
         const v = r.limit(key, value, keyNode, parseDuration);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RemoteSources } from '../../../src/core/discover/run.js';
+import type { RemoteSources } from '../../../src/commands/discover-run.js';
 import { makeRepo } from '../../helpers/git-repo.js';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');

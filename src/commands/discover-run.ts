@@ -6,15 +6,15 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Backlog } from '../../domain/types.js';
-import type { ProcessRunner } from '../../ports/process.js';
-import { depProposals, jsonIn, npmError, parseAudit, parseOutdated } from './deps.js';
-import { issueProposal, parseIssues } from './issues.js';
-import { lintCommandProposal, lintCommands, lintFindings, lintProposal } from './lint.js';
-import type { DiscoverSource, Proposal } from './proposal.js';
-import { failingCheckProposal, failingFileProposal, failingTestFiles, narrowedCheck, testRunnerOf } from './tests.js';
-import { oneLine } from './text.js';
-import { findTodos, isBinary, isScannable, MAX_TODO_FILE_BYTES, todoProposal } from './todo.js';
+import type { Backlog } from '../domain/types.js';
+import type { ProcessRunner } from '../ports/process.js';
+import { depProposals, jsonIn, npmError, parseAudit, parseOutdated } from '../core/discover/deps.js';
+import { issueProposal, parseIssues } from '../core/discover/issues.js';
+import { lintCommandProposal, lintCommands, lintFindings, lintProposal } from '../core/discover/lint.js';
+import type { DiscoverSource, Proposal } from '../core/discover/proposal.js';
+import { failingCheckProposal, failingFileProposal, failingTestFiles, narrowedCheck, testRunnerOf } from '../core/discover/tests.js';
+import { oneLine } from '../core/discover/text.js';
+import { findTodos, isBinary, isScannable, MAX_TODO_FILE_BYTES, todoProposal } from '../core/discover/todo.js';
 
 /** At most this many failing files are re-run alone for their own output. */
 const MAX_NARROWED_RUNS = 8;

@@ -1,0 +1,145 @@
+import { access, constants, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { AgentSetupError } from '../../domain/errors.js';
+import type { AgentRequest } from '../../ports/model.js';
+import type { SandboxMount } from '../../ports/process.js';
+import { forwarderArgv } from '../egress-forwarder.js';
+import { parseHost, startEgressProxy, type AllowedHost, type EgressProxy } from '../egress-proxy.js';
+import type { AgentPreset } from './types.js';
+
+/**
+ * Everything needed to start a preset's CLI: the command line, its environment (the task's, plus its own
+ * credentials and nothing else), and — when sandboxed — the mounts (its config folders read-write, its
+ * executable and Node read-only, the egress socket) and the egress proxy that lets it reach its model only.
+ */
+
+/** Where the egress proxy's socket appears inside the sandbox. */
+export const SANDBOX_EGRESS_SOCKET = '/tmp/.loopfleet/egress.sock';
+const PROXY_PORT = 3128;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+export interface Launch {
+  command: string;
+  input: string;
+  env: Record<string, string>;
+  mounts: SandboxMount[];
+  /** the executable that runs (absolute, symlinks resolved) */
+  bin: string;
+  /** the hosts the agent may reach (sandboxed runs) */
+  allowed: AllowedHost[];
+  egress: EgressProxy | null;
+  close(): Promise<void>;
+}
+
+export interface LaunchOptions {
+  hostEnv: Record<string, string | undefined>;
+  sandboxed: boolean;
+  /** the Node that runs the forwarder inside the sandbox */
+  node: string;
+}
+
+function quote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+async function isExecutable(p: string): Promise<boolean> {
+  try {
+    await access(p, constants.X_OK);
+    return (await stat(p)).isFile();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR') return false;
+    throw error;
+  }
+}
+
+/** The preset's executable, absolute and real; an AgentSetupError naming the fix when there is none. */
+export async function resolveBin(preset: AgentPreset, bin: string | undefined, hostEnv: Record<string, string | undefined>, role: string): Promise<string> {
+  const name = bin ?? preset.defaultBin;
+  const fix = `install ${preset.packageName} (npm install -g ${preset.packageName}) or set bin: in agents/${role}.md`;
+  if (name.includes('/')) {
+    const abs = path.resolve(name.replace(/^~(?=\/)/, hostEnv.HOME ?? '~'));
+    if (!(await isExecutable(abs))) throw new AgentSetupError(`${preset.name}: bin: ${name} is not an executable file; ${fix}`, 'missing-binary');
+    return realpath(abs);
+  }
+  for (const dir of (hostEnv.PATH ?? '').split(':')) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, name);
+    if (await isExecutable(candidate)) return realpath(candidate);
+  }
+  throw new AgentSetupError(`${preset.name}: \`${name}\` is not on PATH; ${fix}`, 'missing-binary');
+}
+
+/** The folder to make visible for an executable: its whole package (node_modules root) or its own folder. */
+function packageRootOf(bin: string): string {
+  const parts = bin.split(path.sep);
+  const i = parts.indexOf('node_modules');
+  return i > 0 ? parts.slice(0, i + 1).join(path.sep) : path.dirname(bin);
+}
+
+/** The preset's own credentials from loopfleet's environment: its variables, nothing else. */
+export function credentialsOf(preset: AgentPreset, hostEnv: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(hostEnv)) if (value !== undefined && preset.credentialEnv.test(name)) out[name] = value;
+  return out;
+}
+
+/** The model endpoint the preset will call, from its base-URL variable or its default. */
+export function endpointOf(preset: AgentPreset, env: Record<string, string | undefined>): AllowedHost {
+  const url = preset.baseUrlEnv.map((n) => env[n]).find((v) => v !== undefined && v !== '') ?? preset.defaultEndpoint;
+  return parseHost(url);
+}
+
+async function existing(p: string, kind: 'dir' | 'file'): Promise<boolean> {
+  try {
+    const s = await stat(p);
+    return kind === 'dir' ? s.isDirectory() : s.isFile();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, options: LaunchOptions): Promise<Launch> {
+  const bin = await resolveBin(preset, request.agent?.bin, options.hostEnv, request.role);
+  const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
+  const invocation = preset.build(request, bin, env, options.sandboxed);
+  Object.assign(env, invocation.env);
+  const home = options.hostEnv.HOME;
+  if (home !== undefined) env.HOME = home;
+  const base = { input: invocation.stdin, env, bin };
+  if (!options.sandboxed) {
+    return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts: [], allowed: [], egress: null, close: async () => {} };
+  }
+
+  const mounts: SandboxMount[] = [];
+  if (home !== undefined && path.isAbsolute(home)) {
+    for (const c of preset.configPaths) {
+      const p = path.join(home, c.path);
+      // Read-write: CLIs write session files and refreshed login tokens there; a copy would lose a refresh.
+      if (await existing(p, c.kind)) mounts.push({ src: await realpath(p), dest: p, readOnly: false });
+    }
+  }
+  const root = packageRootOf(bin);
+  mounts.push({ src: root, dest: root, readOnly: true });
+  const node = await realpath(options.node);
+  mounts.push({ src: node, dest: node, readOnly: true });
+
+  const endpoint = endpointOf(preset, env);
+  const allowed = [endpoint, ...(request.agent?.network ?? []).map(parseHost)];
+  const egress = await startEgressProxy(allowed);
+  try {
+    mounts.push({ src: egress.socketPath, dest: SANDBOX_EGRESS_SOCKET, readOnly: true });
+    const tunnels = LOOPBACK.has(endpoint.host) ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }] : [];
+    const proxyPort = tunnels.some((t) => t.port === PROXY_PORT) ? PROXY_PORT + 1 : PROXY_PORT;
+    const proxy = `http://127.0.0.1:${proxyPort}`;
+    Object.assign(env, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy });
+    // A loopback model endpoint is reached through its own tunnel port, not through the proxy.
+    if (tunnels.length > 0) Object.assign(env, { NO_PROXY: '127.0.0.1,localhost,::1', no_proxy: '127.0.0.1,localhost,::1' });
+    const argv = forwarderArgv(node, { socket: SANDBOX_EGRESS_SOCKET, tunnels, proxyPort, argv: invocation.argv });
+    return { ...base, command: `exec ${argv.map(quote).join(' ')}`, mounts, allowed, egress, close: () => egress.close() };
+  } catch (error) {
+    await egress.close();
+    throw error;
+  }
+}

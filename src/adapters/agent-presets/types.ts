@@ -1,0 +1,61 @@
+import type { AgentPresetName, AgentRequest } from '../../ports/model.js';
+
+/**
+ * How loopfleet drives one known CLI agent: its command line, the credentials and config folders that are
+ * its own, where its model lives, and what its failures mean.
+ */
+
+export interface PresetInvocation {
+  /** executable first */
+  argv: string[];
+  /** written to stdin, then closed */
+  stdin: string;
+  /** variables set for this CLI on top of the task environment and its own credentials */
+  env: Record<string, string>;
+}
+
+export interface ConfigPath {
+  /** relative to the home folder */
+  path: string;
+  kind: 'dir' | 'file';
+}
+
+/** What the CLI's output and exit said, for classification. */
+export interface RunOutcome {
+  exitCode: number | null;
+  /** tail of the combined output */
+  output: string;
+  /** the error its structured output reported, if any */
+  reportedError: string | null;
+  /** tools the CLI refused to run (claude's `permission_denials`) */
+  denials: string[];
+  access: AgentRequest['access'];
+}
+
+export interface AgentPreset {
+  name: AgentPresetName;
+  /** executable name looked up on PATH when the role has no `bin:` */
+  defaultBin: string;
+  /** npm package that provides it, for messages */
+  packageName: string;
+  /** names of loopfleet's environment variables that are this CLI's credentials and settings */
+  credentialEnv: RegExp;
+  /** its own config and login folders under the home folder, bound read-write into its sandbox */
+  configPaths: ConfigPath[];
+  /** variables holding a base URL of its model endpoint, first set wins; else `defaultEndpoint` */
+  baseUrlEnv: string[];
+  defaultEndpoint: string;
+  /** how to log in or key it, for messages */
+  loginHint: string;
+  /** variables that key it on their own */
+  keyEnv: string[];
+  /** files under the home folder that hold a login */
+  loginFiles: string[];
+  /**
+   * `env`: the task environment with the preset's credentials, as the CLI will see it; `sandboxed`: whether
+   * loopfleet's sandbox confines the run (a CLI's own sandbox may then be redundant or unable to nest)
+   */
+  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean): PresetInvocation;
+  /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
+  classify(outcome: RunOutcome): Error | null;
+}

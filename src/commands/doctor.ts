@@ -1,0 +1,175 @@
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CliAgentClient } from '../adapters/cli-agent.js';
+import { fsTextFiles } from '../adapters/fs-files.js';
+import { ExecaRunner } from '../adapters/execa-runner.js';
+import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
+import { endpointOf, resolveBin } from '../adapters/agent-presets/launch.js';
+import { loadRoles, type RoleDefinition } from '../core/agents.js';
+import { systemPrompt } from '../core/prompts.js';
+import { isSecretName } from '../core/task-env.js';
+import { ROLES, type FleetConfig, type Role } from '../domain/types.js';
+import { loadBacklog, type Repo } from './repo.js';
+
+/**
+ * `loopfleet doctor`: for every role as configured, whether it will work tonight — the backend installed
+ * (its version), logged in or keyed, reachable from inside the sandbox with one minimal call, and the
+ * implementer able to write a file (in a throw-away repository, never the user's). One line per check;
+ * exit 0 when all hold, 1 otherwise. A preset's minimal call is a real model call: a few thousand tokens.
+ */
+
+const PACKAGE_ROOT = new URL('../../', import.meta.url).pathname;
+const DOCTOR_FILE = 'loopfleet-doctor.txt';
+const CALL_TIMEOUT_MS = 120_000;
+
+interface Check {
+  ok: boolean;
+  role: Role | 'fleet';
+  what: string;
+  detail: string;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await access(p);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function version(bin: string, env: Record<string, string>): Promise<string | null> {
+  const quoted = `'${bin.replace(/'/g, `'\\''`)}'`;
+  const r = await new ExecaRunner().run(`${quoted} --version 2>/dev/null`, { cwd: os.tmpdir(), env, timeoutMs: 15_000 });
+  const first = r.output.trim().split('\n')[0] ?? '';
+  return r.exitCode === 0 && first !== '' ? first : null;
+}
+
+/** Which credential the preset would use, or null. Names only: a value is never printed. */
+async function loginOf(preset: AgentPreset, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const key = preset.keyEnv.find((n) => (env[n] ?? '') !== '');
+  if (key !== undefined) return key;
+  const home = env.HOME;
+  if (home === undefined) return null;
+  for (const f of preset.loginFiles) if (await exists(path.join(home, f))) return `~/${f}`;
+  return null;
+}
+
+async function throwAwayRepo(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-doctor-'));
+  await writeFile(path.join(dir, 'README.md'), 'a throw-away repository of loopfleet doctor\n');
+  await SimpleGitAdapter.createRepository(dir, 'main', 'doctor');
+  return dir;
+}
+
+async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig, env: NodeJS.ProcessEnv, sandboxed: boolean): Promise<Check[]> {
+  const preset = presetOf(def.agent!);
+  const checks: Check[] = [];
+  const base = { PATH: env.PATH ?? '/usr/bin:/bin', ...(env.HOME ? { HOME: env.HOME } : {}) };
+  let bin: string;
+  try {
+    bin = await resolveBin(preset, def.bin, env, role);
+  } catch (error) {
+    return [{ ok: false, role, what: 'installed', detail: (error as Error).message }];
+  }
+  const v = await version(bin, base);
+  checks.push({ ok: v !== null, role, what: 'installed', detail: v === null ? `${bin} --version failed` : `${preset.name} ${v} (${bin})` });
+  const login = await loginOf(preset, env);
+  checks.push({
+    ok: login !== null,
+    role,
+    what: 'logged in',
+    detail: login === null ? `no ${preset.keyEnv.join(' / ')} and no login in ~/${preset.loginFiles[0]}: ${preset.loginHint}` : `by ${login}`,
+  });
+  if (v === null || login === null) return checks;
+
+  const dir = await throwAwayRepo();
+  try {
+    const write = role === 'implementer';
+    const taskEnvironment = Object.fromEntries(Object.entries(env).filter(([k, val]) => val !== undefined && !isSecretName(k))) as Record<string, string>;
+    const client = new CliAgentClient({ processRunner: new ExecaRunner(), sandboxAvailable: sandboxed, hostEnv: env });
+    let tokens = 0;
+    let model = def.model ?? config.model;
+    const endpoint = endpointOf(preset, env);
+    const where = `${endpoint.host}:${endpoint.port}${sandboxed ? ' from inside the sandbox' : ' (no sandbox)'}`;
+    try {
+      await client.runAgent(
+        {
+          role,
+          model,
+          system: systemPrompt(role, 'You are being health-checked by loopfleet. Do exactly what the user asks, nothing else.'),
+          prompt: write ? `Create the file ${DOCTOR_FILE} in the current folder containing the word ok, then reply OK.` : 'Reply with the word OK.',
+          workdir: dir,
+          access: write ? 'write' : 'read-only',
+          shell: false,
+          env: taskEnvironment,
+          maxTurns: 4,
+          maxTokens: 1024,
+          signal: new AbortController().signal,
+          beforeCall: () => {},
+          agent: { preset: preset.name, ...(def.bin ? { bin: def.bin } : {}), network: config.network ?? [] },
+          timeoutMs: CALL_TIMEOUT_MS,
+        },
+        (e) => {
+          if (e.type !== 'usage') return;
+          tokens += e.usage.input + e.usage.output + e.usage.cacheRead + e.usage.cacheWrite;
+          if (e.model) model = e.model;
+        },
+      );
+      checks.push({ ok: true, role, what: 'reachable', detail: `${where}, model ${model}, ${tokens} tokens` });
+    } catch (error) {
+      checks.push({ ok: false, role, what: 'reachable', detail: `${where}: ${(error as Error).message.split('\n')[0]}` });
+      return checks;
+    }
+    if (write) {
+      const wrote = await readFile(path.join(dir, DOCTOR_FILE), 'utf8').then(
+        (t) => t.trim().toLowerCase().includes('ok'),
+        () => false,
+      );
+      checks.push({
+        ok: wrote,
+        role,
+        what: 'can write',
+        detail: wrote ? `wrote ${DOCTOR_FILE} in a throw-away repository` : `${DOCTOR_FILE} was not written: its permissions do not let it edit`,
+      });
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return checks;
+}
+
+function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Check {
+  if (def.command !== undefined) return { ok: true, role, what: 'backend', detail: `command: ${def.command} (not checked: any CLI)` };
+  const key = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((n) => (env[n] ?? '') !== '');
+  return key !== undefined
+    ? { ok: true, role, what: 'keyed', detail: `Messages API by ${key}${env.ANTHROPIC_BASE_URL ? ` at ${env.ANTHROPIC_BASE_URL}` : ''}` }
+    : { ok: false, role, what: 'keyed', detail: 'the Messages API needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); or set agent: in agents/' + role + '.md' };
+}
+
+export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+  const backlog = await loadBacklog(repo, false);
+  const roles = await loadRoles(fsTextFiles, path.join(PACKAGE_ROOT, 'agents'), repo.root);
+  const config = backlog.config;
+  const bwrap = await new ExecaRunner().sandboxAvailable();
+  const sandboxed = bwrap && config.sandbox !== 'off';
+  const checks: Check[] = [
+    {
+      ok: bwrap || config.sandbox === 'off',
+      role: 'fleet',
+      what: 'sandbox',
+      detail: bwrap ? (sandboxed ? 'bubblewrap works' : 'off (sandbox: off)') : 'bubblewrap (bwrap) cannot run here: install it, or set sandbox: off',
+    },
+  ];
+  for (const role of ROLES) {
+    if (role === 'verifier' && !config.review) continue;
+    const def = roles[role];
+    if (def.agent !== undefined) checks.push(...(await checkPreset(role, def, config, env, sandboxed)));
+    else checks.push(checkApi(role, def, env));
+  }
+  for (const c of checks) out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.role}: ${c.what}: ${c.detail}`);
+  return checks.every((c) => c.ok) ? 0 : 1;
+}

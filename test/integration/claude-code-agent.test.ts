@@ -1,0 +1,169 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findRepo } from '../../src/commands/repo.js';
+import { openSession } from '../../src/commands/session.js';
+import { costOf, priceOf } from '../../src/core/pricing.js';
+import { claudeCodeRole, type ToolOutcome } from '../../src/demo/claude-code-script.js';
+import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
+import { byRole } from '../../src/demo/script-kit.js';
+import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { backlog } from '../helpers/fleet-harness.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
+
+/**
+ * The real Claude Code (the pinned @anthropic-ai/claude-code) plays the explorer and the implementer through
+ * `agent: claude-code`, against the loopback model server, sandboxed, with its key only in loopfleet's
+ * environment.
+ */
+
+const CLAUDE = path.resolve('node_modules/.bin/claude');
+const KEY = 'sk-ant-test-key-for-claude-code-000000';
+const MODEL = 'claude-opus-5-5';
+
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+
+/** A second loopback service the agent must not reach; counts the connections it gets. */
+async function bystander(): Promise<{ port: number; hits: () => number }> {
+  let hits = 0;
+  const server = net.createServer((s) => {
+    hits += 1;
+    s.end('HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nreach!');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { port: (server.address() as net.AddressInfo).port, hits: () => hits };
+}
+
+function roleFile(role: string): string {
+  return `---\nname: ${role}\nagent: claude-code\nbin: ${CLAUDE}\nmodel: ${MODEL}\nmax_turns: 12\n---\nYou are the ${role} of this task.\n`;
+}
+
+describe('Claude Code as the explorer and the implementer', () => {
+  it('edits with its own tools inside the sandbox, reaches its model and nothing else, and reports its own tokens and cost', async () => {
+    expect(await new ExecaRunner().sandboxAvailable()).toBe(true);
+    const other = await bystander();
+    const explorerSaw: ToolOutcome[] = [];
+    const implementerSaw: ToolOutcome[] = [];
+    const direct = `(exec 3<>/dev/tcp/127.0.0.1/${other.port} && echo CONNECTED) 2>&1 || echo REFUSED`;
+    const viaProxy = `exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT 127.0.0.1:${other.port} HTTP/1.1\\r\\n\\r\\n' >&3; head -c 12 <&3`;
+    const server: RunningModelServer = await startModelServer({
+      apiKeys: [KEY],
+      script: byRole({
+        explorer: claudeCodeRole(
+          { steps: [{ tool: 'Read', path: 'greeting.txt' }, { tool: 'Write', path: 'EXPLORER.txt', content: 'written by the explorer\n' }], final: 'Plan: change hi to hello in greeting.txt and add notes.txt.' },
+          explorerSaw,
+        ),
+        implementer: claudeCodeRole(
+          {
+            think: true,
+            steps: [
+              { tool: 'Read', path: 'greeting.txt' },
+              { tool: 'Edit', path: 'greeting.txt', oldString: 'hi', newString: 'hello' },
+              { tool: 'Write', path: 'notes.txt', content: 'made by Claude Code\n' },
+              { tool: 'Bash', command: direct },
+              { tool: 'Bash', command: viaProxy },
+            ],
+            final: 'Done: greeting.txt says hello, notes.txt added.',
+          },
+          implementerSaw,
+        ),
+      }),
+    });
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        // loopfleet's own price for the model is deliberately wrong: the cost must be the one Claude Code reports
+        `check: "grep -qx hello greeting.txt && test -f notes.txt"\nreview: false\nmodel: ${MODEL}\nprices:\n  ${MODEL}:\n    input: 100\n    output: 100`,
+        '- [ ] T-1 Say hello',
+      ),
+      'greeting.txt': 'hi\n',
+      'agents/explorer.md': roleFile('explorer'),
+      'agents/implementer.md': roleFile('implementer'),
+    });
+    cleanups.push(r.cleanup);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+
+    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
+    session.fleet.start();
+    await session.fleet.whenIdle();
+    await session.close();
+
+    const task = session.fleet.task('T-1')!;
+    expect(task.reason ?? null).toBeNull();
+    expect(task.status).toBe('verified');
+    // The change on the branch is Claude Code's own Edit (after its Read) and Write.
+    expect(await git(r.root, 'show', 'loop/T-1:greeting.txt')).toBe('hello');
+    expect(await git(r.root, 'show', 'loop/T-1:notes.txt')).toBe('made by Claude Code');
+    expect(implementerSaw.map((o) => [o.step.tool, o.result.isError])).toEqual([
+      ['Read', false],
+      ['Edit', false],
+      ['Write', false],
+      ['Bash', false],
+      ['Bash', false],
+    ]);
+    // The explorer's write was refused by Claude Code, and nothing of it reached the branch.
+    expect(explorerSaw[1]!.result.isError).toBe(true);
+    await expect(git(r.root, 'show', 'loop/T-1:EXPLORER.txt')).rejects.toThrow();
+    // The shell reached neither another loopback port nor, through the proxy, that port.
+    expect(implementerSaw[3]!.result.content).toContain('REFUSED');
+    expect(implementerSaw[4]!.result.content).toContain('403');
+    expect(other.hits()).toBe(0);
+    // Every request went through the model server, on Claude Code's beta surface.
+    expect(server.requests.filter((q) => q.path === '/v1/messages').every((q) => q.query === 'beta=true' && q.status === 200)).toBe(true);
+    // Tokens: what the server reported; cost: what Claude Code reported (its table, not the overridden one).
+    const sum = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+    for (const q of server.requests) {
+      if (q.usage === null) continue;
+      sum.input += q.usage.input_tokens;
+      sum.output += q.usage.output_tokens;
+      sum.cacheWrite += q.usage.cache_creation_input_tokens;
+      sum.cacheRead += q.usage.cache_read_input_tokens;
+    }
+    expect(task.usage).toEqual(sum);
+    expect(task.costUsd).toBeCloseTo(costOf(sum, priceOf(MODEL)!), 6);
+  }, 60_000);
+
+  it('is stopped mid-run by a token gate on its streamed usage, with the tokens so far counted', async () => {
+    const server: RunningModelServer = await startModelServer({
+      apiKeys: [KEY],
+      script: byRole({
+        explorer: claudeCodeRole({
+          steps: Array.from({ length: 8 }, () => ({ tool: 'Read' as const, path: 'greeting.txt' })),
+          final: 'Plan.',
+        }),
+      }),
+    });
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(`check: "true"\nreview: false\nmodel: ${MODEL}\ngates:\n  attempts: 1\n  tokens: 20k`, '- [ ] T-1 Say hello'),
+      'greeting.txt': 'hi\n',
+      'agents/explorer.md': roleFile('explorer'),
+      'agents/implementer.md': roleFile('implementer'),
+    });
+    cleanups.push(r.cleanup);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
+    session.fleet.start();
+    await session.fleet.whenIdle();
+    await session.close();
+    const task = session.fleet.task('T-1')!;
+    expect(task.status).toBe('failed');
+    expect(task.reason).toMatch(/token/);
+    // Stopped after the response that crossed the gate, long before the explorer's 9 turns.
+    const calls = server.requests.filter((q) => q.path === '/v1/messages' && q.status === 200).length;
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(calls).toBeLessThan(5);
+    expect(task.usage.cacheWrite + task.usage.cacheRead + task.usage.input).toBeGreaterThanOrEqual(20_000);
+  }, 60_000);
+});

@@ -1,0 +1,73 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CliAgentClient } from '../../src/adapters/cli-agent.js';
+import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { startResponsesServer } from '../../src/demo/responses-server.js';
+import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
+import { makeRepo } from '../helpers/git-repo.js';
+
+/**
+ * The real Codex CLI (the pinned @openai/codex) plays the implementer through `agent: codex`, sandboxed,
+ * against the loopback fake of the Responses API, with its key only in loopfleet's environment.
+ */
+
+const CODEX = path.resolve('node_modules/.bin/codex');
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+
+describe('Codex as the implementer', () => {
+  it('runs its own shell tool in the worktree, reaches its model only, and reports its tokens', async () => {
+    const outputs: string[] = [];
+    const server = await startResponsesServer((req) => {
+      outputs.push(...req.outputs);
+      if (req.calls === 0) return { call: { name: 'exec_command', arguments: { cmd: 'echo made-by-codex > codex.txt && cat codex.txt' } } };
+      return { text: 'Wrote codex.txt.' };
+    }, 100);
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-codex-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const repo = await makeRepo({ 'README.md': 'x\n' });
+    cleanups.push(repo.cleanup);
+    const runner = new ExecaRunner();
+    expect(await runner.sandboxAvailable()).toBe(true);
+    const client = new CliAgentClient({
+      processRunner: runner,
+      sandboxAvailable: true,
+      hostEnv: { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-not-for-codex' },
+    });
+    const events: AgentEvent[] = [];
+    const request: AgentRequest = {
+      role: 'implementer',
+      model: 'gpt-5.5',
+      system: 'You are the implementer.',
+      prompt: 'Write codex.txt.',
+      workdir: repo.root,
+      access: 'write',
+      shell: true,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      maxTurns: 5,
+      maxTokens: 1000,
+      signal: new AbortController().signal,
+      beforeCall: () => {},
+      agent: { preset: 'codex', bin: CODEX },
+      timeoutMs: 50_000,
+    };
+    const result = await client.runAgent(request, (e) => events.push(e));
+    expect(result.text).toBe('Wrote codex.txt.');
+    expect(await readFile(path.join(repo.root, 'codex.txt'), 'utf8')).toBe('made-by-codex\n');
+    expect(events.some((e) => e.type === 'tool' && e.input.includes('echo made-by-codex > codex.txt'))).toBe(true);
+    // tokens: what the server reported, the cached part split out
+    const usage = events.filter((e) => e.type === 'usage').reduce(
+      (s, e) => ({ input: s.input + e.usage.input, cacheRead: s.cacheRead + e.usage.cacheRead, output: s.output + e.usage.output }),
+      { input: 0, cacheRead: 0, output: 0 },
+    );
+    const served = server.requests.reduce((s, q) => ({ input: s.input + q.usage!.input - q.usage!.cached, cacheRead: s.cacheRead + q.usage!.cached, output: s.output + q.usage!.output }), { input: 0, cacheRead: 0, output: 0 });
+    expect(usage).toEqual(served);
+    expect(server.requests.every((q) => q.auth)).toBe(true);
+  }, 60_000);
+});

@@ -1,0 +1,72 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CliAgentClient } from '../../src/adapters/cli-agent.js';
+import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { startGeminiServer } from '../../src/demo/gemini-server.js';
+import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
+import { makeRepo } from '../helpers/git-repo.js';
+
+/**
+ * The real Gemini CLI (the pinned @google/gemini-cli) plays the implementer through `agent: gemini`,
+ * sandboxed, against a loopback fake of the Gemini API (GOOGLE_GEMINI_BASE_URL), keyed by GEMINI_API_KEY
+ * in loopfleet's environment; its auth type chosen in its own ~/.gemini/settings.json, as a user does once.
+ */
+
+const GEMINI = path.resolve('node_modules/.bin/gemini');
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+
+describe('Gemini CLI as the implementer', () => {
+  it('writes with its own tool inside the sandbox and reports its tokens', async () => {
+    const server = await startGeminiServer((req) => {
+      const tools = Array.isArray(req.body.tools) && req.body.tools.length > 0;
+      if (tools && req.calls === 0) return { call: { name: 'write_file', args: { file_path: 'gemini.txt', content: 'made by gemini\n' } } };
+      return { text: 'Wrote gemini.txt.' };
+    }, 50);
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    await mkdir(path.join(home, '.gemini'));
+    await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+    const repo = await makeRepo({ 'README.md': 'x\n' });
+    cleanups.push(repo.cleanup);
+    const client = new CliAgentClient({
+      processRunner: new ExecaRunner(),
+      sandboxAvailable: true,
+      hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: server.url, ANTHROPIC_API_KEY: 'not-for-gemini' },
+    });
+    const events: AgentEvent[] = [];
+    const request: AgentRequest = {
+      role: 'implementer',
+      model: 'gemini-2.5-pro',
+      system: 'You are the implementer.',
+      prompt: 'Write gemini.txt.',
+      workdir: repo.root,
+      access: 'write',
+      shell: true,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      maxTurns: 5,
+      maxTokens: 1000,
+      signal: new AbortController().signal,
+      beforeCall: () => {},
+      agent: { preset: 'gemini', bin: GEMINI },
+      timeoutMs: 50_000,
+    };
+    const result = await client.runAgent(request, (e) => events.push(e));
+    expect(await readFile(path.join(repo.root, 'gemini.txt'), 'utf8')).toBe('made by gemini\n');
+    expect(result.text).toContain('Wrote gemini.txt.');
+    expect(events.find((e) => e.type === 'tool')).toMatchObject({ name: 'write_file' });
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ name: 'write_file', isError: false });
+    // tokens: what the server reported for the main model, the cached part split out
+    const main = server.requests.filter((q) => q.usage !== null && q.path.includes('gemini-2.5-pro'));
+    const usage = events.filter((e) => e.type === 'usage').reduce((s, e) => ({ input: s.input + e.usage.input, cacheRead: s.cacheRead + e.usage.cacheRead, output: s.output + e.usage.output }), { input: 0, cacheRead: 0, output: 0 });
+    expect(usage.cacheRead).toBe(main.reduce((s, q) => s + q.usage!.cached, 0));
+    expect(usage.output).toBeGreaterThan(0);
+    expect(server.requests.every((q) => q.keyed)).toBe(true);
+  }, 60_000);
+});
