@@ -176,7 +176,7 @@ export class CliAgentClient implements ModelClient {
         timeoutMs: Math.min(request.timeoutMs, MAX_TIMER_MS),
         signal: AbortSignal.any([request.signal, stop.signal]),
         input: launch.input,
-        sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir], mounts: launch.mounts } : null,
+        sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir], mounts: launch.mounts, ...(launch.env.HOME === undefined ? {} : { home: launch.env.HOME }) } : null,
         maxOutputBytes: this.#options.maxOutputBytes ?? 4 * 1024 * 1024,
         onOutput: (chunk) => reader.push(chunk),
       });

@@ -132,7 +132,7 @@ export class ExecaRunner implements ProcessRunner {
         throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
       }
       file = bwrap;
-      const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [] });
+      const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [], ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }) });
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
     }
 

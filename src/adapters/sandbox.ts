@@ -65,9 +65,13 @@ export function isolationArgs(o: IsolationOptions = { uid: SANDBOX_UID }): strin
   return [...privilegeArgs(o), ...namespaceArgs(), ...networkArgs(), ...lifetimeArgs()];
 }
 
-/** /proc of its own pid namespace, a minimal /dev, a private /tmp with an empty HOME in it. */
-function privateArgs(): string[] {
-  return ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME, '--setenv', 'HOME', SANDBOX_HOME];
+/**
+ * /proc of its own pid namespace, a minimal /dev, a private /tmp, and HOME: an empty folder in that /tmp,
+ * or `home` — the path a CLI agent's config folders are mounted under; nothing else of it is visible.
+ */
+function privateArgs(home: string | undefined): string[] {
+  const at = home ?? SANDBOX_HOME;
+  return ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--dir', at, '--setenv', 'HOME', at];
 }
 
 export interface SandboxSpec {
@@ -78,6 +82,8 @@ export interface SandboxSpec {
   env: Record<string, string>;
   /** extra bind mounts, applied after the hidden homes and /tmp (so they may go inside them) */
   mounts?: SandboxMount[];
+  /** HOME inside, when a CLI agent's own config folders are mounted under it; default an empty private folder */
+  home?: string;
 }
 
 async function realFolder(p: string, what: string): Promise<string> {
@@ -181,7 +187,7 @@ export async function sandboxArgs(spec: SandboxSpec, isolation?: IsolationOption
   // The sort is stable: at equal depth the order above holds.
   mounts.sort((a, b) => depth(a.dest) - depth(b.dest));
 
-  const args = privateArgs();
+  const args = privateArgs(spec.home);
   for (const m of mounts) args.push(...mountArgs(m));
   // bubblewrap's own root (a tmpfs holding the mount points) is read-only once everything is mounted.
   args.push('--remount-ro', '/', ...isolationArgs(isolation), '--chdir', cwd);

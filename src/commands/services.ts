@@ -18,6 +18,7 @@ import { isSecretName } from '../core/task-env.js';
 import type { Backlog } from '../domain/types.js';
 import { systemClock } from '../ports/clock.js';
 import type { Repo } from './repo.js';
+import { BASELINES_FILE } from '../domain/layout.js';
 
 /** The package's own top-level folder (dist/commands/ → ../../). */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -64,7 +65,7 @@ const sdkLogger = {
 const processRunner = new ExecaRunner();
 /** `.loop-worktrees/baselines.json`: the checks' results on base commits (see core/baseline.ts). */
 export function baselinesPath(repo: Repo): string {
-  return join(repo.workDir, 'baselines.json');
+  return join(repo.workDir, BASELINES_FILE);
 }
 
 /** `requireModel: false` for commands that never call a model (merge, discard, prune). */

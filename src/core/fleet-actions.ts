@@ -94,7 +94,13 @@ export class FleetActions {
     const worktree = this.#s.paths.worktreeOf(id);
     const rebased = await this.#s.git.rebase(worktree, this.#s.base);
     if (!rebased) {
-      this.#s.lifecycle.conflict(id, `rebase onto ${this.#s.base} conflicts; resolve it in ${worktree} or discard the task`);
+      // Never "resolve it in the worktree": its content, nested repositories included, is the agent's, and
+      // git run there can run their config. `git diff A...B` in the person's checkout reads commits only.
+      const branch = this.#s.paths.branchOf(id);
+      this.#s.lifecycle.conflict(
+        id,
+        `rebase onto ${this.#s.base} conflicts; \`git diff ${this.#s.base}...${branch}\` shows the change; \`loopfleet discard ${id}\` then \`loopfleet retry ${id}\` starts it again from ${this.#s.base}`,
+      );
       return false;
     }
     this.#s.log(`rebased ${this.#s.paths.branchOf(id)} onto ${this.#s.base}; verifying again`, id);

@@ -8,7 +8,7 @@ import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './eve
 import { FleetBudget, taskGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { WORK_DIR, taskBranch } from '../domain/layout.js';
+import { MAX_TIMER_MS, WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
 import { FleetActions } from './fleet-actions.js';
@@ -246,7 +246,7 @@ export class Fleet implements FleetHandle {
     this.#holdTimer = null;
     this.#hold = { reason, until: until === null ? null : new Date(until).toISOString() };
     if (until !== null) {
-      this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), 2 ** 31 - 1));
+      this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS));
       this.#holdTimer.unref();
     }
     this.pause();

@@ -1,4 +1,5 @@
 import { GateError } from '../domain/errors.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 import {
   ZERO_USAGE,
   addUsage,
@@ -20,8 +21,6 @@ import {
  * decides a gate.
  */
 
-/** Node timers take at most 2^31-1 ms; a longer limit must not overflow into "fire now". */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function fmt(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);

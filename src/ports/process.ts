@@ -21,7 +21,7 @@ export interface RunOptions {
    * Confine the command: read-only system, only `cwd` (and `writable` paths) writable, private /tmp, no network.
    * The runner throws when asked for a sandbox it cannot provide.
    */
-  sandbox?: { writable: string[]; mounts?: SandboxMount[] } | null;
+  sandbox?: { writable: string[]; mounts?: SandboxMount[]; home?: string } | null;
   /** called with output as it arrives (stdout and stderr interleaved) */
   onOutput?: (chunk: string) => void;
   /** keep at most this many bytes of the tail of the combined output; default 64 KiB */

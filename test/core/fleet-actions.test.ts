@@ -94,13 +94,13 @@ describe('fleet actions by status', () => {
     expect(taskEvents(e)).toContain('T-1:conflict->queued');
   });
 
-  it('a conflict whose rebase conflicts stays conflict, saying where to resolve it', async () => {
+  it('a conflict whose rebase conflicts stays conflict, offering a diff, discard and retry — never the worktree', async () => {
     const e = await finished();
     e.git.mergeConflicts.add('loop/T-1');
     e.git.rebaseConflicts.add('loop/T-1');
     await e.fleet.merge('T-1');
     await e.fleet.retry('T-1');
-    expect(e.fleet.task('T-1')).toMatchObject({ status: 'conflict', reason: 'rebase onto main conflicts; resolve it in /repo/.loop-worktrees/T-1 or discard the task' });
+    expect(e.fleet.task('T-1')).toMatchObject({ status: 'conflict', reason: 'rebase onto main conflicts; `git diff main...loop/T-1` shows the change; `loopfleet discard T-1` then `loopfleet retry T-1` starts it again from main' });
   });
 
   it('discards verified, failed and conflict tasks keeping a recoverable ref; refuses the rest', async () => {

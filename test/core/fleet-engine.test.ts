@@ -24,8 +24,9 @@ describe('the fleet on fake ports', () => {
   it('gives every command the task environment, and the verifier never runs after a failing check', async () => {
     const e = await fakeEngine('check: the-check', '- [ ] T-1 Never done\n  attempts: 2', { script: writes(() => ({ 'n.txt': 'x' })), run: () => ({ exitCode: 3, output: 'missing\n' }) });
     await runToIdle(e);
-    expect(e.runner.commands[0]!.env).toMatchObject({ LOOPFLEET_TASK_ID: 'T-1', LOOPFLEET_BRANCH: 'loop/T-1', LOOPFLEET_BASE_BRANCH: 'main', LOOPFLEET_GIT_ROOT: '/repo' });
-    expect(e.runner.commands[0]!.cwd).toBe('/repo/.loop-worktrees/T-1');
+    const inTask = e.runner.commands.filter((c) => !c.cwd.includes('/.base-'));
+    expect(inTask[0]!.env).toMatchObject({ LOOPFLEET_TASK_ID: 'T-1', LOOPFLEET_BRANCH: 'loop/T-1', LOOPFLEET_BASE_BRANCH: 'main', LOOPFLEET_GIT_ROOT: '/repo' });
+    expect(inTask[0]!.cwd).toBe('/repo/.loop-worktrees/T-1');
     expect(e.model.calls.some((c) => c.role === 'verifier')).toBe(false);
   });
 

@@ -23,7 +23,7 @@ function setup(script: FakeScript, exitCode = 0) {
   });
   const runner = new FakeRunner(() => ({ exitCode, output: exitCode === 0 ? 'ok\n' : 'FAIL one test\n' }));
   const pipeline = new Pipeline({
-    git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: false, shellAllowed: false,
+    git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: true, shellAllowed: false,
     baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git),
   });
   const seen: string[] = [];

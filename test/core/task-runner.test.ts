@@ -19,7 +19,8 @@ describe('the task runner on fake ports', () => {
     expect(t.attempts.map((a) => a.outcome)).toEqual(['verified']);
     expect(e.model.calls.map((c) => c.role)).toEqual(['explorer', 'implementer', 'verifier']);
     expect(e.git.show('loop/T-1', 'done.txt')).toBe('done\n');
-    expect(e.runner.commands.map((c) => c.command)).toEqual(['test -f done.txt']);
+    // once on base for the baseline (a scratch checkout), once on the task's commit
+    expect(e.runner.commands.map((c) => [c.command, c.cwd.includes('/.base-') ? 'base' : 'task'])).toEqual([['test -f done.txt', 'base'], ['test -f done.txt', 'task']]);
     expect(e.workspace.transcripts.map((r) => r.record.type)).toContain('attempt-end');
   });
 

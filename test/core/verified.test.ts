@@ -97,7 +97,8 @@ describe('test counts, baseline and progress', () => {
   }, 60_000);
 
   it('fails an attempt that ran fewer tests than base, even though its check exits 0', async () => {
-    const root = await repo('check: node --test\nreview: false', '- [ ] T-1 Trim\n  attempts: 1', { ...SUITE, ...lib('i < 22') });
+    // files: lifts the guard's test-file rules for this file, so that the counts rule alone is tested
+    const root = await repo('check: node --test\nreview: false', '- [ ] T-1 Trim\n  attempts: 1\n  files: test/cases.test.mjs', { ...SUITE, ...lib('i < 22') });
     const few = "import test from 'node:test';\nfor (let i = 0; i < 3; i++) test(`case ${i}`, () => {});\n";
     const { fleet } = await runFleet(root, implementer(() => ({ 'test/cases.test.mjs': few })));
     const a = fleet.task('T-1')!.attempts[0]!;

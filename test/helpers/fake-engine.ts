@@ -82,7 +82,7 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
     cliModel: model,
     workspace,
     roles: roles(),
-    sandboxed: false,
+    sandboxed: true,
     shellAllowed: false,
     baselines: new MemoryBaselineStore(),
     scratch: new FakeScratchTrees(git),

@@ -83,6 +83,18 @@ export class FakeGit implements GitPort {
     if (!this.#refs.has(`refs/heads/${branch}`)) this.#refs.set(`refs/heads/${branch}`, this.#tip(base));
     this.#worktrees.set(path, { branch, files: new Map(this.#commits.get(this.#tip(branch))!.files) });
   }
+  /** a detached checkout of `commit` (a scratch tree): its own ref, so it lists like any worktree */
+  addDetached(path: string, commit: string): void {
+    const ref = `scratch${path}`;
+    this.#refs.set(`refs/heads/${ref}`, this.#tip(commit));
+    this.#worktrees.set(path, { branch: ref, files: new Map(this.#commits.get(this.#tip(ref))!.files) });
+  }
+  removeDetached(path: string): void {
+    const w = this.#worktrees.get(path);
+    if (w !== undefined) this.#refs.delete(`refs/heads/${w.branch}`);
+    this.#worktrees.delete(path);
+  }
+
   async removeWorktree(path: string): Promise<void> {
     this.calls.push(`removeWorktree ${path}`);
     this.#worktrees.delete(path);
@@ -241,7 +253,7 @@ export class FakeGit implements GitPort {
   }
 
   #tip(branch: string): string {
-    const id = this.#refs.get(`refs/heads/${branch}`) ?? this.#refs.get(branch);
+    const id = this.#refs.get(`refs/heads/${branch}`) ?? this.#refs.get(branch) ?? (this.#commits.has(branch) ? branch : undefined);
     if (id === undefined) throw new Error(`fatal: unknown revision ${branch}`);
     return id;
   }

@@ -19,7 +19,7 @@ export class MemoryBaselineStore implements BaselineStore {
   }
 }
 
-/** Scratch checkouts that exist only as names: the fake runner runs anywhere, and nothing is restored. */
+/** Scratch checkouts as detached worktrees of the FakeGit. */
 export class FakeScratchTrees implements ScratchTrees {
   readonly made: string[] = [];
   constructor(private readonly git: FakeGit) {}
@@ -27,10 +27,22 @@ export class FakeScratchTrees implements ScratchTrees {
   async mergeBase(_worktree: string, ref: string): Promise<string> {
     return (await this.git.revParse(`refs/heads/${ref}`)) ?? ref;
   }
-  async create(name: string): Promise<string> {
+  async create(name: string, commit: string): Promise<string> {
     this.made.push(name);
-    return `${this.git.root}/.loop-worktrees/.${name}`;
+    const dir = `${this.git.root}/.loop-worktrees/.${name}`;
+    this.git.removeDetached(dir);
+    this.git.addDetached(dir, commit);
+    return dir;
   }
-  async restore(): Promise<void> {}
-  async remove(): Promise<void> {}
+  async restore(dir: string, commit: string, paths: readonly string[]): Promise<void> {
+    const files = this.git.files(dir);
+    for (const p of paths) {
+      const text = this.git.show(commit, p);
+      if (text === undefined) files.delete(p);
+      else files.set(p, text);
+    }
+  }
+  async remove(dir: string): Promise<void> {
+    this.git.removeDetached(dir);
+  }
 }

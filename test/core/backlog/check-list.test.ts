@@ -95,6 +95,6 @@ describe('prove: and tests:', () => {
   it('refuses a prove: that is not a boolean, on its line', () => {
     expect(problems(md('---', 'prove: sometimes', '---')).map((e) => [e.line, e.problem])).toEqual([[2, "prove must be true or false, got 'sometimes'"]]);
     expect(problems(md('---', '---', '- [ ] T-1 One', '  prove: yes')).map((e) => [e.line, e.problem])).toEqual([[4, "prove: must be true or false, got 'yes'"]]);
-    expect(problems(md('---', 'tests: [1]', '---')).map((e) => e.problem)).toEqual(['tests must be a list of test-file globs, e.g. - spec/**']);
+    expect(problems(md('---', 'tests: [1]', '---')).map((e) => e.problem)).toEqual(['tests must be a list of path patterns, e.g. - e2e/**']);
   });
 });
