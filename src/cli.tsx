@@ -22,6 +22,8 @@ Usage:
   loopfleet init                write BACKLOG.md and agents/README.md, ignore .loop-worktrees/
   loopfleet status [--json]     state of every task, in backlog order
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
+  loopfleet merge --all         the merge queue: every verified task in backlog order, each rebased onto
+                                the last merge and checked again before it lands (the TUI's M)
   loopfleet discard <id>        remove a task's worktree and branch, keeping a recoverable ref (d)
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
@@ -88,6 +90,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
         'auto-merge': { type: 'boolean' },
         'no-color': { type: 'boolean' },
         'dry-run': { type: 'boolean' },
+        all: { type: 'boolean' },
         limit: { type: 'string' },
         only: { type: 'string' },
         'github-label': { type: 'string' },
@@ -120,7 +123,10 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     },
   };
   const color = !values['no-color'] && !process.env.NO_COLOR;
-  const needsId = command === 'merge' || command === 'discard' || command === 'retry';
+  const mergeAll = command === 'merge' && values.all === true;
+  if (values.all === true && command !== 'merge') throw new UsageError('--all is an option of `loopfleet merge` only');
+  if (mergeAll && rest.length > 0) throw new UsageError('loopfleet merge --all takes no task id: it merges every verified task, in backlog order');
+  const needsId = (command === 'merge' && !mergeAll) || command === 'discard' || command === 'retry';
   if (needsId && rest.length !== 1) throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
   if (!needsId && rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
   if (values.overnight && command !== undefined && command !== 'demo') {
@@ -157,6 +163,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return 0;
     }
     case 'merge':
+      if (mergeAll) return (await import('./commands/manage.js')).mergeAll(repo, env, out);
+      return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'discard':
     case 'retry':
       return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);

@@ -30,6 +30,38 @@ export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry', 
   }
 }
 
+/**
+ * `loopfleet merge --all`: the merge queue. A signal stops it after the task it is on (that task's check is
+ * aborted); base stays at the last merge that passed, state matches git, the lock is released; exit 130.
+ */
+export async function mergeAll(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+  let session: Awaited<ReturnType<typeof openSession>> | null = null;
+  const signals = deferSignals((signal) => {
+    out(`received ${signal}: stopping the merge queue after the task it is on`);
+    session?.fleet.stopLanding();
+  });
+  try {
+    session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false });
+    if (signals.signal !== null) return EXIT_INTERRUPTED;
+    const queue = session.fleet.tasks().filter((t) => t.status === 'verified').map((t) => t.id);
+    out(queue.length === 0 ? 'nothing to merge: no task is verified' : `merge queue: ${queue.join(', ')} onto ${session.fleet.base}`);
+    const result = await session.fleet.mergeAll();
+    for (const id of result.merged) out(`${id} merged`);
+    for (const { id, reason } of result.sentBack) out(`${id} sent back for a new attempt — ${reason}`);
+    for (const { id, files } of result.conflicts) out(`${id} conflict — ${files.join(', ') || 'base moved while the queue ran'}`);
+    if (result.refused !== null) out(`${result.refused.id} not merged — ${result.refused.reason}`);
+    if (result.notReached.length > 0) out(`not reached: ${result.notReached.join(', ')}`);
+    if (signals.signal !== null) return EXIT_INTERRUPTED;
+    return result.sentBack.length > 0 || result.conflicts.length > 0 || result.refused !== null ? 1 : 0;
+  } finally {
+    try {
+      await session?.close();
+    } finally {
+      signals.release();
+    }
+  }
+}
+
 export async function prune(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
   const session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false });
   try {

@@ -22,7 +22,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null,
+        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [],
       };
     }
     // The verification facts are those of the last attempt that ran.
@@ -42,6 +42,8 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
       counts: last === undefined ? null : attemptCounts(last),
       baseline: (last?.baseline ?? []).map(baselineJson),
       proof: last?.proof ?? null,
+      // predicted while verified; a task that left verified has no branch to conflict
+      conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
     };
   });
 }
@@ -50,7 +52,8 @@ export function statusTable(rows: TaskStatusJson[]): string {
   if (rows.length === 0) return 'no tasks in BACKLOG.md';
   const lines = rows.map((r) => {
     const phase = r.phase === null ? '' : `/${r.phase}`;
-    const reason = r.reason === null ? '' : ` — ${r.reason}`;
+    const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
+    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts;
     return `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`;
   });
   return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { QueueResult } from './merge-queue.js';
 import type { FleetTotals, GateName, Phase, Role, TaskState, TaskStatus, Usage } from '../domain/types.js';
 
 /** Everything the engine tells its subscribers (the headless printer and the TUI). */
@@ -32,6 +33,8 @@ export class FleetEmitter extends EventEmitter<FleetEvents> {}
 /** What the UI may ask of the fleet. Each returns when done; a refusal rejects with a message for the person. */
 export interface FleetCommands {
   merge(id: string): Promise<void>;
+  /** the merge queue: every verified task in backlog order, each rebased onto the last merge and checked again */
+  mergeAll(): Promise<QueueResult>;
   discard(id: string): Promise<void>;
   retry(id: string): Promise<void>;
   pause(): void;

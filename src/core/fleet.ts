@@ -11,6 +11,8 @@ import { PortPool } from './port-pool.js';
 import { MAX_TIMER_MS, WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
+import { Landing } from './landing.js';
+import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
 import { allowedFrom, type TaskChange } from './task-lifecycle.js';
 import { Accounting } from './accounting.js';
@@ -70,6 +72,11 @@ export class Fleet implements FleetHandle {
   #state!: FleetState;
   #runner!: TaskRunner;
   #actions!: FleetActions;
+  #landing!: Landing;
+  /** stops the merge queue between tasks (and aborts its check), without stopping the fleet */
+  #landingStop = new AbortController();
+  /** forecasts run one after another: each reads the branches as the previous left them */
+  #forecasting: Promise<void> = Promise.resolve();
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
   #scheduled = new Set<string>();
@@ -129,6 +136,18 @@ export class Fleet implements FleetHandle {
       tickDone: this.#s.tickDone,
       markRan: (id) => this.#ranThisRun.add(id),
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
+    });
+    this.#landing = new Landing({
+      git: this.#s.git,
+      pipeline: this.#pipeline,
+      lifecycle,
+      actions: this.#actions,
+      paths,
+      ports: this.#ports,
+      events: this.events,
+      repoRoot: this.repoRoot,
+      base: this.base,
+      parentEnv: this.#opts.parentEnv,
     });
     this.#runner = new TaskRunner({
       lifecycle,
@@ -273,6 +292,7 @@ export class Fleet implements FleetHandle {
     this.#budget.dispose();
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     await this.#merging;
+    await this.#forecasting;
     await this.#notifying;
     await this.#state.flush();
     await this.#s.workspace.flush();
@@ -307,6 +327,29 @@ export class Fleet implements FleetHandle {
     this.#schedule();
   }
 
+  /**
+   * The merge queue over the verified tasks in backlog order (or just `ids`): each is rebased onto base as
+   * the previous merge left it, checked again there, and merged only when the checks pass; one that
+   * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
+   */
+  async mergeAll(ids: readonly string[] = this.#order): Promise<QueueResult> {
+    if (this.#landingStop.signal.aborted) this.#landingStop = new AbortController();
+    const signal = AbortSignal.any([this.#stop.signal, this.#landingStop.signal]);
+    const run = this.#merging.then(() => this.#landing.land(ids, this.#specs, this.#config, signal));
+    this.#merging = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const result = await run;
+    this.#schedule();
+    return result;
+  }
+
+  /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
+  stopLanding(): void {
+    this.#landingStop.abort(new StopError('the merge queue was stopped'));
+  }
+
   async discard(id: string): Promise<void> {
     await this.#actions.discard(id);
     this.#schedule();
@@ -331,6 +374,8 @@ export class Fleet implements FleetHandle {
   #taskChanged({ task, previousStatus }: TaskChange): void {
     this.events.emit('task', { task, previousStatus });
     if (previousStatus === null || previousStatus === task.status) return;
+    // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
+    if (task.status === 'verified' || task.status === 'merged') this.#forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     this.#emitFleet();
     this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
@@ -371,7 +416,8 @@ export class Fleet implements FleetHandle {
         if (this.#stop.signal.aborted) return;
         await this.#runner.run(spec, this.#config);
         if (this.#opts.autoMerge && this.#state.get(id)?.status === 'verified') {
-          await this.merge(id).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+          // Through the merge queue: rebased onto base as it is now and checked again before it lands.
+          await this.mergeAll([id]).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
         }
       }, { priority })
       .catch((error: unknown) => {
@@ -387,6 +433,12 @@ export class Fleet implements FleetHandle {
         this.#scheduled.delete(id);
         this.#schedule();
       });
+  }
+
+  #forecast(): void {
+    this.#forecasting = this.#forecasting
+      .then(() => this.#landing.forecast(this.#order))
+      .catch((error: Error) => void this.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }));
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {

@@ -37,6 +37,8 @@ export interface QueueSteps {
 export interface QueueResult {
   merged: string[];
   sentBack: Array<{ id: string; reason: string }>;
+  /** base moved under the queue (a person's commit) and the merge conflicts: the task is `conflict` now */
+  conflicts: Array<{ id: string; files: string[] }>;
   /** a merge refused for a reason of the person's checkout (dirty, base checked out elsewhere): the queue stops */
   refused: { id: string; reason: string } | null;
   /** tasks the queue did not reach (it was stopped or refused) */
@@ -44,7 +46,7 @@ export interface QueueResult {
 }
 
 export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): Promise<QueueResult> {
-  const result: QueueResult = { merged: [], sentBack: [], refused: null, notReached: [] };
+  const result: QueueResult = { merged: [], sentBack: [], conflicts: [], refused: null, notReached: [] };
   for (const [index, id] of ids.entries()) {
     if (steps.stopped()) {
       result.notReached = ids.slice(index);
@@ -77,10 +79,8 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
       continue;
     }
     if (landed.kind === 'conflict') {
-      // Base moved under the queue (a person's commit): the next run of the queue rebases again.
-      const reason = `conflicts in ${landed.files.join(', ')} with a base that moved while the queue ran`;
-      steps.sendBack(id, reason, reason);
-      result.sentBack.push({ id, reason });
+      // Base moved under the queue (a person's commit): the task is `conflict`, and `r` rebases it again.
+      result.conflicts.push({ id, files: landed.files });
       continue;
     }
     result.refused = { id, reason: landed.reason };

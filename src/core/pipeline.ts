@@ -21,6 +21,7 @@ import { baseFailure, baselinesFor } from './baseline.js';
 import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, forReviewer, judgeCheck, ownChecks } from './checks.js';
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
+import type { RecheckOutcome } from './merge-queue.js';
 
 const OUTPUT_TAIL = 8_000;
 const BASELINE_TAIL = 2_000;
@@ -271,6 +272,26 @@ export class Pipeline {
     }
     result.outcome = 'verified';
     return result;
+  }
+
+  /**
+   * The task's checks, in order, on its worktree as it is now (a branch the merge queue rebased onto the new
+   * base), in the sandbox; no agent runs. A check that fails is judged as in an attempt, without a baseline.
+   */
+  async recheck(input: AttemptInput): Promise<RecheckOutcome> {
+    const checks = checksOf(input.spec, input.config);
+    if (checks.length > 0 && !this.#s.sandboxed && input.config.sandbox !== 'off') {
+      const reason = 'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
+      return { pass: false, reason, evidence: reason };
+    }
+    const results: CheckResult[] = [];
+    for (const c of checks) {
+      const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true);
+      results.push(judgeCheck(run, c, null, !ownChecks(input.spec)));
+      if (results.at(-1)!.judged === 'failed') break;
+    }
+    const failed = firstFailure(results);
+    return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
   }
 
   #check(input: AttemptInput): string | null {

@@ -74,6 +74,10 @@ const FROM = {
   mergeTicked: ['queued', 'awaiting-approval', 'verified', 'failed', 'conflict', 'discarded'],
   discard: ['verified', 'failed', 'conflict'],
   conflict: ['verified', 'conflict'],
+  /** the merge queue could not land a verified task: back to the queue for a new attempt */
+  sendBack: ['verified'],
+  /** the predicted conflicts of a verified branch (no status change) */
+  forecast: ['verified'],
 } as const satisfies Record<string, readonly TaskStatus[]>;
 
 export type Transition = keyof typeof FROM;
@@ -310,6 +314,32 @@ export class TaskLifecycle {
         attempt.costByRole[role] = (attempt.costByRole[role] ?? 0) + costUsd;
         attempt.costUsd += costUsd;
       }
+    });
+  }
+
+  /**
+   * A verified task the merge queue could not land — its rebase onto the new base conflicts, or its checks
+   * fail there — goes back to the queue with a fresh budget; `evidence` is what its next attempt is told.
+   */
+  sendBack(id: string, reason: string, evidence: string): void {
+    this.#transition(id, 'sendBack', 'queued', (t) => {
+      const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
+      if (last !== undefined) last.evidence = evidence;
+      t.reason = `sent back by the merge queue: ${reason}`;
+      t.gate = null;
+      t.phase = null;
+      t.verifyOnly = false;
+      t.conflictsWith = [];
+      t.budget = freshBudget(t);
+    });
+  }
+
+  /** Which other branches (or base, by its name) a verified branch would conflict with, predicted. */
+  forecast(id: string, conflictsWith: string[]): void {
+    const now = this.#need(id).conflictsWith ?? [];
+    if (now.length === conflictsWith.length && now.every((x, i) => x === conflictsWith[i])) return;
+    this.#transition(id, 'forecast', 'verified', (t) => {
+      t.conflictsWith = conflictsWith;
     });
   }
 

@@ -297,6 +297,8 @@ export interface TaskState {
   gates?: TaskGates;
   /** the next attempt only verifies (check and review) the branch as it is: set after a rebase */
   verifyOnly: boolean;
+  /** a verified branch's predicted conflicts: the base branch's name and task ids, in backlog order */
+  conflictsWith?: string[];
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
   budget: TaskBudget;
 }
@@ -334,6 +336,8 @@ export interface TaskStatusJson {
   /** the checks on base */
   baseline?: CheckStatusJson[];
   proof?: ProofResult | null;
+  /** a verified branch's predicted conflicts (the base branch's name, task ids); [] when none */
+  conflictsWith?: string[];
 }
 
 export interface CheckStatusJson {

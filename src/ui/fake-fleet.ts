@@ -1,3 +1,4 @@
+import type { QueueResult } from '../core/merge-queue.js';
 import { newAttempt } from '../core/attempt.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../core/events.js';
 import { RefusedError } from '../domain/errors.js';
@@ -23,7 +24,7 @@ import { taskBranch } from '../domain/layout.js';
  * No timers, no I/O; usable outside tests.
  */
 
-export type FakeCommand = 'merge' | 'discard' | 'retry' | 'pause' | 'resume' | 'stop';
+export type FakeCommand = 'merge' | 'mergeAll' | 'discard' | 'retry' | 'pause' | 'resume' | 'stop';
 
 export interface FakeCall {
   readonly command: FakeCommand;
@@ -185,6 +186,14 @@ export class FakeFleet implements FleetHandle {
     this.record('merge', id);
     this.requireStatus(id, 'merge');
     this.update(id, { status: 'merged', phase: null });
+  }
+
+  /** Merges every verified task in list order, as the engine's queue does when every check passes. */
+  async mergeAll(): Promise<QueueResult> {
+    this.record('mergeAll');
+    const merged = this.tasks().filter((t) => t.status === 'verified').map((t) => t.id);
+    for (const id of merged) this.update(id, { status: 'merged', phase: null });
+    return { merged, sentBack: [], conflicts: [], refused: null, notReached: [] };
   }
 
   async discard(id: string): Promise<void> {

@@ -1,0 +1,122 @@
+import type { GitPort } from '../ports/git.js';
+import type { FleetConfig, TaskSpec } from '../domain/types.js';
+import { RefusedError } from '../domain/errors.js';
+import { conflictsWith, forecastFleet } from './conflict-forecast.js';
+import type { FleetEmitter } from './events.js';
+import type { FleetActions, TaskPaths } from './fleet-actions.js';
+import { runMergeQueue, type QueueResult, type QueueSteps } from './merge-queue.js';
+import type { Pipeline } from './pipeline.js';
+import type { PortPool } from './port-pool.js';
+import { taskEnv } from './task-env.js';
+import type { TaskLifecycle } from './task-lifecycle.js';
+
+/** What landing verified work needs from its fleet, given once. */
+export interface LandingServices {
+  git: GitPort;
+  pipeline: Pipeline;
+  lifecycle: TaskLifecycle;
+  actions: FleetActions;
+  paths: TaskPaths;
+  ports: PortPool;
+  events: FleetEmitter;
+  repoRoot: string;
+  base: string;
+  parentEnv: NodeJS.ProcessEnv;
+}
+
+/**
+ * Verified work onto base: the merge queue's steps on the real worktrees, and the forecast of which verified
+ * branches would conflict. Invariant: base only moves through `actions.merge`, after the branch's checks
+ * passed on the base it is merged into (or the branch already contained that base).
+ */
+export class Landing {
+  readonly #s: LandingServices;
+
+  constructor(services: LandingServices) {
+    this.#s = services;
+  }
+
+  /** The verified tasks among `ids`, in that order, landed one on top of the other. */
+  async land(ids: readonly string[], specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal): Promise<QueueResult> {
+    const verified = ids.filter((id) => this.#s.lifecycle.get(id)?.status === 'verified' && specs.has(id));
+    const result = await runMergeQueue(verified, this.#steps(specs, config, signal));
+    await this.forecast(ids);
+    return result;
+  }
+
+  /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */
+  async forecast(ids: readonly string[]): Promise<void> {
+    const { lifecycle, paths, base } = this.#s;
+    const branches = ids.filter((id) => lifecycle.get(id)?.status === 'verified').map((id) => ({ id, branch: paths.branchOf(id) }));
+    const found = await forecastFleet({ git: this.#s.git, base, branches });
+    for (const { id } of branches) {
+      // A task may have left `verified` while the forecast ran (a merge, a discard): skip it then.
+      if (lifecycle.get(id)?.status === 'verified') lifecycle.forecast(id, conflictsWith(found.get(id), base));
+    }
+  }
+
+  #steps(specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal): QueueSteps {
+    const { git, lifecycle, paths, base } = this.#s;
+    const log = (id: string, message: string, level: 'info' | 'warn' = 'info') => this.#s.events.emit('log', { level, id, message });
+    return {
+      rebase: async (id) => {
+        const branch = paths.branchOf(id);
+        if (await git.isMerged(base, branch)) return { kind: 'unchanged' };
+        if (await git.rebase(paths.worktreeOf(id), base)) return { kind: 'rebased' };
+        const forecast = await git.forecastConflicts(base, branch);
+        const hunks = Object.entries(forecast.hunks).map(([file, list]) => `${file}:\n${list.join('\n')}`).join('\n\n');
+        return { kind: 'conflict', files: forecast.files, hunks };
+      },
+      recheck: async (id) => {
+        const spec = specs.get(id)!;
+        const task = lifecycle.get(id)!;
+        const worktree = paths.worktreeOf(id);
+        const branch = paths.branchOf(id);
+        const port = this.#s.ports.acquire(id);
+        try {
+          return await this.#s.pipeline.recheck({
+            spec,
+            config,
+            base,
+            repoRoot: this.#s.repoRoot,
+            worktree,
+            branch,
+            attempt: task.attempt,
+            verifyOnly: true,
+            previousPlan: null,
+            env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
+            evidence: null,
+            signal,
+            observer: {
+              phase: () => undefined,
+              agentEvent: () => undefined,
+              output: (phase, chunk) => this.#s.events.emit('phase-output', { id, phase, chunk }),
+              notice: (message, level) => log(id, message, level),
+            },
+            budget: { beforeCall: () => undefined, remainingMs: () => config.checkTimeoutMs },
+          });
+        } finally {
+          this.#s.ports.release(id);
+        }
+      },
+      land: async (id) => {
+        try {
+          await this.#s.actions.merge(id);
+        } catch (error) {
+          if (error instanceof RefusedError) return { kind: 'refused', reason: error.message };
+          throw error;
+        }
+        const after = lifecycle.get(id)!;
+        if (after.status === 'merged') return { kind: 'merged', commit: '' };
+        // A conflict now means base moved under the queue: the lifecycle already says `conflict`.
+        return { kind: 'conflict', files: [] };
+      },
+      sendBack: (id, reason, evidence) => {
+        log(id, `merge queue: ${reason}; back to the queue for a new attempt`, 'warn');
+        lifecycle.sendBack(id, reason, evidence);
+      },
+      stopped: () => signal.aborted,
+      log: (id, message) => log(id, message),
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { statusRows } from '../../src/commands/status.js';
+import { findRepo } from '../../src/commands/repo.js';
+import { backlog, reopen, runFleet } from '../helpers/fleet-harness.js';
+import { git, makeRepo, read } from '../helpers/git-repo.js';
+
+const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups) await c();
+  cleanups = [];
+});
+
+/** one.txt and four.txt each pass alone; together they break the check. */
+const CLASH_CHECK = "if [ -f one.txt ] && [ -f four.txt ]; then echo 'one.txt and four.txt clash'; exit 1; fi";
+const ITEMS = '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four';
+const WORDS: Record<string, string> = { 'T-1': 'one', 'T-2': 'two', 'T-3': 'three', 'T-4': 'four' };
+const writeOwnFile = ({ role, task }: { role: string; task: string }) => (role === 'implementer' ? { edits: { [`${WORDS[task]}.txt`]: `${task}\n` } } : {});
+
+async function fourVerified(): Promise<string> {
+  const r = await makeRepo({ 'BACKLOG.md': backlog('check: sh check.sh\nreview: false', ITEMS), 'check.sh': `${CLASH_CHECK}\n` });
+  cleanups.push(r.cleanup);
+  const { fleet } = await runFleet(r.root, writeOwnFile);
+  expect(fleet.tasks().map((t) => t.status)).toEqual(['verified', 'verified', 'verified', 'verified']);
+  return r.root;
+}
+
+/** Every commit base went through since `from`, first parents only, oldest first. */
+async function baseHistory(root: string, from: string): Promise<string[]> {
+  return (await git(root, 'rev-list', '--first-parent', '--reverse', `${from}..main`)).split('\n').filter((x) => x !== '');
+}
+
+describe('the merge queue', () => {
+  it('lands each branch on top of the last, re-checked: base never receives a combination that fails', { timeout: 120_000 }, async () => {
+    const root = await fourVerified();
+    const start = await git(root, 'rev-parse', 'main');
+    const h = await reopen(root);
+    const result = await h.fleet.mergeAll();
+    await h.session.close();
+
+    expect(result.merged).toEqual(['T-1', 'T-2', 'T-3']);
+    expect(result.sentBack.map((s) => s.id)).toEqual(['T-4']);
+    const history = await baseHistory(root, start);
+    expect(history).toHaveLength(3);
+    for (const commit of history) {
+      const files = (await git(root, 'ls-tree', '--name-only', commit)).split('\n');
+      expect(files.includes('one.txt') && files.includes('four.txt'), `base at ${commit}`).toBe(false);
+    }
+    const four = h.fleet.task('T-4')!;
+    expect(four.status).toBe('queued');
+    expect(four.reason).toMatch(/sent back by the merge queue: .*check `sh check.sh`/);
+    expect(four.attempts.at(-1)!.evidence).toContain('one.txt and four.txt clash');
+    // the checkout is clean and BACKLOG.md ticks the three that landed, in the commits themselves
+    expect(await git(root, 'status', '--porcelain')).toBe('');
+    expect(await git(root, 'show', 'main:BACKLOG.md')).toMatch(/- \[x\] T-3 Three\n- \[ \] T-4 Four/);
+  });
+
+  it('predicts which verified branches conflict, in status --json, before anything is merged', { timeout: 60_000 }, async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'), 'shared.txt': 'original\n' });
+    cleanups.push(r.cleanup);
+    await runFleet(r.root, ({ role, task }) =>
+      role !== 'implementer' ? {} : { edits: task === 'T-3' ? { 'other.txt': 'x\n' } : { 'shared.txt': `changed by ${task}\n` } },
+    );
+    const head = await git(r.root, 'rev-parse', 'main');
+    const rows = await statusRows(await findRepo(r.root));
+    expect(rows.map((row) => [row.id, row.status, row.conflictsWith])).toEqual([
+      ['T-1', 'verified', ['T-2']],
+      ['T-2', 'verified', ['T-1']],
+      ['T-3', 'verified', []],
+    ]);
+    expect(await git(r.root, 'rev-parse', 'main')).toBe(head);
+    const table = await execa(process.execPath, [CLI, 'status'], { cwd: r.root, env: { NO_COLOR: '1' } });
+    expect(table.stdout).toMatch(/T-1 .*⚠ conflicts with T-2/);
+  });
+
+  it('stopped by SIGTERM, leaves base at a merge that passed, state matching git, and no lock', { timeout: 120_000 }, async () => {
+    const root = await fourVerified();
+    const start = await git(root, 'rev-parse', 'main');
+    const child = execa(process.execPath, [CLI, 'merge', '--all'], { cwd: root, reject: false, env: { NO_COLOR: '1' } });
+    let stopped = false;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (!stopped && /T-1 merged|merge queue:/.test(String(chunk))) {
+        stopped = true;
+        child.kill('SIGTERM');
+      }
+    });
+    const result = await child;
+    expect(stopped).toBe(true);
+    expect(result.exitCode).toBe(130);
+    expect(existsSync(join(root, '.loop-worktrees', 'fleet.lock'))).toBe(false);
+    const state = JSON.parse(await read(root, '.loop-worktrees/state.json'));
+    const merges = (await git(root, 'log', '--format=%s', `${start}..main`)).split('\n').filter((s) => s.startsWith('Merge loop/'));
+    for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) {
+      const inGit = merges.some((s) => s.startsWith(`Merge loop/${id}:`));
+      expect(state.tasks[id].status === 'merged', `${id}`).toBe(inGit);
+    }
+    // without the stop, T-1, T-2 and T-3 would all have landed
+    expect(merges.length).toBeLessThan(3);
+    expect(result.stdout).toMatch(/not reached: .*T-3/);
+    expect(await git(root, 'status', '--porcelain')).toBe('');
+  });
+});
