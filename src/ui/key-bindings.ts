@@ -24,6 +24,7 @@ export const Command = {
   TabReview: 'tab-review',
   TabHistory: 'tab-history',
   Merge: 'merge',
+  MergeAll: 'merge-all',
   Discard: 'discard',
   Retry: 'retry',
   Pause: 'pause',
@@ -71,6 +72,7 @@ export const KEY_BINDINGS: Readonly<Record<Command, readonly KeyBinding[]>> = {
   [Command.TabReview]: [ch('5')],
   [Command.TabHistory]: [ch('6')],
   [Command.Merge]: [ch('m')],
+  [Command.MergeAll]: [ch('M')],
   [Command.Discard]: [ch('d')],
   [Command.Retry]: [ch('r')],
   [Command.Pause]: [ch('p')],
@@ -103,6 +105,7 @@ export const COMMAND_HELP: Readonly<Record<Command, string>> = {
   [Command.TabReview]: "detail: reviewer's verdict",
   [Command.TabHistory]: 'detail: attempt history',
   [Command.Merge]: 'merge a verified task into base (asks first)',
+  [Command.MergeAll]: 'merge queue: every verified task, each checked again on the last merge (asks first)',
   [Command.Discard]: 'discard a verified, failed or conflict task (asks first)',
   [Command.Retry]: 'retry a failed, conflict or discarded task',
   [Command.Pause]: 'pause or resume the fleet',
@@ -135,6 +138,7 @@ export const COMMAND_SHORT: Readonly<Record<Command, string>> = {
   [Command.TabReview]: 'review',
   [Command.TabHistory]: 'history',
   [Command.Merge]: 'merge',
+  [Command.MergeAll]: 'merge all',
   [Command.Discard]: 'discard',
   [Command.Retry]: 'retry',
   [Command.Pause]: 'pause',
@@ -165,7 +169,7 @@ export const MODE_COMMANDS: Readonly<Record<InputMode, readonly Command[]>> = {
 
 /** Footer hints per mode. */
 export const FOOTER_COMMANDS: Readonly<Record<InputMode, readonly Command[]>> = {
-  normal: [Command.SelectUp, Command.SelectDown, Command.ToggleDetail, Command.Merge, Command.Discard, Command.Retry, Command.Pause, Command.EditBacklog, Command.Help, Command.Quit],
+  normal: [Command.SelectUp, Command.SelectDown, Command.ToggleDetail, Command.Merge, Command.MergeAll, Command.Discard, Command.Retry, Command.Pause, Command.EditBacklog, Command.Help, Command.Quit],
   detail: [Command.SelectUp, Command.SelectDown, Command.PrevTab, Command.NextTab, Command.PageUp, Command.PageDown, Command.Close, Command.Merge, Command.Discard, Command.Retry, Command.Help, Command.Quit],
   help: [Command.PageUp, Command.PageDown, Command.Close, Command.Quit],
   confirm: [Command.ConfirmYes, Command.ConfirmNo],

@@ -41,6 +41,18 @@ function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode
   const room = Math.max(1, size - 1);
   const title = oneLine(task.title);
   const showReason = (task.status === 'failed' || task.status === 'conflict') && task.reason !== null;
+  const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
+  if (conflicts.length > 0) {
+    // A predicted conflict is what the person must know before pressing m: it comes before the counts.
+    const mark = truncate(`  ⚠ conflicts with ${conflicts.join(', ')}`, Math.max(0, room - 8));
+    const head = truncate(title, Math.max(1, room - width(mark)));
+    return (
+      <>
+        <Text>{head}</Text>
+        <Styled color="yellow">{padEnd(mark, size - width(head))}</Styled>
+      </>
+    );
+  }
   const tests = showReason ? null : progressLine(task);
   if (!showReason && tests !== null) {
     // The test counts after the title, the title giving way first: "Fix parser  7/22 failing → 1/22".

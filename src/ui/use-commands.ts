@@ -64,10 +64,35 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     dispatch({ type: 'confirm', confirm: { command, id: task.id, prompt: confirmPrompt(command, task, fleet.base) } });
   };
 
+  /** The verified tasks in list order: the order the queue lands them in. */
+  const verifiedIds = (): string[] => [...state.tasks.values()].map((r) => r.task).filter((t) => t.status === 'verified').map((t) => t.id);
+
+  const askMergeAll = (): void => {
+    const ids = verifiedIds();
+    if (ids.length === 0) return say('Nothing to merge: no task is verified', 'error');
+    const prompt = `Merge queue onto ${fleet.base}: ${ids.join(', ')} — each rebased onto the last merge and checked again before it lands? y/n`;
+    dispatch({ type: 'confirm', confirm: { command: 'merge-all', id: ids[0]!, prompt } });
+  };
+
+  const runMergeAll = (): void => {
+    say('Merge queue running: each branch is rebased and checked again before it lands…');
+    fleet.mergeAll().then(
+      (r) => {
+        const parts = [`${r.merged.length} merged`];
+        if (r.sentBack.length > 0) parts.push(`${r.sentBack.map((s) => s.id).join(', ')} sent back`);
+        if (r.conflicts.length > 0) parts.push(`${r.conflicts.map((c) => c.id).join(', ')} conflict`);
+        if (r.refused !== null) parts.push(`stopped at ${r.refused.id}: ${r.refused.reason}`);
+        say(`Merge queue: ${parts.join('; ')}`, r.refused === null ? 'info' : 'error');
+      },
+      (error: unknown) => say(errorText(error), 'error'),
+    );
+  };
+
   const confirmed = (): void => {
     const pending = view.confirm;
     dispatch({ type: 'confirm-done' });
     if (pending === null) return;
+    if (pending.command === 'merge-all') return runMergeAll();
     const task = taskOf(pending.id);
     // The task may have moved on while the question was open: check again.
     const why = refusal(pending.command, task);
@@ -152,6 +177,8 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
         return dispatch({ type: 'cycle-tab', delta: -1 });
       case Command.Merge:
         return ask('merge');
+      case Command.MergeAll:
+        return askMergeAll();
       case Command.Discard:
         return ask('discard');
       case Command.Retry: {
@@ -173,6 +200,7 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
       case Command.ConfirmNo: {
         const pending = view.confirm;
         dispatch({ type: 'confirm-done' });
+        if (pending?.command === 'merge-all') return say('Merge queue cancelled');
         return say(pending === null ? 'Cancelled' : `${pending.command === 'merge' ? 'Merge' : 'Discard'} of ${pending.id} cancelled`);
       }
       case Command.Quit:

@@ -18,7 +18,8 @@ export function anchoredAtEnd(tab: DetailTab): boolean {
 }
 
 export interface PendingConfirm {
-  readonly command: 'merge' | 'discard';
+  readonly command: 'merge' | 'discard' | 'merge-all';
+  /** the task asked about; for merge-all, the queue's first task */
   readonly id: string;
   readonly prompt: string;
 }

@@ -62,7 +62,7 @@ describe('the merge queue', () => {
     const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'), 'shared.txt': 'original\n' });
     cleanups.push(r.cleanup);
     await runFleet(r.root, ({ role, task }) =>
-      role !== 'implementer' ? {} : { edits: task === 'T-3' ? { 'other.txt': 'x\n' } : { 'shared.txt': `changed by ${task}\n` } },
+      role !== 'implementer' ? {} : { edits: task === 'T-3' ? ({ 'other.txt': 'x\n' } as Record<string, string>) : { 'shared.txt': `changed by ${task}\n` } },
     );
     const head = await git(r.root, 'rev-parse', 'main');
     const rows = await statusRows(await findRepo(r.root));
