@@ -5,6 +5,7 @@ import { entryRules } from './guard/entries.js';
 import { newlyIgnored } from './guard/ignored.js';
 import { findSecrets, findSecretsInBinary } from './guard/secrets.js';
 import { testFileMatcher, weakenedTest } from './guard/tests.js';
+import { conflictMarkers } from './guard/conflict-markers.js';
 
 export { findSecrets } from './guard/secrets.js';
 
@@ -50,6 +51,7 @@ export function guardDiff(input: GuardInput): string[] {
     }
   }
   reasons.push(...findSecrets(input.diff, exempt));
+  reasons.push(...conflictMarkers(input.diff, exempt));
   return reasons;
 }
 

@@ -43,7 +43,7 @@ const SCRIPT_EXTENSIONS = /\.(c|m)?(j|t)sx?$/;
 export function brokenEdit(edit: DemoEdit): DemoEdit {
   const defect = SCRIPT_EXTENSIONS.test(edit.path)
     ? "throw new Error('unfinished change: this edit is incomplete');"
-    : '<<<<<<< unfinished change';
+    : 'UNFINISHED CHANGE: this edit is incomplete';
   return { path: edit.path, content: `${edit.content.replace(/\n?$/, '\n')}${defect}\n` };
 }
 

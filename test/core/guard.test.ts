@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { conflictMarkers } from '../../src/core/guard/conflict-markers.js';
 import { findSecrets, guardDiff } from '../../src/core/guard.js';
 
 const base = { diff: '', maxFiles: 5, maxLines: 100, protect: ['.github/**', '.env*', 'package-lock.json'], allowed: [] as string[] };
@@ -27,5 +28,18 @@ describe('guard checks', () => {
     expect(found).toContain('guard: x.js: secret-shaped content added (Anthropic API key)');
     expect(found).toContain('guard: x.js: secret-shaped content added (AWS access key id)');
     expect(findSecrets(`+++ b/y.js\n-const k = "${key}";\n`)).toEqual([]);
+  });
+});
+
+describe('conflict markers', () => {
+  const patch = (file: string, added: string[]) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1,${added.length} @@\n${added.map((l) => `+${l}`).join('\n')}\n`;
+
+  it('refuses a change that commits a conflict, naming the file; a Markdown underline is fine', () => {
+    const diff = patch('src/calc.js', ['<<<<<<< HEAD', 'a()', '=======', 'b()', '>>>>>>> loop/T-2']) + patch('README.md', ['Title', '=======']);
+    expect(conflictMarkers(diff, () => false)).toEqual(['guard: src/calc.js adds 2 conflict marker lines (<<<<<<< / >>>>>>>): a conflict is resolved, never committed']);
+  });
+
+  it("lets a task's files: carry them (a test fixture of a merge tool)", () => {
+    expect(conflictMarkers(patch('test/fixtures/conflict.txt', ['<<<<<<< ours']), (p) => p.startsWith('test/fixtures/'))).toEqual([]);
   });
 });
