@@ -21,6 +21,15 @@ export class FsBacklogFile implements BacklogFile {
     return fs.readFile(this.path);
   }
 
+  async readIfPresent(): Promise<Buffer | null> {
+    try {
+      return await fs.readFile(this.path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
   async replace(expected: Buffer, content: Buffer): Promise<boolean> {
     // Through a symbolic link to the real file: renaming over the link would replace the link itself.
     const target = await fs.realpath(this.path);

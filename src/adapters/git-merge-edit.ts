@@ -53,6 +53,8 @@ export async function committedFileEdit(
   const shown = await ctx.git.run(['cat-file', '-p', `${mergedTree}:${fileEdit.path}`], { ok: [0, 128] });
   if (shown.exitCode !== 0) return null;
   const working = inMain ? await readOrNull(path.join(ctx.root, fileEdit.path)) : null;
+  // Deleted or renamed away in the checkout: the merge leaves the file alone, so the deletion stays.
+  if (inMain && working === null) return null;
   const content = fileEdit.edit(shown.stdout, working);
   if (content === null || content === shown.stdout) return null;
   return { tree: await replaceInTree(ctx.git, mergedTree, fileEdit.path, content), path: fileEdit.path };

@@ -14,7 +14,8 @@ export const EXIT_INTERRUPTED = 130;
 
 /** 0: every task the run touched is verified or merged; 1: one failed or conflicts, or a fleet gate stopped the run. */
 export function runExitCode(fleet: Fleet): number {
-  if (fleet.stoppedBy !== null) return EXIT_FAILED;
+  // A run whose backlog went away ends unfinished: the queued tasks never started.
+  if (fleet.stoppedBy !== null || fleet.backlogMissing) return EXIT_FAILED;
   for (const id of fleet.ranThisRun) {
     const status = fleet.task(id)?.status;
     if (status === 'failed' || status === 'conflict') return EXIT_FAILED;
@@ -69,6 +70,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const code = interrupted ? EXIT_INTERRUPTED : runExitCode(fleet);
     const report = await writeReport(repo, fleet, startedAt, code);
     const c = fleet.summary().counts;
+    if (fleet.backlogMissing) out(`stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`);
     out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
     return code;
   } finally {

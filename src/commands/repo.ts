@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { FsBacklogFile } from '../adapters/fs-files.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
-import { parseBacklog } from '../core/backlog/parse.js';
+import { defaultConfig, parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
 import { BACKLOG_NAME, LOCK_FILE, STATE_FILE, WORK_DIR } from '../domain/layout.js';
 import type { Backlog } from '../domain/types.js';
@@ -38,12 +38,17 @@ export async function findRepo(cwd: string): Promise<Repo> {
  * Read and validate BACKLOG.md. Missing ids are written back only when `writeIds` (a run is starting):
  * read-only commands such as `status` must not change files.
  */
-export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Iterable<string> = []): Promise<Backlog> {
+/**
+ * BACKLOG.md parsed. `allowMissing` (merge, discard, retry, prune: they work from state) reads a missing
+ * file as an empty backlog with the default settings instead of refusing.
+ */
+export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Iterable<string> = [], allowMissing = false): Promise<Backlog> {
   let text: string;
   try {
     text = await readFile(repo.backlogPath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (allowMissing) return { path: repo.backlogPath, config: defaultConfig(), tasks: [] };
       throw new UsageError(`no ${BACKLOG_FILE} in ${repo.root}: run \`loopfleet init\` to write one`);
     }
     throw error;

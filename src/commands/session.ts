@@ -51,7 +51,9 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
  * backlog and base first, then take the lock, then prune what a crash left and open state.
  */
 export async function openSession(repo: Repo, options: SessionOptions): Promise<Session> {
-  const checked = applyOverrides(await loadBacklog(repo, false), options.overrides);
+  // A session that runs no task works from state even when BACKLOG.md is gone (it ticks nothing then).
+  const fromState = !(options.requireModel ?? true);
+  const checked = applyOverrides(await loadBacklog(repo, false, [], fromState), options.overrides);
   const git = new SimpleGitAdapter(repo.root);
   const base = await resolveBase(repo, checked, git);
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
@@ -69,7 +71,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);
-    const backlog = applyOverrides(await loadBacklog(repo, true, known), options.overrides);
+    const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
     await fleet.open(state);
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
@@ -81,6 +83,11 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
           fleet.events.emit('log', { level: 'warn', message: `BACKLOG.md not applied: ${change.error.message}` });
           return;
         }
+        if ('gone' in change) {
+          fleet.backlogGone();
+          return;
+        }
+        fleet.backlogBack();
         const apply = () => fleet.applyBacklog(applyOverrides(change.backlog, options.overrides));
         if (change.missingIds.length === 0) {
           apply();

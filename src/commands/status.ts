@@ -11,11 +11,17 @@ import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts }
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
-  const backlog = parseBacklog(await readFile(repo.backlogPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new UsageError(`no BACKLOG.md in ${repo.root}: run \`loopfleet init\` to write one`);
+  const text = await readFile(repo.backlogPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
     throw error;
-  }), repo.backlogPath).backlog;
+  });
   const state = await new LowdbStateStore(repo.statePath).load();
+  if (text === null) {
+    // BACKLOG.md deleted or renamed away: what state knows still stands, in the order it was recorded.
+    if (state === null) throw new UsageError(`no BACKLOG.md in ${repo.root}: run \`loopfleet init\` to write one`);
+    return Object.values(state.tasks).map((t) => row(t, t.title, t.maxAttempts, t.status));
+  }
+  const backlog = parseBacklog(text, repo.backlogPath).backlog;
   return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
     const maxAttempts = taskGates(spec, backlog.config).attempts;
@@ -25,27 +31,31 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         checks: [], counts: null, baseline: [], proof: null, conflictsWith: [],
       };
     }
-    // The verification facts are those of the last attempt that ran.
-    const last = realAttempts(t).at(-1);
-    return {
-      id: t.id,
-      title: spec.title,
-      status: statusWhenTicked(spec.done, t.status),
-      phase: t.phase,
-      attempt: t.attempt,
-      maxAttempts: t.maxAttempts,
-      tokens: totalTokens(t.usage),
-      costUsd: Math.round(t.costUsd * 1e6) / 1e6,
-      branch: t.branch,
-      reason: t.reason,
-      checks: last === undefined ? [] : checksOfAttempt(last).map(checkJson),
-      counts: last === undefined ? null : attemptCounts(last),
-      baseline: (last?.baseline ?? []).map(baselineJson),
-      proof: last?.proof ?? null,
-      // predicted while verified; a task that left verified has no branch to conflict
-      conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
-    };
+    return row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status));
   });
+}
+
+function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatusJson['status']): TaskStatusJson {
+  // The verification facts are those of the last attempt that ran.
+  const last = realAttempts(t).at(-1);
+  return {
+    id: t.id,
+    title,
+    status,
+    phase: t.phase,
+    attempt: t.attempt,
+    maxAttempts,
+    tokens: totalTokens(t.usage),
+    costUsd: Math.round(t.costUsd * 1e6) / 1e6,
+    branch: t.branch,
+    reason: t.reason,
+    checks: last === undefined ? [] : checksOfAttempt(last).map(checkJson),
+    counts: last === undefined ? null : attemptCounts(last),
+    baseline: (last?.baseline ?? []).map(baselineJson),
+    proof: last?.proof ?? null,
+    // predicted while verified; a task that left verified has no branch to conflict
+    conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
+  };
 }
 
 export function statusTable(rows: TaskStatusJson[]): string {

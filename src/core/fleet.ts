@@ -73,6 +73,7 @@ export class Fleet implements FleetHandle {
   #runner!: TaskRunner;
   #actions!: FleetActions;
   #landing!: Landing;
+  #backlogMissing = false;
   /** stops the merge queue between tasks (and aborts its check), without stopping the fleet */
   #landingStop = new AbortController();
   /** forecasts run one after another: each reads the branches as the previous left them */
@@ -345,6 +346,33 @@ export class Fleet implements FleetHandle {
     return result;
   }
 
+  /**
+   * BACKLOG.md was deleted or renamed away: running tasks finish, no queued task starts, and the run will
+   * end (exit 1) saying so — unless the file comes back first (backlogBack).
+   */
+  backlogGone(): void {
+    if (this.#backlogMissing) return;
+    this.#backlogMissing = true;
+    const waiting = this.tasks().filter((t) => t.status === 'queued').map((t) => t.id);
+    this.events.emit('log', {
+      level: 'warn',
+      message: `${this.backlogPath} was deleted or renamed: running tasks finish, ${waiting.length === 0 ? 'nothing else starts' : `${waiting.join(', ')} will not start`}; restore it to go on`,
+    });
+    this.#schedule();
+  }
+
+  backlogBack(): void {
+    if (!this.#backlogMissing) return;
+    this.#backlogMissing = false;
+    this.events.emit('log', { level: 'info', message: `${this.backlogPath} is back: queued tasks start again` });
+    this.#schedule();
+  }
+
+  /** true while BACKLOG.md is gone (see backlogGone) */
+  get backlogMissing(): boolean {
+    return this.#backlogMissing;
+  }
+
   /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
   stopLanding(): void {
     this.#landingStop.abort(new StopError('the merge queue was stopped'));
@@ -390,7 +418,7 @@ export class Fleet implements FleetHandle {
 
   /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
   #schedule(): void {
-    if (!this.#started || this.#stop.signal.aborted || this.#phase === 'stopping' || this.#phase === 'finished') {
+    if (!this.#started || this.#stop.signal.aborted || this.#phase === 'stopping' || this.#phase === 'finished' || this.#backlogMissing) {
       this.#resolveIdle();
       return;
     }
@@ -413,7 +441,8 @@ export class Fleet implements FleetHandle {
         const task = this.#state.get(id);
         // The backlog may have dropped it, or a person discarded it, while it waited.
         if (spec === undefined || task === undefined || task.status !== 'queued') return;
-        if (this.#stop.signal.aborted) return;
+        // Enqueued before the backlog went: it stays queued for when the file is back.
+        if (this.#stop.signal.aborted || this.#backlogMissing) return;
         await this.#runner.run(spec, this.#config);
         if (this.#opts.autoMerge && this.#state.get(id)?.status === 'verified') {
           // Through the merge queue: rebased onto base as it is now and checked again before it lands.

@@ -18,6 +18,8 @@ export interface BacklogFile {
   readonly path: string;
   /** the file's bytes as they are now; throws when it cannot be read (missing, unreadable) */
   read(): Promise<Buffer>;
+  /** the file's bytes, or null when there is no file (deleted, renamed away); other failures throw */
+  readIfPresent(): Promise<Buffer | null>;
   /**
    * Replaces the file with `content` when it still holds `expected`, re-read right before the switch.
    * Returns false, having written nothing, when it holds anything else (a person saved meanwhile).

@@ -31,6 +31,16 @@ export class MemoryBacklogFile implements BacklogFile {
     return Buffer.from(this.content);
   }
 
+  async readIfPresent(): Promise<Buffer | null> {
+    return this.content === null ? null : Buffer.from(this.content);
+  }
+
+  /** the file deleted or renamed away: no content, and a watch event */
+  remove(): void {
+    this.content = null;
+    for (const notify of this.#watchers) notify();
+  }
+
   async replace(expected: Buffer, content: Buffer): Promise<boolean> {
     const hook = this.beforeReplace;
     this.beforeReplace = null;

@@ -8,7 +8,8 @@
 import { InputError, InputErrors } from '../../domain/errors.js';
 import type { BacklogFile } from '../../ports/files.js';
 import { parseBacklog, type ParsedBacklog } from './parse.js';
-export type BacklogChange = ParsedBacklog | { error: InputErrors };
+/** A new parse, a text that does not parse, or the file gone (deleted or renamed away, and still gone). */
+export type BacklogChange = ParsedBacklog | { error: InputErrors } | { gone: true };
 
 export interface BacklogWatcher {
   /**
@@ -25,15 +26,13 @@ export interface WatchOptions {
   initial?: string;
   /** ids a new task must not get (see parseBacklog) */
   takenIds?: () => Iterable<string>;
+  /** how long the file must stay missing before it counts as gone; default 1 s */
+  goneAfterMs?: number;
 }
 
+/** The text, or null when there is no file; unreadable for another reason is reported as a change error. */
 async function readText(file: BacklogFile): Promise<string | null> {
-  try {
-    return (await file.read()).toString('utf8');
-  } catch {
-    // Missing for a moment while an editor renames its new copy into place; the rename brings another event.
-    return null;
-  }
+  return (await file.readIfPresent())?.toString('utf8') ?? null;
 }
 
 /** Starts watching; resolves once the text the watch compares against is known. */
@@ -51,8 +50,22 @@ export async function watchBacklog(
 
   const check = async (): Promise<void> => {
     if (closed) return;
-    const text = await readText(file);
-    if (closed || text === null || text === last) return;
+    let text: string | null;
+    try {
+      text = await readText(file);
+    } catch (e) {
+      onChange({ error: new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]) });
+      return;
+    }
+    if (closed || text === last) return;
+    if (text === null) {
+      // Missing for a moment while an editor renames its new copy into place: gone only if it stays gone.
+      if (goneTimer === null) goneTimer = setTimeout(() => {
+        goneTimer = null;
+        reads = reads.then(confirmGone);
+      }, goneAfterMs);
+      return;
+    }
     last = text;
     let change: BacklogChange;
     try {
@@ -64,6 +77,15 @@ export async function watchBacklog(
     }
     onChange(change);
   };
+
+  const confirmGone = async (): Promise<void> => {
+    if (closed || last === null) return;
+    if ((await readText(file).catch(() => '')) !== null) return;
+    last = null;
+    onChange({ gone: true });
+  };
+  let goneTimer: NodeJS.Timeout | null = null;
+  const goneAfterMs = options.goneAfterMs ?? 1000;
 
   const schedule = (): void => {
     if (closed) return;
@@ -86,6 +108,7 @@ export async function watchBacklog(
     close() {
       closed = true;
       if (timer) clearTimeout(timer);
+      if (goneTimer) clearTimeout(goneTimer);
       stop();
     },
   };

@@ -85,6 +85,8 @@ export async function edit<T>(
  * is ticked now (or was already).
  */
 export async function tickDone(file: BacklogFile, id: string, options: WriteBackOptions = {}): Promise<boolean> {
+  // A backlog deleted or renamed away has no item to tick: the merge stands, the tick waits for the file.
+  if ((await file.readIfPresent()) === null) return false;
   return edit(
     file,
     (text) => {

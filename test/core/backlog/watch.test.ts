@@ -24,7 +24,7 @@ async function waitForChanges(n: number, ms = 1000): Promise<void> {
 }
 
 const ids = (c: BacklogChange | undefined): string[] => {
-  if (!c || 'error' in c) throw new Error('expected a parsed backlog');
+  if (!c || 'error' in c || 'gone' in c) throw new Error('expected a parsed backlog');
   return c.backlog.tasks.map((t) => `${t.id}${t.done ? '✓' : ''}`);
 };
 
@@ -54,6 +54,27 @@ describe('watchBacklog', () => {
     await rename(copy, file);
     await waitForChanges(2);
     expect(ids(changes[1])).toEqual(['T-1', 'T-2', 'T-3']);
+  });
+
+  it('reports a backlog deleted (and still gone after the grace time) as gone, and its return as a change', async () => {
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 20, goneAfterMs: 150 });
+    await rm(file);
+    await waitForChanges(1);
+    expect(changes[0]).toEqual({ gone: true });
+    await writeFile(file, '- [ ] T-1 One\n');
+    await waitForChanges(2);
+    expect(ids(changes[1])).toEqual(['T-1']);
+  });
+
+  it('does not call a file gone that an editor removes and writes back within the grace time', async () => {
+    watcher = await watchBacklog(new FsBacklogFile(file), (c) => changes.push(c), { debounceMs: 20, goneAfterMs: 400 });
+    await rm(file);
+    await sleep(60);
+    await writeFile(file, '- [ ] T-1 One\n- [ ] T-2 Two\n');
+    await waitForChanges(1);
+    await sleep(500);
+    expect(changes).toHaveLength(1);
+    expect(ids(changes[0])).toEqual(['T-1', 'T-2']);
   });
 
   it('debounces a burst of writes into one parse of the final text', async () => {
