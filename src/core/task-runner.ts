@@ -10,7 +10,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
 import { taskEnv } from './task-env.js';
 import type { PortPool } from './port-pool.js';
-import type { AttemptRecord, FleetConfig, Phase, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
+import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../domain/types.js';
 
 export { taskGates } from './gates.js';
 
@@ -127,7 +127,8 @@ export class TaskRunner {
         this.#agentEvent(id, n, role, model, event);
         // During a call a tripped gate aborts it; before a call, beforeCall refuses to start one.
         if (event.type === 'usage') {
-          this.#s.limits.answered();
+          // A refusal may report an empty usage; only tokens mean the model answered.
+          if (totalTokens(event.usage) > 0) this.#s.limits.answered();
           const over = tripped();
           if (over !== null) controller.abort(over);
         }

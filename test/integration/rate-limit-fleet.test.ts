@@ -85,8 +85,9 @@ describe('a usage or rate limit pauses the fleet instead of using up an attempt'
   it('a CLI agent\'s "usage limit reached · resets in 2 seconds" pauses likewise, and the agent runs again after the reset', { timeout: 60_000 }, async () => {
     const fakeDir = await mkdtemp(join(os.tmpdir(), 'lf-limit-claude-'));
     cleanups.push(() => rm(fakeDir, { recursive: true, force: true }));
+    // A refused run reports no tokens, as Claude Code's does.
     const result = (text: string, isError: boolean) =>
-      JSON.stringify({ type: 'result', subtype: 'success', is_error: isError, result: text, usage: { input_tokens: 30, output_tokens: 70, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, total_cost_usd: isError ? 0 : 0.001, permission_denials: [] });
+      JSON.stringify({ type: 'result', subtype: 'success', is_error: isError, result: text, usage: { input_tokens: isError ? 0 : 30, output_tokens: isError ? 0 : 70, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, total_cost_usd: isError ? 0 : 0.001, permission_denials: [] });
     const bin = join(fakeDir, 'claude');
     // The first run hits the usage limit; the next ones plan.
     await writeFile(bin, `#!/bin/sh
