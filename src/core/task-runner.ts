@@ -46,8 +46,9 @@ type Settled = { done: true } | { done: false; evidence: string | null };
  * Runs a task's attempts until it is verified, a gate stops it, or the fleet stops.
  *
  * Invariant: the task is `running` exactly while run() is inside an attempt; every exit path sets a final
- * status (verified / failed) or puts it back to `queued` (fleet stopping), so a crash is the only way to
- * leave `running` behind — and the lifecycle's requeueCrashed treats that as an interrupted attempt.
+ * status (verified / failed) or puts it back to `queued` (fleet stopping, or a rate or usage limit), so a
+ * crash is the only way to leave `running` behind — and the lifecycle's requeueCrashed treats that as an
+ * interrupted attempt.
  */
 export class TaskRunner {
   readonly #s: TaskRunnerServices;
