@@ -39,6 +39,8 @@ Options (the run commands):
   --max-cost USD                fleet cost gate in dollars
   --max-time T                  fleet wall-clock gate, e.g. 8h
   --auto-merge                  merge each verified task in backlog order
+  --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
+                                instead of pausing the fleet until the limit resets
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
@@ -88,6 +90,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
         'max-cost': { type: 'string' },
         'max-time': { type: 'string' },
         'auto-merge': { type: 'boolean' },
+        'no-wait': { type: 'boolean' },
         'no-color': { type: 'boolean' },
         'dry-run': { type: 'boolean' },
         all: { type: 'boolean' },
@@ -177,7 +180,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
-      const options = { overrides, autoMerge: values['auto-merge'] === true, watch: true, env };
+      const options = { overrides, autoMerge: values['auto-merge'] === true, noWait: values['no-wait'] === true, watch: true, env };
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });
     }

@@ -1,5 +1,6 @@
 import type { FleetEmitter } from '../core/events.js';
 import { totalTokens } from '../domain/types.js';
+import { holdText } from '../core/rate-limits.js';
 
 /** One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts. */
 export function printEvents(events: FleetEmitter, write: (line: string) => void): () => void {
@@ -28,12 +29,23 @@ export function printEvents(events: FleetEmitter, write: (line: string) => void)
     if (b.added.length > 0) write(`${stamp()} backlog: queued ${b.added.join(', ')}`);
     if (b.removed.length > 0) write(`${stamp()} backlog: dropped ${b.removed.join(', ')}`);
   };
+  // A hold (a usage or rate limit) is printed when it starts or changes, and its end once.
+  let held: string | null = null;
+  const onFleet: Parameters<typeof events.on<'fleet'>>[1] = (summary) => {
+    const key = summary.hold === undefined ? null : `${summary.hold.reason} ${summary.hold.until}`;
+    if (key === held) return;
+    if (summary.hold !== undefined) write(`${stamp()} fleet ${holdText(summary.hold, Date.now())}`);
+    else if (summary.state !== 'finished' && summary.state !== 'stopping') write(`${stamp()} fleet resumed`);
+    held = key;
+  };
+  events.on('fleet', onFleet);
   events.on('task', onTask);
   events.on('task', onPhase);
   events.on('gate', onGate);
   events.on('log', onLog);
   events.on('backlog', onBacklog);
   return () => {
+    events.off('fleet', onFleet);
     events.off('task', onTask);
     events.off('task', onPhase);
     events.off('gate', onGate);

@@ -21,6 +21,8 @@ export interface Overrides {
 export interface SessionOptions {
   overrides: Overrides;
   autoMerge: boolean;
+  /** --no-wait: a rate or usage limit fails the task and ends the run instead of pausing the fleet */
+  noWait?: boolean;
   /** re-read BACKLOG.md when it changes */
   watch: boolean;
   env: NodeJS.ProcessEnv;
@@ -72,7 +74,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
-    const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env });
+    const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
     await fleet.open(state);
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();

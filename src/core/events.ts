@@ -25,7 +25,7 @@ export interface FleetSnapshotSummary {
   /** the fleet gate that stopped the run, if one did */
   stoppedBy: GateName | null;
   /** while `paused` by a hold (a usage or rate limit) rather than by a person: why, and until when (ISO time) */
-  hold?: { reason: string; until: string | null };
+  hold?: { reason: string; until: string | null; backoff?: boolean };
 }
 
 export class FleetEmitter extends EventEmitter<FleetEvents> {}

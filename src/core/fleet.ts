@@ -14,6 +14,7 @@ import { TaskRunner } from './task-runner.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
+import { RateLimits, type HoldInfo } from './rate-limits.js';
 import { allowedFrom, type TaskChange } from './task-lifecycle.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
@@ -47,6 +48,8 @@ export interface FleetOptions {
   /** merge each verified task in backlog order as it is verified */
   autoMerge: boolean;
   parentEnv: NodeJS.ProcessEnv;
+  /** --no-wait: a rate or usage limit fails the task and stops the run instead of holding the fleet */
+  noWait?: boolean;
 }
 
 
@@ -83,7 +86,8 @@ export class Fleet implements FleetHandle {
   #scheduled = new Set<string>();
   #stoppedBy: GateName | null = null;
   /** why the fleet holds (a usage or rate limit), and until when; null when it runs or a person paused it */
-  #hold: { reason: string; until: string | null } | null = null;
+  #hold: HoldInfo | null = null;
+  readonly #limits: RateLimits;
   #holdTimer: NodeJS.Timeout | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
@@ -114,6 +118,16 @@ export class Fleet implements FleetHandle {
       this.events.emit('gate', { scope: 'fleet', id: null, gate: gate.gate, reason: gate.message });
       void this.stop(gate);
     });
+    this.#limits = new RateLimits({
+      now: () => services.clock.now(),
+      hold: (reason, until, backoff) => this.hold(reason, until, backoff),
+      holding: () => this.#hold !== null,
+      probe: (on) => (this.#queue.concurrency = on ? 1 : this.#config.concurrency),
+      stop: (reason) => {
+        this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
+        void this.stop(new StopError(reason));
+      },
+    }, options.noWait === true);
     this.#setSpecs(options.backlog.tasks);
   }
 
@@ -160,6 +174,7 @@ export class Fleet implements FleetHandle {
       paths,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
+      limits: this.#limits,
       stop: this.#stop.signal,
       repoRoot: this.repoRoot,
       base: this.base,
@@ -260,14 +275,14 @@ export class Fleet implements FleetHandle {
    * The fleet holds: no new task starts until `until` (epoch ms; null: until resume()), for `reason` (a usage
    * or rate limit). Running tasks go on. The summary carries the reason and the time while it holds.
    */
-  hold(reason: string, until: number | null): void {
+  hold(reason: string, until: number | null, backoff = false): void {
     if (this.#stop.signal.aborted) return;
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     this.#holdTimer = null;
-    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString() };
+    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString(), ...(backoff ? { backoff } : {}) };
     if (until !== null) {
+      // Not unref'd: while the fleet holds, this timer may be all that keeps the run alive; stop() clears it.
       this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS));
-      this.#holdTimer.unref();
     }
     this.pause();
   }
@@ -292,6 +307,7 @@ export class Fleet implements FleetHandle {
     await this.#queue.onIdle();
     this.#budget.dispose();
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
+    this.#hold = null;
     await this.#merging;
     await this.#forecasting;
     await this.#notifying;
@@ -308,7 +324,7 @@ export class Fleet implements FleetHandle {
   applyBacklog(backlog: Backlog): void {
     const before = new Set(this.#specs.keys());
     this.#config = { ...backlog.config, ports: this.#config.ports };
-    this.#queue.concurrency = this.#config.concurrency;
+    this.#queue.concurrency = this.#limits.probing ? 1 : this.#config.concurrency;
     this.#setSpecs(backlog.tasks);
     const added = [...this.#specs.keys()].filter((id) => !before.has(id));
     const removed = [...before].filter((id) => !this.#specs.has(id));

@@ -1,4 +1,5 @@
-import { GateError, StopError } from '../domain/errors.js';
+import { GateError, RateLimitError, StopError } from '../domain/errors.js';
+import { FleetHeldError, type LimitGate } from './rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from './gates.js';
 import type { AttemptObserver, AttemptResult, CallBudget, Pipeline } from './pipeline.js';
 import type { FleetEmitter } from './events.js';
@@ -9,7 +10,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
 import { taskEnv } from './task-env.js';
 import type { PortPool } from './port-pool.js';
-import type { AttemptRecord, FleetConfig, Phase, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
+import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../domain/types.js';
 
 export { taskGates } from './gates.js';
 
@@ -29,6 +30,8 @@ export interface TaskRunnerServices {
   paths: TaskPaths;
   usage: UsageBook;
   fleetBudget: FleetBudget;
+  /** rate and usage limits: refuses calls while the fleet holds, hears of limits and of answered calls */
+  limits: LimitGate;
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
   repoRoot: string;
@@ -43,8 +46,9 @@ type Settled = { done: true } | { done: false; evidence: string | null };
  * Runs a task's attempts until it is verified, a gate stops it, or the fleet stops.
  *
  * Invariant: the task is `running` exactly while run() is inside an attempt; every exit path sets a final
- * status (verified / failed) or puts it back to `queued` (fleet stopping), so a crash is the only way to
- * leave `running` behind — and the lifecycle's requeueCrashed treats that as an interrupted attempt.
+ * status (verified / failed) or puts it back to `queued` (fleet stopping, or a rate or usage limit), so a
+ * crash is the only way to leave `running` behind — and the lifecycle's requeueCrashed treats that as an
+ * interrupted attempt.
  */
 export class TaskRunner {
   readonly #s: TaskRunnerServices;
@@ -110,6 +114,7 @@ export class TaskRunner {
         if (controller.signal.aborted) throw controller.signal.reason;
         const over = tripped();
         if (over !== null) throw over;
+        this.#s.limits.beforeCall();
       },
       remainingMs: () => budget.remainingMs(task, elapsedBefore + (clock.now() - started)),
     };
@@ -123,6 +128,8 @@ export class TaskRunner {
         this.#agentEvent(id, n, role, model, event);
         // During a call a tripped gate aborts it; before a call, beforeCall refuses to start one.
         if (event.type === 'usage') {
+          // A refusal may report an empty usage; only tokens mean the model answered.
+          if (totalTokens(event.usage) > 0) this.#s.limits.answered();
           const over = tripped();
           if (over !== null) controller.abort(over);
         }
@@ -201,6 +208,10 @@ export class TaskRunner {
     if (error instanceof GateError && error.scope === 'task') {
       return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, endedAt } });
     }
+    if (error instanceof RateLimitError || error instanceof FleetHeldError) {
+      const limited = this.#limited(id, n, error, endedAt);
+      if (limited !== null) return limited;
+    }
     if (error instanceof GateError || error instanceof StopError || this.#s.stop.aborted) {
       // The fleet is stopping: nothing half-done stands; the attempt restarts on the next run.
       const reason = error instanceof Error ? error.message : String(error);
@@ -216,6 +227,26 @@ export class TaskRunner {
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);
     if (stuck !== null) return this.#failGate(id, stuck);
     return { done: false, evidence };
+  }
+
+  /**
+   * A limit (or a call refused while the fleet holds for one) is not the task's fault: the attempt is
+   * interrupted and the task queued again, its attempt not used up — unless --no-wait fails it. Null: the
+   * fleet is stopping anyway, which settles it like any stop.
+   */
+  #limited(id: string, n: number, error: RateLimitError | FleetHeldError, endedAt: string): Settled | null {
+    if (error instanceof RateLimitError && this.#s.limits.limited(error) === 'fail') {
+      this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${error.message}` });
+      this.#s.lifecycle.fail(id, { gate: null, reason: error.message }, { n, record: { outcome: 'error', reason: error.message, endedAt } });
+      this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, endedAt } });
+      return { done: true };
+    }
+    if (this.#s.stop.aborted) return null;
+    const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, endedAt } };
+    this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason: error.message }, ended);
+    this.#attemptEnd(id, ended);
+    if (error instanceof RateLimitError) this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} paused, not used up: ${error.message}` });
+    return { done: true };
   }
 
   #agentEvent(id: string, n: number, role: Role, model: string, event: AgentEvent): void {

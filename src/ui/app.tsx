@@ -46,7 +46,7 @@ export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): Rea
   const [view, dispatch] = useReducer(viewReducer, initialViewState);
   const selection = useSelection(state.order);
   const counts = useMemo(() => countByStatus(state.tasks), [state.tasks]);
-  const now = useClock(counts.running > 0 || state.summary.state === 'running');
+  const now = useClock(counts.running > 0 || state.summary.state === 'running' || state.summary.hold !== undefined);
 
   const layout = computeLayout({
     rows,
@@ -81,6 +81,8 @@ export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): Rea
           base={fleet.base}
           state={state.summary.state}
           stoppedBy={state.summary.stoppedBy}
+          hold={state.summary.hold}
+          now={now}
           counts={counts}
           tokens={fleetTokens(totals)}
           costUsd={totals.costUsd}

@@ -2,6 +2,7 @@ import { memo, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
 import type { FleetSnapshotSummary } from '../core/events.js';
 import { sandboxNotice } from '../core/sandbox-notice.js';
+import { holdText } from '../core/rate-limits.js';
 import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
 import { Styled } from './styled-text.js';
@@ -12,6 +13,10 @@ export interface FleetBarProps {
   base: string;
   state: FleetSnapshotSummary['state'];
   stoppedBy: FleetSnapshotSummary['stoppedBy'];
+  /** the fleet holds for a usage or rate limit: shown instead of the bare state */
+  hold?: FleetSnapshotSummary['hold'];
+  /** epoch ms, for "resumes in 2m" */
+  now?: number;
   counts: Record<TaskStatus, number>;
   tokens: number;
   costUsd: number;
@@ -50,8 +55,9 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
   const { repo, base, state, stoppedBy, counts, tokens, costUsd, elapsedMs, gates, sandboxed, columns, rows } = props;
   if (rows <= 0) return null;
   const label = FLEET_STATE_LABEL[state];
+  const stateText = props.hold === undefined ? state : holdText(props.hold, props.now ?? Date.now());
   const shown = STATUS_ORDER.filter((s) => counts[s] > 0 || s === 'running' || s === 'queued');
-  const head = `loopfleet ${repo} → ${base}  ${label.symbol} ${state}${stoppedBy === null ? '' : ` (stopped by the ${stoppedBy} gate)`}  `;
+  const head = `loopfleet ${repo} → ${base}  ${label.symbol} ${stateText}${stoppedBy === null ? '' : ` (stopped by the ${stoppedBy} gate)`}  `;
   // Narrower and narrower forms until the counts fit: `▶ 2 running  `, `▶2 running `, `▶2 `.
   const forms = [
     shown.map((s) => `${STATUS_SYMBOL[s]} ${counts[s]} ${s}  `),
@@ -68,7 +74,7 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
     <Styled key="state" wrap="truncate-end">
       <Styled bold>loopfleet</Styled>
       <Text>{` ${repo} → ${base}  `}</Text>
-      <Styled color={label.color} bold>{`${label.symbol} ${state}`}</Styled>
+      <Styled color={label.color} bold>{`${label.symbol} ${stateText}`}</Styled>
       {stoppedBy !== null && <Styled color="red">{` (stopped by the ${stoppedBy} gate)`}</Styled>}
       <Text>{'  '}</Text>
       {shown.map((s, i) => (

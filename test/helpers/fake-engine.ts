@@ -58,6 +58,8 @@ export interface FakeEngineOptions {
   store?: MemoryStateStore;
   git?: FakeGit;
   notify?: boolean;
+  /** --no-wait: a rate or usage limit fails the task */
+  noWait?: boolean;
 }
 
 /**
@@ -98,7 +100,7 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
   };
   const front2 = options.notify ? `${front}\nnotify: cat` : front;
   const backlog = parseBacklog(backlogText(front2, items), `${ROOT}/BACKLOG.md`).backlog;
-  const fleet = new Fleet(services, { repoRoot: ROOT, backlog, base: 'main', autoMerge: options.autoMerge ?? false, parentEnv: { PATH: '/usr/bin' } });
+  const fleet = new Fleet(services, { repoRoot: ROOT, backlog, base: 'main', autoMerge: options.autoMerge ?? false, parentEnv: { PATH: '/usr/bin' }, noWait: options.noWait ?? false });
   const seen: FakeEngine['seen'] = [];
   const names: Array<keyof FleetEvents> = ['task', 'agent-text', 'tool-call', 'usage', 'phase-output', 'gate', 'backlog', 'fleet', 'log'];
   for (const name of names) fleet.events.on(name, ((payload: unknown) => void seen.push({ name, payload })) as never);

@@ -16,6 +16,8 @@ export interface FakeTurn {
   delayMs?: number;
   /** thrown instead of answering */
   error?: Error;
+  /** thrown before any usage, as an HTTP refusal (a 429) is */
+  refuse?: Error;
 }
 
 export type FakeScript = (call: { role: Role; task: string; attempt: number; request: AgentRequest }) => FakeTurn;
@@ -47,6 +49,7 @@ export class FakeModel implements ModelClient {
     const attempt = attemptOf(request.prompt);
     this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt, shell: request.shell });
     const turn = this.script({ role: request.role, task, attempt, request });
+    if (turn.refuse !== undefined) throw turn.refuse;
     const usage = turn.usage ?? DEFAULT_USAGE;
     const chunks = turn.chunks ?? 1;
     for (let i = 0; i < chunks; i++) {
