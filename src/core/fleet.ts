@@ -13,6 +13,7 @@ import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
 import { FleetActions } from './fleet-actions.js';
 import { allowedFrom, type TaskChange } from './task-lifecycle.js';
+import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import {
@@ -140,6 +141,7 @@ export class Fleet implements FleetHandle {
       paths,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
+      lessons: this.#s.lessons,
       stop: this.#stop.signal,
       repoRoot: this.repoRoot,
       base: this.base,
@@ -307,6 +309,17 @@ export class Fleet implements FleetHandle {
     this.#schedule();
   }
 
+  /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
+  approve(id: string, plan?: string): void {
+    this.#actions.approve(id, plan);
+    this.#schedule();
+  }
+
+  /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
+  async #landVerified(id: string): Promise<void> {
+    await this.merge(id).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+  }
+
   async discard(id: string): Promise<void> {
     await this.#actions.discard(id);
     this.#schedule();
@@ -370,8 +383,8 @@ export class Fleet implements FleetHandle {
         if (spec === undefined || task === undefined || task.status !== 'queued') return;
         if (this.#stop.signal.aborted) return;
         await this.#runner.run(spec, this.#config);
-        if (this.#opts.autoMerge && this.#state.get(id)?.status === 'verified') {
-          await this.merge(id).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+        if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(id)?.status === 'verified') {
+          await this.#landVerified(id);
         }
       }, { priority })
       .catch((error: unknown) => {

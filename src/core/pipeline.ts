@@ -3,6 +3,7 @@ import type { AgentEvent, ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
+import type { Lessons } from './lessons.js';
 import { guardAttempt } from './guard.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
 import { parseVerdict } from './verdict.js';
@@ -42,6 +43,8 @@ export interface PipelineServices {
   baselines: BaselineStore;
   /** throw-away checkouts for baselines and proofs */
   scratch: ScratchTrees;
+  /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
+  lessons: Lessons;
 }
 
 export interface AttemptInput {
@@ -56,6 +59,10 @@ export interface AttemptInput {
   verifyOnly: boolean;
   /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */
   previousPlan: string | null;
+  /** a plan a person approved: the explorer is skipped and the implementer follows it */
+  approvedPlan: string | null;
+  /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
+  stopAfterPlan: boolean;
   env: Record<string, string>;
   evidence: string | null;
   signal: AbortSignal;
@@ -98,6 +105,8 @@ export interface AttemptResult {
   checks: CheckResult[];
   baseline: BaselineResult[];
   proof: ProofResult | null;
+  /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
+  awaitingApproval?: true;
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -172,12 +181,24 @@ export class Pipeline {
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
     } else {
-      input.observer.phase('explore');
-      const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence))).text;
-      result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
+      if (input.approvedPlan !== null) {
+        result.plan = input.approvedPlan;
+      } else {
+        input.observer.phase('explore');
+        const lessons = await this.#s.lessons.forPrompt();
+        const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence, lessons))).text;
+        result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
+        if (input.stopAfterPlan) {
+          result.outcome = 'interrupted';
+          result.reason = 'the plan awaits approval';
+          result.awaitingApproval = true;
+          return result;
+        }
+      }
 
       input.observer.phase('implement');
-      await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
+      const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
+      for (const lesson of await this.#s.lessons.learnFromAnswer(answer.text, spec.id)) input.observer.notice(`lesson kept: ${lesson}`, 'info');
     }
 
     input.observer.phase('verify');

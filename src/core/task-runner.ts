@@ -8,6 +8,8 @@ import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
 import { taskEnv } from './task-env.js';
+import { vetoesOf, type Lessons } from './lessons.js';
+import { autonomyOf } from '../domain/task-rules.js';
 import type { PortPool } from './port-pool.js';
 import type { AttemptRecord, FleetConfig, Phase, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
@@ -29,6 +31,7 @@ export interface TaskRunnerServices {
   paths: TaskPaths;
   usage: UsageBook;
   fleetBudget: FleetBudget;
+  lessons: Lessons;
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
   repoRoot: string;
@@ -147,6 +150,8 @@ export class TaskRunner {
         attempt: n,
         verifyOnly,
         previousPlan,
+        approvedPlan: task.approvedPlan ?? null,
+        stopAfterPlan: autonomyOf(spec, config) === 'plan' && (task.approvedPlan ?? null) === null,
         env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
         evidence,
         signal: controller.signal,
@@ -184,6 +189,12 @@ export class TaskRunner {
         proof: r.proof,
       },
     };
+    if (r.awaitingApproval === true) {
+      // Recorded `interrupted`: stopping for approval is not a failed attempt (the attempts gate skips it).
+      life.awaitApproval(id, 'the plan awaits approval (a approves, e edits, d discards)', ended);
+      this.#attemptEnd(id, ended);
+      return { done: true };
+    }
     if (r.outcome === 'verified') {
       life.verify(id, ended);
       this.#attemptEnd(id, ended);
@@ -191,6 +202,7 @@ export class TaskRunner {
     }
     this.#finish(id, { n, record: { ...ended.record, fingerprint: failureSignature(r.outcome, r.evidence ?? '').key } });
     this.#s.events.emit('log', { level: 'info', id, message: `attempt ${n}: ${r.reason ?? r.outcome}` });
+    if (r.outcome === 'vetoed') await this.#learnFromVetoes(id);
     const stuck = budget.noProgress(life.get(id)!);
     if (stuck !== null) return this.#failGate(id, stuck);
     return { done: false, evidence: r.evidence };
@@ -216,6 +228,17 @@ export class TaskRunner {
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);
     if (stuck !== null) return this.#failGate(id, stuck);
     return { done: false, evidence };
+  }
+
+  /** A veto reason the reviewer has now given in two tasks becomes a lesson; a broken lessons file is only logged. */
+  async #learnFromVetoes(id: string): Promise<void> {
+    try {
+      for (const lesson of await this.#s.lessons.learnFromVetoes(vetoesOf(this.#s.lifecycle.all()))) {
+        this.#s.events.emit('log', { level: 'info', id, message: `lesson kept: ${lesson}` });
+      }
+    } catch (error) {
+      this.#s.events.emit('log', { level: 'warn', id, message: `lessons: ${error instanceof Error ? error.message : String(error)}` });
+    }
   }
 
   #agentEvent(id: string, n: number, role: Role, model: string, event: AgentEvent): void {
