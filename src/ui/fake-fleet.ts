@@ -23,11 +23,13 @@ import { taskBranch } from '../domain/layout.js';
  * No timers, no I/O; usable outside tests.
  */
 
-export type FakeCommand = 'merge' | 'discard' | 'retry' | 'pause' | 'resume' | 'stop';
+export type FakeCommand = 'merge' | 'discard' | 'retry' | 'approve' | 'pause' | 'resume' | 'stop';
 
 export interface FakeCall {
   readonly command: FakeCommand;
   readonly id?: string;
+  /** the plan given to approve, when one was */
+  readonly plan?: string;
 }
 
 export interface FakeFleetOptions {
@@ -198,6 +200,14 @@ export class FakeFleet implements FleetHandle {
     this.record('retry', id);
     this.requireStatus(id, 'retry');
     this.update(id, { status: 'queued', phase: null, reason: null, gate: null });
+  }
+
+  approve(id: string, plan?: string): void {
+    this.record('approve', id);
+    if (plan !== undefined) (this.calls[this.calls.length - 1] as { plan?: string }).plan = plan;
+    this.requireStatus(id, 'approve');
+    const proposed = this.task(id).attempts.findLast((a) => a.plan !== null)?.plan ?? null;
+    this.update(id, { status: 'queued', phase: null, reason: 'plan approved', approvedPlan: plan ?? proposed });
   }
 
   pause(): void {
