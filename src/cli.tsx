@@ -24,6 +24,7 @@ Usage:
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
   loopfleet discard <id>        remove a task's worktree and branch, keeping a recoverable ref (d)
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
+  loopfleet approve <id>        approve the plan of a task awaiting approval; it runs next time (a)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
   loopfleet audit               check readiness and print the cost ceiling before spending
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
@@ -53,7 +54,7 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'doctor', 'demo', 'discover']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover']);
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
@@ -120,7 +121,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     },
   };
   const color = !values['no-color'] && !process.env.NO_COLOR;
-  const needsId = command === 'merge' || command === 'discard' || command === 'retry';
+  const needsId = command === 'merge' || command === 'discard' || command === 'retry' || command === 'approve';
   if (needsId && rest.length !== 1) throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
   if (!needsId && rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
   if (values.overnight && command !== undefined && command !== 'demo') {
@@ -159,6 +160,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     case 'merge':
     case 'discard':
     case 'retry':
+    case 'approve':
       return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'prune':
       return (await import('./commands/manage.js')).prune(repo, env, out);
