@@ -198,7 +198,7 @@ export class Pipeline {
 
       input.observer.phase('implement');
       const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
-      for (const lesson of await this.#s.lessons.learnFromAnswer(answer.text, spec.id)) input.observer.notice(`lesson kept: ${lesson}`, 'info');
+      await this.#learn(input, answer.text);
     }
 
     input.observer.phase('verify');
@@ -292,6 +292,15 @@ export class Pipeline {
     }
     result.outcome = 'verified';
     return result;
+  }
+
+  /** The implementer's `LESSON:` lines are kept; a lessons file that cannot be written costs a warning, not the attempt. */
+  async #learn(input: AttemptInput, answer: string): Promise<void> {
+    try {
+      for (const lesson of await this.#s.lessons.learnFromAnswer(answer, input.spec.id)) input.observer.notice(`lesson kept: ${lesson}`, 'info');
+    } catch (error) {
+      input.observer.notice(`lessons: ${error instanceof Error ? error.message : String(error)}`, 'warn');
+    }
   }
 
   #check(input: AttemptInput): string | null {
