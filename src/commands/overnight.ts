@@ -69,7 +69,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const code = interrupted ? EXIT_INTERRUPTED : runExitCode(fleet);
     const report = await writeReport(repo, fleet, startedAt, code);
     const c = fleet.summary().counts;
-    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
+    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`);
     return code;
   } finally {
     unsubscribe();
