@@ -185,7 +185,7 @@ export class Pipeline {
         result.plan = input.approvedPlan;
       } else {
         input.observer.phase('explore');
-        const lessons = await this.#s.lessons.forPrompt();
+        const lessons = await this.#lessons(input);
         const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence, lessons))).text;
         result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
         if (input.stopAfterPlan) {
@@ -292,6 +292,16 @@ export class Pipeline {
     }
     result.outcome = 'verified';
     return result;
+  }
+
+  /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */
+  async #lessons(input: AttemptInput): Promise<string> {
+    try {
+      return await this.#s.lessons.forPrompt();
+    } catch (error) {
+      input.observer.notice(`lessons: ${error instanceof Error ? error.message : String(error)}`, 'warn');
+      return '';
+    }
   }
 
   /** The implementer's `LESSON:` lines are kept; a lessons file that cannot be written costs a warning, not the attempt. */

@@ -191,7 +191,7 @@ export class TaskRunner {
     };
     if (r.awaitingApproval === true) {
       // Recorded `interrupted`: stopping for approval is not a failed attempt (the attempts gate skips it).
-      life.awaitApproval(id, 'the plan awaits approval (a approves, e edits, d discards)', ended);
+      life.awaitApproval(id, `the plan awaits approval: a (or loopfleet approve ${id}) approves it, e edits it first, d discards`, ended);
       this.#attemptEnd(id, ended);
       return { done: true };
     }
