@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
+import { Lessons } from '../../src/core/lessons.js';
 import { InputErrors } from '../../src/domain/errors.js';
 import { fakeEngine, runToIdle, type FakeEngine } from '../helpers/fake-engine.js';
 import { backlog as backlogText } from '../helpers/fleet-harness.js';
@@ -97,5 +98,19 @@ describe('autonomy in BACKLOG.md', () => {
     expect(front).toThrow(/BACKLOG\.md:2.*autonomy must be plan, review, auto, got 'yolo'/);
     const task = () => parseBacklog(backlogText('check: x', '- [ ] T-1 One\n  autonomy: later'), '/r/BACKLOG.md');
     expect(task).toThrow(/BACKLOG\.md:8.*autonomy: must be plan, review, auto, got 'later'/);
+  });
+});
+
+describe('a broken lessons file', () => {
+  it('costs a warning, never the attempt', async () => {
+    const broken = new Lessons({ tail: async () => Promise.reject(new Error('EACCES: lessons.md')), append: async () => Promise.reject(new Error('EROFS')) }, { enabled: true });
+    const e = await engine('', '- [ ] T-1 One', {
+      lessons: broken,
+      script: ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'Done.\nLESSON: keep it short' } : {}),
+    });
+    await runToIdle(e);
+    expect(e.fleet.task('T-1')!.status).toBe('verified');
+    const warnings = e.seen.filter((s) => s.name === 'log').map((s) => s.payload as { level: string; message: string }).filter((l) => l.level === 'warn');
+    expect(warnings.map((w) => w.message)).toEqual(['lessons: EACCES: lessons.md', 'lessons: EACCES: lessons.md']);
   });
 });
