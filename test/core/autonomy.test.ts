@@ -71,6 +71,32 @@ describe('autonomy: plan', () => {
     await e.fleet.stop();
   });
 
+  it('keeps the approved plan for a later attempt; a retry forgets it and asks again', async () => {
+    let pass = false;
+    const e: FakeEngine = await fakeEngine('check: the-check\nautonomy: plan', '- [ ] T-1 One\n  attempts: 2', {
+      script,
+      run: (_c, o) => ({ exitCode: pass && e.git.files(o.cwd).has('done.txt') ? 0 : 1, output: 'FAIL\n' }),
+    });
+    await idle(e);
+    e.fleet.approve('T-1', 'MY PLAN');
+    await e.fleet.whenIdle();
+    const failed = e.fleet.task('T-1')!;
+    expect(failed.status).toBe('failed');
+    expect(failed.gate).toBe('attempts');
+    // two real attempts after the approval stop, both on the approved plan, no explorer
+    expect(e.model.calls.map((c) => c.role)).toEqual(['explorer', 'implementer', 'implementer']);
+    expect(e.model.calls.filter((c) => c.role === 'implementer').every((c) => c.prompt.includes('MY PLAN'))).toBe(true);
+
+    pass = true;
+    await e.fleet.retry('T-1');
+    await e.fleet.whenIdle();
+    await e.fleet.stop();
+    const again = e.fleet.task('T-1')!;
+    expect(again.status).toBe('awaiting-approval');
+    expect(again.approvedPlan).toBeUndefined();
+    expect(e.model.calls.at(-1)!.role).toBe('explorer');
+  });
+
   it('discards a task awaiting approval', async () => {
     const e = await engine('autonomy: plan', '- [ ] T-1 One');
     await idle(e);
