@@ -26,6 +26,7 @@ Usage:
                                 the last merge and checked again before it lands (the TUI's M)
   loopfleet discard <id>        remove a task's worktree and branch, keeping a recoverable ref (d)
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
+  loopfleet approve <id>        approve the plan of a task awaiting approval; it runs next time (a)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
   loopfleet audit               check readiness and print the cost ceiling before spending
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
@@ -57,7 +58,7 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'prune', 'audit', 'doctor', 'demo', 'discover']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover']);
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
@@ -129,7 +130,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
   const mergeAll = command === 'merge' && values.all === true;
   if (values.all === true && command !== 'merge') throw new UsageError('--all is an option of `loopfleet merge` only');
   if (mergeAll && rest.length > 0) throw new UsageError('loopfleet merge --all takes no task id: it merges every verified task, in backlog order');
-  const needsId = (command === 'merge' && !mergeAll) || command === 'discard' || command === 'retry';
+  const needsId = (command === 'merge' && !mergeAll) || command === 'discard' || command === 'retry' || command === 'approve';
   if (needsId && rest.length !== 1) throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
   if (!needsId && rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
   if (values.overnight && command !== undefined && command !== 'demo') {
@@ -170,6 +171,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'discard':
     case 'retry':
+    case 'approve':
       return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'prune':
       return (await import('./commands/manage.js')).prune(repo, env, out);

@@ -4,8 +4,8 @@ import { EXIT_INTERRUPTED } from './overnight.js';
 import type { Repo } from './repo.js';
 import { openSession } from './session.js';
 
-/** merge / discard / retry one task from the command line: the same engine calls as the TUI's keys. */
-export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry', id: string, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+/** merge / discard / retry / approve one task from the command line: the same engine calls as the TUI's keys. */
+export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry' | 'approve', id: string, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
   // Held off from before the lock is taken until it is released, so no signal splits git from state.
   const signals = deferSignals((signal) => out(`received ${signal}: finishing the ${action} of ${id} first`));
   let session: Awaited<ReturnType<typeof openSession>> | null = null;

@@ -71,7 +71,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const report = await writeReport(repo, fleet, startedAt, code);
     const c = fleet.summary().counts;
     if (fleet.backlogMissing) out(`stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`);
-    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
+    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`);
     return code;
   } finally {
     unsubscribe();

@@ -18,7 +18,9 @@ import { isSecretName } from '../core/task-env.js';
 import type { Backlog } from '../domain/types.js';
 import { systemClock } from '../ports/clock.js';
 import type { Repo } from './repo.js';
-import { BASELINES_FILE } from '../domain/layout.js';
+import { BASELINES_FILE, LESSONS_FILE } from '../domain/layout.js';
+import { Lessons } from '../core/lessons.js';
+import { FsLessonFile } from '../adapters/lessons-file.js';
 
 /** The package's own top-level folder (dist/commands/ → ../../). */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -105,6 +107,7 @@ export async function buildServices(
     shellAllowed: sandboxed || sandboxOff,
     baselines: new JsonBaselineStore(baselinesPath(repo)),
     scratch: new GitScratchTrees(git),
+    lessons: new Lessons(new FsLessonFile(join(repo.workDir, LESSONS_FILE)), { enabled: backlog.config.lessons }),
     store: new LowdbStateStore(repo.statePath),
     clock: systemClock,
     tickDone: (id) => tickDone(new FsBacklogFile(repo.backlogPath), id),

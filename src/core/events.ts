@@ -37,6 +37,8 @@ export interface FleetCommands {
   mergeAll(): Promise<QueueResult>;
   discard(id: string): Promise<void>;
   retry(id: string): Promise<void>;
+  /** a task awaiting approval implements `plan` (a person's edit) or the explorer's plan as it is */
+  approve(id: string, plan?: string): void;
   pause(): void;
   resume(): void;
   /** stop starting work, abort agents, keep state */

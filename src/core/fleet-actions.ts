@@ -69,6 +69,16 @@ export class FleetActions {
   }
 
   /** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
+  /** Approve the plan of a task awaiting approval: `plan` (a person's edit) or the explorer's own. */
+  approve(id: string, plan?: string): void {
+    const task = this.#allowed('approve', id);
+    const proposed = task.attempts.findLast((a) => a.plan !== null)?.plan ?? null;
+    const approved = plan !== undefined && plan.trim() !== '' ? plan.trim() : proposed;
+    if (approved === null) throw new RefusedError(`${id} has no plan to approve`);
+    this.#s.lifecycle.approve(id, approved);
+    this.#s.log(plan === undefined ? 'plan approved' : 'edited plan approved', id);
+  }
+
   async discard(id: string): Promise<void> {
     const { git } = this.#s;
     this.#allowed('discard', id);

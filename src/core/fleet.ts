@@ -16,6 +16,7 @@ import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
 import { RateLimits, type HoldInfo } from './rate-limits.js';
 import { allowedFrom, type TaskChange } from './task-lifecycle.js';
+import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import {
@@ -175,6 +176,7 @@ export class Fleet implements FleetHandle {
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
       limits: this.#limits,
+      lessons: this.#s.lessons,
       stop: this.#stop.signal,
       repoRoot: this.repoRoot,
       base: this.base,
@@ -394,6 +396,18 @@ export class Fleet implements FleetHandle {
     this.#landingStop.abort(new StopError('the merge queue was stopped'));
   }
 
+  /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
+  approve(id: string, plan?: string): void {
+    this.#actions.approve(id, plan);
+    this.#schedule();
+  }
+
+  /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
+  async #landVerified(id: string): Promise<void> {
+    // Through the merge queue: rebased onto base as it is now and checked again before it lands.
+    await this.mergeAll([id]).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+  }
+
   async discard(id: string): Promise<void> {
     await this.#actions.discard(id);
     this.#schedule();
@@ -460,9 +474,8 @@ export class Fleet implements FleetHandle {
         // Enqueued before the backlog went: it stays queued for when the file is back.
         if (this.#stop.signal.aborted || this.#backlogMissing) return;
         await this.#runner.run(spec, this.#config);
-        if (this.#opts.autoMerge && this.#state.get(id)?.status === 'verified') {
-          // Through the merge queue: rebased onto base as it is now and checked again before it lands.
-          await this.mergeAll([id]).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+        if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(id)?.status === 'verified') {
+          await this.#landVerified(id);
         }
       }, { priority })
       .catch((error: unknown) => {

@@ -84,6 +84,8 @@ export class Landing {
             attempt: task.attempt,
             verifyOnly: true,
             previousPlan: null,
+            approvedPlan: null,
+            stopAfterPlan: false,
             env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
             evidence: null,
             signal,

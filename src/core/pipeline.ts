@@ -3,6 +3,7 @@ import type { AgentEvent, ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
+import type { Lessons } from './lessons.js';
 import { guardAttempt } from './guard.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
 import { parseVerdict } from './verdict.js';
@@ -43,6 +44,8 @@ export interface PipelineServices {
   baselines: BaselineStore;
   /** throw-away checkouts for baselines and proofs */
   scratch: ScratchTrees;
+  /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
+  lessons: Lessons;
 }
 
 export interface AttemptInput {
@@ -57,6 +60,10 @@ export interface AttemptInput {
   verifyOnly: boolean;
   /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */
   previousPlan: string | null;
+  /** a plan a person approved: the explorer is skipped and the implementer follows it */
+  approvedPlan: string | null;
+  /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
+  stopAfterPlan: boolean;
   env: Record<string, string>;
   evidence: string | null;
   signal: AbortSignal;
@@ -99,6 +106,8 @@ export interface AttemptResult {
   checks: CheckResult[];
   baseline: BaselineResult[];
   proof: ProofResult | null;
+  /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
+  awaitingApproval?: true;
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -173,12 +182,24 @@ export class Pipeline {
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
     } else {
-      input.observer.phase('explore');
-      const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence))).text;
-      result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
+      if (input.approvedPlan !== null) {
+        result.plan = input.approvedPlan;
+      } else {
+        input.observer.phase('explore');
+        const lessons = await this.#lessons(input);
+        const plan = (await this.#agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence, lessons))).text;
+        result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
+        if (input.stopAfterPlan) {
+          result.outcome = 'interrupted';
+          result.reason = 'the plan awaits approval';
+          result.awaitingApproval = true;
+          return result;
+        }
+      }
 
       input.observer.phase('implement');
-      await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
+      const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
+      await this.#learn(input, answer.text);
     }
 
     input.observer.phase('verify');
@@ -292,6 +313,25 @@ export class Pipeline {
     }
     const failed = firstFailure(results);
     return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+  }
+
+  /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */
+  async #lessons(input: AttemptInput): Promise<string> {
+    try {
+      return await this.#s.lessons.forPrompt();
+    } catch (error) {
+      input.observer.notice(`lessons: ${error instanceof Error ? error.message : String(error)}`, 'warn');
+      return '';
+    }
+  }
+
+  /** The implementer's `LESSON:` lines are kept; a lessons file that cannot be written costs a warning, not the attempt. */
+  async #learn(input: AttemptInput, answer: string): Promise<void> {
+    try {
+      for (const lesson of await this.#s.lessons.learnFromAnswer(answer, input.spec.id)) input.observer.notice(`lesson kept: ${lesson}`, 'info');
+    } catch (error) {
+      input.observer.notice(`lessons: ${error instanceof Error ? error.message : String(error)}`, 'warn');
+    }
   }
 
   #check(input: AttemptInput): string | null {

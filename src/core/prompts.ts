@@ -32,8 +32,10 @@ function evidenceBlock(evidence: string | null): string {
     : `\n\n## The previous attempt failed\n\nFix what this evidence shows; do not repeat the same approach blindly.\n\n${evidence}`;
 }
 
-export function explorerPrompt(spec: TaskSpec, attempt: number, check: string | null, evidence: string | null): string {
-  return `${header(spec, attempt)}\n\n${checkLine(check)}${evidenceBlock(evidence)}\n\nStudy the repository and write the plan.\n\n${FILES_INSTRUCTION}`;
+/** `lessons`: the lessons section (core/lessons renderLessons), '' for none; in the user turn, so the system prompt stays cached. */
+export function explorerPrompt(spec: TaskSpec, attempt: number, check: string | null, evidence: string | null, lessons = ''): string {
+  const lessonsBlock = lessons.trim() === '' ? '' : `\n\n## Lessons\n\n${lessons.trim()}`;
+  return `${header(spec, attempt)}\n\n${checkLine(check)}${lessonsBlock}${evidenceBlock(evidence)}\n\nStudy the repository and write the plan.\n\n${FILES_INSTRUCTION}`;
 }
 
 export function implementerPrompt(

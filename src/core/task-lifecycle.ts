@@ -65,6 +65,8 @@ const FROM = {
   verify: ['running'],
   fail: ['queued', 'running'],
   awaitApproval: ['running'],
+  /** a person approved the plan: the task runs again, implementing it */
+  approve: ['awaiting-approval'],
   requeueInterrupted: ['running'],
   requeueCrashed: ['running'],
   requeueRetry: ['failed', 'discarded'],
@@ -72,7 +74,7 @@ const FROM = {
   merge: ['verified'],
   /** an item ticked `[x]` by hand in BACKLOG.md: merged outside loopfleet, whatever loopfleet thought of it */
   mergeTicked: ['queued', 'awaiting-approval', 'verified', 'failed', 'conflict', 'discarded'],
-  discard: ['verified', 'failed', 'conflict'],
+  discard: ['verified', 'failed', 'conflict', 'awaiting-approval'],
   conflict: ['verified', 'conflict'],
   /** the merge queue could not land a verified task: back to the queue for a new attempt */
   sendBack: ['verified'],
@@ -224,11 +226,23 @@ export class TaskLifecycle {
     });
   }
 
-  /** The explorer's plan waits for a person's approval before anything is written. */
-  awaitApproval(id: string, reason: string | null = null): void {
+  /**
+   * The explorer's plan waits for a person's approval before anything is written. `ended`: the attempt
+   * that made the plan; it is recorded `interrupted`, so it does not count against the attempts gate.
+   */
+  awaitApproval(id: string, reason: string | null = null, ended?: EndedAttempt): void {
     this.#transition(id, 'awaitApproval', 'awaiting-approval', (t) => {
+      endAttempt(t, ended);
       t.phase = null;
       t.reason = reason;
+    });
+  }
+
+  /** A person approved `plan` (the explorer's, or their edit of it): the task is queued to implement it. */
+  approve(id: string, plan: string): void {
+    this.#transition(id, 'approve', 'queued', (t) => {
+      t.approvedPlan = plan;
+      t.reason = 'plan approved';
     });
   }
 
@@ -259,6 +273,7 @@ export class TaskLifecycle {
       case 'retry':
         return this.#transition(id, 'requeueRetry', 'queued', (t) => {
           t.reason = null;
+          delete t.approvedPlan;
           t.gate = null;
           t.budget = freshBudget(t);
         });
@@ -280,6 +295,7 @@ export class TaskLifecycle {
 
   discard(id: string, reason: string): void {
     this.#transition(id, 'discard', 'discarded', (t) => {
+      delete t.approvedPlan;
       t.reason = reason;
       t.phase = null;
       t.branch = null;

@@ -9,6 +9,8 @@ import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
 import { taskEnv } from './task-env.js';
+import { vetoesOf, type Lessons } from './lessons.js';
+import { autonomyOf } from '../domain/task-rules.js';
 import type { PortPool } from './port-pool.js';
 import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../domain/types.js';
 
@@ -32,6 +34,7 @@ export interface TaskRunnerServices {
   fleetBudget: FleetBudget;
   /** rate and usage limits: refuses calls while the fleet holds, hears of limits and of answered calls */
   limits: LimitGate;
+  lessons: Lessons;
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
   repoRoot: string;
@@ -154,6 +157,8 @@ export class TaskRunner {
         attempt: n,
         verifyOnly,
         previousPlan,
+        approvedPlan: task.approvedPlan ?? null,
+        stopAfterPlan: autonomyOf(spec, config) === 'plan' && (task.approvedPlan ?? null) === null,
         env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
         evidence,
         signal: controller.signal,
@@ -191,6 +196,12 @@ export class TaskRunner {
         proof: r.proof,
       },
     };
+    if (r.awaitingApproval === true) {
+      // Recorded `interrupted`: stopping for approval is not a failed attempt (the attempts gate skips it).
+      life.awaitApproval(id, `the plan awaits approval: a (or loopfleet approve ${id}) approves it, e edits it first, d discards`, ended);
+      this.#attemptEnd(id, ended);
+      return { done: true };
+    }
     if (r.outcome === 'verified') {
       life.verify(id, ended);
       this.#attemptEnd(id, ended);
@@ -198,6 +209,7 @@ export class TaskRunner {
     }
     this.#finish(id, { n, record: { ...ended.record, fingerprint: failureSignature(r.outcome, r.evidence ?? '').key } });
     this.#s.events.emit('log', { level: 'info', id, message: `attempt ${n}: ${r.reason ?? r.outcome}` });
+    if (r.outcome === 'vetoed') await this.#learnFromVetoes(id);
     const stuck = budget.noProgress(life.get(id)!);
     if (stuck !== null) return this.#failGate(id, stuck);
     return { done: false, evidence: r.evidence };
@@ -247,6 +259,17 @@ export class TaskRunner {
     this.#attemptEnd(id, ended);
     if (error instanceof RateLimitError) this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} paused, not used up: ${error.message}` });
     return { done: true };
+  }
+
+  /** A veto reason the reviewer has now given in two tasks becomes a lesson; a broken lessons file is only logged. */
+  async #learnFromVetoes(id: string): Promise<void> {
+    try {
+      for (const lesson of await this.#s.lessons.learnFromVetoes(vetoesOf(this.#s.lifecycle.all()))) {
+        this.#s.events.emit('log', { level: 'info', id, message: `lesson kept: ${lesson}` });
+      }
+    } catch (error) {
+      this.#s.events.emit('log', { level: 'warn', id, message: `lessons: ${error instanceof Error ? error.message : String(error)}` });
+    }
   }
 
   #agentEvent(id: string, n: number, role: Role, model: string, event: AgentEvent): void {

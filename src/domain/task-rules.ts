@@ -1,4 +1,4 @@
-import type { TaskStatus } from './types.js';
+import type { Autonomy, FleetConfig, TaskSpec, TaskStatus } from './types.js';
 
 /**
  * Rules about a task's status that the engine, the TUI and the CLI all apply. Each exists here once;
@@ -11,7 +11,7 @@ export type TaskCommand = (typeof TASK_COMMANDS)[number];
 /** Which statuses each person's command applies to. */
 const ALLOWED: Readonly<Record<TaskCommand, readonly TaskStatus[]>> = {
   merge: ['verified'],
-  discard: ['verified', 'failed', 'conflict'],
+  discard: ['verified', 'failed', 'conflict', 'awaiting-approval'],
   retry: ['failed', 'conflict', 'discarded'],
   approve: ['awaiting-approval'],
 };
@@ -50,4 +50,9 @@ export function commandRefusal(command: TaskCommand, id: string, status: TaskSta
 export function statusWhenTicked(done: boolean, status: TaskStatus | undefined): TaskStatus {
   if (status === undefined) return done ? 'merged' : 'queued';
   return done && status !== 'running' ? 'merged' : status;
+}
+
+/** A task's `autonomy:`, else the front matter's. */
+export function autonomyOf(spec: Pick<TaskSpec, 'autonomy'>, config: Pick<FleetConfig, 'autonomy'>): Autonomy {
+  return spec.autonomy ?? config.autonomy;
 }

@@ -98,6 +98,8 @@ export interface FleetConfig {
   discovered: 'hold' | 'run';
   /** `lessons:` — keep and use .loop-worktrees/lessons.md (default true) */
   lessons: boolean;
+  /** `autonomy:` — how far a task goes without a person (default 'review'; see Autonomy) */
+  autonomy: Autonomy;
   /** hosts (`host` or `host:port`) a CLI agent may reach besides its model endpoint */
   network?: string[];
   /**
@@ -154,7 +156,15 @@ export interface TaskSpec {
   /** a list `check:` of this task (then `check` holds its required commands joined with ` && `) */
   checks?: CheckSpec[];
   prove?: boolean;
+  autonomy?: Autonomy;
 }
+
+/**
+ * How far a task goes on its own: `plan` waits for a person to approve the explorer's plan, `review` (the
+ * default) waits for a person to merge the verified branch, `auto` merges a verified task by itself.
+ */
+export const AUTONOMY_LEVELS = ['plan', 'review', 'auto'] as const;
+export type Autonomy = (typeof AUTONOMY_LEVELS)[number];
 
 export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;
 export type TaskPriority = (typeof TASK_PRIORITIES)[number];
@@ -299,6 +309,11 @@ export interface TaskState {
   verifyOnly: boolean;
   /** a verified branch's predicted conflicts: the base branch's name and task ids, in backlog order */
   conflictsWith?: string[];
+  /**
+   * The plan a person approved (`autonomy: plan`): the task's attempts skip the explorer and implement it.
+   * Absent until approved; cleared by a retry or a discard.
+   */
+  approvedPlan?: string | null;
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
   budget: TaskBudget;
 }

@@ -32,14 +32,17 @@ export interface AppProps {
    * draws nor reads keys until it settles.
    */
   onEditBacklog: () => Promise<void>;
+  /** Opens a plan awaiting approval in the editor, run like onEditBacklog; resolves with the edited text. */
+  onEditPlan?: (id: string, plan: string) => Promise<string>;
   /** ring the terminal bell on verified / failed / conflict and when the fleet goes idle; default true */
   bell?: boolean;
 }
 
 const NO_LINES: readonly StyledLine[] = [];
+const NO_PLAN_EDITOR = (): Promise<string> => Promise.reject(new Error('no editor for plans here'));
 
 /** The whole TUI: fleet bar, task list, detail pane or help, status line and footer, sized to the terminal. */
-export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): ReactNode {
+export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true }: AppProps): ReactNode {
   const { columns, rows } = useWindowSize();
   const [state, refreshSummary] = useFleetState(fleet);
   useBell(fleet, bell);
@@ -67,7 +70,7 @@ export function App({ fleet, color, onEditBacklog, bell = true }: AppProps): Rea
   const scroll = effectiveScroll(view, selection.id);
 
   const mode: InputMode = view.confirm !== null ? 'confirm' : view.helpOpen ? 'help' : view.detailOpen ? 'detail' : 'normal';
-  const { onCommand, onUnbound } = useCommands({ fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount: lines.length, onEditBacklog });
+  const { onCommand, onUnbound } = useCommands({ fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount: lines.length, onEditBacklog, onEditPlan });
   useKeyHandler(mode, onCommand, onUnbound);
 
   const cols = useMemo(() => rowColumns(columns, idWidthOf(state.order)), [columns, state.order]);

@@ -8,7 +8,7 @@ import { discardedRef, taskBranch } from '../domain/layout.js';
  * (domain/task-rules.ts), the same the engine enforces; the engine has the final word (a command it refuses
  * rejects with a message), the TUI checks only to spare a round trip and explain the key.
  */
-export type TaskCommand = Extract<AnyTaskCommand, 'merge' | 'discard' | 'retry'>;
+export type TaskCommand = Extract<AnyTaskCommand, 'merge' | 'discard' | 'retry' | 'approve'>;
 
 /** Why `command` does not apply to `task`, or null when it does. */
 export function refusal(command: TaskCommand, task: TaskState | undefined): string | null {
@@ -36,6 +36,8 @@ export function progressText(command: TaskCommand, task: TaskState, base: string
       return `Discarding ${task.id}…`;
     case 'retry':
       return `Queueing ${task.id} again…`;
+    case 'approve':
+      return `Approving the plan of ${task.id}…`;
   }
 }
 
@@ -48,6 +50,8 @@ export function doneText(command: TaskCommand, task: TaskState, base: string): s
       return `Discarded ${task.id} (recoverable from ${discardedRef(task.id)})`;
     case 'retry':
       return `${task.id} is queued again`;
+    case 'approve':
+      return `${task.id}'s plan is approved: it is queued to implement it`;
   }
 }
 

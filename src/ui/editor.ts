@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface RunEditorOptions {
   /** where `VISUAL` / `EDITOR` are read; default `process.env` */
@@ -44,5 +47,21 @@ export async function runEditor(path: string, options: RunEditorOptions = {}): P
   } finally {
     if (wasRaw) stdin.setRawMode(true);
     if (!wasPaused) stdin.resume();
+  }
+}
+
+/**
+ * Opens `text` in the person's editor as a file named `name` in a fresh temporary folder and resolves with
+ * the text as saved (rejects like runEditor). The folder is removed afterwards, whatever happened.
+ */
+export async function editText(text: string, name: string, options: RunEditorOptions = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'loopfleet-'));
+  const path = join(dir, name);
+  try {
+    await writeFile(path, text.endsWith('\n') ? text : `${text}\n`);
+    await runEditor(path, options);
+    return await readFile(path, 'utf8');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -24,11 +24,13 @@ import { taskBranch } from '../domain/layout.js';
  * No timers, no I/O; usable outside tests.
  */
 
-export type FakeCommand = 'merge' | 'mergeAll' | 'discard' | 'retry' | 'pause' | 'resume' | 'stop';
+export type FakeCommand = 'merge' | 'mergeAll' | 'discard' | 'retry' | 'approve' | 'pause' | 'resume' | 'stop';
 
 export interface FakeCall {
   readonly command: FakeCommand;
   readonly id?: string;
+  /** the plan given to approve, when one was */
+  readonly plan?: string;
 }
 
 export interface FakeFleetOptions {
@@ -53,6 +55,7 @@ export function defaultConfig(overrides: Partial<FleetConfig> = {}): FleetConfig
     setup: null,
     model: 'claude-sonnet-5-5',
     review: true,
+    autonomy: 'review',
     gates: { attempts: 3, tokens: 500_000, timeMs: 30 * 60_000, costUsd: 2 },
     fleetGates: { tokens: 5_000_000, costUsd: 25, timeMs: 8 * 3_600_000 },
     ports: { from: 4100, to: 4199 },
@@ -206,6 +209,14 @@ export class FakeFleet implements FleetHandle {
     this.record('retry', id);
     this.requireStatus(id, 'retry');
     this.update(id, { status: 'queued', phase: null, reason: null, gate: null });
+  }
+
+  approve(id: string, plan?: string): void {
+    this.record('approve', id);
+    if (plan !== undefined) (this.calls[this.calls.length - 1] as { plan?: string }).plan = plan;
+    this.requireStatus(id, 'approve');
+    const proposed = this.task(id).attempts.findLast((a) => a.plan !== null)?.plan ?? null;
+    this.update(id, { status: 'queued', phase: null, reason: 'plan approved', approvedPlan: plan ?? proposed });
   }
 
   pause(): void {

@@ -1,13 +1,15 @@
 import { render } from 'ink';
 import type { FleetHandle } from '../core/events.js';
 import { App } from './app.js';
-import { runEditor } from './editor.js';
+import { editText, runEditor } from './editor.js';
 
 export interface RenderTuiOptions {
   /** false for `--no-color` or a set `NO_COLOR`: see `colorWanted` */
   color: boolean;
   /** default: `runEditor(fleet.backlogPath)` with the same stdin */
   onEditBacklog?: () => Promise<void>;
+  /** default: `editText(plan)` in $VISUAL / $EDITOR with the same stdin */
+  onEditPlan?: (id: string, plan: string) => Promise<string>;
   stdout?: NodeJS.WriteStream;
   stdin?: NodeJS.ReadStream;
   /** terminal bell on verified / failed / conflict and when the fleet goes idle; default true */
@@ -33,8 +35,9 @@ export function colorWanted(noColorFlag: boolean, env: NodeJS.ProcessEnv = proce
 export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Promise<void> {
   const stdin = opts.stdin ?? process.stdin;
   const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
+  const onEditPlan = opts.onEditPlan ?? ((id: string, plan: string) => editText(plan, `${id}-plan.md`, { stdin }));
   const stdout = opts.stdout ?? process.stdout;
-  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} bell={opts.bell ?? true} />, {
+  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} />, {
     stdout,
     // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
     interactive: Boolean(stdout.isTTY),

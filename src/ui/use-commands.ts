@@ -22,6 +22,8 @@ export interface CommandContext {
   /** lines in the detail tab on screen, for scroll limits */
   detailLineCount: number;
   onEditBacklog: () => Promise<void>;
+  /** edits a plan in the editor; resolves with the edited text */
+  onEditPlan: (id: string, plan: string) => Promise<string>;
 }
 
 const TAB_OF: Partial<Record<Command, DetailTab>> = {
@@ -38,7 +40,7 @@ const TAB_OF: Partial<Record<Command, DetailTab>> = {
  * fleet's refusal in the status line; commands that do not apply say why, and do nothing else.
  */
 export function useCommands(ctx: CommandContext): { onCommand: (command: Command) => void; onUnbound: (input: string) => void } {
-  const { fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount, onEditBacklog } = ctx;
+  const { fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount, onEditBacklog, onEditPlan } = ctx;
   const { exit, suspendTerminal } = useApp();
   // Refs, not state: a second q or e must see the first one even before a re-render.
   const quitting = useRef(false);
@@ -50,7 +52,11 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
   const runTaskCommand = (command: TaskCommand, task: TaskState): void => {
     const base = fleet.base;
     say(progressText(command, task, base));
-    const call = command === 'merge' ? fleet.merge(task.id) : command === 'discard' ? fleet.discard(task.id) : fleet.retry(task.id);
+    const call =
+      command === 'merge' ? fleet.merge(task.id)
+      : command === 'discard' ? fleet.discard(task.id)
+      : command === 'retry' ? fleet.retry(task.id)
+      : new Promise<void>((resolve) => resolve(fleet.approve(task.id)));
     call.then(
       () => say(doneText(command, task, base)),
       (error: unknown) => say(errorText(error), 'error'),
@@ -110,8 +116,30 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     );
   };
 
+  /** `e` on a task awaiting approval: its plan in the editor, then the edited plan approved. */
+  const editPlan = (task: TaskState): void => {
+    editing.current = true;
+    const plan = task.attempts.findLast((a) => a.plan !== null)?.plan ?? '';
+    let edited: string | null = null;
+    say(`Editing the plan of ${task.id}…`);
+    suspendTerminal(async () => {
+      edited = await onEditPlan(task.id, plan);
+    })
+      .then(() => {
+        if (edited === null || edited.trim() === '') return say(`The plan of ${task.id} is empty: nothing approved`, 'error');
+        fleet.approve(task.id, edited);
+        say(`${task.id}'s edited plan is approved: it is queued to implement it`);
+      })
+      .catch((error: unknown) => say(`Plan of ${task.id}: ${errorText(error)}`, 'error'))
+      .finally(() => {
+        editing.current = false;
+      });
+  };
+
   const edit = (): void => {
     if (editing.current) return;
+    const selected = taskOf(selection.id);
+    if (selected?.status === 'awaiting-approval') return editPlan(selected);
     editing.current = true;
     say(`Editing ${fleet.backlogPath}…`);
     suspendTerminal(onEditBacklog)
@@ -186,6 +214,12 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
         const why = refusal('retry', task);
         if (why !== null || task === undefined) return say(why ?? 'No task selected', 'error');
         return runTaskCommand('retry', task);
+      }
+      case Command.Approve: {
+        const task = taskOf(selection.id);
+        const why = refusal('approve', task);
+        if (why !== null || task === undefined) return say(why ?? 'No task selected', 'error');
+        return runTaskCommand('approve', task);
       }
       case Command.Pause:
         return togglePause();

@@ -30,7 +30,7 @@ describe('the command table', () => {
     const table = Object.fromEntries(TASK_COMMANDS.map((c) => [c, TASK_STATUSES.filter((s) => canRun(c, s))]));
     expect(table).toEqual({
       merge: ['verified'],
-      discard: ['verified', 'failed', 'conflict'],
+      discard: ['awaiting-approval', 'verified', 'failed', 'conflict'],
       retry: ['discarded', 'failed', 'conflict'],
       approve: ['awaiting-approval'],
     });
@@ -110,9 +110,9 @@ describe('fleet actions by status', () => {
     expect(e.fleet.task('T-2')).toMatchObject({ status: 'discarded', branch: null, reason: 'discarded; recover with: git branch loop/T-2 refs/loopfleet/discarded/T-2' });
     expect(await e.git.revParse('refs/loopfleet/discarded/T-2')).toBe(tip);
     expect(await e.git.branchExists('loop/T-2')).toBe(false);
-    await expect(e.fleet.discard('T-2')).rejects.toThrow('T-2 is discarded: only verified, failed or conflict tasks can be discarded');
+    await expect(e.fleet.discard('T-2')).rejects.toThrow('T-2 is discarded: only verified, failed, conflict or awaiting-approval tasks can be discarded');
     await e.fleet.merge('T-1');
-    await expect(e.fleet.discard('T-1')).rejects.toThrow('T-1 is merged: only verified, failed or conflict tasks can be discarded');
+    await expect(e.fleet.discard('T-1')).rejects.toThrow('T-1 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded');
   });
 
   it('retries failed and discarded tasks with a fresh budget; refuses verified, merged and queued ones', async () => {

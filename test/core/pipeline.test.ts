@@ -9,6 +9,7 @@ import { FakeModel, type FakeScript } from '../helpers/fake-model.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { FakeScratchTrees, MemoryBaselineStore } from '../helpers/fake-verification.js';
 import { FakeWorkspace } from '../helpers/fake-workspace.js';
+import { memoryLessons } from '../helpers/memory-lessons.js';
 
 const WORKTREE = '/repo/.loop-worktrees/T-1';
 const spec: TaskSpec = { id: 'T-1', title: 'One', line: 5, done: false, description: 'Do it.', after: [], files: [] };
@@ -24,7 +25,7 @@ function setup(script: FakeScript, exitCode = 0) {
   const runner = new FakeRunner(() => ({ exitCode, output: exitCode === 0 ? 'ok\n' : 'FAIL one test\n' }));
   const pipeline = new Pipeline({
     git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: true, shellAllowed: false,
-    baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git),
+    baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git), lessons: memoryLessons(),
   });
   const seen: string[] = [];
   const observer: AttemptObserver = {
@@ -43,6 +44,8 @@ function setup(script: FakeScript, exitCode = 0) {
     branch: 'loop/T-1',
     attempt: 1,
     verifyOnly: false,
+    approvedPlan: null,
+    stopAfterPlan: false,
     previousPlan: null,
     env: {},
     evidence: null,

@@ -13,6 +13,8 @@ import { FakeWorkspace } from './fake-workspace.js';
 import { MemoryStateStore } from './memory-state-store.js';
 import { backlog as backlogText } from './fleet-harness.js';
 import type { RunOptions } from '../../src/ports/process.js';
+import type { Lessons } from '../../src/core/lessons.js';
+import { memoryLessons } from './memory-lessons.js';
 
 export const ROOT = '/repo';
 
@@ -60,6 +62,7 @@ export interface FakeEngineOptions {
   notify?: boolean;
   /** --no-wait: a rate or usage limit fails the task */
   noWait?: boolean;
+  lessons?: Lessons;
 }
 
 /**
@@ -88,6 +91,7 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
     shellAllowed: false,
     baselines: new MemoryBaselineStore(),
     scratch: new FakeScratchTrees(git),
+    lessons: options.lessons ?? memoryLessons(),
     store,
     clock,
     tickDone: async (id) => {

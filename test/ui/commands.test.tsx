@@ -75,7 +75,7 @@ describe('merge and discard', () => {
     const t = await setup({ tasks: mixedTasks() });
     await select(t, 'T-2');
     await t.press('d');
-    expect(t.frame()).toContain('T-2 is queued: only verified, failed or conflict tasks can be discarded');
+    expect(t.frame()).toContain('T-2 is queued: only verified, failed, conflict or awaiting-approval tasks can be discarded');
   });
 
   test('a refusal from the fleet shows its message in the status line', async () => {

@@ -162,7 +162,7 @@ describe('command rules', () => {
   test('merge and discard only verified tasks; retry failed, conflict and discarded ones', () => {
     expect(refusal('merge', fakeTask('T-2', { status: 'running' }))).toBe('T-2 is running: only verified tasks can be merged');
     expect(refusal('merge', fakeTask('T-2', { status: 'verified' }))).toBeNull();
-    expect(refusal('discard', fakeTask('T-2', { status: 'merged' }))).toBe('T-2 is merged: only verified, failed or conflict tasks can be discarded');
+    expect(refusal('discard', fakeTask('T-2', { status: 'merged' }))).toBe('T-2 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded');
     expect(refusal('discard', fakeTask('T-2', { status: 'conflict' }))).toBeNull();
     for (const status of ['failed', 'conflict', 'discarded'] as const) expect(refusal('retry', fakeTask('T-1', { status }))).toBeNull();
     expect(refusal('retry', undefined)).toBe('No task selected');

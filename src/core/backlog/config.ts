@@ -5,7 +5,7 @@
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
-import type { FleetConfig, ModelPrice } from '../../domain/types.js';
+import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
 import { checksFromNode } from './check-list.js';
 import { didYouMean } from './closest.js';
@@ -63,6 +63,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   env: Object.freeze([]) as unknown as string[],
   discovered: 'hold',
   lessons: true,
+  autonomy: 'review',
   prove: false,
 }) as Readonly<FleetConfig>;
 
@@ -83,7 +84,7 @@ export function defaultConfig(): FleetConfig {
 export const CONFIG_KEYS = [
   'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
-  'discovered', 'lessons',
+  'discovered', 'lessons', 'autonomy',
   'max_file_bytes', 'max_bytes', 'tests', 'prove', 'network',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
@@ -270,6 +271,12 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         if (v === true || v === 'on') config.lessons = true;
         else if (v === false || v === 'off') config.lessons = false;
         else if (v !== undefined) r.error(keyNode, `lessons must be on or off, got '${String(v)}'`);
+        break;
+      }
+      case 'autonomy': {
+        const v = r.scalar(key, value, keyNode);
+        if ((AUTONOMY_LEVELS as readonly unknown[]).includes(v)) config.autonomy = v as Autonomy;
+        else if (v !== undefined) r.error(keyNode, `autonomy must be ${AUTONOMY_LEVELS.join(', ')}, got '${String(v)}'`);
         break;
       }
     }
