@@ -18,11 +18,12 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
   const state = await new LowdbStateStore(repo.statePath).load();
   return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
+    const recurring = spec.everyMs === undefined ? {} : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null,
+        checks: [], counts: null, baseline: [], proof: null, ...recurring,
       };
     }
     // The verification facts are those of the last attempt that ran.
@@ -42,6 +43,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
       counts: last === undefined ? null : attemptCounts(last),
       baseline: (last?.baseline ?? []).map(baselineJson),
       proof: last?.proof ?? null,
+      ...recurring,
     };
   });
 }
