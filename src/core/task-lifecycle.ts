@@ -312,6 +312,8 @@ export class TaskLifecycle {
       };
       t.runs = [...(t.runs ?? []), run];
       t.nextRunAt = nextRunAt;
+      // A merged or discarded branch is gone; a run that changed nothing keeps its worktree for the next.
+      if (outcome !== 'unchanged') t.branch = null;
       t.phase = null;
       t.gate = null;
       t.verifyOnly = false;

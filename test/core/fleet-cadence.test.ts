@@ -73,6 +73,24 @@ describe('recurring tasks (every:)', () => {
   });
 });
 
+describe('discover: in the front matter', () => {
+  it('reads every and only, only defaulting to every finder', () => {
+    const read = (front: string) => parseBacklog(backlog(front, '- [ ] T-1 A'), 'BACKLOG.md').backlog.config.discover;
+    expect(read('check: "true"')).toBeNull();
+    expect(read('discover: { every: 1d, only: [todo, tests] }')).toEqual({ everyMs: 86_400_000, only: ['todo', 'tests'] });
+    expect(read('discover:\n  every: 6h')).toEqual({ everyMs: 21_600_000, only: ['todo', 'tests', 'lint', 'deps', 'issues'] });
+  });
+
+  it('refuses a bad interval, an unknown finder or key, and a missing every, each with its line', () => {
+    expect(parseErrors('discover: { every: often }', '- [ ] T-1 A')[0]).toMatch(/^BACKLOG.md:2: discover.every: malformed interval 'often'/);
+    expect(parseErrors('discover: { every: 1d, only: [todos] }', '- [ ] T-1 A')).toEqual([
+      "BACKLOG.md:2: discover.only: unknown name 'todos' (did you mean 'todo'?); known: todo, tests, lint, deps, issues",
+    ]);
+    expect(parseErrors('discover: { every: 1d, when: night }', '- [ ] T-1 A')[0]).toMatch(/^BACKLOG.md:2: discover: unknown key 'when'/);
+    expect(parseErrors('discover: { only: [todo] }', '- [ ] T-1 A')).toEqual(['BACKLOG.md:2: discover needs every:, e.g. discover: { every: 1d }']);
+  });
+});
+
 describe('notify_on', () => {
   it('refuses an unknown kind with its line', () => {
     expect(parseErrors('notify: cat\nnotify_on: [verified, finished]', '- [ ] T-1 A')).toEqual([

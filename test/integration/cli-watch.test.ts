@@ -43,9 +43,10 @@ describe('loopfleet --watch', () => {
     const notified = join(box, 'notified.jsonl');
     const { root, cleanup } = await makeRepo({
       'BACKLOG.md': backlog(
-        `check: "true"\ngates:\n  attempts: 1\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [failed, summary]`,
+        `check: "true"\ngates:\n  attempts: 1\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [failed, summary]\ndiscover: { every: 1d, only: [todo] }`,
         '- [ ] T-1 Sweep the logs\n  every: 2s\n- [ ] T-2 Once, changing nothing',
       ),
+      'src/tidy.js': 'export function tidy() {\n  // TODO: handle empty input\n  return 1;\n}\n',
     });
     try {
       const soon = new Date(Date.now() + 2 * 60_000);
@@ -74,7 +75,12 @@ describe('loopfleet --watch', () => {
       expect(rows[1]).toMatchObject({ id: 'T-2', status: 'failed' });
       expect(rows[1]).not.toHaveProperty('nextRun');
       if (t1.status === 'queued') expect(Date.parse(t1.nextRun!)).toBeGreaterThan(Date.parse(t1.runs!.at(-1)!.endedAt));
-      expect(await read(root, 'BACKLOG.md')).toContain('- [ ] T-1 Sweep the logs');
+      const file = await read(root, 'BACKLOG.md');
+      expect(file).toContain('- [ ] T-1 Sweep the logs');
+      // discover: ran once at the start, proposing the TODO (held under ## Discovered, not run)
+      expect(file).toContain('## Discovered');
+      expect(file).toContain('source: todo src/tidy.js:2');
+      expect(rows.map((r) => r.id)).toEqual(['T-1', 'T-2']);
 
       const reports = await readdir(join(root, '.loop-worktrees', 'reports'));
       expect(reports).toHaveLength(1);
