@@ -5,6 +5,7 @@ import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
 import { EXIT_INTERRUPTED, notifySummary, runExitCode, writeReport } from './overnight.js';
 import { untilTime } from './until.js';
+import { MAX_TIMER_MS } from '../domain/layout.js';
 
 export interface WatchOptions extends SessionOptions {
   /** `--until HH:MM`, local time; null: until a signal or a fleet gate */
@@ -95,7 +96,7 @@ async function discoverLoop(
       }
     }
     // With no setting, look again in a minute: a person may add one to the front matter.
-    const waitMs = Math.min(s?.everyMs ?? 60_000, 2 ** 31 - 1);
+    const waitMs = Math.min(s?.everyMs ?? 60_000, MAX_TIMER_MS);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);

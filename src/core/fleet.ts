@@ -348,8 +348,10 @@ export class Fleet implements FleetHandle {
    * listeners have seen it: the task event for `merged` comes before the one for `queued`.
    */
   #recur(id: string): void {
-    const everyMs = this.#specs.get(id)?.everyMs;
-    if (everyMs === undefined) return;
+    const spec = this.#specs.get(id);
+    // An item a person ticked `[x]` has stopped recurring.
+    if (spec?.everyMs === undefined || spec.done) return;
+    const everyMs = spec.everyMs;
     queueMicrotask(() => {
       const status = this.#state.get(id)?.status;
       if (status !== 'merged' && status !== 'discarded') return;

@@ -73,6 +73,20 @@ describe('recurring tasks (every:)', () => {
   });
 });
 
+describe('a recurring item ticked [x] by hand', () => {
+  it('stops recurring: it stays merged', async () => {
+    const clock = new ManualClock();
+    const e = await fakeEngine('check: "true"\nconcurrency: 1', '- [ ] T-1 Sweep\n  every: 30m', { clock });
+    await runToIdle(e);
+    expect(e.fleet.task('T-1')!.status).toBe('queued');
+    const ticked = parseBacklog(backlog('check: "true"\nconcurrency: 1', '- [x] T-1 Sweep\n  every: 30m'), `${e.backlog.path}`).backlog;
+    e.fleet.applyBacklog(ticked);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(e.fleet.task('T-1')).toMatchObject({ status: 'merged' });
+    expect(e.fleet.task('T-1')!.runs).toHaveLength(1);
+  });
+});
+
 describe('discover: in the front matter', () => {
   it('reads every and only, only defaulting to every finder', () => {
     const read = (front: string) => parseBacklog(backlog(front, '- [ ] T-1 A'), 'BACKLOG.md').backlog.config.discover;
