@@ -94,4 +94,34 @@ describe('loopfleet --watch', () => {
       await rm(box, { recursive: true, force: true });
     }
   });
+
+  it('ends with exit 1 on a fleet gate, notifying the gate and the summary; refuses bad usage with exit 2', { timeout: 90_000 }, async () => {
+    const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
+    const notified = join(box, 'notified.jsonl');
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(
+        `check: "true"\ngates:\n  fleet_tokens: 1\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [gate, summary]`,
+        '- [ ] T-1 Sweep\n  every: 2s',
+      ),
+    });
+    try {
+      const run = await cli(root, ['--watch']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).toContain('stopping: a fleet gate');
+      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads.map((p) => p.event)).toEqual(['gate', 'summary']);
+      expect(payloads[0]).toMatchObject({ scope: 'fleet', gate: 'fleet_tokens' });
+      expect(payloads[1]).toMatchObject({ exitCode: 1 });
+
+      const bad = await cli(root, ['--watch', '--until', '25:00']);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain("--until: '25:00' is not a time of day");
+      expect((await cli(root, ['--until', '07:00'])).stderr).toContain('--until is an option of `loopfleet --watch` only');
+      expect((await cli(root, ['--watch', '--overnight'])).exitCode).toBe(2);
+      expect((await cli(root, ['--help'])).stdout).toContain('--watch [--until HH:MM]');
+    } finally {
+      await cleanup();
+      await rm(box, { recursive: true, force: true });
+    }
+  });
 });
