@@ -124,4 +124,26 @@ describe('loopfleet --watch', () => {
       await rm(box, { recursive: true, force: true });
     }
   });
+
+  it('--overnight runs a recurring task once and sends one summary at the end', { timeout: 60_000 }, async () => {
+    const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
+    const notified = join(box, 'notified.jsonl');
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(`check: "true"\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [summary]`, '- [ ] T-1 Sweep\n  every: 1d'),
+    });
+    try {
+      const run = await cli(root, ['--overnight']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads).toHaveLength(1);
+      expect(payloads[0]).toMatchObject({ event: 'summary', exitCode: 0, counts: expect.objectContaining({ queued: 1 }) });
+      expect(String(payloads[0]!.reportPath)).toContain(join(root, '.loop-worktrees', 'reports'));
+      const [row] = await status(root);
+      expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);
+      expect(Date.parse(row!.nextRun!) - Date.parse(row!.runs![0]!.endedAt)).toBe(86_400_000);
+    } finally {
+      await cleanup();
+      await rm(box, { recursive: true, force: true });
+    }
+  });
 });
