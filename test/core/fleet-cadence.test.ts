@@ -127,4 +127,11 @@ describe('notify_on', () => {
     await runToIdle(e);
     expect(e.notified.map((n) => n.status ?? n.event)).toEqual(['running', 'gate', 'failed', 'idle']);
   });
+
+  it('a hold for a rate limit sends paused with its reason and time', async () => {
+    const e = await fakeEngine('check: "true"\nnotify_on: [paused]', '- [ ] T-1 One', { notify: true });
+    e.fleet.hold('rate limited by the model server', Date.parse('2030-01-01T00:00:00Z'));
+    await e.fleet.stop();
+    expect(e.notified).toEqual([{ event: 'paused', reason: 'rate limited by the model server', until: '2030-01-01T00:00:00.000Z' }]);
+  });
 });
