@@ -408,11 +408,6 @@ export class Fleet implements FleetHandle {
     this.#recurTimer.unref();
   }
 
-  /** When the earliest recurring task that waits runs next (epoch ms), or null. */
-  nextRunAt(): number | null {
-    const times = this.#records().filter((t) => t.status === 'queued' && t.nextRunAt != null).map((t) => Date.parse(t.nextRunAt!));
-    return times.length === 0 ? null : Math.min(...times);
-  }
 
   #enqueue(id: string, priority = 0): void {
     this.#scheduled.add(id);
