@@ -10,6 +10,7 @@ import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
 import { DISCOVER_SOURCES } from './core/discover/proposal.js';
 import { statusRows, statusTable } from './commands/status.js';
+import { parseUntil } from './commands/until.js';
 
 // Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
 const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -19,6 +20,10 @@ export const HELP = `loopfleet — run a fleet of coding agents over a repositor
 Usage:
   loopfleet                     interactive view of the fleet (needs a terminal)
   loopfleet --overnight         headless: run the whole backlog, write a report, exit
+  loopfleet --watch [--until HH:MM]
+                                headless and kept alive: runs recurring tasks (every:) when due, picks up
+                                BACKLOG.md edits, runs discover on the front matter's discover: setting;
+                                stops on SIGINT/SIGTERM, a fleet gate or --until (local time), then reports
   loopfleet init                write BACKLOG.md and agents/README.md, ignore .loop-worktrees/
   loopfleet status [--json]     state of every task, in backlog order
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
@@ -42,6 +47,7 @@ Options (the run commands):
   --auto-merge                  merge each verified task in backlog order
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
+  --until HH:MM                 --watch: stop at this local time (the next time the clock reads it)
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
@@ -85,6 +91,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       strict: true,
       options: {
         overnight: { type: 'boolean' },
+        watch: { type: 'boolean' },
+        until: { type: 'string' },
         json: { type: 'boolean' },
         concurrency: { type: 'string' },
         'max-tokens': { type: 'string' },
@@ -137,6 +145,11 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     throw new UsageError(`--overnight is not an option of \`loopfleet ${command}\``);
   }
 
+  if (values.watch && command !== undefined) throw new UsageError(`--watch is not an option of \`loopfleet ${command}\``);
+  if (values.watch && values.overnight) throw new UsageError('--watch and --overnight are two ways to run: choose one');
+  if (values.until !== undefined && !values.watch) throw new UsageError('--until is an option of `loopfleet --watch` only');
+  const until = option('until', values.until, parseUntil) ?? null;
+
   const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
   if (stray !== undefined && command !== 'discover') throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
 
@@ -183,6 +196,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
       const options = { overrides, autoMerge: values['auto-merge'] === true, noWait: values['no-wait'] === true, watch: true, env };
+      if (values.watch) return (await import('./commands/watch.js')).watch(repo, { ...options, until }, out);
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });
     }

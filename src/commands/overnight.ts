@@ -7,6 +7,9 @@ import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
 import { REPORTS_DIR } from '../domain/layout.js';
+import { summaryPayload, wanted, type NotifyKind } from '../core/notify-digest.js';
+import { totalTokens } from '../domain/types.js';
+import type { Session } from './session.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -44,6 +47,22 @@ export async function writeReport(repo: Repo, fleet: Fleet, startedAt: Date, exi
   return path;
 }
 
+/** The one `summary` payload a finished --overnight or --watch run sends to `notify:` (if notify_on wants it). */
+export async function notifySummary(session: Session, fleet: Fleet, startedAt: Date, reportPath: string, exitCode: number): Promise<void> {
+  const { notify, notifyOn } = fleet.config;
+  if (notify === null) return;
+  const s = fleet.summary();
+  const payload = summaryPayload({
+    counts: s.counts,
+    tokens: totalTokens(s.totals.usage),
+    costUsd: s.totals.costUsd,
+    elapsedMs: Date.now() - startedAt.getTime(),
+    reportPath,
+    exitCode,
+  });
+  if (wanted(payload, (notifyOn ?? null) as NotifyKind[] | null)) await session.services.notify(notify, payload);
+}
+
 /** `loopfleet --overnight`: the whole backlog, headless, then a report. */
 export async function overnight(repo: Repo, options: SessionOptions, out: (line: string) => void): Promise<number> {
   const startedAt = new Date();
@@ -72,6 +91,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const c = fleet.summary().counts;
     if (fleet.backlogMissing) out(`stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`);
     out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`);
+    await notifySummary(session, fleet, startedAt, report, code);
     return code;
   } finally {
     unsubscribe();

@@ -24,14 +24,15 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
   const backlog = parseBacklog(text, repo.backlogPath).backlog;
   return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
+    const recurring = spec.everyMs === undefined ? {} : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [],
+        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], ...recurring,
       };
     }
-    return row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status));
+    return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
   });
 }
 

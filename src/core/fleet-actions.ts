@@ -24,6 +24,8 @@ export interface ActionServices {
   /** the task was merged or found in conflict during this run (for the run's report) */
   markRan: (id: string) => void;
   log: (message: string, id?: string) => void;
+  /** a recurring task (`every:`) is merged without ticking its item: it runs again */
+  recurring?: (id: string) => boolean;
 }
 
 /**
@@ -50,9 +52,10 @@ export class FleetActions {
     // not block the next merge. Agents cannot change it (the guard protects it), so the merge never does.
     // The tick goes into the merge commit, so the checkout is clean after it; the person's uncommitted
     // BACKLOG.md edits stay uncommitted (tickDone below makes the same tick in their copy).
+    const recurring = this.#s.recurring?.(id) === true;
     const result = await git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
       ignoreDirty: [BACKLOG_NAME],
-      fileEdit: { path: BACKLOG_NAME, edit: (committed, working) => committedTick(committed, working, id) },
+      ...(recurring ? {} : { fileEdit: { path: BACKLOG_NAME, edit: (committed: string, working: string | null) => committedTick(committed, working, id) } }),
     });
     if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
     if (result.kind === 'conflict') {
@@ -62,7 +65,7 @@ export class FleetActions {
     }
     await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
     if (await git.isMerged(branch, base)) await git.deleteBranch(branch, true);
-    const ticked = await this.#s.tickDone(id);
+    const ticked = recurring || (await this.#s.tickDone(id));
     lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
     this.#s.markRan(id);
     this.#s.log(`merged ${branch} into ${base} (${result.commit.slice(0, 8)})`, id);

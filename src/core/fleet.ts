@@ -19,6 +19,7 @@ import { allowedFrom, type TaskChange } from './task-lifecycle.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
+import { wanted, type NotifyKind, type NotifyPayload } from './notify-digest.js';
 import {
   TASK_STATUSES,
   type Backlog,
@@ -90,6 +91,8 @@ export class Fleet implements FleetHandle {
   #hold: HoldInfo | null = null;
   readonly #limits: RateLimits;
   #holdTimer: NodeJS.Timeout | null = null;
+  /** wakes the scheduler when the earliest waiting recurring task is due */
+  #recurTimer: NodeJS.Timeout | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
@@ -129,6 +132,7 @@ export class Fleet implements FleetHandle {
         void this.stop(new StopError(reason));
       },
     }, options.noWait === true);
+    this.events.on('gate', (gate) => this.#notify({ event: 'gate', ...gate }));
     this.#setSpecs(options.backlog.tasks);
   }
 
@@ -151,6 +155,7 @@ export class Fleet implements FleetHandle {
       paths,
       tickDone: this.#s.tickDone,
       markRan: (id) => this.#ranThisRun.add(id),
+      recurring: (id) => this.#specs.get(id)?.everyMs !== undefined,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
     this.#landing = new Landing({
@@ -310,6 +315,7 @@ export class Fleet implements FleetHandle {
     this.#budget.dispose();
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     this.#hold = null;
+    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
     await this.#merging;
     await this.#forecasting;
     await this.#notifying;
@@ -435,13 +441,35 @@ export class Fleet implements FleetHandle {
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
     if (task.status === 'verified' || task.status === 'merged') this.#forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
+    if (task.status === 'merged' || task.status === 'discarded') this.#recur(task.id);
     this.#emitFleet();
     this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
   }
 
-  /** The `notify:` command gets each status change, and the fleet going idle, as JSON on stdin. */
+  /**
+   * A recurring task that was merged or discarded waits for its next run. After the transition's own
+   * listeners have seen it: the task event for `merged` comes before the one for `queued`.
+   */
+  #recur(id: string): void {
+    const spec = this.#specs.get(id);
+    // An item a person ticked `[x]` has stopped recurring.
+    if (spec?.everyMs === undefined || spec.done) return;
+    const everyMs = spec.everyMs;
+    queueMicrotask(() => {
+      const status = this.#state.get(id)?.status;
+      if (status !== 'merged' && status !== 'discarded') return;
+      this.#state.lifecycle.reschedule(id, new Date(this.#s.clock.now() + everyMs).toISOString(), status);
+      this.#schedule();
+    });
+  }
+
+  /**
+   * The `notify:` command gets each status change, the fleet going idle or pausing, and each gate, as
+   * JSON on stdin; `notify_on:` narrows it to the kinds listed.
+   */
   #notify(payload: Record<string, unknown>): void {
     if (this.#config.notify === null) return;
+    if (!wanted(payload as NotifyPayload, (this.#config.notifyOn ?? null) as NotifyKind[] | null)) return;
     const command = this.#config.notify;
     this.#notifying = this.#notifying.then(() => this.#s.notify(command, payload));
   }
@@ -452,16 +480,37 @@ export class Fleet implements FleetHandle {
       this.#resolveIdle();
       return;
     }
+    const now = this.#s.clock.now();
+    let wake = Infinity;
     this.#order.forEach((id, index) => {
       const task = this.#state.get(id);
       const spec = this.#specs.get(id);
       if (task === undefined || spec === undefined || task.status !== 'queued' || this.#scheduled.has(id)) return;
+      const due = task.nextRunAt == null ? now : Date.parse(task.nextRunAt);
+      if (due > now) {
+        wake = Math.min(wake, due);
+        return;
+      }
       if (!spec.after.every((dep) => this.#state.get(dep)?.status === 'merged')) return;
       if (this.#phase === 'idle') this.#setPhase('running');
       this.#enqueue(id, -index);
     });
+    this.#wakeAt(wake);
     this.#resolveIdle();
   }
+
+  /** One timer for the earliest recurring task still waiting; it does not keep the process alive. */
+  #wakeAt(at: number): void {
+    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
+    this.#recurTimer = null;
+    if (at === Infinity) return;
+    this.#recurTimer = setTimeout(() => {
+      this.#recurTimer = null;
+      this.#schedule();
+    }, Math.min(Math.max(0, at - this.#s.clock.now()), MAX_TIMER_MS));
+    this.#recurTimer.unref();
+  }
+
 
   #enqueue(id: string, priority = 0): void {
     this.#scheduled.add(id);
@@ -522,6 +571,7 @@ export class Fleet implements FleetHandle {
     this.#phase = phase;
     this.#emitFleet();
     if (phase === 'idle') this.#notify({ event: 'idle', counts: this.summary().counts });
+    if (phase === 'paused') this.#notify({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
   }
 
   #emitFleet(): void {

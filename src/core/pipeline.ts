@@ -218,6 +218,12 @@ export class Pipeline {
       return this.#fail(result, 'guard-failed', result.guard[0]!, result.guard[0]!);
     }
     const { numstat, patch: diff, stat } = await this.#s.git.diffSummary(input.worktree, input.base);
+    if (numstat.length === 0 && spec.everyMs !== undefined) {
+      // A recurring task that finds nothing to do has done its job for this run.
+      result.outcome = 'unchanged';
+      result.reason = 'nothing to change';
+      return result;
+    }
     if (numstat.length === 0) {
       return this.#fail(result, 'check-failed', 'the implementer changed nothing', 'No file differs from the base branch.');
     }

@@ -7,11 +7,13 @@ import {
   type GateName,
   type Phase,
   type Role,
+  type RunRecord,
   type TaskGates,
   type TaskSpec,
   type TaskState,
   type TaskStatus,
   type Usage,
+  totalTokens,
 } from '../domain/types.js';
 import { newAttempt } from './attempt.js';
 
@@ -80,6 +82,8 @@ const FROM = {
   sendBack: ['verified'],
   /** the predicted conflicts of a verified branch (no status change) */
   forecast: ['verified'],
+  /** a recurring task's run ended: found nothing to change (still running), merged, or discarded */
+  reschedule: ['running', 'merged', 'discarded'],
 } as const satisfies Record<string, readonly TaskStatus[]>;
 
 export type Transition = keyof typeof FROM;
@@ -188,6 +192,7 @@ export class TaskLifecycle {
       t.phase = 'setup';
       t.verifyOnly = false;
       t.startedAt ??= now;
+      if (t.nextRunAt != null) t.nextRunAt = null;
       const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');
       if (interrupted !== -1) t.attempts[interrupted]!.n = -n;
       t.attempts.push(newAttempt(n, now));
@@ -305,6 +310,35 @@ export class TaskLifecycle {
   conflict(id: string, reason: string): void {
     this.#transition(id, 'conflict', 'conflict', (t) => {
       t.reason = reason;
+    });
+  }
+
+  /**
+   * A recurring task's run is over: it is recorded in `runs` with its own cost and tokens (what the task
+   * spent since the run's budget began), and the task waits `queued` until `nextRunAt` with a fresh budget.
+   * `ended`: the attempt that found nothing to change, for a run that ends while `running`.
+   */
+  reschedule(id: string, nextRunAt: string, outcome: RunRecord['outcome'], ended?: EndedAttempt): void {
+    const now = this.#now();
+    this.#transition(id, 'reschedule', 'queued', (t) => {
+      endAttempt(t, ended);
+      const first = t.attempts.find((a) => a.n > t.budget.fromAttempt);
+      const run: RunRecord = {
+        startedAt: first?.startedAt ?? t.startedAt ?? now,
+        endedAt: now,
+        outcome,
+        costUsd: Math.max(0, t.costUsd - t.budget.costUsd),
+        tokens: Math.max(0, totalTokens(t.usage) - totalTokens(t.budget.usage)),
+      };
+      t.runs = [...(t.runs ?? []), run];
+      t.nextRunAt = nextRunAt;
+      // A merged or discarded branch is gone; a run that changed nothing keeps its worktree for the next.
+      if (outcome !== 'unchanged') t.branch = null;
+      t.phase = null;
+      t.gate = null;
+      t.verifyOnly = false;
+      t.reason = outcome === 'unchanged' ? `nothing to change; next run at ${nextRunAt}` : `${outcome}; next run at ${nextRunAt}`;
+      t.budget = freshBudget(t);
     });
   }
 

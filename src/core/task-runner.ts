@@ -202,6 +202,11 @@ export class TaskRunner {
       this.#attemptEnd(id, ended);
       return { done: true };
     }
+    if (r.outcome === 'unchanged' && spec.everyMs !== undefined) {
+      life.reschedule(id, new Date(clock.now() + spec.everyMs).toISOString(), 'unchanged', ended);
+      this.#attemptEnd(id, ended);
+      return { done: true };
+    }
     if (r.outcome === 'verified') {
       life.verify(id, ended);
       this.#attemptEnd(id, ended);

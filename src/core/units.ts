@@ -70,6 +70,19 @@ export function parseDuration(input: string | number): Parsed<number> {
   return ok(Math.round(total));
 }
 
+/**
+ * How often something recurs (`every:`): a duration as parseDuration reads it, or whole days (`1d`, `2d`).
+ * Zero is refused: a recurring task must wait between its runs.
+ */
+export function parseInterval(input: string | number): Parsed<number> {
+  const text = String(input).trim();
+  const days = /^(\d+)\s*d$/.exec(text);
+  const parsed = days ? ok(Number(days[1]) * 86_400_000) : parseDuration(input);
+  if (!parsed.ok) return fail(`malformed interval ${quote(input)}: use a number with a d, h, m or s suffix, e.g. 1d, 6h, 30m or 2s`);
+  if (parsed.value <= 0) return fail(`interval ${quote(input)} must be greater than zero`);
+  return parsed;
+}
+
 /** US dollars, at most a dollar sign in front; no thousands separators, no other currency. */
 export function parseUsd(input: string | number): Parsed<number> {
   if (typeof input === 'number') {

@@ -110,6 +110,10 @@ export interface FleetConfig {
   checks?: CheckSpec[];
   /** after a passing check, show that the new tests fail without the change (`prove: true`) */
   prove?: boolean;
+  /** `notify_on:` — the kinds of change the notify command gets; null (absent): every change */
+  notifyOn?: string[] | null;
+  /** `discover: { every, only }` — `loopfleet --watch` runs discover this often with these finders */
+  discover?: { everyMs: number; only: string[] } | null;
 }
 
 /** One named check. A check with `required: false` is run and reported but never fails a task. */
@@ -157,6 +161,8 @@ export interface TaskSpec {
   checks?: CheckSpec[];
   prove?: boolean;
   autonomy?: Autonomy;
+  /** `every:` — a recurring task: queued again this many milliseconds after each run ends */
+  everyMs?: number;
 }
 
 /**
@@ -244,7 +250,9 @@ export type AttemptOutcome =
   | 'vetoed'
   | 'gate'
   | 'error'
-  | 'interrupted';
+  | 'interrupted'
+  /** a recurring task's attempt found nothing to change: a success that ends the run */
+  | 'unchanged';
 
 export interface AttemptRecord {
   n: number;
@@ -316,6 +324,19 @@ export interface TaskState {
   approvedPlan?: string | null;
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
   budget: TaskBudget;
+  /** a recurring task's finished runs, oldest first; absent for other tasks */
+  runs?: RunRecord[];
+  /** a recurring task waits in `queued` until this time; null or absent: it may start now */
+  nextRunAt?: string | null;
+}
+
+/** One finished run of a recurring task: its own cost and tokens, not the task's running totals. */
+export interface RunRecord {
+  startedAt: string;
+  endedAt: string;
+  outcome: 'merged' | 'discarded' | 'unchanged';
+  costUsd: number;
+  tokens: number;
 }
 
 export interface TaskBudget {
@@ -353,6 +374,10 @@ export interface TaskStatusJson {
   proof?: ProofResult | null;
   /** a verified branch's predicted conflicts (the base branch's name, task ids); [] when none */
   conflictsWith?: string[];
+  /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */
+  nextRun?: string | null;
+  /** a recurring task's finished runs */
+  runs?: RunRecord[];
 }
 
 export interface CheckStatusJson {

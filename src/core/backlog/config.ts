@@ -8,6 +8,7 @@ import type { InputError } from '../../domain/errors.js';
 import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } from '../../domain/types.js';
 import { parseDuration, parseSize, parseUsd } from '../units.js';
 import { checksFromNode } from './check-list.js';
+import { readDiscover, readNotifyOn } from './config-cadence.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -65,6 +66,8 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   lessons: true,
   autonomy: 'review',
   prove: false,
+  notifyOn: null,
+  discover: null,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -86,6 +89,7 @@ export const CONFIG_KEYS = [
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
   'discovered', 'lessons', 'autonomy',
   'max_file_bytes', 'max_bytes', 'tests', 'prove', 'network',
+  'notify_on', 'discover',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -266,6 +270,12 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         else if (v !== undefined) r.error(keyNode, `discovered must be hold (proposals under ## Discovered wait for a person) or run, got '${String(v)}'`);
         break;
       }
+      case 'notify_on':
+        assign('notifyOn', readNotifyOn(r, value, keyNode));
+        break;
+      case 'discover':
+        assign('discover', readDiscover(r, value, keyNode));
+        break;
       case 'lessons': {
         const v = r.scalar(key, value, keyNode);
         if (v === true || v === 'on') config.lessons = true;

@@ -4,7 +4,7 @@
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
 import { AUTONOMY_LEVELS, TASK_PRIORITIES, type Autonomy, type Backlog, type TaskPriority, type TaskSpec } from '../../domain/types.js';
-import { parseDuration, parseSize, parseUsd, type Parsed } from '../units.js';
+import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../units.js';
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
 import { readFrontMatter } from './front-matter.js';
@@ -13,7 +13,7 @@ import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.j
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
 
-export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority', 'autonomy'] as const;
+export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority', 'autonomy', 'every'] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
 /** An item that had no id and was given one; `title` locates it again when the id is written back. */
@@ -123,6 +123,12 @@ function applyField(task: TaskSpec, f: Field): string | null {
       if (!SOURCE_RE.test(f.value)) return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package> or gh#<number>)`;
       task.source = f.value;
       return null;
+    case 'every': {
+      const p = parseInterval(f.value);
+      if (!p.ok) return `every: ${p.message}`;
+      task.everyMs = p.value;
+      return null;
+    }
     case 'priority': {
       const v = f.value.toLowerCase();
       if (!(TASK_PRIORITIES as readonly string[]).includes(v)) return `priority: must be ${TASK_PRIORITIES.join(', ')}, got '${f.value}'`;

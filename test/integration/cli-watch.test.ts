@@ -1,0 +1,149 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
+import { demoScript } from '../../src/demo/scripts.js';
+import { backlog } from '../helpers/fleet-harness.js';
+import { makeRepo, read } from '../helpers/git-repo.js';
+
+const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
+const KEY = 'sk-ant-watch-0123456789abcdefghijklmnopqrstuvwxyz';
+
+let server: RunningModelServer;
+beforeAll(async () => {
+  // Nothing is scripted: every implementer changes nothing.
+  server = await startModelServer({ apiKeys: [KEY], script: demoScript([]) });
+});
+afterAll(async () => server.close());
+
+function cli(cwd: string, args: string[]) {
+  return execa(process.execPath, [CLI, ...args], {
+    cwd,
+    reject: false,
+    env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY, NO_COLOR: '1' },
+    extendEnv: true,
+    timeout: 150_000,
+  });
+}
+
+type Row = { id: string; status: string; nextRun?: string | null; runs?: Array<{ outcome: string; costUsd: number; tokens: number; startedAt: string; endedAt: string }> };
+
+async function status(root: string): Promise<Row[]> {
+  const run = await cli(root, ['status', '--json']);
+  expect(run.exitCode, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as Row[];
+}
+
+describe('loopfleet --watch', () => {
+  it('runs an every: 2s task again and again, keeps its runs, notifies only notify_on and one summary', { timeout: 150_000 }, async () => {
+    const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
+    const notified = join(box, 'notified.jsonl');
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(
+        `check: "true"\ngates:\n  attempts: 1\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [failed, summary]\ndiscover: { every: 1d, only: [todo] }`,
+        '- [ ] T-1 Sweep the logs\n  every: 2s\n- [ ] T-2 Once, changing nothing',
+      ),
+      'src/tidy.js': 'export function tidy() {\n  // TODO: handle empty input\n  return 1;\n}\n',
+    });
+    try {
+      const soon = new Date(Date.now() + 2 * 60_000);
+      const until = `${String(soon.getHours()).padStart(2, '0')}:${String(soon.getMinutes()).padStart(2, '0')}`;
+      const watching = cli(root, ['--watch', '--until', until]);
+      let rows: Row[] = [];
+      for (let i = 0; i < 200; i++) {
+        await new Promise((r) => setTimeout(r, 300));
+        if (!existsSync(join(root, '.loop-worktrees', 'state.json'))) continue;
+        rows = await status(root);
+        if ((rows[0]?.runs?.length ?? 0) >= 2) break;
+      }
+      watching.kill('SIGTERM');
+      const run = await watching;
+      expect(run.exitCode, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toContain('stopping: SIGTERM');
+
+      rows = await status(root);
+      const t1 = rows[0]!;
+      expect(t1.id).toBe('T-1');
+      expect(t1.runs!.length).toBeGreaterThanOrEqual(2);
+      expect(t1.runs!.slice(0, 2).map((r) => r.outcome)).toEqual(['unchanged', 'unchanged']);
+      for (const r of t1.runs!) expect(r.costUsd).toBeGreaterThan(0);
+      // The second run started no sooner than two seconds after the first ended.
+      expect(Date.parse(t1.runs![1]!.startedAt) - Date.parse(t1.runs![0]!.endedAt)).toBeGreaterThanOrEqual(2000);
+      expect(rows[1]).toMatchObject({ id: 'T-2', status: 'failed' });
+      expect(rows[1]).not.toHaveProperty('nextRun');
+      if (t1.status === 'queued') expect(Date.parse(t1.nextRun!)).toBeGreaterThan(Date.parse(t1.runs!.at(-1)!.endedAt));
+      const file = await read(root, 'BACKLOG.md');
+      expect(file).toContain('- [ ] T-1 Sweep the logs');
+      // discover: ran once at the start, proposing the TODO (held under ## Discovered, not run)
+      expect(file).toContain('## Discovered');
+      expect(file).toContain('source: todo src/tidy.js:2');
+      expect(rows.map((r) => r.id)).toEqual(['T-1', 'T-2']);
+
+      const reports = await readdir(join(root, '.loop-worktrees', 'reports'));
+      expect(reports).toHaveLength(1);
+      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads.map((p) => `${String(p.event)}:${String(p.status ?? '')}`)).toEqual(['status:failed', 'summary:']);
+      expect(payloads[0]).toMatchObject({ id: 'T-2' });
+      expect(payloads[1]).toMatchObject({ exitCode: 130, reportPath: join(root, '.loop-worktrees', 'reports', reports[0]!) });
+      expect(payloads[1]!.costUsd).toBeGreaterThan(0);
+    } finally {
+      await cleanup();
+      await rm(box, { recursive: true, force: true });
+    }
+  });
+
+  it('ends with exit 1 on a fleet gate, notifying the gate and the summary; refuses bad usage with exit 2', { timeout: 90_000 }, async () => {
+    const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
+    const notified = join(box, 'notified.jsonl');
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(
+        `check: "true"\ngates:\n  fleet_tokens: 1\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [gate, summary]`,
+        '- [ ] T-1 Sweep\n  every: 2s',
+      ),
+    });
+    try {
+      const run = await cli(root, ['--watch']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).toContain('stopping: a fleet gate');
+      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads.map((p) => p.event)).toEqual(['gate', 'summary']);
+      expect(payloads[0]).toMatchObject({ scope: 'fleet', gate: 'fleet_tokens' });
+      expect(payloads[1]).toMatchObject({ exitCode: 1 });
+
+      const bad = await cli(root, ['--watch', '--until', '25:00']);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain("--until: '25:00' is not a time of day");
+      expect((await cli(root, ['--until', '07:00'])).stderr).toContain('--until is an option of `loopfleet --watch` only');
+      expect((await cli(root, ['--watch', '--overnight'])).exitCode).toBe(2);
+      expect((await cli(root, ['--help'])).stdout).toContain('--watch [--until HH:MM]');
+    } finally {
+      await cleanup();
+      await rm(box, { recursive: true, force: true });
+    }
+  });
+
+  it('--overnight runs a recurring task once and sends one summary at the end', { timeout: 60_000 }, async () => {
+    const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
+    const notified = join(box, 'notified.jsonl');
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(`check: "true"\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [summary]`, '- [ ] T-1 Sweep\n  every: 1d'),
+    });
+    try {
+      const run = await cli(root, ['--overnight']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads).toHaveLength(1);
+      expect(payloads[0]).toMatchObject({ event: 'summary', exitCode: 0, counts: expect.objectContaining({ queued: 1 }) });
+      expect(String(payloads[0]!.reportPath)).toContain(join(root, '.loop-worktrees', 'reports'));
+      const [row] = await status(root);
+      expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);
+      expect(Date.parse(row!.nextRun!) - Date.parse(row!.runs![0]!.endedAt)).toBe(86_400_000);
+    } finally {
+      await cleanup();
+      await rm(box, { recursive: true, force: true });
+    }
+  });
+});
