@@ -203,7 +203,8 @@ export class TaskRunner {
       return { done: true };
     }
     if (r.outcome === 'unchanged' && spec.everyMs !== undefined) {
-      life.reschedule(id, new Date(clock.now() + spec.everyMs).toISOString(), 'unchanged', ended);
+      // The next run counts from the end of this one, the time its run record carries.
+      life.reschedule(id, new Date(Date.parse(endedAt) + spec.everyMs).toISOString(), 'unchanged', ended);
       this.#attemptEnd(id, ended);
       return { done: true };
     }
