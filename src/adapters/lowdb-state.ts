@@ -4,6 +4,7 @@ import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { InputError } from '../domain/errors.js';
 import { STATE_VERSION, type StateData, type StateStore } from '../ports/state-store.js';
+import { DiskFullError } from '../domain/errors.js';
 
 /**
  * state.json through lowdb: its JSONFile adapter writes through steno (temp file + rename), so a crash
@@ -43,6 +44,12 @@ export class LowdbStateStore implements StateStore {
       this.#db = new Low<StateData | null>(new JSONFile<StateData | null>(this.#path), null);
     }
     this.#db.data = data;
-    await this.#db.write();
+    try {
+      await this.#db.write();
+    } catch (error) {
+      // The atomic write leaves the last good file in place; the caller keeps the data for a later save.
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC' || (error as NodeJS.ErrnoException).code === 'EDQUOT') throw new DiskFullError(this.#path);
+      throw error;
+    }
   }
 }

@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { StopError } from '../domain/errors.js';
+import { DiskFullError, StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { FleetBudget, taskGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
@@ -79,6 +79,7 @@ export class Fleet implements FleetHandle {
   #actions!: FleetActions;
   #landing!: Landing;
   #backlogMissing = false;
+  #diskFull: DiskFullError | null = null;
   /** stops the merge queue between tasks (and aborts its check), without stopping the fleet */
   #landingStop = new AbortController();
   /** forecasts run one after another: each reads the branches as the previous left them */
@@ -145,6 +146,7 @@ export class Fleet implements FleetHandle {
     // The caller may have opened the state already (to know which ids are taken): it is not read twice.
     this.#state = state ?? (await FleetState.open(this.#s.store, this.#s.clock));
     const lifecycle = this.#state.lifecycle;
+    this.#state.onSaveError((error) => this.#saveFailed(error));
     lifecycle.listen((change) => this.#taskChanged(change));
     this.#accounting = new Accounting(this.#state);
     const paths = { worktreeOf: (id: string) => this.worktreeOf(id), branchOf: (id: string) => this.branchOf(id) };
@@ -390,6 +392,19 @@ export class Fleet implements FleetHandle {
     this.#backlogMissing = false;
     this.events.emit('log', { level: 'info', message: `${this.backlogPath} is back: queued tasks start again` });
     this.#schedule();
+  }
+
+  /** the full disk that stopped the run, if one did */
+  get diskFull(): DiskFullError | null {
+    return this.#diskFull;
+  }
+
+  /** A state save that failed for a full disk stops the run: nothing more is spent that could not be recorded. */
+  #saveFailed(error: Error): void {
+    if (!(error instanceof DiskFullError) || this.#diskFull !== null) return;
+    this.#diskFull = error;
+    this.events.emit('log', { level: 'error', message: error.message });
+    void this.stop(new StopError('disk full')).catch(() => undefined);
   }
 
   /** true while BACKLOG.md is gone (see backlogGone) */

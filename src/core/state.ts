@@ -20,6 +20,7 @@ export class FleetState {
   #dirty = false;
   #timer: NodeJS.Timeout | null = null;
   #saveError: Error | null = null;
+  readonly #saveErrorListeners = new Set<(error: Error) => void>();
   /** the one writer of task records */
   readonly lifecycle: TaskLifecycle;
 
@@ -27,6 +28,12 @@ export class FleetState {
     this.#store = store;
     this.#data = data;
     this.lifecycle = new TaskLifecycle(data.tasks, clock, (flush) => this.touch(flush));
+  }
+
+  /** Tells `listener` of every save that failed (a full disk); returns the unsubscribe function. */
+  onSaveError(listener: (error: Error) => void): () => void {
+    this.#saveErrorListeners.add(listener);
+    return () => this.#saveErrorListeners.delete(listener);
   }
 
   static async open(store: StateStore, clock: Clock): Promise<FleetState> {
@@ -89,6 +96,8 @@ export class FleetState {
     while (this.#dirty || this.#saving !== null) {
       if (this.#saving !== null) await this.#saving;
       else await this.#saveNow();
+      // A failed save leaves the data dirty: report it rather than trying again forever.
+      if (this.#saveError !== null) break;
     }
     if (this.#saveError !== null) {
       const error = this.#saveError;
@@ -107,8 +116,13 @@ export class FleetState {
         const snapshot = structuredClone(this.#data);
         try {
           await this.#store.save(snapshot);
+          this.#saveError = null;
         } catch (error) {
           this.#saveError = error as Error;
+          // Nothing is dropped: the data stays dirty, and the next save (a later change, or flush) writes it all.
+          this.#dirty = true;
+          for (const listener of this.#saveErrorListeners) listener(error as Error);
+          break;
         }
       }
     };

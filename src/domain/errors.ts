@@ -82,3 +82,15 @@ export class AgentSetupError extends Error {
     super(message);
   }
 }
+
+/**
+ * The disk is full: a file loopfleet keeps (its state) could not be written. Exit 1, no stack trace: the
+ * run stops, and what was not saved is still held and written by the next save that finds room.
+ */
+export class DiskFullError extends Error {
+  override readonly name = 'DiskFullError';
+  readonly exitCode = 1;
+  constructor(readonly path: string) {
+    super(`disk full: ${path} could not be written; the run stops — free some space, then start again (state is written as soon as there is room)`);
+  }
+}

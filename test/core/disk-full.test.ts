@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { runExitCode } from '../../src/commands/overnight.js';
+import { DiskFullError } from '../../src/domain/errors.js';
+import { totalTokens, type TaskState } from '../../src/domain/types.js';
+import type { StateData } from '../../src/ports/state-store.js';
+import { fakeEngine } from '../helpers/fake-engine.js';
+import { MemoryStateStore } from '../helpers/memory-state-store.js';
+
+/** A state store on a disk that fills up once the first tokens are saved, until it is freed. */
+class FillingStore extends MemoryStateStore {
+  full = false;
+  override async save(data: StateData): Promise<void> {
+    if (this.full) throw new DiskFullError('/repo/.loop-worktrees/state.json');
+    await super.save(data);
+    if (Object.values(data.tasks).some((t) => totalTokens(t.usage) > 0)) this.full = true;
+  }
+}
+
+describe('a full disk', () => {
+  it('stops the run with "disk full" (exit 1, no stack), keeps every token in memory and writes them once there is room', async () => {
+    const store = new FillingStore();
+    const e = await fakeEngine('check: the-check\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two', {
+      store,
+      script: ({ role, task }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n' } } : {}),
+    });
+    e.fleet.start();
+    await e.fleet.whenIdle();
+    await e.fleet.stop().catch(() => undefined);
+    expect(e.fleet.diskFull).toBeInstanceOf(DiskFullError);
+    expect(runExitCode(e.fleet)).toBe(1);
+    const logs = e.seen.filter((s) => s.name === 'log').map((s) => (s.payload as { message: string }).message);
+    expect(logs.some((m) => m.startsWith('disk full: /repo/.loop-worktrees/state.json could not be written'))).toBe(true);
+    // the run stopped: the task it was on is back in the queue, its attempt interrupted, not failed
+    expect(e.fleet.task('T-2')!.status).toBe('queued');
+    expect(e.fleet.task('T-2')!.attempts.map((a) => a.outcome)).toEqual(['interrupted']);
+    const spent = totalTokens(e.fleet.task('T-1')!.usage);
+    expect(spent).toBeGreaterThan(0);
+
+    // room again: the next save writes everything the run spent
+    store.full = false;
+    await e.state.flush();
+    const saved = (await store.load())!.tasks['T-1'] as TaskState;
+    expect(totalTokens(saved.usage)).toBe(spent);
+  });
+});
