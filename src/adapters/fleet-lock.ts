@@ -6,7 +6,8 @@ export interface FleetLock {
   release(): Promise<void>;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with `pid` exists (one of another user's counts: EPERM). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -46,7 +47,7 @@ export async function acquireLock(path: string): Promise<FleetLock> {
     }
     const pid = await holder(path);
     // Our own pid counts as held too: a second open in one process is as wrong as a second process.
-    if (pid !== null && alive(pid)) throw new LockedError(pid, path);
+    if (pid !== null && processAlive(pid)) throw new LockedError(pid, path);
     await rm(path, { force: true }); // stale: its owner is gone
   }
   throw new Error(`could not take the fleet lock ${path}`);
@@ -55,5 +56,5 @@ export async function acquireLock(path: string): Promise<FleetLock> {
 /** The pid of a live fleet holding the lock, or null. */
 export async function lockHolder(path: string): Promise<number | null> {
   const pid = await holder(path);
-  return pid !== null && pid !== process.pid && alive(pid) ? pid : null;
+  return pid !== null && pid !== process.pid && processAlive(pid) ? pid : null;
 }

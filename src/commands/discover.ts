@@ -12,6 +12,7 @@ import { FsBacklogFile } from '../adapters/fs-files.js';
 import { taskEnv } from '../core/task-env.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { processAlive } from '../adapters/fleet-lock.js';
 
 export interface DiscoverOptions {
   dryRun: boolean;
@@ -26,20 +27,12 @@ export interface DiscoverOptions {
 /** The throw-away checkouts: `.loop-worktrees/.discover-<pid>-<random>` (prune leaves dot folders alone). */
 const SCRATCH_PREFIX = '.discover-';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Checkouts an interrupted discover left behind (its process is gone); a running one's is kept. */
 async function removeAbandoned(git: SimpleGitAdapter): Promise<void> {
   for (const w of await git.listWorktrees()) {
     const m = /^\.discover-(\d+)-[0-9a-f]+$/.exec(basename(w.path));
-    if (m && basename(dirname(w.path)) === WORK_DIR && !alive(Number(m[1]))) await git.removeWorktree(w.path, true);
+    if (m && basename(dirname(w.path)) === WORK_DIR && !processAlive(Number(m[1]))) await git.removeWorktree(w.path, true);
   }
 }
 

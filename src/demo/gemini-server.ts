@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBody, safeParse } from './http-util.js';
+import { listenLoopback, readBody, safeParse } from './http-util.js';
 
 /**
  * A loopback fake of the Gemini API's `models/{model}:streamGenerateContent?alt=sse` (and the plain
@@ -84,11 +83,7 @@ export async function startGeminiServer(script: (req: GeminiRequest) => GeminiTu
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,

@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /** HTTP plumbing of the fake Messages API. Invariant: nothing here lets a credential header through. */
 
@@ -44,4 +45,13 @@ export function authKind(req: IncomingMessage): 'bearer' | 'x-api-key' | null {
   if (typeof req.headers.authorization === 'string') return 'bearer';
   if (typeof req.headers['x-api-key'] === 'string') return 'x-api-key';
   return null;
+}
+
+/** Starts `server` on a free loopback port; resolves with the port once it listens. */
+export async function listenLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
 }

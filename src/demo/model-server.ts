@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { blocksOf, CacheSim, type InputUsage } from './cache-sim.js';
 import type { Fault, RequestBody, Script, ScriptTurn } from './script-types.js';
 import { toScriptRequest } from './script-request.js';
 import { buildReply, errorJson, formatSse, messageJson, streamEvents, type SseEvent } from './sse.js';
-import { authKind, publicHeaders, readBody, safeParse, sendJson } from './http-util.js';
+import { authKind, listenLoopback, publicHeaders, readBody, safeParse, sendJson } from './http-util.js';
 import { betasOf, validateBody, validateHeaders, type ApiErrorSpec } from './validate.js';
 
 export { roleOf, roleMarker, taskMarker, attemptMarker } from '../core/role-marker.js';
@@ -99,11 +98,7 @@ export class ModelServer {
       });
     });
     this.#server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const { port } = server.address() as AddressInfo;
+    const port = await listenLoopback(server);
     return {
       url: `http://127.0.0.1:${port}`,
       requests: this.requests,

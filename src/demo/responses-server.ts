@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBody, safeParse } from './http-util.js';
+import { listenLoopback, readBody, safeParse } from './http-util.js';
 
 /**
  * A loopback fake of the OpenAI Responses API (`POST /v1/responses`, streaming), enough for the Codex CLI:
@@ -102,11 +101,7 @@ export async function startResponsesServer(script: (req: ResponsesRequest) => Re
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
