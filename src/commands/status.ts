@@ -29,7 +29,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], ...recurring,
+        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], waitingFor: null, ...recurring,
       };
     }
     return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };

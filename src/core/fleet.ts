@@ -20,6 +20,7 @@ import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { wanted, type NotifyKind, type NotifyPayload } from './notify-digest.js';
+import { plannedFiles, type Claim } from './plan-files.js';
 import {
   TASK_STATUSES,
   type Backlog,
@@ -184,6 +185,7 @@ export class Fleet implements FleetHandle {
       fleetBudget: this.#budget,
       limits: this.#limits,
       lessons: this.#s.lessons,
+      claims: (id) => this.#claims(id),
       stop: this.#stop.signal,
       repoRoot: this.repoRoot,
       base: this.base,
@@ -507,6 +509,9 @@ export class Fleet implements FleetHandle {
         return;
       }
       if (!spec.after.every((dep) => this.#state.get(dep)?.status === 'merged')) return;
+      // Waiting for an overlapping task until it is merged, discarded or failed.
+      const blocker = task.waitingFor?.id;
+      if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(this.#state.get(blocker)?.status)) return;
       if (this.#phase === 'idle') this.#setPhase('running');
       this.#enqueue(id, -index);
     });
@@ -555,6 +560,28 @@ export class Fleet implements FleetHandle {
         this.#scheduled.delete(id);
         this.#schedule();
       });
+  }
+
+  /**
+   * What the other tasks plan to change, for a task about to implement: a running task's plan once its
+   * explorer wrote it, and the last plan of a task whose branch is not on base yet (verified, in conflict,
+   * awaiting approval). Queued tasks claim nothing: they are not changing anything now.
+   */
+  #claims(id: string): Claim[] {
+    const claims: Claim[] = [];
+    for (const other of this.#order) {
+      const t = this.#state.get(other);
+      if (other === id || t === undefined) continue;
+      const plan =
+        t.status === 'running'
+          ? (t.currentPlan ?? null)
+          : t.status === 'verified' || t.status === 'conflict' || t.status === 'awaiting-approval'
+            ? (t.approvedPlan ?? t.attempts.findLast((a) => a.plan !== null)?.plan ?? null)
+            : null;
+      const files = plan === null ? null : plannedFiles(plan);
+      if (files !== null && files.length > 0) claims.push({ id: other, files });
+    }
+    return claims;
   }
 
   #forecast(): void {

@@ -64,6 +64,8 @@ export interface AttemptInput {
   approvedPlan: string | null;
   /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
   stopAfterPlan: boolean;
+  /** the task waited for an overlapping task: bring its branch up to base before implementing */
+  rebaseFirst?: boolean;
   env: Record<string, string>;
   evidence: string | null;
   signal: AbortSignal;
@@ -80,6 +82,11 @@ export interface AttemptObserver {
   output(phase: Phase, chunk: string): void;
   /** something the person should know now, not only in the report (a check that fails on base) */
   notice(message: string, level: 'info' | 'warn'): void;
+  /**
+   * The plan this attempt is about to implement: the task whose planned files it overlaps (it must wait),
+   * or null — and then the plan is this task's claim. Synchronous, so two plans never pass each other.
+   */
+  planned?(plan: string): { id: string; files: string[] } | null;
 }
 
 /** The task's gates as one attempt sees them. */
@@ -108,6 +115,8 @@ export interface AttemptResult {
   proof: ProofResult | null;
   /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
   awaitingApproval?: true;
+  /** the plan overlaps this task's: the attempt stopped before implementing */
+  waitingFor?: { id: string; files: string[] };
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -196,6 +205,15 @@ export class Pipeline {
           return result;
         }
       }
+      const blocker = input.observer.planned?.(result.plan) ?? null;
+      if (blocker !== null) {
+        result.outcome = 'interrupted';
+        result.reason = `waiting: overlaps ${blocker.id} on ${blocker.files.join(', ')}`;
+        result.waitingFor = blocker;
+        return result;
+      }
+      // After a wait, the plan is implemented on base as it is now (the branch has no commit of its own yet).
+      if (input.rebaseFirst === true) await this.#s.git.rebase(input.worktree, input.base);
 
       input.observer.phase('implement');
       const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));

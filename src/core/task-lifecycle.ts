@@ -67,6 +67,8 @@ const FROM = {
   verify: ['running'],
   fail: ['queued', 'running'],
   awaitApproval: ['running'],
+  /** its plan overlaps another task's: back to the queue until that one lands or ends */
+  waitFor: ['running'],
   /** a person approved the plan: the task runs again, implementing it */
   approve: ['awaiting-approval'],
   requeueInterrupted: ['running'],
@@ -185,6 +187,8 @@ export class TaskLifecycle {
   startAttempt(id: string, n: number, branch: string): void {
     const now = this.#now();
     this.#transition(id, 'startAttempt', 'running', (t) => {
+      t.waitingFor = null;
+      t.currentPlan = null;
       t.attempt = n;
       t.branch = branch;
       t.reason = null;
@@ -240,6 +244,29 @@ export class TaskLifecycle {
       endAttempt(t, ended);
       t.phase = null;
       t.reason = reason;
+    });
+  }
+
+  /**
+   * The explorer's plan names files a running or unmerged task also plans to change: the task waits,
+   * `queued`, keeping its plan (its next attempt implements it without exploring again) — the attempt is
+   * recorded `interrupted`, so waiting uses up no attempt.
+   */
+  waitFor(id: string, blocker: { id: string; files: string[] }, plan: string, ended?: EndedAttempt): void {
+    this.#transition(id, 'waitFor', 'queued', (t) => {
+      endAttempt(t, ended);
+      t.phase = null;
+      t.waitingFor = blocker;
+      t.approvedPlan = plan;
+      t.currentPlan = null;
+      t.reason = `waiting: overlaps ${blocker.id} on ${blocker.files.join(', ')}`;
+    });
+  }
+
+  /** The running attempt's plan, as soon as its explorer wrote it (bookkeeping: no event). */
+  recordPlan(id: string, plan: string): void {
+    this.#write(id, (t) => {
+      t.currentPlan = plan;
     });
   }
 
@@ -369,7 +396,7 @@ export class TaskLifecycle {
 
   /**
    * A verified task the merge queue could not land — its rebase onto the new base conflicts, or its checks
-   * fail there — goes back to the queue with a fresh budget; `evidence` is what its next attempt is told.
+   * fail there — goes back to the queue within its budget; `evidence` is what its next attempt is told.
    */
   sendBack(id: string, reason: string, evidence: string): void {
     this.#transition(id, 'sendBack', 'queued', (t) => {
@@ -380,7 +407,7 @@ export class TaskLifecycle {
       t.phase = null;
       t.verifyOnly = false;
       t.conflictsWith = [];
-      t.budget = freshBudget(t);
+      // The budget goes on: each return to the queue is an attempt, so the attempts gate bounds the cycle.
     });
   }
 

@@ -13,6 +13,7 @@ import { vetoesOf, type Lessons } from './lessons.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import type { PortPool } from './port-pool.js';
 import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../domain/types.js';
+import { firstOverlap, plannedFiles, type Claim } from './plan-files.js';
 
 export { taskGates } from './gates.js';
 
@@ -35,6 +36,8 @@ export interface TaskRunnerServices {
   /** rate and usage limits: refuses calls while the fleet holds, hears of limits and of answered calls */
   limits: LimitGate;
   lessons: Lessons;
+  /** the planned files of the other tasks that may still change base (running, verified, …), backlog order */
+  claims: (id: string) => Claim[];
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
   repoRoot: string;
@@ -90,6 +93,8 @@ export class TaskRunner {
     const started = clock.now();
     const elapsedBefore = task.elapsedMs;
     const verifyOnly = task.verifyOnly;
+    // Read before startAttempt clears it: a task that waited implements on base as it is now.
+    const waited = (task.waitingFor ?? null) !== null;
     const previousPlan = task.attempts.findLast((a) => a.plan !== null)?.plan ?? null;
 
     const controller = new AbortController();
@@ -138,6 +143,12 @@ export class TaskRunner {
         }
       },
       notice: (message, level) => this.#s.events.emit('log', { level, id, message }),
+      planned: (plan) => {
+        const files = plannedFiles(plan);
+        const blocker = files === null ? null : firstOverlap(files, this.#s.claims(id));
+        if (blocker === null) life.recordPlan(id, plan);
+        return blocker;
+      },
       output: (phase: Phase, chunk: string) => {
         this.#s.events.emit('phase-output', { id, phase, chunk });
         this.#transcript(id, n, { type: 'output', phase, chunk });
@@ -159,6 +170,7 @@ export class TaskRunner {
         previousPlan,
         approvedPlan: task.approvedPlan ?? null,
         stopAfterPlan: autonomyOf(spec, config) === 'plan' && (task.approvedPlan ?? null) === null,
+        rebaseFirst: waited,
         env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
         evidence,
         signal: controller.signal,
@@ -196,6 +208,12 @@ export class TaskRunner {
         proof: r.proof,
       },
     };
+    if (r.waitingFor !== undefined) {
+      life.waitFor(id, r.waitingFor, r.plan ?? '', ended);
+      this.#attemptEnd(id, ended);
+      this.#s.events.emit('log', { level: 'info', id, message: r.reason ?? 'waiting' });
+      return { done: true };
+    }
     if (r.awaitingApproval === true) {
       // Recorded `interrupted`: stopping for approval is not a failed attempt (the attempts gate skips it).
       life.awaitApproval(id, `the plan awaits approval: a (or loopfleet approve ${id}) approves it, e edits it first, d discards`, ended);

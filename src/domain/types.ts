@@ -322,6 +322,13 @@ export interface TaskState {
    * Absent until approved; cleared by a retry or a discard.
    */
   approvedPlan?: string | null;
+  /**
+   * The task whose planned files this one's plan overlaps, and the shared paths: the task waits `queued`
+   * until that one is merged, discarded or failed, then implements its plan on the new base.
+   */
+  waitingFor?: { id: string; files: string[] } | null;
+  /** the plan of the attempt now running, once its explorer has written it (what overlapping tasks see) */
+  currentPlan?: string | null;
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
   budget: TaskBudget;
   /** a recurring task's finished runs, oldest first; absent for other tasks */
@@ -374,6 +381,8 @@ export interface TaskStatusJson {
   proof?: ProofResult | null;
   /** a verified branch's predicted conflicts (the base branch's name, task ids); [] when none */
   conflictsWith?: string[];
+  /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
+  waitingFor?: string | null;
   /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */
   nextRun?: string | null;
   /** a recurring task's finished runs */

@@ -40,7 +40,8 @@ function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode
   // One cell of the column is the gap before the next column.
   const room = Math.max(1, size - 1);
   const title = oneLine(task.title);
-  const showReason = (task.status === 'failed' || task.status === 'conflict') && task.reason !== null;
+  const waiting = task.status === 'queued' && (task.waitingFor ?? null) !== null;
+  const showReason = (task.status === 'failed' || task.status === 'conflict' || waiting) && task.reason !== null;
   const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
   if (conflicts.length > 0) {
     // A predicted conflict is what the person must know before pressing m: it comes before the counts.
