@@ -66,7 +66,9 @@ export class FleetActions {
     await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
     if (await git.isMerged(branch, base)) await git.deleteBranch(branch, true);
     const ticked = recurring || (await this.#s.tickDone(id));
-    lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
+    // The merge commit carries the tick, so the checkout's BACKLOG.md changed with it: the backlog watcher
+    // may have seen the `[x]` and marked the task merged already. Either way it is merged exactly once.
+    if (lifecycle.get(id)?.status === 'verified') lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
     this.#s.markRan(id);
     this.#s.log(`merged ${branch} into ${base} (${result.commit.slice(0, 8)})`, id);
   }

@@ -3,6 +3,7 @@ import { RefusedError } from '../../src/domain/errors.js';
 import { allowedCommands, canRun, commandRefusal, statusWhenTicked, TASK_COMMANDS } from '../../src/domain/task-rules.js';
 import { TASK_STATUSES, type TaskStatus } from '../../src/domain/types.js';
 import { fakeEngine, runToIdle, type FakeEngine } from '../helpers/fake-engine.js';
+import { FakeGit } from '../helpers/fake-git.js';
 
 /** T-1 verified on its branch, T-2 failed at its attempts gate; the fleet idle, as the TUI leaves it. */
 async function finished(): Promise<FakeEngine> {
@@ -135,5 +136,29 @@ describe('fleet actions by status', () => {
     await runToIdle(e);
     expect(e.notified.map((n) => n.status ?? n.event)).toEqual(['running', 'verified', 'idle']);
     expect(e.notified[1]).toMatchObject({ event: 'status', id: 'T-1', status: 'verified', previousStatus: 'running', branch: 'loop/T-1' });
+  });
+});
+
+describe('a merge that the backlog watcher overtakes', () => {
+  it('merges once when the [x] the merge commit carries is seen before the merge has finished', async () => {
+    let e!: FakeEngine;
+    class TickSeenEarly extends FakeGit {
+      override async merge(...args: Parameters<FakeGit['merge']>) {
+        const result = await super.merge(...args);
+        // The checkout's BACKLOG.md now has the tick: the watcher hands the fleet a backlog with T-1 done.
+        e.fleet.applyBacklog({ ...e.backlog, tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)) });
+        return result;
+      }
+    }
+    e = await fakeEngine('check: the-check', '- [ ] T-1 One', {
+      git: new TickSeenEarly('/repo'),
+      script: ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}),
+    });
+    e.fleet.start();
+    await e.fleet.whenIdle();
+    expect(e.fleet.task('T-1')!.status).toBe('verified');
+    await e.fleet.merge('T-1');
+    expect(e.fleet.task('T-1')!.status).toBe('merged');
+    expect(taskEvents(e).filter((t) => t.endsWith('->merged'))).toEqual(['T-1:verified->merged']);
   });
 });
