@@ -56,6 +56,8 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     proof: last?.proof ?? null,
     // predicted while verified; a task that left verified has no branch to conflict
     conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
+    // queued behind a task whose planned files overlap this one's
+    waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
   };
 }
 
