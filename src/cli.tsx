@@ -44,7 +44,7 @@ Options (the run commands):
   --max-tokens N                fleet token gate, e.g. 5M
   --max-cost USD                fleet cost gate in dollars
   --max-time T                  fleet wall-clock gate, e.g. 8h
-  --auto-merge                  merge each verified task in backlog order
+  --auto-merge                  land each verified task through the merge queue (rebased, checked again)
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
   --until HH:MM                 --watch: stop at this local time (the next time the clock reads it)

@@ -48,7 +48,7 @@ export interface FleetOptions {
   repoRoot: string;
   backlog: Backlog;
   base: string;
-  /** merge each verified task in backlog order as it is verified */
+  /** land each verified task through the merge queue as it is verified */
   autoMerge: boolean;
   parentEnv: NodeJS.ProcessEnv;
   /** --no-wait: a rate or usage limit fails the task and stops the run instead of holding the fleet */
