@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** HTTP plumbing of the fake Messages API. Invariant: nothing here lets a credential header through. */
@@ -54,4 +54,27 @@ export async function listenLoopback(server: Server): Promise<number> {
     server.listen(0, '127.0.0.1', () => resolve());
   });
   return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A small fake API on a free loopback port: `handle` answers each request; a failure of the fake itself is
+ * answered 500 (or the connection cut when the answer had begun), never swallowed. `close` ends it at once.
+ */
+export async function serveLoopback(
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(error));
+      else res.destroy();
+    });
+  });
+  const port = await listenLoopback(server);
+  return {
+    port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

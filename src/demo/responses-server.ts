@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listenLoopback, readBody, safeParse } from './http-util.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, safeParse, serveLoopback } from './http-util.js';
 
 /**
  * A loopback fake of the OpenAI Responses API (`POST /v1/responses`, streaming), enough for the Codex CLI:
@@ -95,19 +95,10 @@ export async function startResponsesServer(script: (req: ResponsesRequest) => Re
     });
     res.end();
   };
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500).end(String(error));
-      else res.destroy();
-    });
-  });
-  const port = await listenLoopback(server);
+  const { port, close } = await serveLoopback(handle);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
