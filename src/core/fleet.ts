@@ -475,7 +475,7 @@ export class Fleet implements FleetHandle {
     queueMicrotask(() => {
       const status = this.#state.get(id)?.status;
       if (status !== 'merged' && status !== 'discarded') return;
-      this.#state.lifecycle.reschedule(id, new Date(this.#s.clock.now() + everyMs).toISOString(), status);
+      this.#state.lifecycle.reschedule(id, everyMs, status);
       this.#schedule();
     });
   }

@@ -342,11 +342,14 @@ export class TaskLifecycle {
 
   /**
    * A recurring task's run is over: it is recorded in `runs` with its own cost and tokens (what the task
-   * spent since the run's budget began), and the task waits `queued` until `nextRunAt` with a fresh budget.
+   * spent since the run's budget began), and the task waits `queued` for `everyMs` with a fresh budget.
+   * The next run is counted from the very instant recorded as this run's end, so a run never starts
+   * sooner than `everyMs` after the `endedAt` a reader sees.
    * `ended`: the attempt that found nothing to change, for a run that ends while `running`.
    */
-  reschedule(id: string, nextRunAt: string, outcome: RunRecord['outcome'], ended?: EndedAttempt): void {
+  reschedule(id: string, everyMs: number, outcome: RunRecord['outcome'], ended?: EndedAttempt): void {
     const now = this.#now();
+    const nextRunAt = new Date(Date.parse(now) + everyMs).toISOString();
     this.#transition(id, 'reschedule', 'queued', (t) => {
       endAttempt(t, ended);
       const first = t.attempts.find((a) => a.n > t.budget.fromAttempt);

@@ -222,7 +222,7 @@ export class TaskRunner {
     }
     if (r.outcome === 'unchanged' && spec.everyMs !== undefined) {
       // The next run counts from the end of this one, the time its run record carries.
-      life.reschedule(id, new Date(Date.parse(endedAt) + spec.everyMs).toISOString(), 'unchanged', ended);
+      life.reschedule(id, spec.everyMs, 'unchanged', ended);
       this.#attemptEnd(id, ended);
       return { done: true };
     }
