@@ -4,6 +4,7 @@ import {
   ZERO_USAGE,
   addUsage,
   type AttemptRecord,
+  type ConflictDetail,
   type GateName,
   type Phase,
   type Role,
@@ -334,9 +335,11 @@ export class TaskLifecycle {
     });
   }
 
-  conflict(id: string, reason: string): void {
+  /** `conflicts`: what conflicts, with its marker regions when known (the detail pane shows them). */
+  conflict(id: string, reason: string, conflicts: ConflictDetail[] = []): void {
     this.#transition(id, 'conflict', 'conflict', (t) => {
       t.reason = reason;
+      t.conflicts = conflicts;
     });
   }
 

@@ -291,6 +291,14 @@ export type GateName =
   | 'fleet_cost'
   | 'fleet_time';
 
+/** A conflict of a task's branch with the base branch (by its name) or another task's branch (by id). */
+export interface ConflictDetail {
+  with: string;
+  files: string[];
+  /** conflict-marker regions (`<<<<<<<` … `>>>>>>>`), a few per file; a modify/delete conflict has none */
+  hunks: Array<{ file: string; hunk: string }>;
+}
+
 export interface TaskState {
   id: string;
   title: string;
@@ -317,6 +325,11 @@ export interface TaskState {
   verifyOnly: boolean;
   /** a verified branch's predicted conflicts: the base branch's name and task ids, in backlog order */
   conflictsWith?: string[];
+  /**
+   * What a conflict is made of, for the detail pane and the report: predicted for a verified task (one entry
+   * per name in `conflictsWith`), or found for a task in `conflict`. Bounded: a few marker regions per file.
+   */
+  conflicts?: ConflictDetail[];
   /**
    * The plan a person approved (`autonomy: plan`): the task's attempts skip the explorer and implement it.
    * Absent until approved; cleared by a retry or a discard.
