@@ -29,14 +29,20 @@ export function conflictHunks(content: string): string[] {
   return hunks;
 }
 
+/** The result tree of merging `right` into `left` (conflict markers in it), and what conflicts there. */
+export interface MergedTree extends ConflictForecast {
+  tree: string;
+}
+
 /**
- * Conflicts of merging `right` into `left` (commits or refs). Files are listed once each; a file in
- * conflict for a reason other than content (modify/delete, rename) has no hunks but is listed.
+ * Merges `right` into `left` (commits or refs) in the object store only. Files are listed once each; a file
+ * in conflict for a reason other than content (modify/delete, rename) has no hunks but is listed. The
+ * markers are labelled with the names given, so pass the names a person knows (`main`, `loop/T-1`).
  */
-export async function forecastConflicts(git: GitExec, left: string, right: string): Promise<ConflictForecast> {
+export async function mergeTree(git: GitExec, left: string, right: string): Promise<MergedTree> {
   const { stdout, exitCode } = await git.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', left, right], { ok: [0, 1] });
-  if (exitCode === 0) return { files: [], hunks: {} };
-  const [tree, ...conflicted] = fields(stdout);
+  const [tree = '', ...conflicted] = fields(stdout);
+  if (exitCode === 0) return { tree, files: [], hunks: {} };
   const files = [...new Set(conflicted)].filter((f) => f !== '');
   const hunks: Record<string, string[]> = {};
   for (const file of files) {
@@ -45,5 +51,11 @@ export async function forecastConflicts(git: GitExec, left: string, right: strin
     const found = conflictHunks(shown.stdout);
     if (found.length > 0) hunks[file] = found;
   }
+  return { tree, files, hunks };
+}
+
+/** Conflicts of merging `right` into `left`; nothing is written but unreachable objects. */
+export async function forecastConflicts(git: GitExec, left: string, right: string): Promise<ConflictForecast> {
+  const { files, hunks } = await mergeTree(git, left, right);
   return { files, hunks };
 }

@@ -17,6 +17,7 @@ import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, g
 import { discoverGitLayout } from './git-layout.js';
 import { mergeBranch } from './git-merge.js';
 import { forecastConflicts } from './git-forecast.js';
+import { replayOnto } from './git-replay.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
 
@@ -291,14 +292,28 @@ export class SimpleGitAdapter implements GitPort {
     if (await rebaseState()) {
       throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
+    // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
+    const dirty = (await git.run(['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
+    if (dirty !== '') throw new RefusedError(`the worktree has uncommitted changes: not rebased onto ${base}`);
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
       return true;
     } catch (error) {
-      if (!(await rebaseState())) throw error;
-      await git.run(['rebase', '--abort']);
-      return false;
+      if (await rebaseState()) {
+        await git.run(['rebase', '--abort']);
+        return false;
+      }
+      // Refused before it started (an untracked file in the way): nothing moved.
+      const said = error instanceof GitCommandError ? /error: (.*)/.exec(error.stderr)?.[1] : undefined;
+      if (said !== undefined) throw new RefusedError(`cannot rebase onto ${base}: ${said.trim()}`, { cause: error });
+      throw error;
     }
+  }
+
+  async replayOnto(worktree: string, onto: string, keep: string): Promise<ConflictForecast> {
+    assertRefName(onto, 'base');
+    assertRefName(keep, 'ref');
+    return replayOnto(this.#at(await this.#worktreePath(worktree, false)), onto, keep);
   }
 
   async resetHard(worktree: string, commit: string): Promise<void> {

@@ -2,6 +2,7 @@ import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
 import { BACKLOG_NAME, discardedRef } from '../domain/layout.js';
 import { committedTick } from './backlog/committed-tick.js';
+import { conflictDetail, replayConflict, type ReplayedConflict } from './conflict-work.js';
 import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { TaskState } from '../domain/types.js';
@@ -59,7 +60,12 @@ export class FleetActions {
     });
     if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
     if (result.kind === 'conflict') {
-      lifecycle.conflict(id, `merge into ${base} conflicts in ${result.files.join(', ') || 'some files'}; ${base} is untouched (r rebases and verifies again)`);
+      const forecast = await git.forecastConflicts(base, branch);
+      lifecycle.conflict(
+        id,
+        `merge into ${base} conflicts in ${result.files.join(', ') || 'some files'}; ${base} is untouched (r rebases it onto ${base}, or lets a new attempt resolve the conflict)`,
+        [conflictDetail(base, forecast)],
+      );
       this.#s.markRan(id);
       return;
     }
@@ -73,7 +79,6 @@ export class FleetActions {
     this.#s.log(`merged ${branch} into ${base} (${result.commit.slice(0, 8)})`, id);
   }
 
-  /** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
   /** Approve the plan of a task awaiting approval: `plan` (a person's edit) or the explorer's own. */
   approve(id: string, plan?: string): void {
     const task = this.#allowed('approve', id);
@@ -84,6 +89,7 @@ export class FleetActions {
     this.#s.log(plan === undefined ? 'plan approved' : 'edited plan approved', id);
   }
 
+  /** Remove the worktree and branch of a finished task, keeping the branch's commit under a recoverable ref. */
   async discard(id: string): Promise<void> {
     const { git } = this.#s;
     this.#allowed('discard', id);
@@ -96,9 +102,10 @@ export class FleetActions {
   }
 
   /**
-   * A failed or discarded task goes back to the queue with a fresh budget of attempts, tokens, cost and time;
-   * a conflict task has its branch rebased onto the new base and is verified again. Returns true when the
-   * task was queued again.
+   * A failed or discarded task goes back to the queue with a fresh budget of attempts, tokens, cost and time.
+   * A conflict task has its branch rebased onto the new base and is verified again; when the rebase
+   * conflicts, the branch is replayed onto base with the conflict markers in its worktree, and a new attempt
+   * resolves them (the old tip kept under a ref). Returns true when the task was queued again.
    */
   async retry(id: string): Promise<boolean> {
     const task = this.#allowed('retry', id);
@@ -107,19 +114,29 @@ export class FleetActions {
       return true;
     }
     const worktree = this.#s.paths.worktreeOf(id);
-    const rebased = await this.#s.git.rebase(worktree, this.#s.base);
-    if (!rebased) {
-      // Never "resolve it in the worktree": its content, nested repositories included, is the agent's, and
-      // git run there can run their config. `git diff A...B` in the person's checkout reads commits only.
-      const branch = this.#s.paths.branchOf(id);
+    const branch = this.#s.paths.branchOf(id);
+    const { base } = this.#s;
+    let replayed: ReplayedConflict;
+    try {
+      if (await this.#s.git.rebase(worktree, base)) {
+        this.#s.log(`rebased ${branch} onto ${base}; verifying again`, id);
+        this.#s.lifecycle.requeue(id, { kind: 'rebased' });
+        return true;
+      }
+      replayed = await replayConflict(this.#s.git, { id, worktree, branch, base });
+    } catch (error) {
+      if (!(error instanceof RefusedError)) throw error;
+      // Never "resolve it in the worktree" by hand: its content, nested repositories included, is the
+      // agent's, and git run there can run their config. `git diff A...B` in the checkout reads commits only.
       this.#s.lifecycle.conflict(
         id,
-        `rebase onto ${this.#s.base} conflicts; \`git diff ${this.#s.base}...${branch}\` shows the change; \`loopfleet discard ${id}\` then \`loopfleet retry ${id}\` starts it again from ${this.#s.base}`,
+        `rebase onto ${base} conflicts and the branch could not be replayed onto it (${error.message}); \`git diff ${base}...${branch}\` shows the change; \`loopfleet discard ${id}\` then \`loopfleet retry ${id}\` starts it again from ${base}`,
+        task.conflicts ?? [],
       );
       return false;
     }
-    this.#s.log(`rebased ${this.#s.paths.branchOf(id)} onto ${this.#s.base}; verifying again`, id);
-    this.#s.lifecycle.requeue(id, { kind: 'rebased' });
+    this.#s.log(`${branch} conflicts with ${base} in ${replayed.files.join(', ') || 'some files'}: replayed onto ${base} with conflict markers for a new attempt to resolve`, id);
+    this.#s.lifecycle.requeue(id, { kind: 'replayed', evidence: replayed.evidence });
     return true;
   }
 

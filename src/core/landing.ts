@@ -2,6 +2,7 @@ import type { GitPort } from '../ports/git.js';
 import type { FleetConfig, TaskSpec } from '../domain/types.js';
 import { RefusedError } from '../domain/errors.js';
 import { conflictsWith, forecastFleet } from './conflict-forecast.js';
+import { replayConflict } from './conflict-work.js';
 import type { FleetEmitter } from './events.js';
 import type { FleetActions, TaskPaths } from './fleet-actions.js';
 import { runMergeQueue, type QueueResult, type QueueSteps } from './merge-queue.js';
@@ -62,10 +63,20 @@ export class Landing {
       rebase: async (id) => {
         const branch = paths.branchOf(id);
         if (await git.isMerged(base, branch)) return { kind: 'unchanged' };
-        if (await git.rebase(paths.worktreeOf(id), base)) return { kind: 'rebased' };
-        const forecast = await git.forecastConflicts(base, branch);
-        const hunks = Object.entries(forecast.hunks).map(([file, list]) => `${file}:\n${list.join('\n')}`).join('\n\n');
-        return { kind: 'conflict', files: forecast.files, hunks };
+        const worktree = paths.worktreeOf(id);
+        try {
+          if (await git.rebase(worktree, base)) return { kind: 'rebased' };
+          const replayed = await replayConflict(git, { id, worktree, branch, base });
+          return { kind: 'conflict', files: replayed.files, evidence: replayed.evidence };
+        } catch (error) {
+          if (!(error instanceof RefusedError)) throw error;
+          // Git refused and changed nothing (an untracked file in the way): the attempt gets the conflict to read.
+          log(id, error.message, 'warn');
+          const forecast = await git.forecastConflicts(base, branch);
+          const hunks = Object.entries(forecast.hunks).map(([file, list]) => `${file}:\n${list.join('\n')}`);
+          const files = forecast.files.length > 0 ? `it conflicts in ${forecast.files.join(', ')}` : error.message;
+          return { kind: 'conflict', files: forecast.files, evidence: [`The branch no longer applies to ${base}: ${files}.`, ...hunks].join('\n\n') };
+        }
       },
       recheck: async (id) => {
         const spec = specs.get(id)!;

@@ -5,7 +5,8 @@
  * For each task: its branch is rebased onto base as it is now; unless the rebase was a no-op (the branch
  * was verified on this very base), its checks run again on the rebased commit in the sandbox; only then is
  * it merged. A rebase conflict or a failing re-check sends the task back for a new attempt with the
- * conflict or the failing output as evidence, and the queue moves on to the next task.
+ * conflict or the failing output as evidence, and the queue moves on to the next task; a conflict is
+ * replayed onto base first, so that attempt resolves the markers rather than redoing the task.
  *
  * Invariant: between two steps the queue asks `stopped()`; a stop leaves base at the last merge that
  * passed, and every task in a state that matches git (merged, verified, or sent back).
@@ -14,14 +15,18 @@
 export type RebaseOutcome =
   | { kind: 'unchanged' }
   | { kind: 'rebased' }
-  | { kind: 'conflict'; files: string[]; hunks: string };
+  /** `evidence`: what the task's next attempt is told (the branch was replayed onto base with markers) */
+  | { kind: 'conflict'; files: string[]; evidence: string };
 
 export type RecheckOutcome = { pass: true } | { pass: false; reason: string; evidence: string };
 
 export type LandOutcome = { kind: 'merged'; commit: string } | { kind: 'conflict'; files: string[] } | { kind: 'refused'; reason: string };
 
 export interface QueueSteps {
-  /** rebase the task's branch onto base in its worktree; on conflict nothing is left half-done */
+  /**
+   * rebase the task's branch onto base in its worktree; on conflict the branch is replayed onto base with
+   * the conflict markers left in its working tree, for the next attempt to resolve
+   */
   rebase(id: string): Promise<RebaseOutcome>;
   /** the task's checks on its worktree as it is now, in the sandbox */
   recheck(id: string): Promise<RecheckOutcome>;
@@ -55,7 +60,7 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
     const rebase = await steps.rebase(id);
     if (rebase.kind === 'conflict') {
       const reason = `conflicts with the new base in ${rebase.files.join(', ') || 'some files'}`;
-      steps.sendBack(id, reason, `The branch no longer applies to the base branch: ${reason}.\n\n${rebase.hunks}`.trim());
+      steps.sendBack(id, reason, rebase.evidence);
       result.sentBack.push({ id, reason });
       continue;
     }

@@ -6,6 +6,7 @@ import type { RoleDefinition } from './agents.js';
 import type { Lessons } from './lessons.js';
 import { guardAttempt } from './guard.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
+import { RefusedError } from '../domain/errors.js';
 import { parseVerdict } from './verdict.js';
 import {
   VERDICT_SCHEMA,
@@ -213,7 +214,7 @@ export class Pipeline {
         return result;
       }
       // After a wait, the plan is implemented on base as it is now (the branch has no commit of its own yet).
-      if (input.rebaseFirst === true) await this.#s.git.rebase(input.worktree, input.base);
+      if (input.rebaseFirst === true) await this.#rebaseFirst(input);
 
       input.observer.phase('implement');
       const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
@@ -378,6 +379,19 @@ export class Pipeline {
       if (failing !== null) input.observer.notice(`${failing}${b.counts === null ? '' : '; judged by not making it worse'}`, b.counts === null ? 'info' : 'warn');
     }
     return results;
+  }
+
+  /**
+   * A worktree holding uncommitted work (a conflict replayed onto base, being resolved) stays on the base
+   * it was replayed onto: the merge queue brings it up to date once it is verified.
+   */
+  async #rebaseFirst(input: AttemptInput): Promise<void> {
+    try {
+      await this.#s.git.rebase(input.worktree, input.base);
+    } catch (error) {
+      if (!(error instanceof RefusedError)) throw error;
+      input.observer.notice(`${error.message}; implementing on the branch as it is`, 'info');
+    }
   }
 
   async #prepareScratch(input: AttemptInput, dir: string): Promise<void> {

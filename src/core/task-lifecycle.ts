@@ -42,7 +42,12 @@ export type RequeueCause =
   /** a person retried a failed or discarded task: fresh attempts, tokens, cost and time */
   | { kind: 'retry' }
   /** its branch was rebased onto the new base after a conflict: the next attempt only verifies */
-  | { kind: 'rebased' };
+  | { kind: 'rebased' }
+  /**
+   * its branch conflicted with the new base and was replayed onto it with conflict markers in the working
+   * tree: a new attempt resolves them, told `evidence` (the files and hunks)
+   */
+  | { kind: 'replayed'; evidence: string };
 
 /** A transition asked of a task whose status does not allow it: a bug in the caller, never a person's mistake. */
 export class IllegalTransitionError extends Error {
@@ -76,6 +81,7 @@ const FROM = {
   requeueCrashed: ['running'],
   requeueRetry: ['failed', 'discarded'],
   requeueRebased: ['conflict'],
+  requeueReplayed: ['conflict'],
   merge: ['verified'],
   /** an item ticked `[x]` by hand in BACKLOG.md: merged outside loopfleet, whatever loopfleet thought of it */
   mergeTicked: ['queued', 'awaiting-approval', 'verified', 'failed', 'conflict', 'discarded'],
@@ -314,6 +320,17 @@ export class TaskLifecycle {
         return this.#transition(id, 'requeueRebased', 'queued', (t) => {
           t.reason = 'rebased onto the new base; verifying again';
           t.verifyOnly = true;
+          t.budget = freshBudget(t);
+        });
+      case 'replayed':
+        // A person's `r`: a fresh budget, as for any retry; the attempt that made the branch carries the
+        // conflict as the evidence the next one is told.
+        return this.#transition(id, 'requeueReplayed', 'queued', (t) => {
+          const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
+          if (last !== undefined) last.evidence = cause.evidence;
+          t.reason = 'replayed onto the new base with conflict markers; a new attempt resolves them';
+          t.verifyOnly = false;
+          t.conflicts = [];
           t.budget = freshBudget(t);
         });
     }

@@ -34,5 +34,10 @@ export function discardedRef(id: string): string {
   return `refs/loopfleet/discarded/${id}`;
 }
 
+/** the ref that keeps a task branch's tip from before it was replayed onto a new base (see GitPort.replayOnto) */
+export function replayedRef(id: string): string {
+  return `refs/loopfleet/replayed/${id}`;
+}
+
 /** The longest delay a Node.js timer honours (a signed 32-bit count of ms); a longer one fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

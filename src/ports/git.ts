@@ -75,8 +75,20 @@ export interface GitPort {
     message: string,
     options?: { ignoreDirty?: readonly string[]; fileEdit?: MergeFileEdit },
   ): Promise<MergeResult>;
-  /** rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false */
+  /**
+   * rebase `branch` (checked out in `worktree`) onto `base`; on conflict aborts and returns false. Refused
+   * (RefusedError), nothing moved, when the worktree has uncommitted changes to tracked files or git will
+   * not start (an untracked file in the way).
+   */
   rebase(worktree: string, base: string): Promise<boolean>;
+  /**
+   * Replays the branch checked out in `worktree` onto `onto` as uncommitted work, for an implementer to
+   * finish: the old tip is kept under the ref `keep`, the branch moves to `onto`, and the working tree holds
+   * the three-way merge of the branch's own change with conflict markers where it conflicts (the index is
+   * `onto`). Returns what conflicts. A replay that cannot be checked out (an untracked file in the way)
+   * is refused (RefusedError) and changes nothing.
+   */
+  replayOnto(worktree: string, onto: string, keep: string): Promise<ConflictForecast>;
   /** `git reset --hard <commit>` in a task worktree (never in the user's checkout) */
   resetHard(worktree: string, commit: string): Promise<void>;
   /** `git update-ref ref commit` */

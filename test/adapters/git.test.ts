@@ -361,6 +361,68 @@ describe('SimpleGitAdapter', () => {
     expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('task\n');
   });
 
+  it('replays a conflicting branch onto base as uncommitted work with markers, keeping the old tip', async () => {
+    const dir = await taskCommit('T-1', 'a.txt', 'a1\ntask\na3\n');
+    await write(path.join(dir, 'new.txt'), 'added by the task\n');
+    await rm(path.join(dir, 'b.txt'));
+    await adapter.commitSnapshot(dir, 'T-1: more', []);
+    const tip = (await git(dir, 'rev-parse', 'HEAD')).trim();
+    await write(path.join(root, 'a.txt'), 'a1\nmain\na3\n');
+    await git(root, 'commit', '-qam', 'main changes a2');
+    const main = (await git(root, 'rev-parse', 'main')).trim();
+    const before = await snapshot(root);
+
+    const replay = await adapter.replayOnto(dir, 'main', 'refs/loopfleet/replayed/T-1');
+    expect(replay.files).toEqual(['a.txt']);
+    expect(replay.hunks['a.txt']).toEqual(['<<<<<<< main\nmain\n=======\ntask\n>>>>>>> loop/T-1']);
+    // the branch is on base; the old tip is kept; the change is in the working tree, uncommitted
+    expect((await git(dir, 'rev-parse', 'HEAD')).trim()).toBe(main);
+    expect((await git(root, 'rev-parse', 'refs/loopfleet/replayed/T-1')).trim()).toBe(tip);
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('a1\n<<<<<<< main\nmain\n=======\ntask\n>>>>>>> loop/T-1\na3\n');
+    expect(await readFile(path.join(dir, 'new.txt'), 'utf8')).toBe('added by the task\n');
+    expect(existsSync(path.join(dir, 'b.txt'))).toBe(false);
+    expect(await git(dir, 'diff', '--cached', '--name-only')).toBe('');
+    expect((await git(dir, 'status', '--porcelain')).split('\n').filter((l) => l !== '').sort()).toEqual([' D b.txt', ' M a.txt', '?? new.txt']);
+    // no rebase, merge or cherry-pick state is left, and the person's checkout is untouched
+    const admin = (await git(dir, 'rev-parse', '--absolute-git-dir')).trim();
+    for (const f of ['rebase-merge', 'rebase-apply', 'MERGE_HEAD', 'CHERRY_PICK_HEAD']) expect(existsSync(path.join(admin, f)), f).toBe(false);
+    const after = await snapshot(root);
+    expect({ ...after, refs: '' }).toEqual({ ...before, refs: '' });
+  });
+
+  it('changes nothing when the replay cannot be checked out without overwriting an untracked file', async () => {
+    const dir = await taskCommit('T-1', 'a.txt', 'a1\ntask\na3\n');
+    await write(path.join(dir, 'c.txt'), 'the task adds c\n');
+    await adapter.commitSnapshot(dir, 'T-1: c', []);
+    const tip = (await git(dir, 'rev-parse', 'HEAD')).trim();
+    await write(path.join(root, 'a.txt'), 'a1\nmain\na3\n');
+    await git(root, 'commit', '-qam', 'main changes a2');
+    // base adds d.txt, which the worktree holds untracked: checking out the merged tree would overwrite it
+    await write(path.join(root, 'd.txt'), 'base d\n');
+    await git(root, 'add', 'd.txt');
+    await git(root, 'commit', '-qm', 'main adds d');
+    await write(path.join(dir, 'd.txt'), 'untracked in the worktree\n');
+
+    await expect(adapter.replayOnto(dir, 'main', 'refs/loopfleet/replayed/T-1')).rejects.toThrow(RefusedError);
+    expect((await git(dir, 'rev-parse', 'HEAD')).trim()).toBe(tip);
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('a1\ntask\na3\n');
+    expect(await readFile(path.join(dir, 'd.txt'), 'utf8')).toBe('untracked in the worktree\n');
+    expect((await git(root, 'rev-parse', 'refs/loopfleet/replayed/T-1')).trim()).toBe(tip);
+  });
+
+  it('refuses to rebase a worktree with uncommitted changes, touching nothing', async () => {
+    const dir = await taskCommit('T-1', 'c.txt', 'c\n');
+    await write(path.join(root, 'd.txt'), 'd\n');
+    await git(root, 'add', '-A');
+    await git(root, 'commit', '-qm', 'base moves');
+    const head = (await git(dir, 'rev-parse', 'HEAD')).trim();
+    await write(path.join(dir, 'a.txt'), 'being resolved\n');
+    await expect(adapter.rebase(dir, 'main')).rejects.toThrow(RefusedError);
+    expect((await git(dir, 'rev-parse', 'HEAD')).trim()).toBe(head);
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('being resolved\n');
+    expect(await git(root, 'stash', 'list')).toBe('');
+  });
+
   it('does not abort a rebase it did not start', async () => {
     const dir = await taskCommit('T-1', 'c.txt', 'c\n');
     const main = (await git(root, 'rev-parse', 'main')).trim();

@@ -95,13 +95,68 @@ describe('fleet actions by status', () => {
     expect(taskEvents(e)).toContain('T-1:conflict->queued');
   });
 
-  it('a conflict whose rebase conflicts stays conflict, offering a diff, discard and retry — never the worktree', async () => {
-    const e = await finished();
+  it('a conflict whose rebase conflicts is replayed onto base with markers, and a new attempt resolves them', async () => {
+    const seenByImplementer: Array<{ attempt: number; shared: string | undefined; prompt: string }> = [];
+    let e!: FakeEngine;
+    e = await fakeEngine('check: the-check', '- [ ] T-1 One', {
+      script: ({ role, attempt, request }) => {
+        if (role !== 'implementer') return {};
+        seenByImplementer.push({ attempt, shared: e.git.files(request.workdir).get('shared.txt'), prompt: request.prompt });
+        return { edits: { 'shared.txt': attempt === 1 ? 'task line\n' : 'base line\ntask line\n' } };
+      },
+      run: (_c, o) => ({ exitCode: (e.git.files(o.cwd).get('shared.txt') ?? '').includes('<<<<<<<') ? 1 : 0, output: 'checked\n' }),
+      git: new FakeGit('/repo', { 'README.md': 'hello\n', 'shared.txt': 'original\n' }),
+    });
+    e.fleet.start();
+    await e.fleet.whenIdle();
+    const tip = await e.git.revParse('refs/heads/loop/T-1');
+    e.git.commitOn('main', { 'shared.txt': 'base line\n' });
     e.git.mergeConflicts.add('loop/T-1');
     e.git.rebaseConflicts.add('loop/T-1');
     await e.fleet.merge('T-1');
+    expect(e.fleet.task('T-1')!.status).toBe('conflict');
+    expect(e.fleet.task('T-1')!.conflicts).toEqual([{ with: 'main', files: ['shared.txt'], hunks: [] }]);
+
     await e.fleet.retry('T-1');
-    expect(e.fleet.task('T-1')).toMatchObject({ status: 'conflict', reason: 'rebase onto main conflicts; `git diff main...loop/T-1` shows the change; `loopfleet discard T-1` then `loopfleet retry T-1` starts it again from main' });
+    // the branch as it was is kept; the worktree holds the change on base, with markers where it conflicts
+    expect(await e.git.revParse('refs/loopfleet/replayed/T-1')).toBe(tip);
+    expect(e.fleet.task('T-1')).toMatchObject({ verifyOnly: false, conflicts: [] });
+    await e.fleet.whenIdle();
+    await e.fleet.stop();
+    expect(e.fleet.task('T-1')!.status).toBe('verified');
+    const second = seenByImplementer.at(-1)!;
+    expect(second.attempt).toBe(2);
+    expect(second.shared).toBe('<<<<<<< main\nbase line\n=======\ntask line\n>>>>>>> loop/T-1\n');
+    expect(second.prompt).toContain('Conflicts in: shared.txt');
+    expect(second.prompt).toContain('refs/loopfleet/replayed/T-1');
+    expect(e.git.show('loop/T-1', 'shared.txt')).toBe('base line\ntask line\n');
+    expect(await e.git.isMerged('main', 'loop/T-1')).toBe(true);
+    expect(taskEvents(e)).toContain('T-1:conflict->queued');
+  });
+
+  it('the merge queue replays a branch whose rebase conflicts and sends it back; a replay git refuses sends back the hunks to read', async () => {
+    let e!: FakeEngine;
+    e = await fakeEngine('check: the-check', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three', {
+      script: ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `${task}\n` } } : {}),
+      run: () => ({ exitCode: 0, output: 'checked\n' }),
+      git: new FakeGit('/repo', { 'README.md': 'hello\n', 'shared.txt': 'original\n' }),
+    });
+    e.fleet.start();
+    await e.fleet.whenIdle();
+    for (const b of ['loop/T-2', 'loop/T-3']) e.git.rebaseConflicts.add(b);
+    e.git.mergeConflicts.add('loop/T-3');
+    e.git.replayRefusals.add('loop/T-3');
+    const result = await e.fleet.mergeAll();
+    expect(result.merged).toEqual(['T-1']);
+    expect(result.sentBack.map((s) => s.id)).toEqual(['T-2', 'T-3']);
+    // the fleet runs: the sent-back tasks start their next attempt at once, told the evidence
+    await e.fleet.whenIdle();
+    const told = (id: string) => e.model.calls.filter((c) => c.task === id && c.role === 'implementer').at(-1)!.prompt;
+    expect(told('T-2')).toContain('Conflicts in: shared.txt');
+    expect(told('T-2')).toContain('<<<<<<< main\nT-1\n=======\nT-2\n>>>>>>> loop/T-2');
+    expect(told('T-3')).toContain('The branch no longer applies to main: it conflicts in shared.txt.');
+    expect(e.seen.some((s) => s.name === 'log' && String((s.payload as { message: string }).message).startsWith('cannot replay loop/T-3'))).toBe(true);
+    await e.fleet.stop();
   });
 
   it('discards verified, failed and conflict tasks keeping a recoverable ref; refuses the rest', async () => {

@@ -83,10 +83,13 @@ describe('merge, conflict, discard', () => {
     expect(await git(root, 'rev-parse', 'main')).toBe(head);
     expect(await git(root, 'status', '--porcelain')).toBe(status);
     expect(await read(root, 'shared.txt')).toBe('changed by T-1\n');
-    // retry rebases; the rebase conflicts too, so the task stays conflict and its branch is intact
+    // retry rebases; the rebase conflicts too, so the branch is replayed onto base for a new attempt, its
+    // old tip kept
     await h.fleet.retry('T-2');
-    expect(h.fleet.task('T-2')!.status).toBe('conflict');
-    expect(await git(root, 'show', 'loop/T-2:shared.txt')).toBe('changed by T-2');
+    expect(h.fleet.task('T-2')).toMatchObject({ status: 'queued', reason: 'replayed onto the new base with conflict markers; a new attempt resolves them' });
+    expect(await git(root, 'show', 'refs/loopfleet/replayed/T-2:shared.txt')).toBe('changed by T-2');
+    expect(await git(root, 'rev-parse', 'loop/T-2')).toBe(head);
+    expect(await read(root, '.loop-worktrees/T-2/shared.txt')).toBe('<<<<<<< main\nchanged by T-1\n=======\nchanged by T-2\n>>>>>>> loop/T-2\n');
     await h.session.close();
   });
 

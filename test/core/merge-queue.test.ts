@@ -51,7 +51,7 @@ describe('the merge queue', () => {
   });
 
   it('sends back a task whose rebase conflicts, naming the files, and never checks or lands it', async () => {
-    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'conflict', files: ['src/calc.js'], hunks: '<<<<<<< …' } } });
+    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'conflict', files: ['src/calc.js'], evidence: 'replayed with markers' } } });
     const result = await runMergeQueue(['T-1', 'T-2'], steps);
     expect(log.slice(0, 2)).toEqual(['rebase T-1', 'send back T-1: conflicts with the new base in src/calc.js']);
     expect(result.merged).toEqual(['T-2']);

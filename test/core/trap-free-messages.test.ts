@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/core/report.js';
 import { defaultConfig, fakeTask } from '../../src/ui/fake-fleet.js';
@@ -16,17 +18,22 @@ afterEach(async () => {
 });
 
 describe('messages that do not lead into a trap', () => {
-  it('a rebase that conflicts offers a diff from the checkout, discard and retry — not the worktree', async () => {
+  it('a conflict that cannot be replayed offers a diff from the checkout, discard and retry — not the worktree', async () => {
     const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two'), 'shared.txt': 'original\n' });
     cleanups.push(r.cleanup);
-    await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `changed by ${task}\n` } } : {}));
+    await runFleet(r.root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'shared.txt': `changed by ${task}\n`, ...(task === 'T-1' ? { 'later.txt': 'T-1\n' } : {}) } } : {},
+    );
     const h = await openFleet(r.root, () => ({}));
     await h.fleet.merge('T-1');
     await h.fleet.merge('T-2');
+    // base now has later.txt, which T-2's worktree holds untracked: the replay would overwrite it
+    await writeFile(join(r.root, '.loop-worktrees', 'T-2', 'later.txt'), 'untracked\n');
     await h.fleet.retry('T-2');
     await h.session.close();
     const reason = h.fleet.task('T-2')!.reason!;
-    expect(reason).toBe('rebase onto main conflicts; `git diff main...loop/T-2` shows the change; `loopfleet discard T-2` then `loopfleet retry T-2` starts it again from main');
+    expect(h.fleet.task('T-2')!.status).toBe('conflict');
+    expect(reason).toMatch(/^rebase onto main conflicts and the branch could not be replayed onto it \(.+\); `git diff main...loop\/T-2` shows the change; `loopfleet discard T-2` then `loopfleet retry T-2` starts it again from main$/);
     expect(reason).not.toContain('.loop-worktrees');
   });
 

@@ -1,3 +1,4 @@
+import { RefusedError } from '../../src/domain/errors.js';
 import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
@@ -24,6 +25,8 @@ export class FakeGit implements GitPort {
   /** branches whose merge into base conflicts (and whose rebase conflicts when listed in `rebaseConflicts`) */
   readonly mergeConflicts = new Set<string>();
   readonly rebaseConflicts = new Set<string>();
+  /** branches whose replay git refuses (an untracked file in the way): nothing changes */
+  readonly replayRefusals = new Set<string>();
   /** files reported dirty in the main checkout */
   dirty: string[] = [];
   current = 'main';
@@ -221,6 +224,30 @@ export class FakeGit implements GitPort {
     this.mergeConflicts.delete(w.branch);
     w.files = new Map(files);
     return true;
+  }
+  /** the branch moves to base; its files overlay base's, and shared.txt (when both have it) gets markers */
+  async replayOnto(worktree: string, onto: string, keep: string): Promise<ConflictForecast> {
+    const w = this.#worktrees.get(worktree);
+    if (w === undefined) throw new Error(`no worktree at ${worktree}`);
+    this.calls.push(`replay ${w.branch}`);
+    if (this.replayRefusals.has(w.branch)) throw new RefusedError(`cannot replay ${w.branch} onto ${onto}: untracked working tree files would be overwritten`);
+    const tip = this.#tip(w.branch);
+    this.#refs.set(keep, tip);
+    const baseFiles = this.#commits.get(this.#tip(onto))!.files;
+    const files = new Map(baseFiles);
+    const hunks: Record<string, string[]> = {};
+    for (const [p, c] of this.#commits.get(tip)!.files) {
+      const theirs = baseFiles.get(p);
+      if (p === 'shared.txt' && theirs !== undefined && theirs !== c) {
+        hunks[p] = [`<<<<<<< ${onto}\n${theirs}=======\n${c}>>>>>>> ${w.branch}`];
+        files.set(p, `${hunks[p]![0]}\n`);
+      } else files.set(p, c);
+    }
+    this.#refs.set(`refs/heads/${w.branch}`, this.#tip(onto));
+    this.mergeConflicts.delete(w.branch);
+    this.rebaseConflicts.delete(w.branch);
+    w.files = files;
+    return { files: Object.keys(hunks), hunks };
   }
   async resetHard(worktree: string, commit: string): Promise<void> {
     const w = this.#worktrees.get(worktree)!;

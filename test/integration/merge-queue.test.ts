@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,53 @@ describe('the merge queue', () => {
     expect(await git(r.root, 'rev-parse', 'main')).toBe(head);
     const table = await execa(process.execPath, [CLI, 'status'], { cwd: r.root, env: { NO_COLOR: '1' } });
     expect(table.stdout).toMatch(/T-1 .*⚠ conflicts with T-2/);
+  });
+
+  it('turns a conflict into work: the branch is replayed onto base with markers, a new attempt resolves them, and it lands', { timeout: 120_000 }, async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: sh check.sh\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two'), 'shared.txt': 'top\noriginal\nbottom\n', 'check.sh': "! grep -q '^<<<<<<<' shared.txt\n" });
+    cleanups.push(r.cleanup);
+    await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `top\nchanged by ${task}\nbottom\n` } } : {}));
+    const h = await reopen(r.root);
+    const queued = await h.fleet.mergeAll();
+    await h.session.close();
+    expect(queued.merged).toEqual(['T-1']);
+    expect(queued.sentBack).toEqual([{ id: 'T-2', reason: 'conflicts with the new base in shared.txt' }]);
+    const tip = await git(r.root, 'rev-parse', 'refs/loopfleet/replayed/T-2');
+    expect(await git(r.root, 'show', `${tip}:shared.txt`)).toBe('top\nchanged by T-2\nbottom');
+    expect(await git(r.root, 'rev-parse', 'loop/T-2')).toBe(await git(r.root, 'rev-parse', 'main'));
+
+    // The next attempt finds the markers in its worktree, and is told where they are.
+    const seen: string[] = [];
+    const again = await runFleet(r.root, ({ role, request }) => {
+      if (role !== 'implementer') return {};
+      seen.push(readFileSync(join(request.workdir, 'shared.txt'), 'utf8'));
+      expect(request.prompt).toContain('Conflicts in: shared.txt');
+      return { edits: { 'shared.txt': 'top\nchanged by T-1\nchanged by T-2\nbottom\n' } };
+    });
+    expect(seen).toEqual(['top\n<<<<<<< main\nchanged by T-1\n=======\nchanged by T-2\n>>>>>>> loop/T-2\nbottom\n']);
+    expect(again.fleet.task('T-2')!.status).toBe('verified');
+    const landed = await reopen(r.root);
+    expect((await landed.fleet.mergeAll()).merged).toEqual(['T-2']);
+    await landed.session.close();
+    expect(await git(r.root, 'show', 'main:shared.txt')).toBe('top\nchanged by T-1\nchanged by T-2\nbottom');
+    // no commit base ever received holds a marker line
+    expect(await git(r.root, 'log', '-G^<<<<<<<', '--format=%h', 'main')).toBe('');
+    expect(await git(r.root, 'status', '--porcelain')).toBe('');
+  });
+
+  it('an attempt that leaves a conflict marker is refused by the guard: no marker reaches a commit', { timeout: 120_000 }, async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false\ngates:\n  attempts: 2', '- [ ] T-1 One\n- [ ] T-2 Two'), 'shared.txt': 'original\n' });
+    cleanups.push(r.cleanup);
+    await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `changed by ${task}\n` } } : {}));
+    const h = await reopen(r.root);
+    expect((await h.fleet.mergeAll()).sentBack.map((s) => s.id)).toEqual(['T-2']);
+    await h.session.close();
+    // A lazy implementer writes nothing: the markers replay left are all the change there is.
+    const again = await runFleet(r.root, () => ({}));
+    const t2 = again.fleet.task('T-2')!;
+    expect(t2.status).toBe('failed');
+    expect(t2.attempts.at(-1)!.reason).toMatch(/conflict marker/);
+    expect(await git(r.root, 'log', '-G^<<<<<<<', '--format=%h', '--all')).toBe('');
   });
 
   it('stopped by SIGTERM, leaves base at a merge that passed, state matching git, and no lock', { timeout: 120_000 }, async () => {

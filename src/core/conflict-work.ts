@@ -1,0 +1,54 @@
+/**
+ * A conflict is work, not a dead end: a branch that no longer rebases onto base is replayed onto it, its
+ * conflict markers left in the working tree, and its next attempt is told where they are. The implementer
+ * resolves them; the guard refuses any commit that still holds a marker line, so none ever lands.
+ */
+import type { ConflictDetail } from '../domain/types.js';
+import { replayedRef } from '../domain/layout.js';
+import type { ConflictForecast, GitPort } from '../ports/git.js';
+
+/** How much of the markers the evidence quotes: enough to see both sides, small enough for a prompt. */
+const MAX_EVIDENCE_HUNKS = 12;
+
+export interface ReplayedConflict {
+  files: string[];
+  /** for the detail pane (status `conflict`) and the report */
+  detail: ConflictDetail;
+  /** what the next attempt is told */
+  evidence: string;
+}
+
+/** One conflict with `withName` (base's name, or a task id) as the detail pane shows it. */
+export function conflictDetail(withName: string, forecast: ConflictForecast): ConflictDetail {
+  const hunks = Object.entries(forecast.hunks).flatMap(([file, list]) => list.map((hunk) => ({ file, hunk })));
+  return { with: withName, files: forecast.files, hunks };
+}
+
+/**
+ * Replays task `id`'s branch onto `base` in its worktree (the old tip kept under `refs/loopfleet/replayed/<id>`)
+ * and says what the next attempt must resolve. Throws what the replay throws; then nothing changed.
+ */
+export async function replayConflict(
+  git: Pick<GitPort, 'replayOnto'>,
+  where: { id: string; worktree: string; branch: string; base: string },
+): Promise<ReplayedConflict> {
+  const ref = replayedRef(where.id);
+  const replay = await git.replayOnto(where.worktree, where.base, ref);
+  const detail = conflictDetail(where.base, replay);
+  return { files: replay.files, detail, evidence: replayEvidence(where.base, where.branch, ref, detail) };
+}
+
+function replayEvidence(base: string, branch: string, ref: string, detail: ConflictDetail): string {
+  const files = detail.files.length > 0 ? detail.files.join(', ') : 'no file git could name';
+  const shown = detail.hunks.slice(0, MAX_EVIDENCE_HUNKS).map((h) => `${h.file}:\n${h.hunk}`);
+  const more = detail.hunks.length > shown.length ? [`… and ${detail.hunks.length - shown.length} more conflict regions`] : [];
+  const noMarkers = detail.files.filter((f) => !detail.hunks.some((h) => h.file === f));
+  return [
+    `This task's change no longer applies to ${base}: ${base} changed the same places. Conflicts in: ${files}.`,
+    `The worktree now holds this task's change replayed onto ${base} as it is now, uncommitted. Where both changed the same lines, the file has conflict markers: \`<<<<<<< ${base}\` (what ${base} has), \`=======\`, then this task's version up to \`>>>>>>> ${branch}\`.`,
+    `Resolve every conflict: keep what ${base} changed and what this task needs, and remove every marker line. A change that still contains a marker line is refused. The check must pass on the result. The branch as it was is kept under ${ref}.`,
+    ...(noMarkers.length > 0 ? [`These conflict without markers (one side deleted or renamed the file): ${noMarkers.join(', ')}.`] : []),
+    ...shown,
+    ...more,
+  ].join('\n\n');
+}
