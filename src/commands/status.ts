@@ -29,7 +29,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], waitingFor: null, ...recurring,
+        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], conflicts: [], waitingFor: null, ...recurring,
       };
     }
     return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
@@ -56,9 +56,19 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     proof: last?.proof ?? null,
     // predicted while verified; a task that left verified has no branch to conflict
     conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
+    conflicts: conflictsJson(t),
     // queued behind a task whose planned files overlap this one's
     waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
   };
+}
+
+/** With whom and in which files: predicted while verified, found in `conflict`. The hunks stay in state. */
+function conflictsJson(t: TaskState): Array<{ with: string; files: string[] }> {
+  if (t.status === 'conflict') return (t.conflicts ?? []).map((c) => ({ with: c.with, files: c.files }));
+  if (t.status !== 'verified') return [];
+  // A forecast recorded before details were kept has the names only.
+  const details = t.conflicts ?? (t.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
+  return details.map((c) => ({ with: c.with, files: c.files }));
 }
 
 export function statusTable(rows: TaskStatusJson[]): string {

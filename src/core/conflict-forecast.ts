@@ -1,14 +1,11 @@
+import type { ConflictDetail } from '../domain/types.js';
 import type { ConflictForecast, GitPort } from '../ports/git.js';
 
-/** One verified branch's predicted conflicts: with base as it is now, and with each other verified branch. */
-export interface TaskConflicts {
-  /** files that conflict with the current base; empty when the branch merges cleanly */
-  base: string[];
-  /** other tasks whose branches conflict with this one, with the files, in backlog order */
-  tasks: Array<{ id: string; files: string[] }>;
-  /** conflict-marker regions per file, for the detail pane; with base first, then each task */
-  hunks: Array<{ with: string; file: string; hunk: string }>;
-}
+/**
+ * Marker regions kept per task, over all of its conflicts: git-forecast already bounds them per file (five
+ * of at most forty lines); this bounds what one task carries in state and shows in its detail pane.
+ */
+export const MAX_HUNKS_PER_TASK = 12;
 
 export interface ForecastInput {
   git: Pick<GitPort, 'forecastConflicts'>;
@@ -17,35 +14,52 @@ export interface ForecastInput {
   branches: ReadonlyArray<{ id: string; branch: string }>;
 }
 
+/** One conflict as recorded on a task: with whom (the base branch's name or a task id), the files, the hunks. */
+export function conflictDetail(withName: string, forecast: ConflictForecast): ConflictDetail {
+  const hunks = Object.entries(forecast.hunks).flatMap(([file, list]) => list.map((hunk) => ({ file, hunk })));
+  return { with: withName, files: forecast.files, hunks };
+}
+
+/**
+ * At most `max` hunks over all of `details`, taken in turn (each conflict's first, then each one's second, …)
+ * so that every conflict that has hunks keeps its first. Files and order are untouched.
+ */
+export function boundHunks(details: readonly ConflictDetail[], max = MAX_HUNKS_PER_TASK): ConflictDetail[] {
+  const kept = details.map(() => 0);
+  let total = 0;
+  for (let round = 0; total < max; round++) {
+    let more = false;
+    for (let i = 0; i < details.length && total < max; i++) {
+      if (details[i]!.hunks.length > round) {
+        kept[i]! += 1;
+        total += 1;
+        more = true;
+      }
+    }
+    if (!more) break;
+  }
+  return details.map((d, i) => ({ ...d, hunks: d.hunks.slice(0, kept[i]) }));
+}
+
 /**
  * Predicts, touching nothing, which verified branches would conflict with base and with each other.
  * Every pair is asked once (n·(n−1)/2 merge-trees plus n against base): with a night's dozen branches that
- * is under a hundred object-store merges. A task appears in the result only when it has a conflict.
+ * is under a hundred object-store merges. A task appears in the result only when it has a conflict; its
+ * details come base first, then the other tasks in backlog order, with their hunks bounded.
  */
-export async function forecastFleet(input: ForecastInput): Promise<Map<string, TaskConflicts>> {
+export async function forecastFleet(input: ForecastInput): Promise<Map<string, ConflictDetail[]>> {
   const { git, base, branches } = input;
-  const result = new Map<string, TaskConflicts>();
-  const entry = (id: string): TaskConflicts => {
-    let found = result.get(id);
-    if (found === undefined) {
-      found = { base: [], tasks: [], hunks: [] };
-      result.set(id, found);
-    }
-    return found;
-  };
-  const addHunks = (target: TaskConflicts, withName: string, forecast: ConflictForecast) => {
-    for (const [file, hunks] of Object.entries(forecast.hunks)) {
-      for (const hunk of hunks) target.hunks.push({ with: withName, file, hunk });
-    }
+  const found = new Map<string, ConflictDetail[]>();
+  const add = (id: string, detail: ConflictDetail) => {
+    const list = found.get(id);
+    if (list === undefined) found.set(id, [detail]);
+    else list.push(detail);
   };
 
   const againstBase = await Promise.all(branches.map((b) => git.forecastConflicts(base, b.branch)));
   branches.forEach((b, i) => {
     const forecast = againstBase[i]!;
-    if (forecast.files.length === 0) return;
-    const target = entry(b.id);
-    target.base = forecast.files;
-    addHunks(target, base, forecast);
+    if (forecast.files.length > 0) add(b.id, conflictDetail(base, forecast));
   });
 
   const pairs: Array<[number, number]> = [];
@@ -54,22 +68,23 @@ export async function forecastFleet(input: ForecastInput): Promise<Map<string, T
   pairs.forEach(([i, j], k) => {
     const forecast = pairwise[k]!;
     if (forecast.files.length === 0) return;
-    const a = branches[i]!;
-    const b = branches[j]!;
-    entry(a.id).tasks.push({ id: b.id, files: forecast.files });
-    addHunks(entry(a.id), b.id, forecast);
-    entry(b.id).tasks.push({ id: a.id, files: forecast.files });
-    addHunks(entry(b.id), a.id, forecast);
+    add(branches[i]!.id, conflictDetail(branches[j]!.id, forecast));
+    add(branches[j]!.id, conflictDetail(branches[i]!.id, forecast));
   });
-  for (const conflicts of result.values()) {
-    const order = new Map(branches.map((b, i) => [b.id, i]));
-    conflicts.tasks.sort((x, y) => order.get(x.id)! - order.get(y.id)!);
+
+  // The pairs are asked in backlog order already; the sort states the order rather than relying on it.
+  const order = new Map<string, number>([[base, -1], ...branches.map((b, i): [string, number] => [b.id, i])]);
+  const result = new Map<string, ConflictDetail[]>();
+  for (const { id } of branches) {
+    const list = found.get(id);
+    if (list === undefined) continue;
+    list.sort((x, y) => order.get(x.with)! - order.get(y.with)!);
+    result.set(id, boundHunks(list));
   }
   return result;
 }
 
-/** The `conflictsWith` list of status --json and the TUI mark: the base branch's name first, then task ids. */
-export function conflictsWith(conflicts: TaskConflicts | undefined, base: string): string[] {
-  if (conflicts === undefined) return [];
-  return [...(conflicts.base.length > 0 ? [base] : []), ...conflicts.tasks.map((t) => t.id)];
+/** The `conflictsWith` list of status --json and the TUI mark: the names of `details`, in their order. */
+export function conflictsWith(details: readonly ConflictDetail[] | undefined): string[] {
+  return (details ?? []).map((d) => d.with);
 }

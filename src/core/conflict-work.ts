@@ -5,7 +5,8 @@
  */
 import type { ConflictDetail } from '../domain/types.js';
 import { replayedRef } from '../domain/layout.js';
-import type { ConflictForecast, GitPort } from '../ports/git.js';
+import type { GitPort } from '../ports/git.js';
+import { conflictDetail } from './conflict-forecast.js';
 
 /** How much of the markers the evidence quotes: enough to see both sides, small enough for a prompt. */
 const MAX_EVIDENCE_HUNKS = 12;
@@ -16,12 +17,6 @@ export interface ReplayedConflict {
   detail: ConflictDetail;
   /** what the next attempt is told */
   evidence: string;
-}
-
-/** One conflict with `withName` (base's name, or a task id) as the detail pane shows it. */
-export function conflictDetail(withName: string, forecast: ConflictForecast): ConflictDetail {
-  const hunks = Object.entries(forecast.hunks).flatMap(([file, list]) => list.map((hunk) => ({ file, hunk })));
-  return { with: withName, files: forecast.files, hunks };
 }
 
 /**

@@ -2,7 +2,8 @@ import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
 import { BACKLOG_NAME, discardedRef } from '../domain/layout.js';
 import { committedTick } from './backlog/committed-tick.js';
-import { conflictDetail, replayConflict, type ReplayedConflict } from './conflict-work.js';
+import { boundHunks, conflictDetail } from './conflict-forecast.js';
+import { replayConflict, type ReplayedConflict } from './conflict-work.js';
 import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { TaskState } from '../domain/types.js';
@@ -64,7 +65,7 @@ export class FleetActions {
       lifecycle.conflict(
         id,
         `merge into ${base} conflicts in ${result.files.join(', ') || 'some files'}; ${base} is untouched (r rebases it onto ${base}, or lets a new attempt resolve the conflict)`,
-        [conflictDetail(base, forecast)],
+        boundHunks([conflictDetail(base, forecast)]),
       );
       this.#s.markRan(id);
       return;

@@ -1,7 +1,7 @@
 import type { GitPort } from '../ports/git.js';
 import type { FleetConfig, TaskSpec } from '../domain/types.js';
 import { RefusedError } from '../domain/errors.js';
-import { conflictsWith, forecastFleet } from './conflict-forecast.js';
+import { forecastFleet } from './conflict-forecast.js';
 import { replayConflict } from './conflict-work.js';
 import type { FleetEmitter } from './events.js';
 import type { FleetActions, TaskPaths } from './fleet-actions.js';
@@ -52,7 +52,7 @@ export class Landing {
     const found = await forecastFleet({ git: this.#s.git, base, branches });
     for (const { id } of branches) {
       // A task may have left `verified` while the forecast ran (a merge, a discard): skip it then.
-      if (lifecycle.get(id)?.status === 'verified') lifecycle.forecast(id, conflictsWith(found.get(id), base));
+      if (lifecycle.get(id)?.status === 'verified') lifecycle.forecast(id, found.get(id) ?? []);
     }
   }
 

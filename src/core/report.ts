@@ -114,6 +114,36 @@ function attemptSection(a: AttemptRecord): string[] {
   return out;
 }
 
+/** Files named per conflict in the report; the rest are counted. */
+const MAX_FILES_NAMED = 10;
+
+function fileList(files: readonly string[]): string {
+  if (files.length <= MAX_FILES_NAMED) return files.join(', ');
+  return `${files.slice(0, MAX_FILES_NAMED).join(', ')} and ${files.length - MAX_FILES_NAMED} more files`;
+}
+
+/**
+ * With whom a task conflicts and in which files: predicted for a verified task, found for one in
+ * `conflict`; none for any other status (what a task left behind is no longer true). The hunks are the
+ * detail pane's.
+ */
+function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
+  if (task.status === 'conflict') return task.conflicts ?? [];
+  if (task.status !== 'verified') return [];
+  return task.conflicts ?? (task.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
+}
+
+function conflictWords(entry: { with: string; files: string[] }): string {
+  return `⚠ conflicts with ${entry.with}${entry.files.length === 0 ? '' : ` in ${fileList(entry.files)}`}`;
+}
+
+function conflictLines(task: TaskState): string[] {
+  const entries = conflictEntries(task);
+  if (entries.length === 0) return [];
+  const head = task.status === 'verified' ? '- **Predicted conflicts** (computed before any merge):' : '- **Conflicts:**';
+  return [head, ...entries.map((e) => `  - ${conflictWords(e)}`)];
+}
+
 function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
   const out = [`## ${task.id} ${task.title}`, ''];
   out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${task.reason}`}`);
@@ -129,11 +159,12 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
       verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
       // Not the worktree: its content is the agent's, and git run there can run a nested repository's config.
       failed: `\`git diff ${base}...${task.branch}\` shows the work so far; \`loopfleet retry ${task.id}\` or \`loopfleet discard ${task.id}\``,
-      conflict: `\`loopfleet retry ${task.id}\` rebases it onto the base and verifies it again; or \`loopfleet discard ${task.id}\``,
+      conflict: `\`loopfleet retry ${task.id}\` rebases it onto the base and verifies it again (when the rebase conflicts, a new attempt resolves the conflict); or \`loopfleet discard ${task.id}\``,
     };
     const hint = next[task.status];
     if (hint !== undefined) out.push(`- **Branch:** \`${task.branch}\` — ${hint}`);
   }
+  out.push(...conflictLines(task));
   const roles = roleTable(task.attempts);
   if (roles.length > 0) out.push('', ...roles);
   const last = real.at(-1);
@@ -182,7 +213,10 @@ export function renderReport(input: ReportInput): string {
   for (const task of ran) lines.push(...taskSection(task, input.config, input.base));
   if (rest.length > 0) {
     lines.push('## Not run this time', '');
-    for (const t of rest) lines.push(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}`);
+    for (const t of rest) {
+      const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
+      lines.push(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}`);
+    }
     lines.push('');
   }
   return lines.join('\n');

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../ports/clock.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
 import {
@@ -312,6 +313,8 @@ export class TaskLifecycle {
       case 'retry':
         return this.#transition(id, 'requeueRetry', 'queued', (t) => {
           t.reason = null;
+          t.conflictsWith = [];
+          t.conflicts = [];
           delete t.approvedPlan;
           t.gate = null;
           t.budget = freshBudget(t);
@@ -320,6 +323,8 @@ export class TaskLifecycle {
         return this.#transition(id, 'requeueRebased', 'queued', (t) => {
           t.reason = 'rebased onto the new base; verifying again';
           t.verifyOnly = true;
+          t.conflictsWith = [];
+          t.conflicts = [];
           t.budget = freshBudget(t);
         });
       case 'replayed':
@@ -330,6 +335,7 @@ export class TaskLifecycle {
           if (last !== undefined) last.evidence = cause.evidence;
           t.reason = 'replayed onto the new base with conflict markers; a new attempt resolves them';
           t.verifyOnly = false;
+          t.conflictsWith = [];
           t.conflicts = [];
           t.budget = freshBudget(t);
         });
@@ -430,16 +436,22 @@ export class TaskLifecycle {
       t.phase = null;
       t.verifyOnly = false;
       t.conflictsWith = [];
+      t.conflicts = [];
       // The budget goes on: each return to the queue is an attempt, so the attempts gate bounds the cycle.
     });
   }
 
-  /** Which other branches (or base, by its name) a verified branch would conflict with, predicted. */
-  forecast(id: string, conflictsWith: string[]): void {
-    const now = this.#need(id).conflictsWith ?? [];
-    if (now.length === conflictsWith.length && now.every((x, i) => x === conflictsWith[i])) return;
+  /**
+   * What a verified branch would conflict with, predicted: base (by its name) first, then task ids in backlog
+   * order, each with its files and hunks. `conflictsWith` holds the names. No event when nothing changed.
+   */
+  forecast(id: string, conflicts: ConflictDetail[]): void {
+    const task = this.#need(id);
+    const names = conflicts.map((c) => c.with);
+    if (isDeepStrictEqual(task.conflictsWith ?? [], names) && isDeepStrictEqual(task.conflicts ?? [], conflicts)) return;
     this.#transition(id, 'forecast', 'verified', (t) => {
-      t.conflictsWith = conflictsWith;
+      t.conflictsWith = names;
+      t.conflicts = conflicts;
     });
   }
 

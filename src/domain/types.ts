@@ -394,6 +394,8 @@ export interface TaskStatusJson {
   proof?: ProofResult | null;
   /** a verified branch's predicted conflicts (the base branch's name, task ids); [] when none */
   conflictsWith?: string[];
+  /** a verified task's predicted conflicts, or a `conflict` task's, with the files (no hunks); [] otherwise */
+  conflicts?: Array<{ with: string; files: string[] }>;
   /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
   waitingFor?: string | null;
   /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */

@@ -1,4 +1,4 @@
-import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type TaskState, type TestCounts } from '../domain/types.js';
+import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type ConflictDetail, type TaskState, type TestCounts } from '../domain/types.js';
 import { checkJson, checksOfAttempt, progressLine } from '../core/check-facts.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
@@ -92,6 +92,53 @@ export function diffLines(diff: DiffState | null, branch: string, base: string, 
       else if (line.startsWith('-')) style = { color: 'red' };
       return wrapLine(line, width).map((t) => ({ ...style, text: t }));
     });
+}
+
+/** Lines of hunks the Conflicts section shows over all its conflicts (file lines included); the rest are counted. */
+const MAX_CONFLICT_LINES = 48;
+/** Lines shown of one hunk; its closing marker is always among them. */
+const MAX_HUNK_LINES = 12;
+
+/**
+ * A verified task's predicted conflicts, or those a task in `conflict` ran into; none in any other status
+ * (what a task left behind no longer holds). A forecast recorded before details were kept has names only.
+ */
+function conflictsOf(task: TaskState): readonly ConflictDetail[] {
+  if (task.status === 'conflict') return task.conflicts ?? [];
+  if (task.status !== 'verified') return [];
+  return task.conflicts ?? (task.conflictsWith ?? []).map((name) => ({ with: name, files: [], hunks: [] }));
+}
+
+function cutHunk(hunk: string): string[] {
+  const lines = hunk.split('\n');
+  if (lines.length <= MAX_HUNK_LINES) return lines;
+  return [...lines.slice(0, MAX_HUNK_LINES - 2), `… ${lines.length - MAX_HUNK_LINES + 1} more lines`, lines.at(-1)!];
+}
+
+const isMarker = (line: string): boolean => /^(<{7}|={7}|>{7}|\|{7})( |$)/.test(line);
+
+/** The Conflicts section: per conflict "with <name>: <files>", then its marker regions, bounded. */
+export function conflictLines(task: TaskState, width: number): StyledLine[] {
+  const conflicts = conflictsOf(task);
+  if (conflicts.length === 0) return [];
+  const title = task.status === 'verified' ? '⚠ Conflicts · predicted, nothing is merged yet' : '⚠ Conflicts';
+  const lines: StyledLine[] = [{ text: title, color: 'yellow', bold: true }];
+  let room = MAX_CONFLICT_LINES;
+  for (const c of conflicts) {
+    lines.push(...block(`with ${c.with}${c.files.length === 0 ? '' : `: ${c.files.join(', ')}`}`, width, { bold: true }));
+    let hidden = 0;
+    for (const { file, hunk } of c.hunks) {
+      const shown = [...block(`── ${file}`, width, { dim: true }), ...cutHunk(sanitize(hunk)).flatMap((line) => block(line, width, isMarker(line) ? { color: 'cyan', bold: true } : {}))];
+      if (shown.length > room) {
+        hidden += 1;
+        continue;
+      }
+      room -= shown.length;
+      lines.push(...shown);
+    }
+    if (hidden > 0) lines.push(note(`… ${hidden} more hunk${hidden === 1 ? '' : 's'} not shown`));
+  }
+  return lines;
 }
 
 const JUDGED: Record<CheckJudgement, { mark: string; color: ColorName }> = {
@@ -196,8 +243,11 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
       return planLines(src.task, w);
     case 'output':
       return logLines(src.output, w, 'No agent output yet.');
-    case 'diff':
-      return diffLines(src.diff, src.task.branch ?? taskBranch(src.task.id), src.base, w);
+    case 'diff': {
+      const diff = diffLines(src.diff, src.task.branch ?? taskBranch(src.task.id), src.base, w);
+      const conflicts = conflictLines(src.task, w);
+      return conflicts.length === 0 ? diff : [...conflicts, { text: '' }, ...diff];
+    }
     case 'check':
       return checkLines(src.task, src.phaseOutput, w);
     case 'review':

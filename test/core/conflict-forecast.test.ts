@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { conflictHunks } from '../../src/adapters/git-forecast.js';
-import { conflictsWith, forecastFleet } from '../../src/core/conflict-forecast.js';
+import { conflictsWith, forecastFleet, MAX_HUNKS_PER_TASK } from '../../src/core/conflict-forecast.js';
+import type { ConflictForecast } from '../../src/ports/git.js';
 import { git, makeRepo, writeFiles } from '../helpers/git-repo.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -17,6 +18,20 @@ async function branch(root: string, name: string, files: Record<string, string>)
   await git(root, 'commit', '-q', '-m', name);
   await git(root, 'switch', '-q', 'main');
 }
+
+/** Five marker regions in each of `files`. */
+function conflict(...files: string[]): ConflictForecast {
+  const hunks: Record<string, string[]> = {};
+  for (const f of files) hunks[f] = Array.from({ length: 5 }, (_, i) => `<<<<<<< ours\n${f} ${i}\n=======\ntheirs\n>>>>>>> theirs`);
+  return { files, hunks };
+}
+
+/** A git that answers `forecastConflicts(left, right)` from `pairs` ("left|right"); clean otherwise. */
+function fakeGit(pairs: Record<string, ConflictForecast>) {
+  return { forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} } };
+}
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, branch: `loop/T-${i + 1}` }));
 
 describe('conflict forecast', () => {
   it('predicts which verified branches conflict with base and with each other, touching nothing', async () => {
@@ -40,19 +55,48 @@ describe('conflict forecast', () => {
       branches: ['T-1', 'T-2', 'T-3', 'T-4'].map((id) => ({ id, branch: `loop/${id}` })),
     });
 
-    expect(conflictsWith(forecast.get('T-1'), 'main')).toEqual(['T-2']);
-    expect(conflictsWith(forecast.get('T-2'), 'main')).toEqual(['T-1']);
+    expect(conflictsWith(forecast.get('T-1'))).toEqual(['T-2']);
+    expect(conflictsWith(forecast.get('T-2'))).toEqual(['T-1']);
     expect(forecast.has('T-3')).toBe(false);
-    expect(conflictsWith(forecast.get('T-4'), 'main')).toEqual(['main']);
-    expect(forecast.get('T-1')!.tasks).toEqual([{ id: 'T-2', files: ['calc.js'] }]);
-    const hunk = forecast.get('T-1')!.hunks[0]!;
-    expect(hunk).toMatchObject({ with: 'T-2', file: 'calc.js' });
+    expect(conflictsWith(forecast.get('T-4'))).toEqual(['main']);
+    expect(forecast.get('T-4')!.map((d) => [d.with, d.files])).toEqual([['main', ['third.js']]]);
+    expect(forecast.get('T-1')!.map((d) => [d.with, d.files])).toEqual([['T-2', ['calc.js']]]);
+    const hunk = forecast.get('T-1')![0]!.hunks[0]!;
+    expect(hunk.file).toBe('calc.js');
     expect(hunk.hunk).toContain('B-one');
     expect(hunk.hunk).toContain('B-two');
     expect(hunk.hunk.startsWith('<<<<<<< ')).toBe(true);
     // nothing was written that anyone can see
     expect(await git(root, 'for-each-ref')).toBe(refsBefore);
     expect(await git(root, 'status', '--porcelain')).toBe(statusBefore);
+  });
+
+  it('orders a task\'s conflicts base first, then the other tasks in backlog order', async () => {
+    // T-3 conflicts with base and with T-1 and T-2; the pairs are asked in any order
+    const git = fakeGit({ 'main|loop/T-3': conflict('x.js'), 'loop/T-2|loop/T-3': conflict('y.js'), 'loop/T-1|loop/T-3': conflict('z.js') });
+    const forecast = await forecastFleet({ git, base: 'main', branches: ids(3) });
+    expect(forecast.get('T-3')!.map((d) => [d.with, d.files])).toEqual([['main', ['x.js']], ['T-1', ['z.js']], ['T-2', ['y.js']]]);
+    expect(conflictsWith(forecast.get('T-3'))).toEqual(['main', 'T-1', 'T-2']);
+    expect(conflictsWith(forecast.get('T-1'))).toEqual(['T-3']);
+    expect(conflictsWith(undefined)).toEqual([]);
+  });
+
+  it(`keeps at most ${MAX_HUNKS_PER_TASK} hunks per task, shared so that every conflict shows its first`, async () => {
+    // T-1 conflicts with base and with ten other branches, each with five hunks in each of two files
+    const many = conflict('a.js', 'b.js');
+    const pairs: Record<string, ConflictForecast> = { 'main|loop/T-1': many };
+    for (let i = 2; i <= 11; i++) pairs[`loop/T-1|loop/T-${i}`] = many;
+    const forecast = await forecastFleet({ git: fakeGit(pairs), base: 'main', branches: ids(11) });
+    const details = forecast.get('T-1')!;
+    expect(details).toHaveLength(11);
+    expect(details.flatMap((d) => d.hunks)).toHaveLength(MAX_HUNKS_PER_TASK);
+    for (const d of details) {
+      expect(d.files).toEqual(['a.js', 'b.js']);
+      expect(d.hunks.length).toBeGreaterThanOrEqual(1);
+      expect(d.hunks[0]).toEqual({ file: 'a.js', hunk: '<<<<<<< ours\na.js 0\n=======\ntheirs\n>>>>>>> theirs' });
+    }
+    // a task with a single conflict under the cap keeps all of its ten
+    expect(forecast.get('T-2')!.flatMap((d) => d.hunks)).toHaveLength(10);
   });
 
   it('lists a modify/delete conflict without hunks', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError, TaskLifecycle, allowedFrom, type TaskChange } from '../../src/core/task-lifecycle.js';
-import { TASK_STATUSES, type TaskSpec, type TaskState, type TaskStatus } from '../../src/domain/types.js';
+import { TASK_STATUSES, type ConflictDetail, type TaskSpec, type TaskState, type TaskStatus } from '../../src/domain/types.js';
 
 const gates = { attempts: 3, tokens: null, timeMs: null, costUsd: null };
 const spec = (over: Partial<TaskSpec> = {}): TaskSpec => ({ id: 'T-1', title: 'One', line: 5, done: false, description: '', after: [], files: [], ...over });
@@ -159,6 +159,54 @@ describe('the task lifecycle', () => {
     expect(t.attempts[0]!.costUsd).toBe(0.5);
     expect(t.elapsedMs).toBe(1234);
     expect(changes).toHaveLength(0);
+  });
+
+  it('a forecast records the names and the details, and tells subscribers only when they change', () => {
+    const { life, records, changes } = setup();
+    into(life, 'verified');
+    changes.length = 0;
+    const withT5: ConflictDetail = { with: 'T-5', files: ['src/calc.js'], hunks: [{ file: 'src/calc.js', hunk: '<<<<<<< a\nx\n=======\ny\n>>>>>>> b' }] };
+    const withBase: ConflictDetail = { with: 'main', files: ['README.md'], hunks: [] };
+    life.forecast('T-1', [withBase, withT5]);
+    expect(records['T-1']).toMatchObject({ status: 'verified', conflictsWith: ['main', 'T-5'], conflicts: [withBase, withT5] });
+    expect(changes).toHaveLength(1);
+    life.forecast('T-1', structuredClone([withBase, withT5]));
+    expect(changes).toHaveLength(1);
+    // the same names with other files is news
+    life.forecast('T-1', [withBase, { ...withT5, files: ['src/calc.js', 'src/other.js'] }]);
+    expect(changes).toHaveLength(2);
+    expect(records['T-1']!.conflicts![1]!.files).toEqual(['src/calc.js', 'src/other.js']);
+    // and other hunks too
+    life.forecast('T-1', [withBase, { ...withT5, files: ['src/calc.js', 'src/other.js'], hunks: [] }]);
+    expect(changes).toHaveLength(3);
+    life.forecast('T-1', []);
+    expect(records['T-1']).toMatchObject({ conflictsWith: [], conflicts: [] });
+    expect(changes).toHaveLength(4);
+    life.forecast('T-1', []);
+    expect(changes).toHaveLength(4);
+  });
+
+  it('a task sent back or requeued forgets its conflicts', () => {
+    const detail: ConflictDetail = { with: 'main', files: ['a.txt'], hunks: [{ file: 'a.txt', hunk: '<<<<<<< a\n=======\n>>>>>>> b' }] };
+    const sent = setup();
+    into(sent.life, 'verified');
+    sent.life.forecast('T-1', [detail]);
+    sent.life.sendBack('T-1', 'check failed on the new base', 'output');
+    expect(sent.records['T-1']).toMatchObject({ status: 'queued', conflictsWith: [], conflicts: [] });
+
+    const rebased = setup();
+    into(rebased.life, 'conflict');
+    rebased.life.conflict('T-1', 'conflicts in a.txt', [detail]);
+    expect(rebased.records['T-1']!.conflicts).toEqual([detail]);
+    rebased.life.requeue('T-1', { kind: 'rebased' });
+    expect(rebased.records['T-1']).toMatchObject({ status: 'queued', conflicts: [] });
+
+    const retried = setup();
+    into(retried.life, 'conflict');
+    retried.life.conflict('T-1', 'conflicts in a.txt', [detail]);
+    retried.life.discard('T-1', 'discarded');
+    retried.life.requeue('T-1', { kind: 'retry' });
+    expect(retried.records['T-1']).toMatchObject({ status: 'queued', conflicts: [] });
   });
 
   it('throws a clear error for a task it does not know', () => {

@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LowdbStateStore } from '../../src/adapters/lowdb-state.js';
+import { findRepo } from '../../src/commands/repo.js';
+import { statusRows, statusTable } from '../../src/commands/status.js';
+import type { ConflictDetail } from '../../src/domain/types.js';
+import { STATE_VERSION } from '../../src/ports/state-store.js';
+import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { backlog } from '../helpers/fleet-harness.js';
+import { makeRepo } from '../helpers/git-repo.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+const HUNK = '<<<<<<< loop/T-1\nmine\n=======\ntheirs\n>>>>>>> loop/T-2';
+const detail = (withName: string, files: string[]): ConflictDetail => ({ with: withName, files, hunks: [{ file: files[0]!, hunk: HUNK }] });
+
+describe('status --json on conflicts', () => {
+  it('gives verified and conflict tasks their conflicts with the files, without hunks; [] to the others', async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four\n- [ ] T-5 Five') });
+    cleanups.push(r.cleanup);
+    const repo = await findRepo(r.root);
+    const tasks = [
+      fakeTask('T-1', { title: 'One', status: 'verified', conflictsWith: ['main', 'T-2'], conflicts: [detail('main', ['README.md']), detail('T-2', ['src/calc.js'])] }),
+      fakeTask('T-2', { title: 'Two', status: 'verified', conflictsWith: ['T-1'], conflicts: [detail('T-1', ['src/calc.js'])] }),
+      fakeTask('T-3', { title: 'Three', status: 'conflict', reason: 'merge into main conflicts in src/a.js', conflicts: [detail('main', ['src/a.js'])] }),
+      fakeTask('T-4', { title: 'Four', status: 'queued', conflictsWith: ['T-1'], conflicts: [detail('T-1', ['src/calc.js'])] }),
+    ];
+    await new LowdbStateStore(repo.statePath).save({
+      version: STATE_VERSION,
+      base: 'main',
+      fleet: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null },
+      tasks: Object.fromEntries(tasks.map((t) => [t.id, t])),
+    });
+
+    const rows = await statusRows(repo);
+    expect(rows.map((row) => [row.id, row.conflictsWith, row.conflicts])).toEqual([
+      ['T-1', ['main', 'T-2'], [{ with: 'main', files: ['README.md'] }, { with: 'T-2', files: ['src/calc.js'] }]],
+      ['T-2', ['T-1'], [{ with: 'T-1', files: ['src/calc.js'] }]],
+      ['T-3', [], [{ with: 'main', files: ['src/a.js'] }]],
+      ['T-4', [], []],
+      ['T-5', [], []],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain('<<<<<<<');
+    const keys = Object.keys(rows[0]!);
+    expect(keys.indexOf('conflicts')).toBe(keys.indexOf('conflictsWith') + 1);
+
+    // the table keeps one short line per task
+    const table = statusTable(rows).split('\n');
+    expect(table[1]).toMatch(/T-1 .*⚠ conflicts with main, T-2$/);
+    expect(table[1]).not.toContain('calc.js');
+  });
+});
