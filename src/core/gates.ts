@@ -211,11 +211,22 @@ export class FleetBudget {
   /** The run starts: the clock runs from now, and the time gate fires by itself when it is reached. */
   start(): void {
     this.#startedAt = this.#now();
+    this.#arm();
+  }
+
+  /**
+   * One timer for the time gate. It re-arms when it finds the limit not reached yet: a timer may fire a
+   * millisecond before the wall clock says the time is up, and must not then leave the gate unwatched.
+   */
+  #arm(): void {
     const limit = this.#gates().timeMs;
-    if (limit !== null) {
-      this.#timer = setTimeout(() => this.check(), Math.min(limit, MAX_TIMER_MS));
-      this.#timer.unref();
-    }
+    if (limit === null || this.#tripped !== null) return;
+    const left = limit - this.elapsedMs();
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      if (this.check() === null) this.#arm();
+    }, Math.min(Math.max(1, left), MAX_TIMER_MS));
+    this.#timer.unref();
   }
 
   /** Stop the clock's timer (the fleet stopped). */

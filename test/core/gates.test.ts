@@ -185,4 +185,18 @@ describe('the fleet budget', () => {
     expect(budget.elapsedMs()).toBe(25);
     budget.dispose();
   });
+
+  it('keeps watching the time gate when its timer fires before the clock says the time is up', async () => {
+    let now = 0;
+    const trips: string[] = [];
+    const budget = new FleetBudget(() => ({ tokens: null, costUsd: null, timeMs: 20 }), () => now, (g) => trips.push(g.message));
+    budget.start();
+    now = 19; // the timer fires, the wall clock one millisecond short of the limit
+    await new Promise((r) => setTimeout(r, 40));
+    expect(trips).toEqual([]);
+    now = 20;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(trips).toEqual(['fleet time gate: ran 0s, limit 0s']);
+    budget.dispose();
+  });
 });
