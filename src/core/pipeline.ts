@@ -1,5 +1,5 @@
 import type { GitPort } from '../ports/git.js';
-import type { AgentEvent, ModelClient } from '../ports/model.js';
+import type { ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
@@ -16,7 +16,7 @@ import {
   reviewerPrompt,
   systemPrompt,
 } from './prompts.js';
-import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
+import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, Role, TaskSpec } from '../domain/types.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
 import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
 import { baseFailure, baselinesFor } from './baseline.js';
@@ -24,10 +24,10 @@ import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, fir
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
 import type { RecheckOutcome } from './merge-queue.js';
+import type { AttemptInput, AttemptResult } from './attempt-io.js';
 
 const OUTPUT_TAIL = 8_000;
 const BASELINE_TAIL = 2_000;
-/** Node timers (and execa) take at most 2^31-1 ms; "no time gate" must not overflow into "fire now". */
 
 export interface PipelineServices {
   git: GitPort;
@@ -47,77 +47,6 @@ export interface PipelineServices {
   scratch: ScratchTrees;
   /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
   lessons: Lessons;
-}
-
-export interface AttemptInput {
-  spec: TaskSpec;
-  config: FleetConfig;
-  base: string;
-  repoRoot: string;
-  worktree: string;
-  branch: string;
-  attempt: number;
-  /** skip explore and implement: verify the branch as it is (after a rebase) */
-  verifyOnly: boolean;
-  /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */
-  previousPlan: string | null;
-  /** a plan a person approved: the explorer is skipped and the implementer follows it */
-  approvedPlan: string | null;
-  /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
-  stopAfterPlan: boolean;
-  /** the task waited for an overlapping task: bring its branch up to base before implementing */
-  rebaseFirst?: boolean;
-  env: Record<string, string>;
-  evidence: string | null;
-  signal: AbortSignal;
-  /** told of the attempt's progress as it happens */
-  observer: AttemptObserver;
-  /** the gates, asked before each model call and for the time left */
-  budget: CallBudget;
-}
-
-/** What an attempt reports while it runs, in order: the phases, the agents' events, commands' output. */
-export interface AttemptObserver {
-  phase(phase: Phase): void;
-  agentEvent(role: Role, model: string, event: AgentEvent): void;
-  output(phase: Phase, chunk: string): void;
-  /** something the person should know now, not only in the report (a check that fails on base) */
-  notice(message: string, level: 'info' | 'warn'): void;
-  /**
-   * The plan this attempt is about to implement: the task whose planned files it overlaps (it must wait),
-   * or null — and then the plan is this task's claim. Synchronous, so two plans never pass each other.
-   */
-  planned?(plan: string): { id: string; files: string[] } | null;
-}
-
-/** The task's gates as one attempt sees them. */
-export interface CallBudget {
-  /** throws (GateError) when a gate has tripped; called before each model call */
-  beforeCall(): void;
-  /** remaining wall clock of the task, bounds every agent and command */
-  remainingMs(): number;
-}
-
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  reason: string | null;
-  /** what the next attempt is told */
-  evidence: string | null;
-  plan: string | null;
-  setup: CheckResult | null;
-  check: CheckResult | null;
-  guard: string[];
-  verdict: Verdict | null;
-  commit: string | null;
-  diffStat: string | null;
-  /** every check run, in order; `check` is the decisive one */
-  checks: CheckResult[];
-  baseline: BaselineResult[];
-  proof: ProofResult | null;
-  /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
-  awaitingApproval?: true;
-  /** the plan overlaps this task's: the attempt stopped before implementing */
-  waitingFor?: { id: string; files: string[] };
 }
 
 function modelFor(def: RoleDefinition, spec: TaskSpec, config: FleetConfig): string {
@@ -164,22 +93,8 @@ export class Pipeline {
     input.observer.phase('setup');
     const prepared = await this.#ensureWorktree(input);
     if (prepared.fresh) {
-      const setupCommand = spec.setup ?? config.setup;
-      // Setup is the person's own command on the base commit: it runs outside the sandbox. A worktree
-      // rebuilt from a branch an agent has committed to holds agent-written code: sandbox, or no setup.
-      const inSandbox = prepared.agentWritten;
-      if (setupCommand != null && prepared.depsCloned) {
-        input.observer.output('setup', `setup \`${setupCommand}\` skipped: the dependencies were cloned from the checkout (identical lockfile)\n`);
-      } else if (setupCommand != null && inSandbox && !this.#s.sandboxed) {
-        input.observer.output('setup', `setup \`${setupCommand}\` skipped: the worktree was rebuilt from ${input.branch}, which holds agent-written commits, and there is no sandbox to run it in\n`);
-      } else if (setupCommand != null) {
-        if (inSandbox) input.observer.output('setup', `setup \`${setupCommand}\` runs in the sandbox: the worktree was rebuilt from ${input.branch}, which holds agent-written commits\n`);
-        result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, inSandbox);
-        if (result.setup.exitCode !== 0) {
-          const where = inSandbox ? ' (in the sandbox: the branch holds agent-written commits)' : '';
-          return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, result.setup.outputTail);
-        }
-      }
+      const failed = await this.#setup(input, result, prepared.agentWritten, prepared.depsCloned);
+      if (failed !== null) return failed;
     }
 
     const checks = checksOf(spec, config);
@@ -272,34 +187,15 @@ export class Pipeline {
     }
 
     const check = this.#check(input);
-    for (const c of checks) {
-      const run = await this.#command(input, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true);
-      const base = result.baseline.find((b) => b.command === c.run) ?? null;
-      result.checks.push(judgeCheck(run, c, base, !ownChecks(spec)));
-      if (run.judged === 'failed') break;
-    }
+    result.checks = await this.#runChecks(input, checks, result.baseline);
     result.check = decisive(result.checks);
     const failed = firstFailure(result.checks);
     if (failed !== null) {
       return this.#fail(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
     }
     if ((spec.prove ?? config.prove ?? false) && checks.length > 0 && startCommit !== null) {
-      // The branch's head: an attempt that committed nothing new is proved on what the branch holds.
-      const head = result.commit ?? (await this.#s.git.revParse(input.branch));
-      if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit`);
-      result.proof = await proveAttempt(
-        { commit: head, base: startCommit, paths: numstat.map((n) => n.path), checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
-        {
-          scratch: this.#s.scratch,
-          prepare: (dir) => this.#prepareScratch(input, dir),
-          run: (dir, c) => this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true),
-        },
-      );
-      input.observer.output('verify', `${result.proof.message}\n`);
-      if (result.proof.status === 'not-proved' || result.proof.status === 'no-tests') {
-        const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.\n\n${result.proof.outputTail}`;
-        return this.#fail(result, 'check-failed', result.proof.message, detail);
-      }
+      const unproved = await this.#prove(input, result, checks, startCommit, numstat.map((n) => n.path));
+      if (unproved !== null) return unproved;
     }
 
     const review = spec.review ?? config.review;
@@ -330,14 +226,69 @@ export class Pipeline {
       const reason = 'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
       return { pass: false, reason, evidence: reason };
     }
+    const results = await this.#runChecks(input, checks, []);
+    const failed = firstFailure(results);
+    return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+  }
+
+  /**
+   * `setup:` in a new worktree. It is the person's own command on the base commit and runs outside the
+   * sandbox; a worktree rebuilt from a branch an agent has committed to holds agent-written code: there it
+   * runs in the sandbox, or not at all. Returns the failed result, or null.
+   */
+  async #setup(input: AttemptInput, result: AttemptResult, agentWritten: boolean, depsCloned: boolean): Promise<AttemptResult | null> {
+    const { spec, config } = input;
+    const setupCommand = spec.setup ?? config.setup;
+    if (setupCommand == null) return null;
+    const say = (text: string) => input.observer.output('setup', `setup \`${setupCommand}\` ${text}\n`);
+    if (depsCloned) {
+      say('skipped: the dependencies were cloned from the checkout (identical lockfile)');
+      return null;
+    }
+    if (agentWritten && !this.#s.sandboxed) {
+      say(`skipped: the worktree was rebuilt from ${input.branch}, which holds agent-written commits, and there is no sandbox to run it in`);
+      return null;
+    }
+    if (agentWritten) say(`runs in the sandbox: the worktree was rebuilt from ${input.branch}, which holds agent-written commits`);
+    result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, agentWritten);
+    if (result.setup.exitCode === 0) return null;
+    const where = agentWritten ? ' (in the sandbox: the branch holds agent-written commits)' : '';
+    return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, result.setup.outputTail);
+  }
+
+  /**
+   * `prove:` — the tests the attempt kept must fail with its code set back to base: a check that passes
+   * without the change proves nothing. Returns the failed result, or null when proved.
+   */
+  async #prove(input: AttemptInput, result: AttemptResult, checks: CheckSpec[], startCommit: string, paths: string[]): Promise<AttemptResult | null> {
+    const { spec, config } = input;
+    // The branch's head: an attempt that committed nothing new is proved on what the branch holds.
+    const head = result.commit ?? (await this.#s.git.revParse(input.branch));
+    if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit`);
+    result.proof = await proveAttempt(
+      { commit: head, base: startCommit, paths, checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
+      {
+        scratch: this.#s.scratch,
+        prepare: (dir) => this.#prepareScratch(input, dir),
+        run: (dir, c) => this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true),
+      },
+    );
+    input.observer.output('verify', `${result.proof.message}\n`);
+    if (result.proof.status !== 'not-proved' && result.proof.status !== 'no-tests') return null;
+    const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.\n\n${result.proof.outputTail}`;
+    return this.#fail(result, 'check-failed', result.proof.message, detail);
+  }
+
+  /** The checks in order, in the sandbox, each judged against its result on base when there is one; the first that fails ends the run. */
+  async #runChecks(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
     for (const c of checks) {
       const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true);
-      results.push(judgeCheck(run, c, null, !ownChecks(input.spec)));
-      if (results.at(-1)!.judged === 'failed') break;
+      const base = baselines.find((b) => b.command === c.run) ?? null;
+      results.push(judgeCheck(run, c, base, !ownChecks(input.spec)));
+      if (run.judged === 'failed') break;
     }
-    const failed = firstFailure(results);
-    return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+    return results;
   }
 
   /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */

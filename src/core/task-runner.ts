@@ -1,7 +1,8 @@
 import { GateError, RateLimitError, StopError } from '../domain/errors.js';
 import { FleetHeldError, type LimitGate } from './rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from './gates.js';
-import type { AttemptObserver, AttemptResult, CallBudget, Pipeline } from './pipeline.js';
+import type { AttemptObserver, AttemptResult, CallBudget } from './attempt-io.js';
+import type { Pipeline } from './pipeline.js';
 import type { FleetEmitter } from './events.js';
 import type { EndedAttempt, TaskLifecycle } from './task-lifecycle.js';
 import type { TaskPaths } from './fleet-actions.js';

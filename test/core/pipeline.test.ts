@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Pipeline, type AttemptInput, type AttemptObserver } from '../../src/core/pipeline.js';
+import type { AttemptInput, AttemptObserver } from '../../src/core/attempt-io.js';
+import { Pipeline } from '../../src/core/pipeline.js';
 import { ROLE_DEFAULTS, type RoleDefinition } from '../../src/core/agents.js';
 import { defaultConfig } from '../../src/core/backlog/parse.js';
 import { GateError } from '../../src/domain/errors.js';

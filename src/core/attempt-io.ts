@@ -1,0 +1,77 @@
+/**
+ * What one attempt is given and what it gives back: the input, the observer it reports through, the gates it
+ * asks, and its result. The pipeline runs attempts; the task runner makes them and settles their results.
+ */
+import type { AgentEvent } from '../ports/model.js';
+import type { AttemptOutcome, BaselineResult, CheckResult, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
+
+export interface AttemptInput {
+  spec: TaskSpec;
+  config: FleetConfig;
+  base: string;
+  repoRoot: string;
+  worktree: string;
+  branch: string;
+  attempt: number;
+  /** skip explore and implement: verify the branch as it is (after a rebase) */
+  verifyOnly: boolean;
+  /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */
+  previousPlan: string | null;
+  /** a plan a person approved: the explorer is skipped and the implementer follows it */
+  approvedPlan: string | null;
+  /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
+  stopAfterPlan: boolean;
+  /** the task waited for an overlapping task: bring its branch up to base before implementing */
+  rebaseFirst?: boolean;
+  env: Record<string, string>;
+  evidence: string | null;
+  signal: AbortSignal;
+  /** told of the attempt's progress as it happens */
+  observer: AttemptObserver;
+  /** the gates, asked before each model call and for the time left */
+  budget: CallBudget;
+}
+
+/** What an attempt reports while it runs, in order: the phases, the agents' events, commands' output. */
+export interface AttemptObserver {
+  phase(phase: Phase): void;
+  agentEvent(role: Role, model: string, event: AgentEvent): void;
+  output(phase: Phase, chunk: string): void;
+  /** something the person should know now, not only in the report (a check that fails on base) */
+  notice(message: string, level: 'info' | 'warn'): void;
+  /**
+   * The plan this attempt is about to implement: the task whose planned files it overlaps (it must wait),
+   * or null — and then the plan is this task's claim. Synchronous, so two plans never pass each other.
+   */
+  planned?(plan: string): { id: string; files: string[] } | null;
+}
+
+/** The task's gates as one attempt sees them. */
+export interface CallBudget {
+  /** throws (GateError) when a gate has tripped; called before each model call */
+  beforeCall(): void;
+  /** remaining wall clock of the task, bounds every agent and command */
+  remainingMs(): number;
+}
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  reason: string | null;
+  /** what the next attempt is told */
+  evidence: string | null;
+  plan: string | null;
+  setup: CheckResult | null;
+  check: CheckResult | null;
+  guard: string[];
+  verdict: Verdict | null;
+  commit: string | null;
+  diffStat: string | null;
+  /** every check run, in order; `check` is the decisive one */
+  checks: CheckResult[];
+  baseline: BaselineResult[];
+  proof: ProofResult | null;
+  /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
+  awaitingApproval?: true;
+  /** the plan overlaps this task's: the attempt stopped before implementing */
+  waitingFor?: { id: string; files: string[] };
+}
