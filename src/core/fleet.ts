@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -15,12 +14,12 @@ import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
 import { RateLimits, type HoldInfo } from './rate-limits.js';
-import { allowedFrom, type TaskChange } from './task-lifecycle.js';
+import type { TaskChange } from './task-lifecycle.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { wanted, type NotifyKind, type NotifyPayload } from './notify-digest.js';
-import { plannedFiles, type Claim } from './plan-files.js';
+import { Scheduler } from './scheduler.js';
 import {
   TASK_STATUSES,
   type Backlog,
@@ -57,7 +56,7 @@ export interface FleetOptions {
 
 
 /**
- * The fleet: schedules tasks over a p-queue, runs each through the pipeline, keeps state and tells
+ * The fleet: schedules tasks (Scheduler), runs each through the pipeline, keeps state and tells
  * subscribers. The TUI and the headless printer only listen to `events` and call the commands.
  */
 export class Fleet implements FleetHandle {
@@ -73,7 +72,7 @@ export class Fleet implements FleetHandle {
   readonly #opts: FleetOptions;
   readonly #pipeline: Pipeline;
   readonly #ports: PortPool;
-  readonly #queue: PQueue;
+  readonly #scheduler: Scheduler;
   readonly #stop = new AbortController();
   #state!: FleetState;
   #runner!: TaskRunner;
@@ -87,19 +86,15 @@ export class Fleet implements FleetHandle {
   #forecasting: Promise<void> = Promise.resolve();
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
-  #scheduled = new Set<string>();
   #stoppedBy: GateName | null = null;
   /** why the fleet holds (a usage or rate limit), and until when; null when it runs or a person paused it */
   #hold: HoldInfo | null = null;
   readonly #limits: RateLimits;
   #holdTimer: NodeJS.Timeout | null = null;
-  /** wakes the scheduler when the earliest waiting recurring task is due */
-  #recurTimer: NodeJS.Timeout | null = null;
   #phase: FleetSnapshotSummary['state'] = 'idle';
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
   #ranThisRun = new Set<string>();
-  #idleWaiters: Array<() => void> = [];
   #merging: Promise<void> = Promise.resolve();
   /**
    * notify commands run one after another, so the receiver sees changes in the order they happened;
@@ -117,7 +112,19 @@ export class Fleet implements FleetHandle {
     this.#config = options.backlog.config;
     this.#pipeline = new Pipeline(services);
     this.#ports = new PortPool(this.#config.ports);
-    this.#queue = new PQueue({ concurrency: this.#config.concurrency, autoStart: false });
+    this.#scheduler = new Scheduler({
+      clock: services.clock,
+      events: this.events,
+      stop: this.#stop.signal,
+      state: () => this.#state,
+      backlog: () => ({ specs: this.#specs, order: this.#order }),
+      open: () => this.#started && !this.#stop.signal.aborted && this.#phase !== 'stopping' && this.#phase !== 'finished' && !this.#backlogMissing,
+      run: (spec) => this.#run(spec),
+      busy: (busy) => {
+        if (busy && this.#phase === 'idle') this.#setPhase('running');
+        if (!busy && this.#phase === 'running') this.#setPhase('idle');
+      },
+    }, this.#config.concurrency);
     this.#budget = new FleetBudget(() => this.#config.fleetGates, () => services.clock.now(), (gate) => {
       if (this.#stop.signal.aborted) return;
       this.#stoppedBy = gate.gate;
@@ -128,7 +135,7 @@ export class Fleet implements FleetHandle {
       now: () => services.clock.now(),
       hold: (reason, until, backoff) => this.hold(reason, until, backoff),
       holding: () => this.#hold !== null,
-      probe: (on) => (this.#queue.concurrency = on ? 1 : this.#config.concurrency),
+      probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#config.concurrency),
       stop: (reason) => {
         this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
         void this.stop(new StopError(reason));
@@ -185,7 +192,7 @@ export class Fleet implements FleetHandle {
       fleetBudget: this.#budget,
       limits: this.#limits,
       lessons: this.#s.lessons,
-      claims: (id) => this.#claims(id),
+      claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
       repoRoot: this.repoRoot,
       base: this.base,
@@ -267,18 +274,17 @@ export class Fleet implements FleetHandle {
     this.#state.updateFleet((f) => (f.startedAt ??= startedAt));
     this.#started = true;
     this.#setPhase('running');
-    this.#queue.start();
-    this.#schedule();
+    this.#scheduler.start();
+    this.#scheduler.schedule();
   }
 
   /** Resolves when nothing is running and nothing more can start. */
   whenIdle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#scheduler.whenIdle();
   }
 
   pause(): void {
-    this.#queue.pause();
+    this.#scheduler.pause();
     this.#setPhase('paused');
   }
 
@@ -303,23 +309,22 @@ export class Fleet implements FleetHandle {
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     this.#holdTimer = null;
     this.#hold = null;
-    this.#queue.start();
+    this.#scheduler.start();
     this.#setPhase('running');
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   async stop(reason: Error = new StopError('the fleet was stopped')): Promise<void> {
     if (!this.#stop.signal.aborted) {
-      this.#queue.pause();
-      this.#queue.clear();
+      this.#scheduler.halt();
       this.#setPhase('stopping');
       this.#stop.abort(reason);
     }
-    await this.#queue.onIdle();
+    await this.#scheduler.settled();
     this.#budget.dispose();
     if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
     this.#hold = null;
-    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
+    this.#scheduler.dispose();
     await this.#merging;
     await this.#forecasting;
     await this.#notifying;
@@ -336,24 +341,24 @@ export class Fleet implements FleetHandle {
   applyBacklog(backlog: Backlog): void {
     const before = new Set(this.#specs.keys());
     this.#config = { ...backlog.config, ports: this.#config.ports };
-    this.#queue.concurrency = this.#limits.probing ? 1 : this.#config.concurrency;
+    this.#scheduler.concurrency = this.#limits.probing ? 1 : this.#config.concurrency;
     this.#setSpecs(backlog.tasks);
     const added = [...this.#specs.keys()].filter((id) => !before.has(id));
     const removed = [...before].filter((id) => !this.#specs.has(id));
     for (const spec of this.#specs.values()) this.#ensure(spec);
     for (const id of removed) {
-      if (this.#state.get(id)?.status === 'queued') this.#scheduled.delete(id);
+      if (this.#state.get(id)?.status === 'queued') this.#scheduler.forget(id);
     }
     if (added.length > 0 || removed.length > 0) this.events.emit('backlog', { added, removed });
     this.#emitFleet();
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   async merge(id: string): Promise<void> {
     const run = this.#merging.then(() => this.#actions.merge(id));
     this.#merging = run.catch(() => undefined);
     await run;
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /**
@@ -370,7 +375,7 @@ export class Fleet implements FleetHandle {
       () => undefined,
     );
     const result = await run;
-    this.#schedule();
+    this.#scheduler.schedule();
     return result;
   }
 
@@ -386,14 +391,14 @@ export class Fleet implements FleetHandle {
       level: 'warn',
       message: `${this.backlogPath} was deleted or renamed: running tasks finish, ${waiting.length === 0 ? 'nothing else starts' : `${waiting.join(', ')} will not start`}; restore it to go on`,
     });
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   backlogBack(): void {
     if (!this.#backlogMissing) return;
     this.#backlogMissing = false;
     this.events.emit('log', { level: 'info', message: `${this.backlogPath} is back: queued tasks start again` });
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** the full disk that stopped the run, if one did */
@@ -422,7 +427,7 @@ export class Fleet implements FleetHandle {
   /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
   approve(id: string, plan?: string): void {
     this.#actions.approve(id, plan);
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
@@ -433,12 +438,12 @@ export class Fleet implements FleetHandle {
 
   async discard(id: string): Promise<void> {
     await this.#actions.discard(id);
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased and verified again. */
   async retry(id: string): Promise<void> {
-    if (await this.#actions.retry(id)) this.#schedule();
+    if (await this.#actions.retry(id)) this.#scheduler.schedule();
   }
 
   #setSpecs(tasks: TaskSpec[]): void {
@@ -458,26 +463,9 @@ export class Fleet implements FleetHandle {
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
     if (task.status === 'verified' || task.status === 'merged') this.#forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
-    if (task.status === 'merged' || task.status === 'discarded') this.#recur(task.id);
+    if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
     this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
-  }
-
-  /**
-   * A recurring task that was merged or discarded waits for its next run. After the transition's own
-   * listeners have seen it: the task event for `merged` comes before the one for `queued`.
-   */
-  #recur(id: string): void {
-    const spec = this.#specs.get(id);
-    // An item a person ticked `[x]` has stopped recurring.
-    if (spec?.everyMs === undefined || spec.done) return;
-    const everyMs = spec.everyMs;
-    queueMicrotask(() => {
-      const status = this.#state.get(id)?.status;
-      if (status !== 'merged' && status !== 'discarded') return;
-      this.#state.lifecycle.reschedule(id, everyMs, status);
-      this.#schedule();
-    });
   }
 
   /**
@@ -491,97 +479,12 @@ export class Fleet implements FleetHandle {
     this.#notifying = this.#notifying.then(() => this.#s.notify(command, payload));
   }
 
-  /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
-  #schedule(): void {
-    if (!this.#started || this.#stop.signal.aborted || this.#phase === 'stopping' || this.#phase === 'finished' || this.#backlogMissing) {
-      this.#resolveIdle();
-      return;
+  /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
+  async #run(spec: TaskSpec): Promise<void> {
+    await this.#runner.run(spec, this.#config);
+    if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
+      await this.#landVerified(spec.id);
     }
-    const now = this.#s.clock.now();
-    let wake = Infinity;
-    this.#order.forEach((id, index) => {
-      const task = this.#state.get(id);
-      const spec = this.#specs.get(id);
-      if (task === undefined || spec === undefined || task.status !== 'queued' || this.#scheduled.has(id)) return;
-      const due = task.nextRunAt == null ? now : Date.parse(task.nextRunAt);
-      if (due > now) {
-        wake = Math.min(wake, due);
-        return;
-      }
-      if (!spec.after.every((dep) => this.#state.get(dep)?.status === 'merged')) return;
-      // Waiting for an overlapping task until it is merged, discarded or failed.
-      const blocker = task.waitingFor?.id;
-      if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(this.#state.get(blocker)?.status)) return;
-      if (this.#phase === 'idle') this.#setPhase('running');
-      this.#enqueue(id, -index);
-    });
-    this.#wakeAt(wake);
-    this.#resolveIdle();
-  }
-
-  /** One timer for the earliest recurring task still waiting; it does not keep the process alive. */
-  #wakeAt(at: number): void {
-    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
-    this.#recurTimer = null;
-    if (at === Infinity) return;
-    this.#recurTimer = setTimeout(() => {
-      this.#recurTimer = null;
-      this.#schedule();
-    }, Math.min(Math.max(0, at - this.#s.clock.now()), MAX_TIMER_MS));
-    this.#recurTimer.unref();
-  }
-
-
-  #enqueue(id: string, priority = 0): void {
-    this.#scheduled.add(id);
-    void this.#queue
-      .add(async () => {
-        const spec = this.#specs.get(id);
-        const task = this.#state.get(id);
-        // The backlog may have dropped it, or a person discarded it, while it waited.
-        if (spec === undefined || task === undefined || task.status !== 'queued') return;
-        // Enqueued before the backlog went: it stays queued for when the file is back.
-        if (this.#stop.signal.aborted || this.#backlogMissing) return;
-        await this.#runner.run(spec, this.#config);
-        if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(id)?.status === 'verified') {
-          await this.#landVerified(id);
-        }
-      }, { priority })
-      .catch((error: unknown) => {
-        // stop() clears the queue: the tasks that were waiting stay queued for the next run.
-        if (this.#stop.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-        this.events.emit('log', { level: 'error', id, message: `internal error running ${id}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` });
-        const status = this.#state.get(id)?.status;
-        if (status !== undefined && allowedFrom('fail').includes(status)) {
-          this.#state.lifecycle.fail(id, { gate: null, reason: `internal error: ${error instanceof Error ? error.message : String(error)}` });
-        }
-      })
-      .finally(() => {
-        this.#scheduled.delete(id);
-        this.#schedule();
-      });
-  }
-
-  /**
-   * What the other tasks plan to change, for a task about to implement: a running task's plan once its
-   * explorer wrote it, and the last plan of a task whose branch is not on base yet (verified, in conflict,
-   * awaiting approval). Queued tasks claim nothing: they are not changing anything now.
-   */
-  #claims(id: string): Claim[] {
-    const claims: Claim[] = [];
-    for (const other of this.#order) {
-      const t = this.#state.get(other);
-      if (other === id || t === undefined) continue;
-      const plan =
-        t.status === 'running'
-          ? (t.currentPlan ?? null)
-          : t.status === 'verified' || t.status === 'conflict' || t.status === 'awaiting-approval'
-            ? (t.approvedPlan ?? t.attempts.findLast((a) => a.plan !== null)?.plan ?? null)
-            : null;
-      const files = plan === null ? null : plannedFiles(plan);
-      if (files !== null && files.length > 0) claims.push({ id: other, files });
-    }
-    return claims;
   }
 
   #forecast(): void {
@@ -594,19 +497,6 @@ export class Fleet implements FleetHandle {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
     this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
-  }
-
-  #isIdle(): boolean {
-    return this.#queue.size === 0 && this.#queue.pending === 0 && this.#scheduled.size === 0;
-  }
-
-  /** Nothing running and nothing startable: the fleet is idle (it still picks up new work) until more comes. */
-  #resolveIdle(): void {
-    if (!this.#isIdle()) return;
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const resolve of waiters) resolve();
-    if (this.#phase === 'running') this.#setPhase('idle');
   }
 
   #setPhase(phase: FleetSnapshotSummary['state']): void {
