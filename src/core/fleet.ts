@@ -18,7 +18,7 @@ import type { TaskChange } from './task-lifecycle.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
-import { wanted, type NotifyKind, type NotifyPayload } from './notify-digest.js';
+import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
 import {
   TASK_STATUSES,
@@ -96,11 +96,7 @@ export class Fleet implements FleetHandle {
   #started = false;
   #ranThisRun = new Set<string>();
   #merging: Promise<void> = Promise.resolve();
-  /**
-   * notify commands run one after another, so the receiver sees changes in the order they happened;
-   * stop() waits for the chain so the last change is not lost at exit
-   */
-  #notifying: Promise<void> = Promise.resolve();
+  readonly #notifier: Notifier;
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -111,6 +107,7 @@ export class Fleet implements FleetHandle {
     this.sandboxed = services.sandboxed;
     this.#config = options.backlog.config;
     this.#pipeline = new Pipeline(services);
+    this.#notifier = new Notifier(() => this.#config, (command, payload) => services.notify(command, payload));
     this.#ports = new PortPool(this.#config.ports);
     this.#scheduler = new Scheduler({
       clock: services.clock,
@@ -141,7 +138,7 @@ export class Fleet implements FleetHandle {
         void this.stop(new StopError(reason));
       },
     }, options.noWait === true);
-    this.events.on('gate', (gate) => this.#notify({ event: 'gate', ...gate }));
+    this.events.on('gate', (gate) => this.#notifier.send({ event: 'gate', ...gate }));
     this.#setSpecs(options.backlog.tasks);
   }
 
@@ -327,7 +324,7 @@ export class Fleet implements FleetHandle {
     this.#scheduler.dispose();
     await this.#merging;
     await this.#forecasting;
-    await this.#notifying;
+    await this.#notifier.drained();
     await this.#state.flush();
     await this.#s.workspace.flush();
     this.#setPhase('finished');
@@ -465,18 +462,7 @@ export class Fleet implements FleetHandle {
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
-    this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
-  }
-
-  /**
-   * The `notify:` command gets each status change, the fleet going idle or pausing, and each gate, as
-   * JSON on stdin; `notify_on:` narrows it to the kinds listed.
-   */
-  #notify(payload: Record<string, unknown>): void {
-    if (this.#config.notify === null) return;
-    if (!wanted(payload as NotifyPayload, (this.#config.notifyOn ?? null) as NotifyKind[] | null)) return;
-    const command = this.#config.notify;
-    this.#notifying = this.#notifying.then(() => this.#s.notify(command, payload));
+    this.#notifier.send({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
   }
 
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
@@ -502,8 +488,8 @@ export class Fleet implements FleetHandle {
   #setPhase(phase: FleetSnapshotSummary['state']): void {
     this.#phase = phase;
     this.#emitFleet();
-    if (phase === 'idle') this.#notify({ event: 'idle', counts: this.summary().counts });
-    if (phase === 'paused') this.#notify({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
+    if (phase === 'idle') this.#notifier.send({ event: 'idle', counts: this.summary().counts });
+    if (phase === 'paused') this.#notifier.send({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
   }
 
   #emitFleet(): void {
