@@ -7,13 +7,14 @@ import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './eve
 import { FleetBudget, taskGates } from './gates.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { MAX_TIMER_MS, WORK_DIR, taskBranch } from '../domain/layout.js';
+import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
-import { RateLimits, type HoldInfo } from './rate-limits.js';
+import { RateLimits } from './rate-limits.js';
+import { RunPhase } from './run-phase.js';
 import type { TaskChange } from './task-lifecycle.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
@@ -87,11 +88,8 @@ export class Fleet implements FleetHandle {
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
   #stoppedBy: GateName | null = null;
-  /** why the fleet holds (a usage or rate limit), and until when; null when it runs or a person paused it */
-  #hold: HoldInfo | null = null;
   readonly #limits: RateLimits;
-  #holdTimer: NodeJS.Timeout | null = null;
-  #phase: FleetSnapshotSummary['state'] = 'idle';
+  readonly #phase: RunPhase;
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
   #ranThisRun = new Set<string>();
@@ -108,6 +106,13 @@ export class Fleet implements FleetHandle {
     this.#config = options.backlog.config;
     this.#pipeline = new Pipeline(services);
     this.#notifier = new Notifier(() => this.#config, (command, payload) => services.notify(command, payload));
+    this.#phase = new RunPhase({
+      clock: services.clock,
+      notifier: this.#notifier,
+      emit: () => this.#emitFleet(),
+      counts: () => this.summary().counts,
+      due: () => this.resume(),
+    });
     this.#ports = new PortPool(this.#config.ports);
     this.#scheduler = new Scheduler({
       clock: services.clock,
@@ -115,11 +120,11 @@ export class Fleet implements FleetHandle {
       stop: this.#stop.signal,
       state: () => this.#state,
       backlog: () => ({ specs: this.#specs, order: this.#order }),
-      open: () => this.#started && !this.#stop.signal.aborted && this.#phase !== 'stopping' && this.#phase !== 'finished' && !this.#backlogMissing,
+      open: () => this.#started && !this.#stop.signal.aborted && this.#phase.current !== 'stopping' && this.#phase.current !== 'finished' && !this.#backlogMissing,
       run: (spec) => this.#run(spec),
       busy: (busy) => {
-        if (busy && this.#phase === 'idle') this.#setPhase('running');
-        if (!busy && this.#phase === 'running') this.#setPhase('idle');
+        if (busy && this.#phase.current === 'idle') this.#phase.set('running');
+        if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
       },
     }, this.#config.concurrency);
     this.#budget = new FleetBudget(() => this.#config.fleetGates, () => services.clock.now(), (gate) => {
@@ -131,7 +136,7 @@ export class Fleet implements FleetHandle {
     this.#limits = new RateLimits({
       now: () => services.clock.now(),
       hold: (reason, until, backoff) => this.hold(reason, until, backoff),
-      holding: () => this.#hold !== null,
+      holding: () => this.#phase.holding,
       probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#config.concurrency),
       stop: (reason) => {
         this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
@@ -232,10 +237,11 @@ export class Fleet implements FleetHandle {
   }
 
   summary(): FleetSnapshotSummary {
+    const hold = this.#phase.hold;
     const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
     for (const t of this.#records()) counts[t.status]++;
     return {
-      state: this.#phase,
+      state: this.#phase.current,
       counts,
       totals: {
         usage: { ...this.#state.fleet.usage },
@@ -244,7 +250,7 @@ export class Fleet implements FleetHandle {
         startedAt: this.#state.fleet.startedAt,
       },
       stoppedBy: this.#stoppedBy,
-      ...(this.#hold === null ? {} : { hold: { ...this.#hold } }),
+      ...(hold === null ? {} : { hold }),
     };
   }
 
@@ -270,7 +276,7 @@ export class Fleet implements FleetHandle {
     const startedAt = new Date(this.#budget.startedAt!).toISOString();
     this.#state.updateFleet((f) => (f.startedAt ??= startedAt));
     this.#started = true;
-    this.#setPhase('running');
+    this.#phase.set('running');
     this.#scheduler.start();
     this.#scheduler.schedule();
   }
@@ -282,7 +288,7 @@ export class Fleet implements FleetHandle {
 
   pause(): void {
     this.#scheduler.pause();
-    this.#setPhase('paused');
+    this.#phase.set('paused');
   }
 
   /**
@@ -291,43 +297,34 @@ export class Fleet implements FleetHandle {
    */
   hold(reason: string, until: number | null, backoff = false): void {
     if (this.#stop.signal.aborted) return;
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#holdTimer = null;
-    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString(), ...(backoff ? { backoff } : {}) };
-    if (until !== null) {
-      // Not unref'd: while the fleet holds, this timer may be all that keeps the run alive; stop() clears it.
-      this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS));
-    }
+    this.#phase.holdFor(reason, until, backoff);
     this.pause();
   }
 
   resume(): void {
     if (this.#stop.signal.aborted) return;
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#holdTimer = null;
-    this.#hold = null;
+    this.#phase.release();
     this.#scheduler.start();
-    this.#setPhase('running');
+    this.#phase.set('running');
     this.#scheduler.schedule();
   }
 
   async stop(reason: Error = new StopError('the fleet was stopped')): Promise<void> {
     if (!this.#stop.signal.aborted) {
       this.#scheduler.halt();
-      this.#setPhase('stopping');
+      this.#phase.set('stopping');
       this.#stop.abort(reason);
     }
     await this.#scheduler.settled();
     this.#budget.dispose();
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#hold = null;
+    this.#phase.release();
     this.#scheduler.dispose();
     await this.#merging;
     await this.#forecasting;
     await this.#notifier.drained();
     await this.#state.flush();
     await this.#s.workspace.flush();
-    this.#setPhase('finished');
+    this.#phase.set('finished');
   }
 
   /**
@@ -483,13 +480,6 @@ export class Fleet implements FleetHandle {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
     this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
-  }
-
-  #setPhase(phase: FleetSnapshotSummary['state']): void {
-    this.#phase = phase;
-    this.#emitFleet();
-    if (phase === 'idle') this.#notifier.send({ event: 'idle', counts: this.summary().counts });
-    if (phase === 'paused') this.#notifier.send({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
   }
 
   #emitFleet(): void {
