@@ -13,6 +13,7 @@ import { TaskRunner } from './task-runner.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
+import { Merging } from './merging.js';
 import { RateLimits } from './rate-limits.js';
 import { RunPhase } from './run-phase.js';
 import type { TaskChange } from './task-lifecycle.js';
@@ -32,7 +33,6 @@ import {
   type TaskStatus,
   type Usage,
 } from '../domain/types.js';
-
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;
@@ -54,7 +54,6 @@ export interface FleetOptions {
   /** --no-wait: a rate or usage limit fails the task and stops the run instead of holding the fleet */
   noWait?: boolean;
 }
-
 
 /**
  * The fleet: schedules tasks (Scheduler), runs each through the pipeline, keeps state and tells
@@ -78,13 +77,9 @@ export class Fleet implements FleetHandle {
   #state!: FleetState;
   #runner!: TaskRunner;
   #actions!: FleetActions;
-  #landing!: Landing;
+  #merges!: Merging;
   #backlogMissing = false;
   #diskFull: DiskFullError | null = null;
-  /** stops the merge queue between tasks (and aborts its check), without stopping the fleet */
-  #landingStop = new AbortController();
-  /** forecasts run one after another: each reads the branches as the previous left them */
-  #forecasting: Promise<void> = Promise.resolve();
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
   #stoppedBy: GateName | null = null;
@@ -93,7 +88,6 @@ export class Fleet implements FleetHandle {
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
   #ranThisRun = new Set<string>();
-  #merging: Promise<void> = Promise.resolve();
   readonly #notifier: Notifier;
 
   constructor(services: FleetServices, options: FleetOptions) {
@@ -170,7 +164,7 @@ export class Fleet implements FleetHandle {
       recurring: (id) => this.#specs.get(id)?.everyMs !== undefined,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
-    this.#landing = new Landing({
+    const landing = new Landing({
       git: this.#s.git,
       pipeline: this.#pipeline,
       lifecycle,
@@ -182,6 +176,7 @@ export class Fleet implements FleetHandle {
       base: this.base,
       parentEnv: this.#opts.parentEnv,
     });
+    this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
     this.#runner = new TaskRunner({
       lifecycle,
       pipeline: this.#pipeline,
@@ -319,8 +314,7 @@ export class Fleet implements FleetHandle {
     this.#budget.dispose();
     this.#phase.release();
     this.#scheduler.dispose();
-    await this.#merging;
-    await this.#forecasting;
+    await this.#merges.settled();
     await this.#notifier.drained();
     await this.#state.flush();
     await this.#s.workspace.flush();
@@ -349,9 +343,7 @@ export class Fleet implements FleetHandle {
   }
 
   async merge(id: string): Promise<void> {
-    const run = this.#merging.then(() => this.#actions.merge(id));
-    this.#merging = run.catch(() => undefined);
-    await run;
+    await this.#merges.merge(id);
     this.#scheduler.schedule();
   }
 
@@ -361,14 +353,7 @@ export class Fleet implements FleetHandle {
    * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
    */
   async mergeAll(ids: readonly string[] = this.#order): Promise<QueueResult> {
-    if (this.#landingStop.signal.aborted) this.#landingStop = new AbortController();
-    const signal = AbortSignal.any([this.#stop.signal, this.#landingStop.signal]);
-    const run = this.#merging.then(() => this.#landing.land(ids, this.#specs, this.#config, signal));
-    this.#merging = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    const result = await run;
+    const result = await this.#merges.land(ids, this.#specs, this.#config);
     this.#scheduler.schedule();
     return result;
   }
@@ -415,7 +400,7 @@ export class Fleet implements FleetHandle {
 
   /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
   stopLanding(): void {
-    this.#landingStop.abort(new StopError('the merge queue was stopped'));
+    this.#merges.stopLanding();
   }
 
   /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
@@ -455,7 +440,7 @@ export class Fleet implements FleetHandle {
     this.events.emit('task', { task, previousStatus });
     if (previousStatus === null || previousStatus === task.status) return;
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
-    if (task.status === 'verified' || task.status === 'merged') this.#forecast();
+    if (task.status === 'verified' || task.status === 'merged') this.#merges.forecast(this.#order);
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
@@ -468,12 +453,6 @@ export class Fleet implements FleetHandle {
     if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
       await this.#landVerified(spec.id);
     }
-  }
-
-  #forecast(): void {
-    this.#forecasting = this.#forecasting
-      .then(() => this.#landing.forecast(this.#order))
-      .catch((error: Error) => void this.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }));
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
