@@ -4,7 +4,8 @@ import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
 import { DiskFullError, StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
-import { FleetBudget, taskGates } from './gates.js';
+import { FleetBudget } from './gates.js';
+import { BacklogView } from './backlog-view.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
 import { WORK_DIR, taskBranch } from '../domain/layout.js';
@@ -22,17 +23,7 @@ import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
-import {
-  TASK_STATUSES,
-  type Backlog,
-  type FleetConfig,
-  type GateName,
-  type Role,
-  type TaskSpec,
-  type TaskState,
-  type TaskStatus,
-  type Usage,
-} from '../domain/types.js';
+import type { Backlog, FleetConfig, GateName, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;
@@ -65,9 +56,7 @@ export class Fleet implements FleetHandle {
   readonly base: string;
   readonly backlogPath: string;
   readonly sandboxed: boolean;
-  #config: FleetConfig;
-  #specs = new Map<string, TaskSpec>();
-  #order: string[] = [];
+  readonly #backlog: BacklogView;
   readonly #s: FleetServices;
   readonly #opts: FleetOptions;
   readonly #pipeline: Pipeline;
@@ -78,7 +67,6 @@ export class Fleet implements FleetHandle {
   #runner!: TaskRunner;
   #actions!: FleetActions;
   #merges!: Merging;
-  #backlogMissing = false;
   #diskFull: DiskFullError | null = null;
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
@@ -97,9 +85,9 @@ export class Fleet implements FleetHandle {
     this.base = options.base;
     this.backlogPath = options.backlog.path;
     this.sandboxed = services.sandboxed;
-    this.#config = options.backlog.config;
+    this.#backlog = new BacklogView(options.backlog);
     this.#pipeline = new Pipeline(services);
-    this.#notifier = new Notifier(() => this.#config, (command, payload) => services.notify(command, payload));
+    this.#notifier = new Notifier(() => this.#backlog.config, (command, payload) => services.notify(command, payload));
     this.#phase = new RunPhase({
       clock: services.clock,
       notifier: this.#notifier,
@@ -107,21 +95,21 @@ export class Fleet implements FleetHandle {
       counts: () => this.summary().counts,
       due: () => this.resume(),
     });
-    this.#ports = new PortPool(this.#config.ports);
+    this.#ports = new PortPool(this.#backlog.config.ports);
     this.#scheduler = new Scheduler({
       clock: services.clock,
       events: this.events,
       stop: this.#stop.signal,
       state: () => this.#state,
-      backlog: () => ({ specs: this.#specs, order: this.#order }),
-      open: () => this.#started && !this.#stop.signal.aborted && this.#phase.current !== 'stopping' && this.#phase.current !== 'finished' && !this.#backlogMissing,
+      backlog: () => this.#backlog,
+      open: () => this.#started && !this.#stop.signal.aborted && this.#phase.current !== 'stopping' && this.#phase.current !== 'finished' && !this.#backlog.missing,
       run: (spec) => this.#run(spec),
       busy: (busy) => {
         if (busy && this.#phase.current === 'idle') this.#phase.set('running');
         if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
       },
-    }, this.#config.concurrency);
-    this.#budget = new FleetBudget(() => this.#config.fleetGates, () => services.clock.now(), (gate) => {
+    }, this.#backlog.config.concurrency);
+    this.#budget = new FleetBudget(() => this.#backlog.config.fleetGates, () => services.clock.now(), (gate) => {
       if (this.#stop.signal.aborted) return;
       this.#stoppedBy = gate.gate;
       this.events.emit('gate', { scope: 'fleet', id: null, gate: gate.gate, reason: gate.message });
@@ -131,18 +119,17 @@ export class Fleet implements FleetHandle {
       now: () => services.clock.now(),
       hold: (reason, until, backoff) => this.hold(reason, until, backoff),
       holding: () => this.#phase.holding,
-      probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#config.concurrency),
+      probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#backlog.config.concurrency),
       stop: (reason) => {
         this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
         void this.stop(new StopError(reason));
       },
     }, options.noWait === true);
     this.events.on('gate', (gate) => this.#notifier.send({ event: 'gate', ...gate }));
-    this.#setSpecs(options.backlog.tasks);
   }
 
   get config(): FleetConfig {
-    return this.#config;
+    return this.#backlog.config;
   }
 
   /** Load state and reconcile it with the backlog and the worktrees a crash may have left. */
@@ -161,7 +148,7 @@ export class Fleet implements FleetHandle {
       paths,
       tickDone: this.#s.tickDone,
       markRan: (id) => this.#ranThisRun.add(id),
-      recurring: (id) => this.#specs.get(id)?.everyMs !== undefined,
+      recurring: (id) => this.#backlog.specs.get(id)?.everyMs !== undefined,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
     const landing = new Landing({
@@ -197,7 +184,7 @@ export class Fleet implements FleetHandle {
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
-    for (const spec of this.#specs.values()) this.#ensure(spec);
+    this.#backlog.ensure(this.#state);
     await this.#state.flush();
   }
 
@@ -216,7 +203,7 @@ export class Fleet implements FleetHandle {
 
   /** Copies of the tasks in backlog order, then the ones the backlog no longer lists that are not queued. */
   tasks(): TaskState[] {
-    return structuredClone(this.#records() as TaskState[]);
+    return structuredClone(this.#backlog.records(this.#state) as TaskState[]);
   }
 
   /** A copy of the task's record: callers never hold the engine's own. */
@@ -225,19 +212,11 @@ export class Fleet implements FleetHandle {
     return task === undefined ? undefined : structuredClone(task as TaskState);
   }
 
-  #records(): Readonly<TaskState>[] {
-    const seen = new Set(this.#order);
-    const rest = this.#state.all().filter((t) => !seen.has(t.id) && t.status !== 'queued');
-    return [...this.#order.map((id) => this.#state.get(id)).filter((t) => t !== undefined), ...rest];
-  }
-
   summary(): FleetSnapshotSummary {
     const hold = this.#phase.hold;
-    const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const t of this.#records()) counts[t.status]++;
     return {
       state: this.#phase.current,
-      counts,
+      counts: this.#backlog.counts(this.#state),
       totals: {
         usage: { ...this.#state.fleet.usage },
         costUsd: this.#state.fleet.costUsd,
@@ -327,13 +306,9 @@ export class Fleet implements FleetHandle {
    * the range the fleet started with, since running tasks hold ports from it.
    */
   applyBacklog(backlog: Backlog): void {
-    const before = new Set(this.#specs.keys());
-    this.#config = { ...backlog.config, ports: this.#config.ports };
-    this.#scheduler.concurrency = this.#limits.probing ? 1 : this.#config.concurrency;
-    this.#setSpecs(backlog.tasks);
-    const added = [...this.#specs.keys()].filter((id) => !before.has(id));
-    const removed = [...before].filter((id) => !this.#specs.has(id));
-    for (const spec of this.#specs.values()) this.#ensure(spec);
+    const { added, removed } = this.#backlog.replace(backlog);
+    this.#scheduler.concurrency = this.#limits.probing ? 1 : this.#backlog.config.concurrency;
+    if (this.#state !== undefined) this.#backlog.ensure(this.#state);
     for (const id of removed) {
       if (this.#state.get(id)?.status === 'queued') this.#scheduler.forget(id);
     }
@@ -352,8 +327,8 @@ export class Fleet implements FleetHandle {
    * the previous merge left it, checked again there, and merged only when the checks pass; one that
    * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
    */
-  async mergeAll(ids: readonly string[] = this.#order): Promise<QueueResult> {
-    const result = await this.#merges.land(ids, this.#specs, this.#config);
+  async mergeAll(ids: readonly string[] = this.#backlog.order): Promise<QueueResult> {
+    const result = await this.#merges.land(ids, this.#backlog.specs, this.#backlog.config);
     this.#scheduler.schedule();
     return result;
   }
@@ -363,8 +338,7 @@ export class Fleet implements FleetHandle {
    * end (exit 1) saying so — unless the file comes back first (backlogBack).
    */
   backlogGone(): void {
-    if (this.#backlogMissing) return;
-    this.#backlogMissing = true;
+    if (!this.#backlog.gone()) return;
     const waiting = this.tasks().filter((t) => t.status === 'queued').map((t) => t.id);
     this.events.emit('log', {
       level: 'warn',
@@ -374,8 +348,7 @@ export class Fleet implements FleetHandle {
   }
 
   backlogBack(): void {
-    if (!this.#backlogMissing) return;
-    this.#backlogMissing = false;
+    if (!this.#backlog.back()) return;
     this.events.emit('log', { level: 'info', message: `${this.backlogPath} is back: queued tasks start again` });
     this.#scheduler.schedule();
   }
@@ -395,7 +368,7 @@ export class Fleet implements FleetHandle {
 
   /** true while BACKLOG.md is gone (see backlogGone) */
   get backlogMissing(): boolean {
-    return this.#backlogMissing;
+    return this.#backlog.missing;
   }
 
   /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
@@ -425,22 +398,12 @@ export class Fleet implements FleetHandle {
     if (await this.#actions.retry(id)) this.#scheduler.schedule();
   }
 
-  #setSpecs(tasks: TaskSpec[]): void {
-    this.#specs = new Map(tasks.map((t) => [t.id, t]));
-    this.#order = tasks.map((t) => t.id);
-  }
-
-  #ensure(spec: TaskSpec): void {
-    if (this.#state === undefined) return;
-    this.#state.lifecycle.ensure(spec, taskGates(spec, this.#config));
-  }
-
   /** Every task transition: one `task` event (a copy), and for a status change the fleet's counts and `notify:`. */
   #taskChanged({ task, previousStatus }: TaskChange): void {
     this.events.emit('task', { task, previousStatus });
     if (previousStatus === null || previousStatus === task.status) return;
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
-    if (task.status === 'verified' || task.status === 'merged') this.#merges.forecast(this.#order);
+    if (task.status === 'verified' || task.status === 'merged') this.#merges.forecast(this.#backlog.order);
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
@@ -449,14 +412,14 @@ export class Fleet implements FleetHandle {
 
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
   async #run(spec: TaskSpec): Promise<void> {
-    await this.#runner.run(spec, this.#config);
-    if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
+    await this.#runner.run(spec, this.#backlog.config);
+    if ((this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
       await this.#landVerified(spec.id);
     }
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
-    const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
+    const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
     this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
   }
