@@ -47,8 +47,12 @@ export interface FleetOptions {
 }
 
 /**
- * The fleet: schedules tasks (Scheduler), runs each through the pipeline, keeps state and tells
- * subscribers. The TUI and the headless printer only listen to `events` and call the commands.
+ * The fleet: the one handle the commands, the TUI and the headless printer hold; they only listen to
+ * `events` and call the commands. It wires the engine's parts and keeps none of their state: which queued
+ * task starts when is the Scheduler's, the phase and a limit's hold RunPhase's, merges and forecasts
+ * Merging's, what the backlog lists BacklogView's, one task's attempt the TaskRunner's. Invariants: a
+ * stopped fleet never starts again; stop() returns only once every task, merge, forecast and notify
+ * command it started has ended and the state is saved.
  */
 export class Fleet implements FleetHandle {
   readonly events = new FleetEmitter();
@@ -151,36 +155,29 @@ export class Fleet implements FleetHandle {
       recurring: (id) => this.#backlog.specs.get(id)?.everyMs !== undefined,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
-    const landing = new Landing({
-      git: this.#s.git,
-      pipeline: this.#pipeline,
+    // What the merge queue and the task runner both work with: the same worktrees, ports and pipeline.
+    const shared = {
       lifecycle,
-      actions: this.#actions,
-      paths,
-      ports: this.#ports,
+      pipeline: this.#pipeline,
       events: this.events,
+      ports: this.#ports,
+      paths,
       repoRoot: this.repoRoot,
       base: this.base,
       parentEnv: this.#opts.parentEnv,
-    });
+    };
+    const landing = new Landing({ ...shared, git: this.#s.git, actions: this.#actions });
     this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
     this.#runner = new TaskRunner({
-      lifecycle,
-      pipeline: this.#pipeline,
-      events: this.events,
+      ...shared,
       clock: this.#s.clock,
       workspace: this.#s.workspace,
-      ports: this.#ports,
-      paths,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
       limits: this.#limits,
       lessons: this.#s.lessons,
       claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
-      repoRoot: this.repoRoot,
-      base: this.base,
-      parentEnv: this.#opts.parentEnv,
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
