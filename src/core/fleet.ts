@@ -1,38 +1,29 @@
 import { join } from 'node:path';
-import PQueue from 'p-queue';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
 import { DiskFullError, StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
-import { FleetBudget, taskGates } from './gates.js';
+import { FleetBudget } from './gates.js';
+import { BacklogView } from './backlog-view.js';
 import { Pipeline, type PipelineServices } from './pipeline.js';
 import { PortPool } from './port-pool.js';
-import { MAX_TIMER_MS, WORK_DIR, taskBranch } from '../domain/layout.js';
+import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
-import { RateLimits, type HoldInfo } from './rate-limits.js';
-import { allowedFrom, type TaskChange } from './task-lifecycle.js';
+import { Merging } from './merging.js';
+import { RateLimits } from './rate-limits.js';
+import { RunPhase } from './run-phase.js';
+import type { TaskChange } from './task-lifecycle.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
-import { wanted, type NotifyKind, type NotifyPayload } from './notify-digest.js';
-import { plannedFiles, type Claim } from './plan-files.js';
-import {
-  TASK_STATUSES,
-  type Backlog,
-  type FleetConfig,
-  type GateName,
-  type Role,
-  type TaskSpec,
-  type TaskState,
-  type TaskStatus,
-  type Usage,
-} from '../domain/types.js';
-
+import { Notifier } from './notify-digest.js';
+import { Scheduler } from './scheduler.js';
+import type { Backlog, FleetConfig, GateName, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;
@@ -55,10 +46,13 @@ export interface FleetOptions {
   noWait?: boolean;
 }
 
-
 /**
- * The fleet: schedules tasks over a p-queue, runs each through the pipeline, keeps state and tells
- * subscribers. The TUI and the headless printer only listen to `events` and call the commands.
+ * The fleet: the one handle the commands, the TUI and the headless printer hold; they only listen to
+ * `events` and call the commands. It wires the engine's parts and keeps none of their state: which queued
+ * task starts when is the Scheduler's, the phase and a limit's hold RunPhase's, merges and forecasts
+ * Merging's, what the backlog lists BacklogView's, one task's attempt the TaskRunner's. Invariants: a
+ * stopped fleet never starts again; stop() returns only once every task, merge, forecast and notify
+ * command it started has ended and the state is saved.
  */
 export class Fleet implements FleetHandle {
   readonly events = new FleetEmitter();
@@ -66,46 +60,27 @@ export class Fleet implements FleetHandle {
   readonly base: string;
   readonly backlogPath: string;
   readonly sandboxed: boolean;
-  #config: FleetConfig;
-  #specs = new Map<string, TaskSpec>();
-  #order: string[] = [];
+  readonly #backlog: BacklogView;
   readonly #s: FleetServices;
   readonly #opts: FleetOptions;
   readonly #pipeline: Pipeline;
   readonly #ports: PortPool;
-  readonly #queue: PQueue;
+  readonly #scheduler: Scheduler;
   readonly #stop = new AbortController();
   #state!: FleetState;
   #runner!: TaskRunner;
   #actions!: FleetActions;
-  #landing!: Landing;
-  #backlogMissing = false;
+  #merges!: Merging;
   #diskFull: DiskFullError | null = null;
-  /** stops the merge queue between tasks (and aborts its check), without stopping the fleet */
-  #landingStop = new AbortController();
-  /** forecasts run one after another: each reads the branches as the previous left them */
-  #forecasting: Promise<void> = Promise.resolve();
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
-  #scheduled = new Set<string>();
   #stoppedBy: GateName | null = null;
-  /** why the fleet holds (a usage or rate limit), and until when; null when it runs or a person paused it */
-  #hold: HoldInfo | null = null;
   readonly #limits: RateLimits;
-  #holdTimer: NodeJS.Timeout | null = null;
-  /** wakes the scheduler when the earliest waiting recurring task is due */
-  #recurTimer: NodeJS.Timeout | null = null;
-  #phase: FleetSnapshotSummary['state'] = 'idle';
+  readonly #phase: RunPhase;
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
   #started = false;
   #ranThisRun = new Set<string>();
-  #idleWaiters: Array<() => void> = [];
-  #merging: Promise<void> = Promise.resolve();
-  /**
-   * notify commands run one after another, so the receiver sees changes in the order they happened;
-   * stop() waits for the chain so the last change is not lost at exit
-   */
-  #notifying: Promise<void> = Promise.resolve();
+  readonly #notifier: Notifier;
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -114,11 +89,31 @@ export class Fleet implements FleetHandle {
     this.base = options.base;
     this.backlogPath = options.backlog.path;
     this.sandboxed = services.sandboxed;
-    this.#config = options.backlog.config;
+    this.#backlog = new BacklogView(options.backlog);
     this.#pipeline = new Pipeline(services);
-    this.#ports = new PortPool(this.#config.ports);
-    this.#queue = new PQueue({ concurrency: this.#config.concurrency, autoStart: false });
-    this.#budget = new FleetBudget(() => this.#config.fleetGates, () => services.clock.now(), (gate) => {
+    this.#notifier = new Notifier(() => this.#backlog.config, (command, payload) => services.notify(command, payload));
+    this.#phase = new RunPhase({
+      clock: services.clock,
+      notifier: this.#notifier,
+      emit: () => this.#emitFleet(),
+      counts: () => this.summary().counts,
+      due: () => this.resume(),
+    });
+    this.#ports = new PortPool(this.#backlog.config.ports);
+    this.#scheduler = new Scheduler({
+      clock: services.clock,
+      events: this.events,
+      stop: this.#stop.signal,
+      state: () => this.#state,
+      backlog: () => this.#backlog,
+      open: () => this.#started && !this.#stop.signal.aborted && this.#phase.current !== 'stopping' && this.#phase.current !== 'finished' && !this.#backlog.missing,
+      run: (spec) => this.#run(spec),
+      busy: (busy) => {
+        if (busy && this.#phase.current === 'idle') this.#phase.set('running');
+        if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
+      },
+    }, this.#backlog.config.concurrency);
+    this.#budget = new FleetBudget(() => this.#backlog.config.fleetGates, () => services.clock.now(), (gate) => {
       if (this.#stop.signal.aborted) return;
       this.#stoppedBy = gate.gate;
       this.events.emit('gate', { scope: 'fleet', id: null, gate: gate.gate, reason: gate.message });
@@ -127,19 +122,18 @@ export class Fleet implements FleetHandle {
     this.#limits = new RateLimits({
       now: () => services.clock.now(),
       hold: (reason, until, backoff) => this.hold(reason, until, backoff),
-      holding: () => this.#hold !== null,
-      probe: (on) => (this.#queue.concurrency = on ? 1 : this.#config.concurrency),
+      holding: () => this.#phase.holding,
+      probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#backlog.config.concurrency),
       stop: (reason) => {
         this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
         void this.stop(new StopError(reason));
       },
     }, options.noWait === true);
-    this.events.on('gate', (gate) => this.#notify({ event: 'gate', ...gate }));
-    this.#setSpecs(options.backlog.tasks);
+    this.events.on('gate', (gate) => this.#notifier.send({ event: 'gate', ...gate }));
   }
 
   get config(): FleetConfig {
-    return this.#config;
+    return this.#backlog.config;
   }
 
   /** Load state and reconcile it with the backlog and the worktrees a crash may have left. */
@@ -158,42 +152,36 @@ export class Fleet implements FleetHandle {
       paths,
       tickDone: this.#s.tickDone,
       markRan: (id) => this.#ranThisRun.add(id),
-      recurring: (id) => this.#specs.get(id)?.everyMs !== undefined,
+      recurring: (id) => this.#backlog.specs.get(id)?.everyMs !== undefined,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
-    this.#landing = new Landing({
-      git: this.#s.git,
-      pipeline: this.#pipeline,
+    // What the merge queue and the task runner both work with: the same worktrees, ports and pipeline.
+    const shared = {
       lifecycle,
-      actions: this.#actions,
-      paths,
-      ports: this.#ports,
+      pipeline: this.#pipeline,
       events: this.events,
+      ports: this.#ports,
+      paths,
       repoRoot: this.repoRoot,
       base: this.base,
       parentEnv: this.#opts.parentEnv,
-    });
+    };
+    const landing = new Landing({ ...shared, git: this.#s.git, actions: this.#actions });
+    this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
     this.#runner = new TaskRunner({
-      lifecycle,
-      pipeline: this.#pipeline,
-      events: this.events,
+      ...shared,
       clock: this.#s.clock,
       workspace: this.#s.workspace,
-      ports: this.#ports,
-      paths,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
       limits: this.#limits,
       lessons: this.#s.lessons,
-      claims: (id) => this.#claims(id),
+      claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
-      repoRoot: this.repoRoot,
-      base: this.base,
-      parentEnv: this.#opts.parentEnv,
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
-    for (const spec of this.#specs.values()) this.#ensure(spec);
+    this.#backlog.ensure(this.#state);
     await this.#state.flush();
   }
 
@@ -212,7 +200,7 @@ export class Fleet implements FleetHandle {
 
   /** Copies of the tasks in backlog order, then the ones the backlog no longer lists that are not queued. */
   tasks(): TaskState[] {
-    return structuredClone(this.#records() as TaskState[]);
+    return structuredClone(this.#backlog.records(this.#state) as TaskState[]);
   }
 
   /** A copy of the task's record: callers never hold the engine's own. */
@@ -221,18 +209,11 @@ export class Fleet implements FleetHandle {
     return task === undefined ? undefined : structuredClone(task as TaskState);
   }
 
-  #records(): Readonly<TaskState>[] {
-    const seen = new Set(this.#order);
-    const rest = this.#state.all().filter((t) => !seen.has(t.id) && t.status !== 'queued');
-    return [...this.#order.map((id) => this.#state.get(id)).filter((t) => t !== undefined), ...rest];
-  }
-
   summary(): FleetSnapshotSummary {
-    const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const t of this.#records()) counts[t.status]++;
+    const hold = this.#phase.hold;
     return {
-      state: this.#phase,
-      counts,
+      state: this.#phase.current,
+      counts: this.#backlog.counts(this.#state),
       totals: {
         usage: { ...this.#state.fleet.usage },
         costUsd: this.#state.fleet.costUsd,
@@ -240,7 +221,7 @@ export class Fleet implements FleetHandle {
         startedAt: this.#state.fleet.startedAt,
       },
       stoppedBy: this.#stoppedBy,
-      ...(this.#hold === null ? {} : { hold: { ...this.#hold } }),
+      ...(hold === null ? {} : { hold }),
     };
   }
 
@@ -266,20 +247,19 @@ export class Fleet implements FleetHandle {
     const startedAt = new Date(this.#budget.startedAt!).toISOString();
     this.#state.updateFleet((f) => (f.startedAt ??= startedAt));
     this.#started = true;
-    this.#setPhase('running');
-    this.#queue.start();
-    this.#schedule();
+    this.#phase.set('running');
+    this.#scheduler.start();
+    this.#scheduler.schedule();
   }
 
   /** Resolves when nothing is running and nothing more can start. */
   whenIdle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#scheduler.whenIdle();
   }
 
   pause(): void {
-    this.#queue.pause();
-    this.#setPhase('paused');
+    this.#scheduler.pause();
+    this.#phase.set('paused');
   }
 
   /**
@@ -288,44 +268,33 @@ export class Fleet implements FleetHandle {
    */
   hold(reason: string, until: number | null, backoff = false): void {
     if (this.#stop.signal.aborted) return;
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#holdTimer = null;
-    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString(), ...(backoff ? { backoff } : {}) };
-    if (until !== null) {
-      // Not unref'd: while the fleet holds, this timer may be all that keeps the run alive; stop() clears it.
-      this.#holdTimer = setTimeout(() => this.resume(), Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS));
-    }
+    this.#phase.holdFor(reason, until, backoff);
     this.pause();
   }
 
   resume(): void {
     if (this.#stop.signal.aborted) return;
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#holdTimer = null;
-    this.#hold = null;
-    this.#queue.start();
-    this.#setPhase('running');
-    this.#schedule();
+    this.#phase.release();
+    this.#scheduler.start();
+    this.#phase.set('running');
+    this.#scheduler.schedule();
   }
 
   async stop(reason: Error = new StopError('the fleet was stopped')): Promise<void> {
     if (!this.#stop.signal.aborted) {
-      this.#queue.pause();
-      this.#queue.clear();
-      this.#setPhase('stopping');
+      this.#scheduler.halt();
+      this.#phase.set('stopping');
       this.#stop.abort(reason);
     }
-    await this.#queue.onIdle();
+    await this.#scheduler.settled();
     this.#budget.dispose();
-    if (this.#holdTimer !== null) clearTimeout(this.#holdTimer);
-    this.#hold = null;
-    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
-    await this.#merging;
-    await this.#forecasting;
-    await this.#notifying;
+    this.#phase.release();
+    this.#scheduler.dispose();
+    await this.#merges.settled();
+    await this.#notifier.drained();
     await this.#state.flush();
     await this.#s.workspace.flush();
-    this.#setPhase('finished');
+    this.#phase.set('finished');
   }
 
   /**
@@ -334,26 +303,20 @@ export class Fleet implements FleetHandle {
    * the range the fleet started with, since running tasks hold ports from it.
    */
   applyBacklog(backlog: Backlog): void {
-    const before = new Set(this.#specs.keys());
-    this.#config = { ...backlog.config, ports: this.#config.ports };
-    this.#queue.concurrency = this.#limits.probing ? 1 : this.#config.concurrency;
-    this.#setSpecs(backlog.tasks);
-    const added = [...this.#specs.keys()].filter((id) => !before.has(id));
-    const removed = [...before].filter((id) => !this.#specs.has(id));
-    for (const spec of this.#specs.values()) this.#ensure(spec);
+    const { added, removed } = this.#backlog.replace(backlog);
+    this.#scheduler.concurrency = this.#limits.probing ? 1 : this.#backlog.config.concurrency;
+    if (this.#state !== undefined) this.#backlog.ensure(this.#state);
     for (const id of removed) {
-      if (this.#state.get(id)?.status === 'queued') this.#scheduled.delete(id);
+      if (this.#state.get(id)?.status === 'queued') this.#scheduler.forget(id);
     }
     if (added.length > 0 || removed.length > 0) this.events.emit('backlog', { added, removed });
     this.#emitFleet();
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   async merge(id: string): Promise<void> {
-    const run = this.#merging.then(() => this.#actions.merge(id));
-    this.#merging = run.catch(() => undefined);
-    await run;
-    this.#schedule();
+    await this.#merges.merge(id);
+    this.#scheduler.schedule();
   }
 
   /**
@@ -361,16 +324,9 @@ export class Fleet implements FleetHandle {
    * the previous merge left it, checked again there, and merged only when the checks pass; one that
    * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
    */
-  async mergeAll(ids: readonly string[] = this.#order): Promise<QueueResult> {
-    if (this.#landingStop.signal.aborted) this.#landingStop = new AbortController();
-    const signal = AbortSignal.any([this.#stop.signal, this.#landingStop.signal]);
-    const run = this.#merging.then(() => this.#landing.land(ids, this.#specs, this.#config, signal));
-    this.#merging = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    const result = await run;
-    this.#schedule();
+  async mergeAll(ids: readonly string[] = this.#backlog.order): Promise<QueueResult> {
+    const result = await this.#merges.land(ids, this.#backlog.specs, this.#backlog.config);
+    this.#scheduler.schedule();
     return result;
   }
 
@@ -379,21 +335,19 @@ export class Fleet implements FleetHandle {
    * end (exit 1) saying so — unless the file comes back first (backlogBack).
    */
   backlogGone(): void {
-    if (this.#backlogMissing) return;
-    this.#backlogMissing = true;
+    if (!this.#backlog.gone()) return;
     const waiting = this.tasks().filter((t) => t.status === 'queued').map((t) => t.id);
     this.events.emit('log', {
       level: 'warn',
       message: `${this.backlogPath} was deleted or renamed: running tasks finish, ${waiting.length === 0 ? 'nothing else starts' : `${waiting.join(', ')} will not start`}; restore it to go on`,
     });
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   backlogBack(): void {
-    if (!this.#backlogMissing) return;
-    this.#backlogMissing = false;
+    if (!this.#backlog.back()) return;
     this.events.emit('log', { level: 'info', message: `${this.backlogPath} is back: queued tasks start again` });
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** the full disk that stopped the run, if one did */
@@ -411,18 +365,18 @@ export class Fleet implements FleetHandle {
 
   /** true while BACKLOG.md is gone (see backlogGone) */
   get backlogMissing(): boolean {
-    return this.#backlogMissing;
+    return this.#backlog.missing;
   }
 
   /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
   stopLanding(): void {
-    this.#landingStop.abort(new StopError('the merge queue was stopped'));
+    this.#merges.stopLanding();
   }
 
   /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
   approve(id: string, plan?: string): void {
     this.#actions.approve(id, plan);
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
@@ -433,22 +387,12 @@ export class Fleet implements FleetHandle {
 
   async discard(id: string): Promise<void> {
     await this.#actions.discard(id);
-    this.#schedule();
+    this.#scheduler.schedule();
   }
 
   /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased and verified again. */
   async retry(id: string): Promise<void> {
-    if (await this.#actions.retry(id)) this.#schedule();
-  }
-
-  #setSpecs(tasks: TaskSpec[]): void {
-    this.#specs = new Map(tasks.map((t) => [t.id, t]));
-    this.#order = tasks.map((t) => t.id);
-  }
-
-  #ensure(spec: TaskSpec): void {
-    if (this.#state === undefined) return;
-    this.#state.lifecycle.ensure(spec, taskGates(spec, this.#config));
+    if (await this.#actions.retry(id)) this.#scheduler.schedule();
   }
 
   /** Every task transition: one `task` event (a copy), and for a status change the fleet's counts and `notify:`. */
@@ -456,164 +400,25 @@ export class Fleet implements FleetHandle {
     this.events.emit('task', { task, previousStatus });
     if (previousStatus === null || previousStatus === task.status) return;
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
-    if (task.status === 'verified' || task.status === 'merged') this.#forecast();
+    if (task.status === 'verified' || task.status === 'merged') this.#merges.forecast(this.#backlog.order);
     if (task.status === 'running') this.#ranThisRun.add(task.id);
-    if (task.status === 'merged' || task.status === 'discarded') this.#recur(task.id);
+    if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
-    this.#notify({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
+    this.#notifier.send({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
   }
 
-  /**
-   * A recurring task that was merged or discarded waits for its next run. After the transition's own
-   * listeners have seen it: the task event for `merged` comes before the one for `queued`.
-   */
-  #recur(id: string): void {
-    const spec = this.#specs.get(id);
-    // An item a person ticked `[x]` has stopped recurring.
-    if (spec?.everyMs === undefined || spec.done) return;
-    const everyMs = spec.everyMs;
-    queueMicrotask(() => {
-      const status = this.#state.get(id)?.status;
-      if (status !== 'merged' && status !== 'discarded') return;
-      this.#state.lifecycle.reschedule(id, everyMs, status);
-      this.#schedule();
-    });
-  }
-
-  /**
-   * The `notify:` command gets each status change, the fleet going idle or pausing, and each gate, as
-   * JSON on stdin; `notify_on:` narrows it to the kinds listed.
-   */
-  #notify(payload: Record<string, unknown>): void {
-    if (this.#config.notify === null) return;
-    if (!wanted(payload as NotifyPayload, (this.#config.notifyOn ?? null) as NotifyKind[] | null)) return;
-    const command = this.#config.notify;
-    this.#notifying = this.#notifying.then(() => this.#s.notify(command, payload));
-  }
-
-  /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
-  #schedule(): void {
-    if (!this.#started || this.#stop.signal.aborted || this.#phase === 'stopping' || this.#phase === 'finished' || this.#backlogMissing) {
-      this.#resolveIdle();
-      return;
+  /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
+  async #run(spec: TaskSpec): Promise<void> {
+    await this.#runner.run(spec, this.#backlog.config);
+    if ((this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
+      await this.#landVerified(spec.id);
     }
-    const now = this.#s.clock.now();
-    let wake = Infinity;
-    this.#order.forEach((id, index) => {
-      const task = this.#state.get(id);
-      const spec = this.#specs.get(id);
-      if (task === undefined || spec === undefined || task.status !== 'queued' || this.#scheduled.has(id)) return;
-      const due = task.nextRunAt == null ? now : Date.parse(task.nextRunAt);
-      if (due > now) {
-        wake = Math.min(wake, due);
-        return;
-      }
-      if (!spec.after.every((dep) => this.#state.get(dep)?.status === 'merged')) return;
-      // Waiting for an overlapping task until it is merged, discarded or failed.
-      const blocker = task.waitingFor?.id;
-      if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(this.#state.get(blocker)?.status)) return;
-      if (this.#phase === 'idle') this.#setPhase('running');
-      this.#enqueue(id, -index);
-    });
-    this.#wakeAt(wake);
-    this.#resolveIdle();
-  }
-
-  /** One timer for the earliest recurring task still waiting; it does not keep the process alive. */
-  #wakeAt(at: number): void {
-    if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
-    this.#recurTimer = null;
-    if (at === Infinity) return;
-    this.#recurTimer = setTimeout(() => {
-      this.#recurTimer = null;
-      this.#schedule();
-    }, Math.min(Math.max(0, at - this.#s.clock.now()), MAX_TIMER_MS));
-    this.#recurTimer.unref();
-  }
-
-
-  #enqueue(id: string, priority = 0): void {
-    this.#scheduled.add(id);
-    void this.#queue
-      .add(async () => {
-        const spec = this.#specs.get(id);
-        const task = this.#state.get(id);
-        // The backlog may have dropped it, or a person discarded it, while it waited.
-        if (spec === undefined || task === undefined || task.status !== 'queued') return;
-        // Enqueued before the backlog went: it stays queued for when the file is back.
-        if (this.#stop.signal.aborted || this.#backlogMissing) return;
-        await this.#runner.run(spec, this.#config);
-        if ((this.#opts.autoMerge || autonomyOf(spec, this.#config) === 'auto') && this.#state.get(id)?.status === 'verified') {
-          await this.#landVerified(id);
-        }
-      }, { priority })
-      .catch((error: unknown) => {
-        // stop() clears the queue: the tasks that were waiting stay queued for the next run.
-        if (this.#stop.signal.aborted && error instanceof Error && error.name === 'AbortError') return;
-        this.events.emit('log', { level: 'error', id, message: `internal error running ${id}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` });
-        const status = this.#state.get(id)?.status;
-        if (status !== undefined && allowedFrom('fail').includes(status)) {
-          this.#state.lifecycle.fail(id, { gate: null, reason: `internal error: ${error instanceof Error ? error.message : String(error)}` });
-        }
-      })
-      .finally(() => {
-        this.#scheduled.delete(id);
-        this.#schedule();
-      });
-  }
-
-  /**
-   * What the other tasks plan to change, for a task about to implement: a running task's plan once its
-   * explorer wrote it, and the last plan of a task whose branch is not on base yet (verified, in conflict,
-   * awaiting approval). Queued tasks claim nothing: they are not changing anything now.
-   */
-  #claims(id: string): Claim[] {
-    const claims: Claim[] = [];
-    for (const other of this.#order) {
-      const t = this.#state.get(other);
-      if (other === id || t === undefined) continue;
-      const plan =
-        t.status === 'running'
-          ? (t.currentPlan ?? null)
-          : t.status === 'verified' || t.status === 'conflict' || t.status === 'awaiting-approval'
-            ? (t.approvedPlan ?? t.attempts.findLast((a) => a.plan !== null)?.plan ?? null)
-            : null;
-      const files = plan === null ? null : plannedFiles(plan);
-      if (files !== null && files.length > 0) claims.push({ id: other, files });
-    }
-    return claims;
-  }
-
-  #forecast(): void {
-    this.#forecasting = this.#forecasting
-      .then(() => this.#landing.forecast(this.#order))
-      .catch((error: Error) => void this.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }));
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
-    const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#config.prices, reportedUsd);
+    const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
     this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
-  }
-
-  #isIdle(): boolean {
-    return this.#queue.size === 0 && this.#queue.pending === 0 && this.#scheduled.size === 0;
-  }
-
-  /** Nothing running and nothing startable: the fleet is idle (it still picks up new work) until more comes. */
-  #resolveIdle(): void {
-    if (!this.#isIdle()) return;
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const resolve of waiters) resolve();
-    if (this.#phase === 'running') this.#setPhase('idle');
-  }
-
-  #setPhase(phase: FleetSnapshotSummary['state']): void {
-    this.#phase = phase;
-    this.#emitFleet();
-    if (phase === 'idle') this.#notify({ event: 'idle', counts: this.summary().counts });
-    if (phase === 'paused') this.#notify({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
   }
 
   #emitFleet(): void {

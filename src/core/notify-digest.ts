@@ -1,6 +1,7 @@
 /**
  * Which changes reach the `notify:` command. Without `notify_on:` it gets every change, as it always has;
- * with it, only the kinds listed, and a run that ends (`--overnight`, `--watch`) sends one summary.
+ * with it, only the kinds listed, and a run that ends (`--overnight`, `--watch`) sends one summary. The
+ * Notifier hands them to the command one at a time, in the order they happened.
  */
 
 export const NOTIFY_KINDS = ['verified', 'failed', 'conflict', 'awaiting-approval', 'paused', 'gate', 'idle', 'summary'] as const;
@@ -39,4 +40,39 @@ export function summaryPayload(summary: RunSummary): NotifyPayload {
   const c = summary.counts;
   const text = `loopfleet: ${c.verified ?? 0} verified, ${c.merged ?? 0} merged, ${c.failed ?? 0} failed, ${c.conflict ?? 0} conflict; $${summary.costUsd.toFixed(2)}`;
   return { event: 'summary', text, ...summary };
+}
+
+/**
+ * The `notify:` command's chain. Invariant: commands run one after another, so the receiver sees the changes
+ * in the order they happened; drained() resolves once every payload sent so far has been handed over (the
+ * fleet waits for it at stop, so the last change is not lost at exit).
+ */
+export class Notifier {
+  #chain: Promise<void> = Promise.resolve();
+  readonly #config: () => { notify: string | null; notifyOn?: readonly string[] | null };
+  readonly #run: (command: string, payload: Record<string, unknown>) => Promise<void>;
+
+  /** `run` runs the command with the payload on stdin and resolves when it has ended (it never rejects). */
+  constructor(
+    config: () => { notify: string | null; notifyOn?: readonly string[] | null },
+    run: (command: string, payload: Record<string, unknown>) => Promise<void>,
+  ) {
+    this.#config = config;
+    this.#run = run;
+  }
+
+  /**
+   * The `notify:` command gets each status change, the fleet going idle or pausing, and each gate, as
+   * JSON on stdin; `notify_on:` narrows it to the kinds listed.
+   */
+  send(payload: Record<string, unknown>): void {
+    const { notify, notifyOn } = this.#config();
+    if (notify === null) return;
+    if (!wanted(payload as NotifyPayload, (notifyOn ?? null) as NotifyKind[] | null)) return;
+    this.#chain = this.#chain.then(() => this.#run(notify, payload));
+  }
+
+  drained(): Promise<void> {
+    return this.#chain;
+  }
 }
