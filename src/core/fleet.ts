@@ -390,7 +390,7 @@ export class Fleet implements FleetHandle {
     this.#scheduler.schedule();
   }
 
-  /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased and verified again. */
+  /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased (or replayed, see FleetActions.retry). */
   async retry(id: string): Promise<void> {
     if (await this.#actions.retry(id)) this.#scheduler.schedule();
   }
