@@ -20,7 +20,7 @@ export const HELP = `loopfleet — run a fleet of coding agents over a repositor
 Usage:
   loopfleet                     interactive view of the fleet (needs a terminal)
   loopfleet --overnight         headless: run the whole backlog, write a report, exit
-  loopfleet --watch [--until HH:MM]
+  loopfleet --watch [--until HH:MM[:SS]]
                                 headless and kept alive: runs recurring tasks (every:) when due, picks up
                                 BACKLOG.md edits, runs discover on the front matter's discover: setting;
                                 stops on SIGINT/SIGTERM, a fleet gate or --until (local time), then reports
@@ -47,7 +47,7 @@ Options (the run commands):
   --auto-merge                  land each verified task through the merge queue (rebased, checked again)
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
-  --until HH:MM                 --watch: stop at this local time (the next time the clock reads it)
+  --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first

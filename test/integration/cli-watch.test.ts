@@ -74,7 +74,9 @@ describe('loopfleet --watch', () => {
       expect(Date.parse(t1.runs![1]!.startedAt) - Date.parse(t1.runs![0]!.endedAt)).toBeGreaterThanOrEqual(2000);
       expect(rows[1]).toMatchObject({ id: 'T-2', status: 'failed' });
       expect(rows[1]).not.toHaveProperty('nextRun');
-      if (t1.status === 'queued') expect(Date.parse(t1.nextRun!)).toBeGreaterThan(Date.parse(t1.runs!.at(-1)!.endedAt));
+      // Waiting for its next run; or stopped during a third run, which then resumes at the next start.
+      if (t1.nextRun != null) expect(Date.parse(t1.nextRun)).toBeGreaterThan(Date.parse(t1.runs!.at(-1)!.endedAt));
+      else expect(t1.status).toBe('queued');
       const file = await read(root, 'BACKLOG.md');
       expect(file).toContain('- [ ] T-1 Sweep the logs');
       // discover: ran once at the start, proposing the TODO (held under ## Discovered, not run)
@@ -118,10 +120,29 @@ describe('loopfleet --watch', () => {
       expect(bad.stderr).toContain("--until: '25:00' is not a time of day");
       expect((await cli(root, ['--until', '07:00'])).stderr).toContain('--until is an option of `loopfleet --watch` only');
       expect((await cli(root, ['--watch', '--overnight'])).exitCode).toBe(2);
-      expect((await cli(root, ['--help'])).stdout).toContain('--watch [--until HH:MM]');
+      expect((await cli(root, ['--help'])).stdout).toContain('--watch [--until HH:MM[:SS]]');
     } finally {
       await cleanup();
       await rm(box, { recursive: true, force: true });
+    }
+  });
+
+  it('stops by itself at --until HH:MM:SS, not before, with the exit code --overnight would give', { timeout: 60_000 }, async () => {
+    const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Sweep\n  every: 1d') });
+    try {
+      // Whole seconds on the local clock, far enough ahead for the one run to end before it.
+      const at = new Date(Math.ceil((Date.now() + 6_000) / 1000) * 1000);
+      const hhmmss = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+      const run = await cli(root, ['--watch', '--until', hhmmss]);
+      const ended = Date.now();
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toContain(`stopping: --until ${hhmmss}`);
+      expect(ended).toBeGreaterThanOrEqual(at.getTime());
+      const [row] = await status(root);
+      expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);
+      expect(await readdir(join(root, '.loop-worktrees', 'reports'))).toHaveLength(1);
+    } finally {
+      await cleanup();
     }
   });
 
