@@ -1,6 +1,6 @@
 import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
-import { BACKLOG_NAME, discardedRef } from '../domain/layout.js';
+import { BACKLOG_NAME, discardedRef, replayedRef } from '../domain/layout.js';
 import { committedTick } from './backlog/committed-tick.js';
 import { boundHunks, conflictDetail } from './conflict-forecast.js';
 import { replayConflict, type ReplayedConflict } from './conflict-work.js';
@@ -99,7 +99,11 @@ export class FleetActions {
     if (commit !== null) await git.updateRef(discardedRef(id), commit);
     await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
     if (commit !== null) await git.deleteBranch(branch, true);
-    this.#s.lifecycle.discard(id, commit === null ? 'discarded' : `discarded; recover with: git branch ${branch} ${discardedRef(id)}`);
+    // A branch replayed onto base for a conflict to be resolved holds its change uncommitted: what it was
+    // before is under the replayed ref, and the person must be told so, or the discard looks like a loss.
+    const replayed = await git.revParse(replayedRef(id));
+    const before = replayed !== null && replayed !== commit ? `; before its conflict was replayed: ${replayedRef(id)}` : '';
+    this.#s.lifecycle.discard(id, commit === null ? `discarded${before}` : `discarded; recover with: git branch ${branch} ${discardedRef(id)}${before}`);
   }
 
   /**

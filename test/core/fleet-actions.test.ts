@@ -132,6 +132,11 @@ describe('fleet actions by status', () => {
     expect(e.git.show('loop/T-1', 'shared.txt')).toBe('base line\ntask line\n');
     expect(await e.git.isMerged('main', 'loop/T-1')).toBe(true);
     expect(taskEvents(e)).toContain('T-1:conflict->queued');
+    // discarding it now names both refs: the resolved branch, and the change as it was before the replay
+    await e.fleet.discard('T-1');
+    expect(e.fleet.task('T-1')!.reason).toBe(
+      'discarded; recover with: git branch loop/T-1 refs/loopfleet/discarded/T-1; before its conflict was replayed: refs/loopfleet/replayed/T-1',
+    );
   });
 
   it('the merge queue replays a branch whose rebase conflicts and sends it back; a replay git refuses sends back the hunks to read', async () => {
