@@ -96,17 +96,22 @@ describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux
     expect(row(night, 'T-3')).not.toMatch(/conflicts/);
     expect(await git(root, 'log', '-1', '--format=%s', 'main')).toBe('initial');
 
-    // T-2's Diff tab opens with the conflict: with whom, in which file, and the marker hunk.
+    // T-2's Diff tab opens with the conflict: with whom, in which file, and the marker hunk. Each key waits
+    // for the screen to answer the one before: keys read together in one chunk reach the view as one paste.
     await term.keys('g');
+    await term.waitFor((s) => row(s, 'T-1').startsWith('› T-1'), 'T-1 selected');
     await term.keys('j');
     await term.waitFor((s) => row(s, 'T-2').startsWith('› T-2'), 'T-2 selected');
     await term.keys('Enter');
+    await term.waitFor(/── T-2 .*\n.*1 Plan.*6 History/, 'the detail of T-2 open');
     await term.keys('3');
     const diffTab = await term.waitFor(/⚠ Conflicts/, 'the Conflicts section of the Diff tab');
     expect(diffTab).toMatch(/⚠ Conflicts · predicted, nothing is merged yet/);
     expect(diffTab).toMatch(/with T-1: shared\.txt/);
     expect(diffTab).toMatch(/^<<<<<<< loop\/T-1\n.*hello from T-1\n=======\n.*hello from T-2\n>>>>>>> loop\/T-2$/m);
     await term.keys('Escape');
+    // An Escape read together with the next character would be Alt+that character.
+    await term.waitFor((s) => !/\[3 Diff\]/.test(s), 'the detail closed');
 
     // One key, one confirmation that lists the order; nothing merges before the answer.
     await term.keys('M');
