@@ -255,7 +255,7 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
       return reviewLines(src.task, src.review, w);
     case 'history': {
       // A recurring task's runs come first: the attempts below are those of its runs.
-      const runs = runLines(src.task);
+      const runs = runLines(src.task, w);
       return runs.length === 0 ? historyLines(src.task, w) : [...runs, { text: '' }, ...historyLines(src.task, w)];
     }
   }

@@ -1,6 +1,6 @@
 import type { RunRecord, TaskState } from '../domain/types.js';
 import type { StyledLine } from './detail-content.js';
-import { dayClock, formatDuration, formatLimitDuration, formatTokens, formatUsd, padEnd, padStart } from './format.js';
+import { dayClock, formatDuration, formatLimitDuration, formatTokens, formatUsd, padEnd, padStart, wrapLine } from './format.js';
 import type { ColorName } from './theme.js';
 import { STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
 
@@ -13,6 +13,9 @@ const OUTCOME: Readonly<Record<RunRecord['outcome'], { mark: string; color: Colo
   // nothing to change: a success for a recurring task
   unchanged: { mark: '=', color: 'green' },
 };
+
+/** One line hard-wrapped to `width`, every piece keeping its style. */
+const wrapped = (line: StyledLine, width: number): StyledLine[] => wrapLine(line.text, width).map((text) => ({ ...line, text }));
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -33,7 +36,11 @@ function nextText(task: TaskState, last: RunRecord | undefined): string {
  * The run history of a recurring task (one that has `runs`), newest first and bounded, each run with its
  * start (local time), duration, outcome, tokens and cost; with the totals and the next run. None for other tasks.
  */
-export function runLines(task: TaskState): StyledLine[] {
+export function runLines(task: TaskState, width: number): StyledLine[] {
+  return unwrapped(task).flatMap((line) => wrapped(line, width));
+}
+
+function unwrapped(task: TaskState): StyledLine[] {
   const runs = task.runs;
   if (runs === undefined) return [];
   const title = (text: string): StyledLine => ({ text: `↻ Runs · ${text}`, color: 'cyan', bold: true });

@@ -110,6 +110,15 @@ describe('the run history', () => {
     expect(lines.indexOf('… 5 earlier runs')).toBeLessThan(lines.findIndex((l) => l.includes('No attempts yet.') || (l.includes('outcome') && l.includes('reason'))));
   });
 
+  test('in a narrow pane the lines wrap: nothing of the next run or of a run is cut off', () => {
+    const task = fakeRecurringTask('R-1', '2026-12-01T09:50:00Z', 2, 30 * MIN);
+    const lines = detailLines('history', sources(task), 30).map((l) => l.text);
+    expect(lines.every((l) => [...l].length <= 30)).toBe(true);
+    const text = lines.join('');
+    expect(text).toContain('↻ Runs · 2 runs · next Dec 1 11:20, 30m after the last one ended');
+    expect(text).toMatch(/Dec 1 10:47 +3m 00s +✓ merged +20k +\$0\.20/);
+  });
+
   test('a recurring task that has not run yet, or is running, says so without a next time', () => {
     const never = detailLines('history', sources(fakeTask('R-1', { runs: [], nextRunAt: null })), 80).map((l) => l.text);
     expect(never[0]).toBe('↻ Runs · none yet');
