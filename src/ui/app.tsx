@@ -14,6 +14,7 @@ import { idWidthOf, rowColumns } from './row-columns.js';
 import { StatusLine } from './status-line.js';
 import { ColorContext } from './styled-text.js';
 import { TaskList, TaskListHeader } from './task-list.js';
+import { waitsForNextRun } from './task-row.js';
 import { useBell } from './use-bell.js';
 import { useClock } from './use-clock.js';
 import { useCommands } from './use-commands.js';
@@ -49,7 +50,9 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
   const [view, dispatch] = useReducer(viewReducer, initialViewState);
   const selection = useSelection(state.order);
   const counts = useMemo(() => countByStatus(state.tasks), [state.tasks]);
-  const now = useClock(counts.running > 0 || state.summary.state === 'running' || state.summary.hold !== undefined);
+  const recurringWaits = useMemo(() => [...state.tasks.values()].some((e) => waitsForNextRun(e.task)), [state.tasks]);
+  // A countdown to a recurring task's next run moves even while the fleet is idle.
+  const now = useClock(counts.running > 0 || state.summary.state === 'running' || state.summary.hold !== undefined || recurringWaits);
 
   const layout = computeLayout({
     rows,

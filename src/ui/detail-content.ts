@@ -5,6 +5,7 @@ import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';
 import type { DetailTab } from './view-state.js';
 import { taskBranch } from '../domain/layout.js';
+import { runLines } from './run-history.js';
 
 /** One terminal line of the detail pane, already wrapped to the pane's width. */
 export interface StyledLine {
@@ -252,7 +253,10 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
       return checkLines(src.task, src.phaseOutput, w);
     case 'review':
       return reviewLines(src.task, src.review, w);
-    case 'history':
-      return historyLines(src.task, w);
+    case 'history': {
+      // A recurring task's runs come first: the attempts below are those of its runs.
+      const runs = runLines(src.task, w);
+      return runs.length === 0 ? historyLines(src.task, w) : [...runs, { text: '' }, ...historyLines(src.task, w)];
+    }
   }
 }

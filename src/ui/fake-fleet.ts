@@ -12,6 +12,7 @@ import {
   type FleetTotals,
   type Phase,
   type Role,
+  type RunRecord,
   type TaskState,
   type TaskStatus,
   type Usage,
@@ -105,6 +106,29 @@ export function fakeTask(id: string, overrides: Partial<TaskState> = {}): TaskSt
 /** An attempt record with defaults; `overrides` wins. */
 export function fakeAttempt(n: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
   return { ...newAttempt(n, EPOCH), ...overrides };
+}
+
+/**
+ * A finished run of a recurring task that started at `startedAt` (ISO) and took `minutes`; `overrides` wins.
+ */
+export function fakeRun(startedAt: string, minutes = 3, overrides: Partial<RunRecord> = {}): RunRecord {
+  const endedAt = new Date(Date.parse(startedAt) + minutes * 60_000).toISOString();
+  return { startedAt, endedAt, outcome: 'unchanged', costUsd: 0.05, tokens: 20_000, ...overrides };
+}
+
+/**
+ * A recurring task waiting `queued` for its next run: `runs` finished runs, one every `everyMs` ending at
+ * `lastEnd` (ISO), and the next due `everyMs` after the last (the engine counts it from the last run's end).
+ */
+export function fakeRecurringTask(id: string, lastEnd: string, runs: number, everyMs: number, overrides: Partial<TaskState> = {}): TaskState {
+  const outcomes: RunRecord['outcome'][] = ['unchanged', 'merged', 'unchanged', 'discarded'];
+  const list = Array.from({ length: runs }, (_, i) => {
+    const end = Date.parse(lastEnd) - (runs - 1 - i) * everyMs;
+    const minutes = 2 + (i % 4);
+    return fakeRun(new Date(end - minutes * 60_000).toISOString(), minutes, { outcome: outcomes[i % outcomes.length], costUsd: 0.1 * (1 + (i % 3)), tokens: 10_000 * (1 + (i % 5)) });
+  });
+  const nextRunAt = new Date(Date.parse(lastEnd) + everyMs).toISOString();
+  return fakeTask(id, { title: `Recurring ${id}`, status: 'queued', runs: list, nextRunAt, attempt: 1, reason: `nothing to change; next run at ${nextRunAt}`, ...overrides });
 }
 
 const MIX: readonly TaskStatus[] = ['running', 'queued', 'queued', 'verified', 'failed', 'merged', 'queued', 'conflict', 'queued', 'discarded'];

@@ -74,3 +74,37 @@ export function basename(path: string): string {
   const parts = path.split(/[\\/]/).filter((p) => p !== '');
   return parts.at(-1) ?? path;
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
+const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
+
+/** `14:05`, local time (the form the fleet bar gives a hold's resume time). */
+export function clockTime(ms: number): string {
+  const at = new Date(ms);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+}
+
+/** `Dec 1 14:05`, local time, independent of the locale. */
+export function dayClock(ms: number): string {
+  const at = new Date(ms);
+  return `${MONTHS[at.getMonth()]} ${at.getDate()} ${clockTime(ms)}`;
+}
+
+const sameDay = (a: Date, b: Date): boolean => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+
+/**
+ * When something due at `at` happens, seen at `now`, as short as it stays unambiguous: `in 45s`, `in 5m`
+ * within the hour, `14:05` later today, `Wed 09:00` within the week, `Dec 10 09:00` beyond; `due` once passed.
+ */
+export function nextRunText(at: number, now: number): string {
+  const ms = at - now;
+  if (ms <= 0) return 'due';
+  if (ms < 3_600_000) {
+    const s = Math.ceil(ms / 1000);
+    return s < 60 ? `in ${s}s` : `in ${Math.round(s / 60)}m`;
+  }
+  const when = new Date(at);
+  if (sameDay(when, new Date(now))) return clockTime(at);
+  if (ms < 6 * 86_400_000) return `${WEEKDAYS[when.getDay()]} ${clockTime(at)}`;
+  return dayClock(at);
+}

@@ -6,7 +6,7 @@ import { padEnd, padStart, truncate } from './format.js';
 import { windowStart } from './layout.js';
 import type { RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
-import { TaskRow } from './task-row.js';
+import { TaskRow, waitsForNextRun } from './task-row.js';
 
 /** Column titles; the title column also says where the selection is in a long list (`12/1000`). */
 export function TaskListHeader({ cols, position, count }: { cols: RowColumns; position: number; count: number }): ReactNode {
@@ -61,7 +61,7 @@ export function TaskList({ order, tasks, selectedIndex, height, cols, gates, now
       {ids.map((id, i) => {
         const entry = tasks.get(id);
         if (entry === undefined) return <Text key={id}> </Text>;
-        return <TaskRow key={id} task={entry.task} selected={start + i === selectedIndex} elapsedMs={liveElapsed(entry, now)} cols={cols} gates={gates} />;
+        return <TaskRow key={id} task={entry.task} selected={start + i === selectedIndex} elapsedMs={liveElapsed(entry, now)} cols={cols} gates={gates} now={waitsForNextRun(entry.task) ? now : 0} />;
       })}
     </Box>
   );

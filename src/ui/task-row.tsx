@@ -1,7 +1,7 @@
 import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
-import { formatDuration, formatTokens, formatUsd, meter, padEnd, padStart, sanitize, truncate, width } from './format.js';
+import { formatDuration, formatTokens, formatUsd, meter, nextRunText, padEnd, padStart, sanitize, truncate, width } from './format.js';
 import { progressLine } from '../core/check-facts.js';
 import type { RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
@@ -14,6 +14,13 @@ export interface TaskRowProps {
   elapsedMs: number;
   cols: RowColumns;
   gates: TaskGates;
+  /** the clock, for a recurring task waiting for its next run (see `waitsForNextRun`); 0 for every other row */
+  now: number;
+}
+
+/** A recurring task that ran and waits `queued` for its next run. */
+export function waitsForNextRun(task: TaskState): boolean {
+  return task.status === 'queued' && task.nextRunAt != null && (task.waitingFor ?? null) === null;
 }
 
 const NO_METER = ' '.repeat(7);
@@ -36,7 +43,7 @@ function oneLine(text: string): string {
 }
 
 /** The title, and for a failed or conflict task its reason after a dash, cut to the column together. */
-function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode {
+function TitleCell({ task, size, now }: { task: TaskState; size: number; now: number }): ReactNode {
   // One cell of the column is the gap before the next column.
   const room = Math.max(1, size - 1);
   const title = oneLine(task.title);
@@ -51,6 +58,18 @@ function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode
       <>
         <Text>{head}</Text>
         <Styled color="yellow">{padEnd(mark, size - width(head))}</Styled>
+      </>
+    );
+  }
+  if (waitsForNextRun(task)) {
+    // When it runs next, after the title, the title giving way first: "Bump deps  ↻ next 14:05".
+    const when = nextRunText(Date.parse(task.nextRunAt ?? ''), now);
+    const mark = truncate(`  ↻ ${when === 'due' || when.startsWith('in ') ? when : `next ${when}`}`, Math.max(0, room - 8));
+    const head = truncate(title, Math.max(1, room - width(mark)));
+    return (
+      <>
+        <Text>{head}</Text>
+        <Styled color="cyan">{padEnd(mark, size - width(head))}</Styled>
       </>
     );
   }
@@ -79,9 +98,9 @@ function TitleCell({ task, size }: { task: TaskState; size: number }): ReactNode
 
 /**
  * One task on one terminal line. Memoised: it re-renders only when its own snapshot, its selection, its
- * live elapsed time or the column layout change.
+ * live elapsed time, the column layout or (for a task waiting for its next run) the clock change.
  */
-export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, gates }: TaskRowProps): ReactNode {
+export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, gates, now }: TaskRowProps): ReactNode {
   const tokens = totalTokens(task.usage);
   const budgetTokens = tokens - totalTokens(task.budget.usage);
   const budgetCost = task.costUsd - task.budget.costUsd;
@@ -96,7 +115,7 @@ export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, 
       <Styled inverse={selected}>{truncate(task.id, cols.id - 1)}</Styled>
       <Text>{' '.repeat(Math.max(1, cols.id - Math.min(task.id.length, cols.id - 1)))}</Text>
       <Styled color={STATUS_COLOR[task.status]}>{padEnd(status, cols.status)}</Styled>
-      <TitleCell task={task} size={cols.title} />
+      <TitleCell task={task} size={cols.title} now={now} />
       {cols.phase > 0 && <Styled dim>{padEnd(task.phase ?? '', cols.phase)}</Styled>}
       {cols.attempt > 0 && <Text>{padEnd(task.attempt > 0 ? `${task.attempt}/${task.maxAttempts}` : `–/${task.maxAttempts}`, cols.attempt)}</Text>}
       {cols.tokens > 0 && (
