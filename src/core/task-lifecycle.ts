@@ -164,6 +164,7 @@ export class TaskLifecycle {
         verifyOnly: false,
         gates,
         budget: { fromAttempt: 0, usage: { ...ZERO_USAGE }, costUsd: 0, elapsedMs: 0 },
+        ...(spec.everyMs === undefined ? {} : { everyMs: spec.everyMs }),
       };
       this.#records[spec.id] = task;
       this.#save(true);
@@ -175,11 +176,18 @@ export class TaskLifecycle {
         t.phase = null;
       });
     }
-    if (existing.title !== spec.title || existing.maxAttempts !== gates.attempts || JSON.stringify(existing.gates) !== JSON.stringify(gates)) {
+    if (
+      existing.title !== spec.title ||
+      existing.maxAttempts !== gates.attempts ||
+      JSON.stringify(existing.gates) !== JSON.stringify(gates) ||
+      existing.everyMs !== spec.everyMs
+    ) {
       this.#write(spec.id, (t) => {
         t.title = spec.title;
         t.maxAttempts = gates.attempts;
         t.gates = gates;
+        if (spec.everyMs === undefined) delete t.everyMs;
+        else t.everyMs = spec.everyMs;
       });
       this.#tell(existing, existing.status);
     }

@@ -344,6 +344,8 @@ export interface TaskState {
   currentPlan?: string | null;
   /** where the current budget starts: a retry gives the task fresh attempts, tokens, cost and time */
   budget: TaskBudget;
+  /** a recurring task's interval (`every:`), ms, as BACKLOG.md says it now; absent for other tasks */
+  everyMs?: number;
   /** a recurring task's finished runs, oldest first; absent for other tasks */
   runs?: RunRecord[];
   /** a recurring task waits in `queued` until this time; null or absent: it may start now */

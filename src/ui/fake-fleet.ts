@@ -128,7 +128,7 @@ export function fakeRecurringTask(id: string, lastEnd: string, runs: number, eve
     return fakeRun(new Date(end - minutes * 60_000).toISOString(), minutes, { outcome: outcomes[i % outcomes.length], costUsd: 0.1 * (1 + (i % 3)), tokens: 10_000 * (1 + (i % 5)) });
   });
   const nextRunAt = new Date(Date.parse(lastEnd) + everyMs).toISOString();
-  return fakeTask(id, { title: `Recurring ${id}`, status: 'queued', runs: list, nextRunAt, attempt: 1, reason: `nothing to change; next run at ${nextRunAt}`, ...overrides });
+  return fakeTask(id, { title: `Recurring ${id}`, status: 'queued', everyMs, runs: list, nextRunAt, attempt: 1, reason: `nothing to change; next run at ${nextRunAt}`, ...overrides });
 }
 
 const MIX: readonly TaskStatus[] = ['running', 'queued', 'queued', 'verified', 'failed', 'merged', 'queued', 'conflict', 'queued', 'discarded'];

@@ -28,6 +28,8 @@ function nextText(task: TaskState, last: RunRecord | undefined): string {
   if (task.status === 'running') return ' · running now';
   if (task.status !== 'queued' || task.nextRunAt == null) return '';
   const at = Date.parse(task.nextRunAt);
+  if (task.everyMs !== undefined) return ` · next ${dayClock(at)}`;
+  // A state written before the interval was recorded: the gap the engine scheduled says it.
   const after = last === undefined ? NaN : at - Date.parse(last.endedAt);
   return ` · next ${dayClock(at)}${after > 0 ? `, ${formatLimitDuration(after)} after the last one ended` : ''}`;
 }
@@ -41,9 +43,10 @@ export function runLines(task: TaskState, width: number): StyledLine[] {
 }
 
 function unwrapped(task: TaskState): StyledLine[] {
-  const runs = task.runs;
-  if (runs === undefined) return [];
-  const title = (text: string): StyledLine => ({ text: `↻ Runs · ${text}`, color: 'cyan', bold: true });
+  if (task.runs === undefined && task.everyMs === undefined) return [];
+  const runs = task.runs ?? [];
+  const every = task.everyMs === undefined ? '' : `every ${formatLimitDuration(task.everyMs)} · `;
+  const title = (text: string): StyledLine => ({ text: `↻ Runs · ${every}${text}`, color: 'cyan', bold: true });
   if (runs.length === 0) return [title(`none yet${nextText(task, undefined)}`)];
   const lines: StyledLine[] = [title(`${plural(runs.length, 'run')}${nextText(task, runs.at(-1))}`)];
   const cost = runs.reduce((sum, r) => sum + r.costUsd, 0);

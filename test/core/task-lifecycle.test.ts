@@ -130,6 +130,21 @@ describe('the task lifecycle', () => {
     expect(changes).toHaveLength(0);
   });
 
+  it('records a recurring task\'s interval, and follows BACKLOG.md when it changes or goes, with one event each', () => {
+    const { life, records, changes } = setup();
+    life.ensure(spec({ id: 'T-2', everyMs: 1_800_000 }), gates);
+    expect(records['T-2']!.everyMs).toBe(1_800_000);
+    expect(records['T-1']).not.toHaveProperty('everyMs');
+    changes.length = 0;
+    life.ensure(spec({ id: 'T-2', everyMs: 3_600_000 }), gates);
+    expect(records['T-2']!.everyMs).toBe(3_600_000);
+    life.ensure(spec({ id: 'T-2' }), gates);
+    expect(records['T-2']).not.toHaveProperty('everyMs');
+    expect(changes).toHaveLength(2);
+    life.ensure(spec({ id: 'T-2' }), gates);
+    expect(changes).toHaveLength(2);
+  });
+
   it('an item ticked [x] merges the task through the merge transition, except while it runs', () => {
     const { life, records, changes } = setup();
     life.startAttempt('T-1', 1, 'loop/T-1');

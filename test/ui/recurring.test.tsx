@@ -96,7 +96,7 @@ describe('the run history', () => {
   test('newest first, bounded to the last 20, the rest counted, totals and the next run on top, then the attempts', () => {
     const task = fakeRecurringTask('R-1', '2026-12-01T09:50:00Z', 25, 30 * MIN);
     const lines = detailLines('history', sources(task), 100).map((l) => l.text);
-    expect(lines[0]).toBe('↻ Runs · 25 runs · next Dec 1 11:20, 30m after the last one ended');
+    expect(lines[0]).toBe('↻ Runs · every 30m · 25 runs · next Dec 1 11:20');
     expect(lines[1]).toMatch(/^\$4\.90 and 750k tokens in all$/);
     expect(lines[2]).toMatch(/^started +took +outcome +tokens +cost$/);
     // the last run: 2 minutes, ending 10:50 local
@@ -115,7 +115,7 @@ describe('the run history', () => {
     const lines = detailLines('history', sources(task), 30).map((l) => l.text);
     expect(lines.every((l) => [...l].length <= 30)).toBe(true);
     const text = lines.join('');
-    expect(text).toContain('↻ Runs · 2 runs · next Dec 1 11:20, 30m after the last one ended');
+    expect(text).toContain('↻ Runs · every 30m · 2 runs · next Dec 1 11:20');
     expect(text).toMatch(/Dec 1 10:47 +3m 00s +✓ merged +20k +\$0\.20/);
   });
 
@@ -124,6 +124,13 @@ describe('the run history', () => {
     expect(never[0]).toBe('↻ Runs · none yet');
     const running = detailLines('history', sources(fakeTask('R-1', { status: 'running', runs: [fakeRun('2026-12-01T09:00:00Z')], nextRunAt: null })), 80).map((l) => l.text);
     expect(running[0]).toBe('↻ Runs · 1 run · running now');
+  });
+
+  test('the cadence is named from before the first run; a state without it says the gap the engine scheduled', () => {
+    const fresh = detailLines('history', sources(fakeTask('R-1', { everyMs: 6 * 60 * MIN })), 80).map((l) => l.text);
+    expect(fresh[0]).toBe('↻ Runs · every 6h · none yet');
+    const older = fakeRecurringTask('R-1', '2026-12-01T09:50:00Z', 2, 30 * MIN, { everyMs: undefined });
+    expect(detailLines('history', sources(older), 100)[0]!.text).toBe('↻ Runs · 2 runs · next Dec 1 11:20, 30m after the last one ended');
   });
 
   test('a task that is not recurring shows its attempts only', () => {
