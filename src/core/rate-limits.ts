@@ -1,4 +1,5 @@
 import type { RateLimitError } from '../domain/errors.js';
+import { clockTime, shortDuration } from './units.js';
 
 /**
  * The fleet's answer to rate and usage limits: wait, don't burn.
@@ -126,14 +127,5 @@ export function holdText(hold: HoldInfo, now: number): string {
   if (hold.until === null) return `paused: ${hold.reason}`;
   const until = Date.parse(hold.until);
   if (hold.backoff === true) return `paused: ${hold.reason}, resumes in ${shortDuration(until - now)}`;
-  const at = new Date(until);
-  const hhmm = `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
-  return `paused: ${hold.reason}, resumes ${hhmm}`;
-}
-
-function shortDuration(ms: number): string {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.round(s / 60);
-  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 === 0 ? '' : ` ${m % 60}m`}`;
+  return `paused: ${hold.reason}, resumes ${clockTime(until)}`;
 }

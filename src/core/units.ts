@@ -128,3 +128,17 @@ export function formatUsd(x: number): string {
   if (x > 0 && x < 0.005) return '<$0.01';
   return `${x < 0 ? '-' : ''}$${Math.abs(x).toFixed(2)}`;
 }
+
+/** `14:05`: a moment's local time of day, independent of the locale. */
+export function clockTime(ms: number): string {
+  const at = new Date(ms);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+}
+
+/** A wait as a person reads it at a glance: `45s`, `5m`, `2h`, `1h 30m` (seconds rounded up, minutes to the nearest). */
+export function shortDuration(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.round(s / 60);
+  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 === 0 ? '' : ` ${m % 60}m`}`;
+}

@@ -1,4 +1,4 @@
-import { formatDuration, formatTokens, formatUsd } from '../core/units.js';
+import { clockTime, formatDuration, formatTokens, formatUsd, shortDuration } from '../core/units.js';
 
 export { formatDuration, formatTokens, formatUsd };
 
@@ -78,12 +78,6 @@ export function basename(path: string): string {
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'] as const;
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 
-/** `14:05`, local time (the form the fleet bar gives a hold's resume time). */
-export function clockTime(ms: number): string {
-  const at = new Date(ms);
-  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
-}
-
 /** `Dec 1 14:05`, local time, independent of the locale. */
 export function dayClock(ms: number): string {
   const at = new Date(ms);
@@ -99,10 +93,7 @@ const sameDay = (a: Date, b: Date): boolean => a.getFullYear() === b.getFullYear
 export function nextRunText(at: number, now: number): string {
   const ms = at - now;
   if (ms <= 0) return 'due';
-  if (ms < 3_600_000) {
-    const s = Math.ceil(ms / 1000);
-    return s < 60 ? `in ${s}s` : `in ${Math.round(s / 60)}m`;
-  }
+  if (ms < 3_600_000) return `in ${shortDuration(ms)}`;
   const when = new Date(at);
   if (sameDay(when, new Date(now))) return clockTime(at);
   if (ms < 6 * 86_400_000) return `${WEEKDAYS[when.getDay()]} ${clockTime(at)}`;
