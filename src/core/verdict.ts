@@ -6,7 +6,8 @@ import type { Verdict } from '../domain/types.js';
  *
  * A verdict is a JSON object with `pass` (a boolean) and `reasons` (a list of strings; absent means none),
  * found anywhere in the answer: the whole answer, or an object standing on its own in prose or a code fence.
- * Every object there that has a `pass` key counts: when one is malformed or two disagree, it is a veto.
+ * Every object there that has a `pass` key counts: when one is malformed or two disagree, it is a veto. A
+ * code block of another language (a quoted diff or source, which may hold anything) is not the answer.
  */
 
 const SHOWN = 200;
@@ -15,6 +16,30 @@ const SEARCHED = 256 * 1024;
 const SHAPE = '{"pass": true|false, "reasons": ["…"]}';
 /** how deep in braces an object is still looked at (stray prose braces add a level or two) */
 const MAX_DEPTH = 16;
+
+const FENCE = /^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)/;
+
+/**
+ * The text without its fenced code blocks labelled with a language other than JSON (an unclosed one runs to
+ * the end, as in Markdown). One pass over the lines.
+ */
+function withoutForeignCode(text: string): string {
+  const kept: string[] = [];
+  let open: string | null = null;
+  for (const line of text.split('\n')) {
+    const fence = FENCE.exec(line);
+    if (open !== null) {
+      if (fence !== null && fence[1]![0] === open[0] && fence[1]!.length >= open.length && fence[2] === '') open = null;
+      continue;
+    }
+    if (fence !== null && fence[2] !== '' && fence[2]!.toLowerCase() !== 'json') {
+      open = fence[1]!;
+      continue;
+    }
+    kept.push(line);
+  }
+  return kept.join('\n');
+}
 
 function veto(reason: string): Verdict {
   return { pass: false, reasons: [reason] };
@@ -78,7 +103,8 @@ function asVerdict(value: Record<string, unknown>): Verdict | null {
 
 export function parseVerdict(text: string): Verdict {
   const trimmed = text.trim();
-  const searched = trimmed.length > SEARCHED ? trimmed.slice(-SEARCHED) : trimmed;
+  const tail = trimmed.length > SEARCHED ? trimmed.slice(-SEARCHED) : trimmed;
+  const searched = withoutForeignCode(tail);
   const claimed = objectsIn(searched).filter((o) => Object.hasOwn(o, 'pass'));
   if (claimed.length === 0) {
     return veto(`the reviewer's answer was not a verdict (a JSON object ${SHAPE}): ${shown(trimmed) || '(empty)'}`);
