@@ -9,8 +9,9 @@ import { AgentSetupError } from '../../domain/errors.js';
  * Read-only roles run with Codex's own sandbox at `read-only`; the implementer at `workspace-write`, or —
  * inside loopfleet's sandbox, where Codex's own bubblewrap cannot nest — with
  * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents for externally sandboxed runs.
- * Approvals are never asked in exec mode. A final-answer schema (the reviewer's verdict) goes to `--output-schema`. `OPENAI_BASE_URL` is turned into a custom Responses provider. Codex reports no cache writes and no cost: loopfleet prices its
- * tokens from the table.
+ * Approvals are never asked in exec mode. A final-answer schema (the reviewer's verdict) goes to
+ * `--output-schema`, a file in the run's scratch folder. `OPENAI_BASE_URL` is turned into a custom Responses
+ * provider. Codex reports no cache writes and no cost: loopfleet prices its tokens from the table.
  */
 
 const SCHEMA_FILE = 'output-schema.json';
