@@ -226,6 +226,8 @@ export class CliOutputReader {
   #claudeResult(json: Json): void {
     for (const d of (json.permission_denials as Json[] | undefined) ?? []) this.#denials.push(String(d.tool_name ?? d.toolName ?? 'a tool'));
     if (typeof json.result === 'string') this.#text = json.result;
+    // With --json-schema: what the StructuredOutput tool took, checked by Claude Code against the schema.
+    if (json.structured_output !== undefined && json.structured_output !== null) this.#text = JSON.stringify(json.structured_output);
     const u = json.usage as Json | undefined;
     if (u) {
       this.#usage = {

@@ -54,7 +54,7 @@ export function reviewerPrompt(spec: TaskSpec, attempt: number, plan: string, di
     check === null
       ? 'No check command is configured for this task.'
       : `\`${check.command}\` exited ${check.exitCode} in ${Math.round(check.durationMs / 1000)}s. Last output:\n\n\`\`\`\n${check.outputTail}\n\`\`\``;
-  return `${header(spec, attempt)}\n\n## Plan the implementer followed\n\n${plan.trim()}\n\n## Diff against the base branch\n\n\`\`\`diff\n${shownDiff}\n\`\`\`\n\n## Check\n\n${checkPart}\n\nReview the change. Answer only with the JSON verdict.`;
+  return `${header(spec, attempt)}\n\n## Plan the implementer followed\n\n${plan.trim()}\n\n## Diff against the base branch\n\n\`\`\`diff\n${shownDiff}\n\`\`\`\n\n## Check\n\n${checkPart}\n\nReview the change. Answer only with the JSON verdict, for example {"pass": false, "reasons": ["what is wrong, and where"]}; "pass": true when the change does the task.`;
 }
 
 export const VERDICT_SCHEMA: Record<string, unknown> = {

@@ -9,6 +9,7 @@ import { PRESETS } from '../../src/adapters/agent-presets/index.js';
 import { AgentSetupError, GateError, RateLimitError } from '../../src/domain/errors.js';
 import type { Usage } from '../../src/domain/types.js';
 import type { AgentEvent, AgentPresetName, AgentRequest } from '../../src/ports/model.js';
+import { VERDICT_SCHEMA } from '../../src/core/prompts.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 
 /**
@@ -53,6 +54,8 @@ const MODES: Record<string, string> = {
     line({ type: 'message', timestamp: 't', role: 'assistant', content: 'done.', delta: true }),
     line({ type: 'result', timestamp: 't', status: 'success', stats: { total_tokens: 1500, input_tokens: 1400, output_tokens: 100, cached: 1000, input: 400, duration_ms: 5, tool_calls: 1, models: { 'gemini-3-pro': { output_tokens: 100 } } } }),
   ].join('\n'),
+  // Claude Code 2.1.332 with --json-schema: the answer the StructuredOutput tool took, beside the last text
+  verdict: line({ ...RESULT, result: 'I think it is fine.', structured_output: { pass: false, reasons: ['a.ts: the loop never ends'] } }),
   limit: line({ type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached · resets 5am (UTC)', usage: RESULT.usage, total_cost_usd: 0 }),
 };
 
@@ -64,6 +67,9 @@ case "$FAKE_MODE" in
   login) echo 'Invalid API key · Please run /login'; exit 1 ;;
   write) echo changed > tracked.txt; echo new > intruder.txt; printf '%s\n' "$FAKE_OUT" ;;
   slow) printf '%s\n' "$FAKE_OUT" | head -n 2; sleep 20 ;;
+  schema)
+    while [ $# -gt 0 ]; do [ "$1" = --output-schema ] && cp "$2" "$FAKE_DIR/schema"; shift; done
+    printf '%s\n' "$FAKE_OUT" ;;
   *) printf '%s\n' "$FAKE_OUT" ;;
 esac
 `;
@@ -93,7 +99,7 @@ function request(mode: string, over: Partial<AgentRequest> = {}, preset: AgentPr
     workdir: root,
     access: 'write',
     shell: true,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_MODE: mode, FAKE_OUT: MODES[mode === 'write' || mode === 'slow' ? 'stream' : mode] ?? '', FAKE_DIR: fakeDir },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_MODE: mode, FAKE_OUT: MODES[mode === 'write' || mode === 'slow' || mode === 'schema' ? 'stream' : mode] ?? '', FAKE_DIR: fakeDir },
     maxTurns: 7,
     maxTokens: 1000,
     signal: new AbortController().signal,
@@ -145,6 +151,18 @@ describe('claude-code preset', () => {
     await client().runAgent(request('stream', { role: 'explorer', access: 'read-only', shell: false }), () => {});
     const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
     expect(argv).toContain('--allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch');
+  });
+
+  it('plays the reviewer read-only, with the verdict schema as its structured output, and answers with what that tool took', async () => {
+    const reviewer = { role: 'verifier' as const, access: 'read-only' as const, shell: false, outputSchema: VERDICT_SCHEMA };
+    const result = await client().runAgent(request('verdict', reviewer), () => {});
+    const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
+    expect(argv).toContain(`--json-schema ${JSON.stringify(VERDICT_SCHEMA)}`);
+    expect(argv).toContain('--permission-mode default --allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch');
+    expect(JSON.parse(result.text)).toEqual({ pass: false, reasons: ['a.ts: the loop never ends'] });
+    // without a schema (the other roles) the flag is not passed
+    await client().runAgent(request('stream', { role: 'explorer', access: 'read-only', shell: false }), () => {});
+    expect(await readFile(path.join(fakeDir, 'argv'), 'utf8')).not.toContain('--json-schema');
   });
 
   it('passes events on as they stream, usage once per model response, and ends on exactly the reported totals', async () => {
@@ -255,15 +273,31 @@ describe('the other presets', () => {
   it('build their non-interactive, machine-readable command lines with the right permissions', () => {
     const req = request('stream');
     const ro = { ...req, access: 'read-only' as const };
-    expect(PRESETS.codex.build(req, 'codex', {}, false).argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
-    expect(PRESETS.codex.build(ro, 'codex', {}, false).argv).toContain('read-only');
-    expect(PRESETS.gemini.build(req, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust']));
-    expect(PRESETS.gemini.build(ro, 'gemini', {}, false).argv).toEqual(expect.arrayContaining(['--approval-mode', 'plan']));
-    const oc = PRESETS.opencode.build(ro, 'opencode', {}, false);
+    expect(PRESETS.codex.build(req, 'codex', {}, false, '/scratch').argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
+    expect(PRESETS.codex.build(ro, 'codex', {}, false, '/scratch').argv).toContain('read-only');
+    expect(PRESETS.gemini.build(req, 'gemini', {}, false, '/scratch').argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust']));
+    expect(PRESETS.gemini.build(ro, 'gemini', {}, false, '/scratch').argv).toEqual(expect.arrayContaining(['--approval-mode', 'plan']));
+    const oc = PRESETS.opencode.build(ro, 'opencode', {}, false, '/scratch');
     expect(oc.argv).toEqual(['opencode', 'run', '--format', 'json', '--model', 'anthropic/claude-sonnet-5-5']);
     expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toMatchObject({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });
     expect(PRESETS.codex.credentialEnv.test('OPENAI_API_KEY')).toBe(true);
     expect(PRESETS.codex.credentialEnv.test('ANTHROPIC_API_KEY')).toBe(false);
     expect(PRESETS.gemini.credentialEnv.test('GOOGLE_API_KEY')).toBe(true);
+  });
+});
+
+describe('codex as the reviewer', () => {
+  it('runs read-only and gets the verdict schema as --output-schema, a file that exists for the run only', async () => {
+    const reviewer = { role: 'verifier' as const, access: 'read-only' as const, shell: false, outputSchema: VERDICT_SCHEMA };
+    const invocation = PRESETS.codex.build({ ...request('stream'), ...reviewer }, 'codex', {}, true, '/scratch');
+    expect(invocation.argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'read-only', '--model', 'claude-sonnet-5-5', '--output-schema', '/scratch/output-schema.json', '-']);
+    expect(JSON.parse(invocation.files!['output-schema.json']!)).toEqual(VERDICT_SCHEMA);
+
+    await client().runAgent(request('schema', { ...reviewer, agent: { preset: 'codex', bin } }), () => {});
+    expect(JSON.parse(await readFile(path.join(fakeDir, 'schema'), 'utf8'))).toEqual(VERDICT_SCHEMA);
+    const argv = (await readFile(path.join(fakeDir, 'argv'), 'utf8')).trim().split(' ');
+    const file = argv[argv.indexOf('--output-schema') + 1]!;
+    expect(path.isAbsolute(file)).toBe(true);
+    await expect(readFile(file, 'utf8')).rejects.toThrow(/ENOENT/);
   });
 });

@@ -6,17 +6,19 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findRepo } from '../../src/commands/repo.js';
 import { openSession } from '../../src/commands/session.js';
 import { costOf, priceOf } from '../../src/core/pricing.js';
-import { claudeCodeRole, type ToolOutcome } from '../../src/demo/claude-code-script.js';
+import { claudeCodeRole, workdirOf, type ToolOutcome } from '../../src/demo/claude-code-script.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { byRole } from '../../src/demo/script-kit.js';
+import type { Script, ScriptRequest, ToolResultSeen } from '../../src/demo/script-types.js';
+import { demoScript } from '../../src/demo/scripts.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 
 /**
- * The real Claude Code (the pinned @anthropic-ai/claude-code) plays the explorer and the implementer through
- * `agent: claude-code`, against the loopback model server, sandboxed, with its key only in loopfleet's
- * environment.
+ * The real Claude Code (the pinned @anthropic-ai/claude-code) plays the explorer and the implementer, and
+ * then the reviewer, through `agent: claude-code`, against the loopback model server, sandboxed, with its key
+ * only in loopfleet's environment.
  */
 
 const CLAUDE = path.resolve('node_modules/.bin/claude');
@@ -165,5 +167,98 @@ describe('Claude Code as the explorer and the implementer', () => {
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(calls).toBeLessThan(5);
     expect(task.usage.cacheWrite + task.usage.cacheRead + task.usage.input).toBeGreaterThanOrEqual(20_000);
+  }, 60_000);
+});
+
+/**
+ * The reviewer's side of the fake model, per task: a pass and a veto given through the StructuredOutput tool
+ * that Claude Code offers for `--json-schema` (the veto after an attempt to write, which must be refused), and
+ * a reviewer that answers in prose however often Claude Code insists on the tool.
+ */
+interface ReviewerSeen {
+  tools: string[][];
+  writeResult: ToolResultSeen | null;
+}
+
+function reviewerScript(seen: ReviewerSeen): Script {
+  return (req: ScriptRequest) => {
+    seen.tools.push(req.tools);
+    const structured = req.tools.includes('StructuredOutput');
+    const verdict = (pass: boolean, reasons: string[]) =>
+      structured ? { text: 'Verdict.', toolUses: [{ name: 'StructuredOutput', input: { pass, reasons } }] } : { text: 'I have no way to give a structured verdict here.' };
+    switch (req.taskId) {
+      case 'T-1':
+        return verdict(true, ['t1.txt says hello, as the task asks.']);
+      case 'T-2': {
+        if (req.assistantTurns === 0) {
+          const workdir = workdirOf(req) ?? '/';
+          return { text: 'Let me fix it myself.', toolUses: [{ name: 'Write', input: { file_path: `${workdir}/t2.txt`, content: 'fixed by the reviewer\n' } }] };
+        }
+        if (req.assistantTurns === 1 && req.repeat === 0) seen.writeResult = req.toolResults[0] ?? null;
+        return verdict(false, ['t2.txt says "hullo", not "hello".', 'The change does not do the task.']);
+      }
+      default:
+        return { text: 'Looks good to me! The change is small and does what the task asks.' };
+    }
+  };
+}
+
+describe('Claude Code as the reviewer', () => {
+  it('passes a good change, vetoes a bad one with its reasons, and an answer that is not a verdict is no pass', async () => {
+    const seen: ReviewerSeen = { tools: [], writeResult: null };
+    const api = demoScript(
+      [
+        { taskId: 'T-1', kind: 'pass', edits: [{ path: 't1.txt', content: 'hello\n' }] },
+        { taskId: 'T-2', kind: 'pass', edits: [{ path: 't2.txt', content: 'hullo\n' }] },
+        { taskId: 'T-3', kind: 'pass', edits: [{ path: 't3.txt', content: 'hello\n' }] },
+      ],
+      { chunkDelayMs: 0, delayMs: 0 },
+    );
+    // The explorer and the implementer are API roles (fast); the reviewer is the real Claude Code.
+    const server = await startModelServer({ apiKeys: [KEY], script: byRole({ explorer: api, implementer: api, verifier: reviewerScript(seen) }) });
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        `check: "true"\nreview: true\nmodel: ${MODEL}\ngates:\n  attempts: 1`,
+        '- [ ] T-1 Write hello to t1.txt\n- [ ] T-2 Write hello to t2.txt\n- [ ] T-3 Write hello to t3.txt',
+      ),
+      'agents/verifier.md': roleFile('verifier'),
+    });
+    cleanups.push(r.cleanup);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+
+    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
+    session.fleet.start();
+    await session.fleet.whenIdle();
+    await session.close();
+
+    // Claude Code was given the verdict schema (it offered its StructuredOutput tool) and no writing tool.
+    expect(seen.tools.length).toBeGreaterThan(0);
+    for (const tools of seen.tools) {
+      expect(tools).toContain('StructuredOutput');
+      for (const writing of ['Edit', 'Write', 'NotebookEdit', 'Bash']) expect(tools).not.toContain(writing);
+    }
+
+    const t1 = session.fleet.task('T-1')!;
+    expect(t1.reason ?? null).toBeNull();
+    expect(t1.status).toBe('verified');
+    expect(t1.attempts[0]!.verdict).toEqual({ pass: true, reasons: ['t1.txt says hello, as the task asks.'] });
+
+    const t2 = session.fleet.task('T-2')!;
+    expect(t2.status).toBe('failed');
+    expect(t2.attempts[0]!.outcome).toBe('vetoed');
+    expect(t2.attempts[0]!.verdict).toEqual({ pass: false, reasons: ['t2.txt says "hullo", not "hello".', 'The change does not do the task.'] });
+    expect(t2.attempts[0]!.reason).toBe('reviewer veto: t2.txt says "hullo", not "hello".; The change does not do the task.');
+    // The reviewer's write was refused by Claude Code, and the branch holds the implementer's change only.
+    expect(seen.writeResult?.isError).toBe(true);
+    expect(await git(r.root, 'show', 'loop/T-2:t2.txt')).toBe('hullo');
+
+    const t3 = session.fleet.task('T-3')!;
+    expect(t3.status).toBe('failed');
+    expect(t3.attempts[0]!.outcome).toBe('vetoed');
+    expect(t3.attempts[0]!.verdict!.pass).toBe(false);
+    expect(t3.attempts[0]!.reason).toMatch(/^reviewer veto: the reviewer's answer was not a verdict .*: Looks good to me!/);
   }, 60_000);
 });

@@ -5,12 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CliAgentClient } from '../../src/adapters/cli-agent.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { startResponsesServer } from '../../src/demo/responses-server.js';
+import { VERDICT_SCHEMA } from '../../src/core/prompts.js';
+import { parseVerdict } from '../../src/core/verdict.js';
 import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
 import { makeRepo } from '../helpers/git-repo.js';
 
 /**
- * The real Codex CLI (the pinned @openai/codex) plays the implementer through `agent: codex`, sandboxed,
- * against the loopback fake of the Responses API, with its key only in loopfleet's environment.
+ * The real Codex CLI (the pinned @openai/codex) plays the implementer and the reviewer through `agent: codex`,
+ * sandboxed, against the loopback fake of the Responses API, with its key only in loopfleet's environment.
  */
 
 const CODEX = path.resolve('node_modules/.bin/codex');
@@ -69,5 +71,50 @@ describe('Codex as the implementer', () => {
     const served = server.requests.reduce((s, q) => ({ input: s.input + q.usage!.input - q.usage!.cached, cacheRead: s.cacheRead + q.usage!.cached, output: s.output + q.usage!.output }), { input: 0, cacheRead: 0, output: 0 });
     expect(usage).toEqual(served);
     expect(server.requests.every((q) => q.auth)).toBe(true);
+  }, 60_000);
+});
+
+describe('Codex as the reviewer', () => {
+  it('asks its model for the verdict schema (--output-schema) and answers with the verdict', async () => {
+    const server = await startResponsesServer((req) => {
+      const format = req.body.text?.format;
+      // A model held to the schema answers with the verdict; one that is not, in prose.
+      return format?.type === 'json_schema'
+        ? { text: JSON.stringify({ pass: false, reasons: ['README.md: the task asked for a title, there is none.'] }) }
+        : { text: 'Looks fine to me.' };
+    });
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-codex-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    const repo = await makeRepo({ 'README.md': 'x\n' });
+    cleanups.push(repo.cleanup);
+    const client = new CliAgentClient({
+      processRunner: new ExecaRunner(),
+      sandboxAvailable: true,
+      hostEnv: { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: server.url },
+    });
+    const result = await client.runAgent(
+      {
+        role: 'verifier',
+        model: 'gpt-5.5',
+        system: 'You are the reviewer.',
+        prompt: 'Review the change. Answer only with the JSON verdict.',
+        workdir: repo.root,
+        access: 'read-only',
+        shell: false,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        maxTurns: 5,
+        maxTokens: 1000,
+        outputSchema: VERDICT_SCHEMA,
+        signal: new AbortController().signal,
+        beforeCall: () => {},
+        agent: { preset: 'codex', bin: CODEX },
+        timeoutMs: 50_000,
+      },
+      () => {},
+    );
+    const asked = server.requests.find((q) => q.path === '/v1/responses') as { body: { text: { format: Record<string, unknown> } } } | undefined;
+    expect(asked?.body.text.format).toMatchObject({ type: 'json_schema', schema: VERDICT_SCHEMA });
+    expect(parseVerdict(result.text)).toEqual({ pass: false, reasons: ['README.md: the task asked for a title, there is none.'] });
   }, 60_000);
 });

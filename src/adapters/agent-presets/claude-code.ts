@@ -16,6 +16,9 @@ import { notLoggedIn, rateLimitOf } from './errors.js';
  * - read-only roles get Read, Glob and Grep and have Edit, Write, NotebookEdit and Bash removed, so a
  *   write is refused by Claude Code itself; loopfleet checks the worktree afterwards anyway.
  * Web tools are removed for every role: the sandbox lets the agent reach its model and nothing else.
+ *
+ * A final-answer schema (the reviewer's verdict) is passed with `--json-schema`; the answer is then the
+ * `structured_output` of the final result.
  */
 
 const QUIET = {
@@ -88,6 +91,9 @@ export const claudeCode: AgentPreset = {
     } else {
       argv.push('--permission-mode', 'default', '--allowedTools', READ_TOOLS.join(','), '--disallowedTools', [...WRITING, ...NEVER].join(','));
     }
+    // The reviewer's verdict schema: Claude Code offers a StructuredOutput tool for it, insists that the model
+    // call it, and reports what it took as `structured_output`.
+    if (request.outputSchema !== undefined) argv.push('--json-schema', JSON.stringify(request.outputSchema));
     return { argv, stdin: `${request.prompt.trimEnd()}\n`, env: { ...QUIET } };
   },
   classify,

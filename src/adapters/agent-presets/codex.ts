@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { AgentPreset, RunOutcome } from './types.js';
 import { notLoggedIn, rateLimitOf } from './errors.js';
 import { AgentSetupError } from '../../domain/errors.js';
@@ -8,9 +9,12 @@ import { AgentSetupError } from '../../domain/errors.js';
  * Read-only roles run with Codex's own sandbox at `read-only`; the implementer at `workspace-write`, or —
  * inside loopfleet's sandbox, where Codex's own bubblewrap cannot nest — with
  * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents for externally sandboxed runs.
- * Approvals are never asked in exec mode. `OPENAI_BASE_URL` is turned into a custom Responses provider. Codex reports no cache writes and no cost: loopfleet prices its
- * tokens from the table.
+ * Approvals are never asked in exec mode. A final-answer schema (the reviewer's verdict) goes to
+ * `--output-schema`, a file in the run's scratch folder. `OPENAI_BASE_URL` is turned into a custom Responses
+ * provider. Codex reports no cache writes and no cost: loopfleet prices its tokens from the table.
  */
+
+const SCHEMA_FILE = 'output-schema.json';
 
 const NOT_LOGGED_IN = /(not logged in|please log in|codex login|401 Unauthorized|invalid_api_key|OPENAI_API_KEY)/i;
 
@@ -36,7 +40,7 @@ export const codex: AgentPreset = {
   loginHint: 'run `codex login`, or set OPENAI_API_KEY',
   keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   loginFiles: ['.codex/auth.json'],
-  build(request, bin, env, sandboxed) {
+  build(request, bin, env, sandboxed, scratch) {
     const argv = [bin, 'exec', '--json', '--skip-git-repo-check'];
     if (request.access === 'write' && sandboxed) {
       // Codex's own sandbox is bubblewrap too and cannot nest inside loopfleet's, which confines the run.
@@ -51,8 +55,14 @@ export const codex: AgentPreset = {
       argv.push('-c', 'model_provider="loopfleet"');
       argv.push('-c', `model_providers.loopfleet={name="loopfleet", base_url=${JSON.stringify(base)}, env_key="OPENAI_API_KEY", wire_api="responses"}`);
     }
+    // The reviewer's verdict schema: Codex asks the model for exactly that shape (a strict json_schema format).
+    const files: Record<string, string> = {};
+    if (request.outputSchema !== undefined) {
+      files[SCHEMA_FILE] = JSON.stringify(request.outputSchema);
+      argv.push('--output-schema', path.join(scratch, SCHEMA_FILE));
+    }
     argv.push('-');
-    return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env: {} };
+    return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env: {}, files };
   },
   classify,
 };

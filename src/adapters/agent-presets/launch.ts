@@ -1,4 +1,5 @@
-import { access, constants, realpath, stat } from 'node:fs/promises';
+import { access, constants, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { AgentSetupError } from '../../domain/errors.js';
 import type { AgentRequest } from '../../ports/model.js';
@@ -102,14 +103,35 @@ async function existing(p: string, kind: 'dir' | 'file'): Promise<boolean> {
 
 export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, options: LaunchOptions): Promise<Launch> {
   const bin = await resolveBin(preset, request.agent?.bin, options.hostEnv, request.role);
+  // The run's own folder for files its command line names (a schema file): outside the worktree, so a
+  // read-only role's worktree stays untouched, and bound read-only into the sandbox.
+  const scratch = await realpath(await mkdtemp(path.join(os.tmpdir(), 'loopfleet-agent-')));
+  const removeScratch = () => rm(scratch, { recursive: true, force: true });
+  try {
+    return await launchIn(preset, request, options, bin, scratch, removeScratch);
+  } catch (error) {
+    await removeScratch();
+    throw error;
+  }
+}
+
+async function launchIn(
+  preset: AgentPreset,
+  request: AgentRequest,
+  options: LaunchOptions,
+  bin: string,
+  scratch: string,
+  removeScratch: () => Promise<void>,
+): Promise<Launch> {
   const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
-  const invocation = preset.build(request, bin, env, options.sandboxed);
+  const invocation = preset.build(request, bin, env, options.sandboxed, scratch);
+  for (const [name, content] of Object.entries(invocation.files ?? {})) await writeFile(path.join(scratch, name), content, { mode: 0o444 });
   Object.assign(env, invocation.env);
   const home = options.hostEnv.HOME;
   if (home !== undefined) env.HOME = home;
   const base = { input: invocation.stdin, env, bin };
   if (!options.sandboxed) {
-    return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts: [], allowed: [], egress: null, close: async () => {} };
+    return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts: [], allowed: [], egress: null, close: removeScratch };
   }
 
   const mounts: SandboxMount[] = [];
@@ -122,6 +144,7 @@ export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, 
   }
   const root = packageRootOf(bin);
   mounts.push({ src: root, dest: root, readOnly: true });
+  mounts.push({ src: scratch, dest: scratch, readOnly: true });
   const node = await realpath(options.node);
   mounts.push({ src: node, dest: node, readOnly: true });
 
@@ -137,7 +160,17 @@ export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, 
     // A loopback model endpoint is reached through its own tunnel port, not through the proxy.
     if (tunnels.length > 0) Object.assign(env, { NO_PROXY: '127.0.0.1,localhost,::1', no_proxy: '127.0.0.1,localhost,::1' });
     const argv = forwarderArgv(node, { socket: SANDBOX_EGRESS_SOCKET, tunnels, proxyPort, argv: invocation.argv });
-    return { ...base, command: `exec ${argv.map(quote).join(' ')}`, mounts, allowed, egress, close: () => egress.close() };
+    return {
+      ...base,
+      command: `exec ${argv.map(quote).join(' ')}`,
+      mounts,
+      allowed,
+      egress,
+      close: async () => {
+        await egress.close();
+        await removeScratch();
+      },
+    };
   } catch (error) {
     await egress.close();
     throw error;

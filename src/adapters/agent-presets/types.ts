@@ -12,6 +12,8 @@ export interface PresetInvocation {
   stdin: string;
   /** variables set for this CLI on top of the task environment and its own credentials */
   env: Record<string, string>;
+  /** files written into the run's scratch folder before it starts (name → content), read-only to the CLI */
+  files?: Record<string, string>;
 }
 
 export interface ConfigPath {
@@ -53,9 +55,10 @@ export interface AgentPreset {
   loginFiles: string[];
   /**
    * `env`: the task environment with the preset's credentials, as the CLI will see it; `sandboxed`: whether
-   * loopfleet's sandbox confines the run (a CLI's own sandbox may then be redundant or unable to nest)
+   * loopfleet's sandbox confines the run (a CLI's own sandbox may then be redundant or unable to nest);
+   * `scratch`: the absolute path of the run's own empty folder, where `files` are written (removed after the run)
    */
-  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean): PresetInvocation;
+  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean, scratch: string): PresetInvocation;
   /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
   classify(outcome: RunOutcome): Error | null;
 }
