@@ -1,4 +1,3 @@
-import { AgentSetupError } from '../domain/errors.js';
 import type { Usage } from '../domain/types.js';
 import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../ports/model.js';
 import type { ProcessRunner, RunResult } from '../ports/process.js';
@@ -6,7 +5,7 @@ import { abortError } from './abort-error.js';
 import { CliOutputReader, type CliFinal } from './cli-agent-output.js';
 import { presetOf } from './agent-presets/index.js';
 import { prepareLaunch } from './agent-presets/launch.js';
-import { changedPaths, restoreWorktree, snapshotWorktree } from './worktree-snapshot.js';
+import { watchReadOnly } from './worktree-snapshot.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
 
 /**
@@ -83,6 +82,7 @@ export class CliAgentClient implements ModelClient {
       }
     };
     const reader = new CliOutputReader(emit);
+    const readOnly = request.access === 'read-only' ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its command \`${command}\``) : null;
     const result = await this.#options.processRunner.run(command, {
       cwd: request.workdir,
       env: request.env,
@@ -95,6 +95,17 @@ export class CliAgentClient implements ModelClient {
       onOutput: (chunk) => reader.push(chunk),
     });
     const final = reader.end();
+    // What it spent is booked whatever else went wrong, and a read-only role's change is put back first.
+    if (final.usage !== null || final.costUsd !== null) {
+      // The agent's own dollar figure wins over pricing its tokens: it knows its plan and its models.
+      emit({
+        type: 'usage',
+        usage: final.usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 },
+        model: final.model ?? request.model,
+        ...(final.costUsd === null ? {} : { costUsd: final.costUsd }),
+      });
+    }
+    await readOnly?.verify();
     if (handlerError !== null) throw (handlerError as { error: unknown }).error;
     if (result.aborted || request.signal.aborted) throw abortError(request.signal);
     if (result.timedOut) {
@@ -105,16 +116,6 @@ export class CliAgentClient implements ModelClient {
       throw new Error(`agent command \`${command}\` ${how}; last output:\n${tail(result.output)}`);
     }
     if (final.error !== null) throw new Error(`agent command \`${command}\` reported an error: ${final.error}`);
-
-    if (final.usage !== null || final.costUsd !== null) {
-      // The agent's own dollar figure wins over pricing its tokens: it knows its plan and its models.
-      emit({
-        type: 'usage',
-        usage: final.usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 },
-        model: final.model ?? request.model,
-        ...(final.costUsd === null ? {} : { costUsd: final.costUsd }),
-      });
-    }
     if (handlerError !== null) throw (handlerError as { error: unknown }).error;
     const agentResult: AgentResult = {
       text: (final.text ?? (reader.structured ? '' : result.output)).trim(),
@@ -167,8 +168,7 @@ export class CliAgentClient implements ModelClient {
       }
     });
 
-    const readOnly = request.access === 'read-only';
-    const before = readOnly ? await snapshotWorktree(request.workdir) : null;
+    const readOnly = request.access === 'read-only' ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its ${preset.name} run`) : null;
     let result: RunResult;
     try {
       result = await this.#options.processRunner.run(launch.command, {
@@ -187,18 +187,7 @@ export class CliAgentClient implements ModelClient {
     const final = reader.end();
     this.#settle(final, emit, liveCost, request.model);
 
-    if (before !== null) {
-      const after = await snapshotWorktree(request.workdir);
-      const changed = await changedPaths(request.workdir, before, after);
-      if (changed.length > 0) {
-        await restoreWorktree(request.workdir, before);
-        const shown = changed.slice(0, 5).join(', ') + (changed.length > 5 ? `, … (${changed.length} files)` : '');
-        throw new AgentSetupError(
-          `the ${request.role} is read-only but its ${preset.name} run changed the worktree (${shown}); the change was reset`,
-          'read-only-violated',
-        );
-      }
-    }
+    await readOnly?.verify();
     if (handlerError !== null) throw (handlerError as { error: unknown }).error;
     if (result.aborted || request.signal.aborted) throw abortError(request.signal);
     const classified = preset.classify({

@@ -7,6 +7,7 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { AgentSetupError } from '../domain/errors.js';
 
 async function git(worktree: string, args: string[], index?: string): Promise<string> {
   const result = await execa('git', args, {
@@ -56,4 +57,21 @@ export function restoreWorktree(worktree: string, tree: string): Promise<void> {
     await git(worktree, ['checkout-index', '-a', '-f'], index);
     await git(worktree, ['clean', '-f', '-d', '-q'], index);
   });
+}
+
+/**
+ * Watches the worktree across a read-only role's run. `verify()`, called once the run is over and its usage
+ * booked, puts back anything the run changed and then fails (`read-only-violated`), naming what changed.
+ */
+export async function watchReadOnly(worktree: string, who: string): Promise<{ verify(): Promise<void> }> {
+  const before = await snapshotWorktree(worktree);
+  return {
+    async verify() {
+      const changed = await changedPaths(worktree, before, await snapshotWorktree(worktree));
+      if (changed.length === 0) return;
+      await restoreWorktree(worktree, before);
+      const shown = changed.slice(0, 5).join(', ') + (changed.length > 5 ? `, … (${changed.length} files)` : '');
+      throw new AgentSetupError(`${who} changed the worktree (${shown}); the change was reset`, 'read-only-violated');
+    },
+  };
 }

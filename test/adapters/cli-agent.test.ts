@@ -1,6 +1,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliAgentClient } from '../../src/adapters/cli-agent.js';
 import { GateError } from '../../src/domain/errors.js';
@@ -178,5 +180,28 @@ describe('CliAgentClient', () => {
       ),
     ).rejects.toBe(refused);
     expect(runner.calls).toHaveLength(calls);
+  });
+
+  it('puts back what a read-only command role changed and fails it, booking what it spent — also when it fails', async () => {
+    const git = (...args: string[]) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    await git('init', '-q');
+    await git('add', '-A');
+    await git('commit', '-qm', 'base');
+    const client = new CliAgentClient({ processRunner: runner, sandboxAvailable: false });
+    const wrote = sink();
+    await client.runAgent(request('claude-json'), wrote.onEvent);
+    await rm(join(dir, 'agent-stdin.txt'));
+
+    const s = sink();
+    const explorer = request('claude-json', { role: 'explorer', access: 'read-only' });
+    await expect(client.runAgent(explorer, s.onEvent)).rejects.toMatchObject({
+      reason: 'read-only-violated',
+      message: expect.stringContaining('the explorer is read-only but its command'),
+    });
+    expect(existsSync(join(dir, 'agent-stdin.txt'))).toBe(false);
+    expect(s.events.map((e) => e.type)).toEqual(wrote.events.map((e) => e.type));
+    await expect(client.runAgent(request('fail', { role: 'verifier', access: 'read-only' }), () => {})).rejects.toMatchObject({ reason: 'read-only-violated' });
+    expect(existsSync(join(dir, 'agent-stdin.txt'))).toBe(false);
+    expect((await git('status', '--porcelain')).stdout).toBe('');
   });
 });
