@@ -43,6 +43,20 @@ async function bystander(): Promise<{ port: number; hits: () => number }> {
   return { port: (server.address() as net.AddressInfo).port, hits: () => hits };
 }
 
+/** A repository of `files` run to idle by a real session, with the CLI's HOME in a fresh folder and `server` as its API. */
+async function runWithClaude(server: RunningModelServer, files: Record<string, string>) {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
+  cleanups.push(() => rm(home, { recursive: true, force: true }));
+  const r = await makeRepo(files);
+  cleanups.push(r.cleanup);
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+  const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
+  session.fleet.start();
+  await session.fleet.whenIdle();
+  await session.close();
+  return { r, session };
+}
+
 function roleFile(role: string): string {
   return `---\nname: ${role}\nagent: claude-code\nbin: ${CLAUDE}\nmodel: ${MODEL}\nmax_turns: 12\n---\nYou are the ${role} of this task.\n`;
 }
@@ -79,9 +93,7 @@ describe('Claude Code as the explorer and the implementer', () => {
       }),
     });
     cleanups.push(() => server.close());
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    const r = await makeRepo({
+    const { r, session } = await runWithClaude(server, {
       'BACKLOG.md': backlog(
         // loopfleet's own price for the model is deliberately wrong: the cost must be the one Claude Code reports
         `check: "grep -qx hello greeting.txt && test -f notes.txt"\nreview: false\nmodel: ${MODEL}\nprices:\n  ${MODEL}:\n    input: 100\n    output: 100`,
@@ -91,13 +103,6 @@ describe('Claude Code as the explorer and the implementer', () => {
       'agents/explorer.md': roleFile('explorer'),
       'agents/implementer.md': roleFile('implementer'),
     });
-    cleanups.push(r.cleanup);
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
-
-    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
-    session.fleet.start();
-    await session.fleet.whenIdle();
-    await session.close();
 
     const task = session.fleet.task('T-1')!;
     expect(task.reason ?? null).toBeNull();
@@ -145,20 +150,12 @@ describe('Claude Code as the explorer and the implementer', () => {
       }),
     });
     cleanups.push(() => server.close());
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    const r = await makeRepo({
+    const { session } = await runWithClaude(server, {
       'BACKLOG.md': backlog(`check: "true"\nreview: false\nmodel: ${MODEL}\ngates:\n  attempts: 1\n  tokens: 20k`, '- [ ] T-1 Say hello'),
       'greeting.txt': 'hi\n',
       'agents/explorer.md': roleFile('explorer'),
       'agents/implementer.md': roleFile('implementer'),
     });
-    cleanups.push(r.cleanup);
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
-    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
-    session.fleet.start();
-    await session.fleet.whenIdle();
-    await session.close();
     const task = session.fleet.task('T-1')!;
     expect(task.status).toBe('failed');
     expect(task.reason).toMatch(/token/);
@@ -217,22 +214,13 @@ describe('Claude Code as the reviewer', () => {
     // The explorer and the implementer are API roles (fast); the reviewer is the real Claude Code.
     const server = await startModelServer({ apiKeys: [KEY], script: byRole({ explorer: api, implementer: api, verifier: reviewerScript(seen) }) });
     cleanups.push(() => server.close());
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    const r = await makeRepo({
+    const { r, session } = await runWithClaude(server, {
       'BACKLOG.md': backlog(
         `check: "true"\nreview: true\nmodel: ${MODEL}\ngates:\n  attempts: 1`,
         '- [ ] T-1 Write hello to t1.txt\n- [ ] T-2 Write hello to t2.txt\n- [ ] T-3 Write hello to t3.txt',
       ),
       'agents/verifier.md': roleFile('verifier'),
     });
-    cleanups.push(r.cleanup);
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
-
-    const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
-    session.fleet.start();
-    await session.fleet.whenIdle();
-    await session.close();
 
     // Claude Code was given the verdict schema (it offered its StructuredOutput tool) and no writing tool.
     expect(seen.tools.length).toBeGreaterThan(0);
