@@ -17,7 +17,7 @@ import { FleetActions } from './fleet-actions.js';
 import { Merging } from './merging.js';
 import { RateLimits } from './rate-limits.js';
 import { RunPhase } from './run-phase.js';
-import type { TaskChange } from './task-lifecycle.js';
+import type { TaskChange } from './task-transitions.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';

@@ -5,7 +5,7 @@ import type { TaskSpec } from '../domain/types.js';
 import type { FleetEmitter } from './events.js';
 import { plannedFiles, type Claim } from './plan-files.js';
 import type { FleetState } from './state.js';
-import { allowedFrom } from './task-lifecycle.js';
+import { allowedFrom } from './task-transitions.js';
 
 /**
  * Which queued task starts when, over one p-queue. Invariants:

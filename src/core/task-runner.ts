@@ -4,7 +4,8 @@ import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudg
 import type { AttemptObserver, AttemptResult, CallBudget } from './attempt-io.js';
 import type { Pipeline } from './pipeline.js';
 import type { FleetEmitter } from './events.js';
-import type { EndedAttempt, TaskLifecycle } from './task-lifecycle.js';
+import type { TaskLifecycle } from './task-lifecycle.js';
+import type { EndedAttempt } from './task-transitions.js';
 import type { TaskPaths } from './fleet-actions.js';
 import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';

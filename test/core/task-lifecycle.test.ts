@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { IllegalTransitionError, TaskLifecycle, allowedFrom, type TaskChange } from '../../src/core/task-lifecycle.js';
+import { TaskLifecycle } from '../../src/core/task-lifecycle.js';
+import { IllegalTransitionError, allowedFrom, type TaskChange } from '../../src/core/task-transitions.js';
 import { TASK_STATUSES, type ConflictDetail, type TaskSpec, type TaskState, type TaskStatus } from '../../src/domain/types.js';
 
 const gates = { attempts: 3, tokens: null, timeMs: null, costUsd: null };
