@@ -6,7 +6,8 @@ import { CliAgentClient } from '../../src/adapters/cli-agent.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { startGeminiServer } from '../../src/demo/gemini-server.js';
 import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
-import { makeRepo } from '../helpers/git-repo.js';
+import { parseVerdict } from '../../src/core/verdict.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
 
 /**
  * The real Gemini CLI (the pinned @google/gemini-cli) plays the implementer through `agent: gemini`,
@@ -68,5 +69,57 @@ describe('Gemini CLI as the implementer', () => {
     expect(usage.cacheRead).toBe(main.reduce((s, q) => s + q.usage!.cached, 0));
     expect(usage.output).toBeGreaterThan(0);
     expect(server.requests.every((q) => q.keyed)).toBe(true);
+  }, 60_000);
+});
+
+describe('Gemini CLI as the reviewer', () => {
+  it('runs read-only: a write it tries does not reach the worktree, and its verdict is read from its final text', async () => {
+    const offered: string[][] = [];
+    const server = await startGeminiServer((req) => {
+      const tools = Array.isArray(req.body.tools) ? (req.body.tools as Array<{ functionDeclarations?: Array<{ name: string }> }>) : [];
+      const names = tools.flatMap((t) => t.functionDeclarations ?? []).map((d) => d.name);
+      if (names.length > 0) offered.push(names);
+      // A reviewer that tries to fix what it reviews: its plan mode must refuse the write.
+      if (names.length > 0 && req.calls === 0) return { call: { name: 'write_file', args: { file_path: 'README.md', content: 'fixed by the reviewer\n' } } };
+      return { text: 'I read the diff.\n\n{"pass": false, "reasons": ["the change ignores the empty input case"]}' };
+    }, 50);
+    cleanups.push(() => server.close());
+    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
+    cleanups.push(() => rm(home, { recursive: true, force: true }));
+    await mkdir(path.join(home, '.gemini'));
+    await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+    const repo = await makeRepo({ 'README.md': 'x\n' });
+    cleanups.push(repo.cleanup);
+    const client = new CliAgentClient({
+      processRunner: new ExecaRunner(),
+      sandboxAvailable: true,
+      hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: server.url },
+    });
+    const events: AgentEvent[] = [];
+    const result = await client.runAgent(
+      {
+        role: 'verifier',
+        model: 'gemini-2.5-pro',
+        system: 'You are the reviewer.',
+        prompt: 'Review this diff and answer with the JSON verdict.',
+        workdir: repo.root,
+        access: 'read-only',
+        shell: false,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        maxTurns: 5,
+        maxTokens: 1000,
+        signal: new AbortController().signal,
+        beforeCall: () => {},
+        agent: { preset: 'gemini', bin: GEMINI },
+        timeoutMs: 50_000,
+      },
+      (e) => events.push(e),
+    );
+    expect(parseVerdict(result.text)).toEqual({ pass: false, reasons: ['the change ignores the empty input case'] });
+    expect(offered.length).toBeGreaterThan(0);
+    // It did try (plan mode offers write_file, for its own plan files), and the worktree is untouched.
+    expect(events.find((e) => e.type === 'tool')).toMatchObject({ name: 'write_file' });
+    expect(await readFile(path.join(repo.root, 'README.md'), 'utf8')).toBe('x\n');
+    expect(await git(repo.root, 'status', '--porcelain')).toBe('');
   }, 60_000);
 });
