@@ -30,18 +30,29 @@ export async function replayConflict(
   const ref = replayedRef(where.id);
   const replay = await git.replayOnto(where.worktree, where.base, ref);
   const detail = conflictDetail(where.base, replay);
-  return { files: replay.files, detail, evidence: replayEvidence(where.base, where.branch, ref, detail) };
+  return { files: replay.files, detail, evidence: conflictEvidence(where.base, detail, { branch: where.branch, ref }) };
 }
 
-function replayEvidence(base: string, branch: string, ref: string, detail: ConflictDetail): string {
+/**
+ * What the next attempt is told of a conflict with `base`: the files and the marker regions, and — when the
+ * branch was replayed — that the markers are in its worktree to resolve. Without a replay (git refused it)
+ * the hunks are there to read, and the attempt works on the branch as it is.
+ */
+export function conflictEvidence(base: string, detail: ConflictDetail, replayed: { branch: string; ref: string } | null): string {
   const files = detail.files.length > 0 ? detail.files.join(', ') : 'no file git could name';
   const shown = detail.hunks.slice(0, MAX_EVIDENCE_HUNKS).map((h) => `${h.file}:\n${h.hunk}`);
   const more = detail.hunks.length > shown.length ? [`… and ${detail.hunks.length - shown.length} more conflict regions`] : [];
   const noMarkers = detail.files.filter((f) => !detail.hunks.some((h) => h.file === f));
+  const replay =
+    replayed === null
+      ? [`The branch could not be replayed onto ${base}: these are the places where the two disagree, as merging them would mark them.`]
+      : [
+          `The worktree now holds this task's change replayed onto ${base} as it is now, uncommitted. Where both changed the same lines, the file has conflict markers: \`<<<<<<< ${base}\` (what ${base} has), \`=======\`, then this task's version up to \`>>>>>>> ${replayed.branch}\`.`,
+          `Resolve every conflict: keep what ${base} changed and what this task needs, and remove every marker line. A change that still contains a marker line is refused. The check must pass on the result. The branch as it was is kept under ${replayed.ref}.`,
+        ];
   return [
     `This task's change no longer applies to ${base}: ${base} changed the same places. Conflicts in: ${files}.`,
-    `The worktree now holds this task's change replayed onto ${base} as it is now, uncommitted. Where both changed the same lines, the file has conflict markers: \`<<<<<<< ${base}\` (what ${base} has), \`=======\`, then this task's version up to \`>>>>>>> ${branch}\`.`,
-    `Resolve every conflict: keep what ${base} changed and what this task needs, and remove every marker line. A change that still contains a marker line is refused. The check must pass on the result. The branch as it was is kept under ${ref}.`,
+    ...replay,
     ...(noMarkers.length > 0 ? [`These conflict without markers (one side deleted or renamed the file): ${noMarkers.join(', ')}.`] : []),
     ...shown,
     ...more,

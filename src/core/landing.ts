@@ -1,8 +1,8 @@
 import type { GitPort } from '../ports/git.js';
 import type { FleetConfig, TaskSpec } from '../domain/types.js';
 import { RefusedError } from '../domain/errors.js';
-import { forecastFleet } from './conflict-forecast.js';
-import { replayConflict } from './conflict-work.js';
+import { conflictDetail, forecastFleet } from './conflict-forecast.js';
+import { conflictEvidence, replayConflict } from './conflict-work.js';
 import type { FleetEmitter } from './events.js';
 import type { FleetActions, TaskPaths } from './fleet-actions.js';
 import { runMergeQueue, type QueueResult, type QueueSteps } from './merge-queue.js';
@@ -72,10 +72,8 @@ export class Landing {
           if (!(error instanceof RefusedError)) throw error;
           // Git refused and changed nothing (an untracked file in the way): the attempt gets the conflict to read.
           log(id, error.message, 'warn');
-          const forecast = await git.forecastConflicts(base, branch);
-          const hunks = Object.entries(forecast.hunks).map(([file, list]) => `${file}:\n${list.join('\n')}`);
-          const files = forecast.files.length > 0 ? `it conflicts in ${forecast.files.join(', ')}` : error.message;
-          return { kind: 'conflict', files: forecast.files, evidence: [`The branch no longer applies to ${base}: ${files}.`, ...hunks].join('\n\n') };
+          const detail = conflictDetail(base, await git.forecastConflicts(base, branch));
+          return { kind: 'conflict', files: detail.files, evidence: conflictEvidence(base, detail, null) };
         }
       },
       recheck: async (id) => {

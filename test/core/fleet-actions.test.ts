@@ -159,7 +159,8 @@ describe('fleet actions by status', () => {
     const told = (id: string) => e.model.calls.filter((c) => c.task === id && c.role === 'implementer').at(-1)!.prompt;
     expect(told('T-2')).toContain('Conflicts in: shared.txt');
     expect(told('T-2')).toContain('<<<<<<< main\nT-1\n=======\nT-2\n>>>>>>> loop/T-2');
-    expect(told('T-3')).toContain('The branch no longer applies to main: it conflicts in shared.txt.');
+    expect(told('T-3')).toContain('Conflicts in: shared.txt.');
+    expect(told('T-3')).toContain('The branch could not be replayed onto main');
     expect(e.seen.some((s) => s.name === 'log' && String((s.payload as { message: string }).message).startsWith('cannot replay loop/T-3'))).toBe(true);
     await e.fleet.stop();
   });
