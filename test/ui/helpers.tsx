@@ -27,7 +27,8 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /** Polls until `check` stops throwing (or returns true), like testing-library's waitFor. */
 export async function waitFor(check: () => unknown, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  // performance.now, not Date.now: a test may freeze Date, and the wait must still end.
+  const deadline = performance.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -36,7 +37,7 @@ export async function waitFor(check: () => unknown, timeoutMs = 2000): Promise<v
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw last;
+    if (performance.now() > deadline) throw last;
     await sleep(10);
   }
 }
@@ -76,8 +77,13 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     edits.push(Date.now());
   };
   const r = render(<App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} />);
+  const first = plain(r.lastFrame());
   resize(r.stdout, columns, rows);
-  await sleep(0);
+  // The view lays itself out for the new size on a later render, which a loaded machine may delay: wait for
+  // that frame (up to a second; a size that changes nothing on screen makes no new frame).
+  const settled = performance.now() + 1000;
+  do await sleep(5);
+  while (plain(r.lastFrame()) === first && performance.now() < settled);
   const frame = (): string => plain(r.lastFrame());
   return {
     fleet,
