@@ -91,9 +91,13 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
     lines: () => frame().split('\n'),
     press: async (...keys: string[]) => {
       for (const k of keys) {
+        const frames = r.frames.length;
         r.stdin.write(k);
         // Ink holds a lone ESC briefly to tell it from the start of a sequence.
         await sleep(k === KEY.escape ? 60 : 5);
+        // The key's render, which a loaded machine may delay (a key that changes nothing renders nothing).
+        const rendered = performance.now() + 250;
+        while (r.frames.length === frames && performance.now() < rendered) await sleep(5);
       }
     },
     edits,
