@@ -22,6 +22,22 @@ afterEach(async () => {
   cleanups = [];
 });
 
+/** A repository and a CLI-agent client for the real Gemini CLI: its own HOME with the auth type chosen, as a user does once. */
+async function geminiClient(baseUrl: string): Promise<{ repo: { root: string }; client: CliAgentClient }> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
+  cleanups.push(() => rm(home, { recursive: true, force: true }));
+  await mkdir(path.join(home, '.gemini'));
+  await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  const repo = await makeRepo({ 'README.md': 'x\n' });
+  cleanups.push(repo.cleanup);
+  const client = new CliAgentClient({
+    processRunner: new ExecaRunner(),
+    sandboxAvailable: true,
+    hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: baseUrl, ANTHROPIC_API_KEY: 'not-for-gemini' },
+  });
+  return { repo, client };
+}
+
 describe('Gemini CLI as the implementer', () => {
   it('writes with its own tool inside the sandbox and reports its tokens', async () => {
     const server = await startGeminiServer((req) => {
@@ -30,17 +46,7 @@ describe('Gemini CLI as the implementer', () => {
       return { text: 'Wrote gemini.txt.' };
     }, 50);
     cleanups.push(() => server.close());
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    await mkdir(path.join(home, '.gemini'));
-    await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
-    const repo = await makeRepo({ 'README.md': 'x\n' });
-    cleanups.push(repo.cleanup);
-    const client = new CliAgentClient({
-      processRunner: new ExecaRunner(),
-      sandboxAvailable: true,
-      hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: server.url, ANTHROPIC_API_KEY: 'not-for-gemini' },
-    });
+    const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
     const request: AgentRequest = {
       role: 'implementer',
@@ -84,17 +90,7 @@ describe('Gemini CLI as the reviewer', () => {
       return { text: 'I read the diff.\n\n{"pass": false, "reasons": ["the change ignores the empty input case"]}' };
     }, 50);
     cleanups.push(() => server.close());
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    await mkdir(path.join(home, '.gemini'));
-    await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
-    const repo = await makeRepo({ 'README.md': 'x\n' });
-    cleanups.push(repo.cleanup);
-    const client = new CliAgentClient({
-      processRunner: new ExecaRunner(),
-      sandboxAvailable: true,
-      hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: server.url },
-    });
+    const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
     const result = await client.runAgent(
       {
