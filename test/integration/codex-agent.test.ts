@@ -7,8 +7,9 @@ import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { startResponsesServer } from '../../src/demo/responses-server.js';
 import { VERDICT_SCHEMA } from '../../src/core/prompts.js';
 import { parseVerdict } from '../../src/core/verdict.js';
-import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
+import type { AgentEvent } from '../../src/ports/model.js';
 import { makeRepo } from '../helpers/git-repo.js';
+import { presetRequest } from '../helpers/preset-request.js';
 
 /**
  * The real Codex CLI (the pinned @openai/codex) plays the implementer and the reviewer through `agent: codex`,
@@ -43,22 +44,7 @@ describe('Codex as the implementer', () => {
       hostEnv: { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-not-for-codex' },
     });
     const events: AgentEvent[] = [];
-    const request: AgentRequest = {
-      role: 'implementer',
-      model: 'gpt-5.5',
-      system: 'You are the implementer.',
-      prompt: 'Write codex.txt.',
-      workdir: repo.root,
-      access: 'write',
-      shell: true,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      maxTurns: 5,
-      maxTokens: 1000,
-      signal: new AbortController().signal,
-      beforeCall: () => {},
-      agent: { preset: 'codex', bin: CODEX },
-      timeoutMs: 50_000,
-    };
+    const request = presetRequest({ preset: 'codex', bin: CODEX }, 'implementer', { model: 'gpt-5.5', prompt: 'Write codex.txt.', workdir: repo.root });
     const result = await client.runAgent(request, (e) => events.push(e));
     expect(result.text).toBe('Wrote codex.txt.');
     expect(await readFile(path.join(repo.root, 'codex.txt'), 'utf8')).toBe('made-by-codex\n');
@@ -94,23 +80,12 @@ describe('Codex as the reviewer', () => {
       hostEnv: { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: server.url },
     });
     const result = await client.runAgent(
-      {
-        role: 'verifier',
-        model: 'gpt-5.5',
-        system: 'You are the reviewer.',
-        prompt: 'Review the change. Answer only with the JSON verdict.',
-        workdir: repo.root,
-        access: 'read-only',
-        shell: false,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        maxTurns: 5,
-        maxTokens: 1000,
-        outputSchema: VERDICT_SCHEMA,
-        signal: new AbortController().signal,
-        beforeCall: () => {},
-        agent: { preset: 'codex', bin: CODEX },
-        timeoutMs: 50_000,
-      },
+      presetRequest(
+        { preset: 'codex', bin: CODEX },
+        'verifier',
+        { model: 'gpt-5.5', prompt: 'Review the change. Answer only with the JSON verdict.', workdir: repo.root },
+        { outputSchema: VERDICT_SCHEMA },
+      ),
       () => {},
     );
     const asked = server.requests.find((q) => q.path === '/v1/responses') as { body: { text: { format: Record<string, unknown> } } } | undefined;

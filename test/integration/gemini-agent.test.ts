@@ -5,9 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CliAgentClient } from '../../src/adapters/cli-agent.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { startGeminiServer } from '../../src/demo/gemini-server.js';
-import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
+import type { AgentEvent } from '../../src/ports/model.js';
 import { parseVerdict } from '../../src/core/verdict.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { presetRequest } from '../helpers/preset-request.js';
 
 /**
  * The real Gemini CLI (the pinned @google/gemini-cli) plays the implementer through `agent: gemini`,
@@ -48,22 +49,7 @@ describe('Gemini CLI as the implementer', () => {
     cleanups.push(() => server.close());
     const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
-    const request: AgentRequest = {
-      role: 'implementer',
-      model: 'gemini-2.5-pro',
-      system: 'You are the implementer.',
-      prompt: 'Write gemini.txt.',
-      workdir: repo.root,
-      access: 'write',
-      shell: true,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      maxTurns: 5,
-      maxTokens: 1000,
-      signal: new AbortController().signal,
-      beforeCall: () => {},
-      agent: { preset: 'gemini', bin: GEMINI },
-      timeoutMs: 50_000,
-    };
+    const request = presetRequest({ preset: 'gemini', bin: GEMINI }, 'implementer', { model: 'gemini-2.5-pro', prompt: 'Write gemini.txt.', workdir: repo.root });
     const result = await client.runAgent(request, (e) => events.push(e));
     expect(await readFile(path.join(repo.root, 'gemini.txt'), 'utf8')).toBe('made by gemini\n');
     expect(result.text).toContain('Wrote gemini.txt.');
@@ -93,22 +79,7 @@ describe('Gemini CLI as the reviewer', () => {
     const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
     const result = await client.runAgent(
-      {
-        role: 'verifier',
-        model: 'gemini-2.5-pro',
-        system: 'You are the reviewer.',
-        prompt: 'Review this diff and answer with the JSON verdict.',
-        workdir: repo.root,
-        access: 'read-only',
-        shell: false,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-        maxTurns: 5,
-        maxTokens: 1000,
-        signal: new AbortController().signal,
-        beforeCall: () => {},
-        agent: { preset: 'gemini', bin: GEMINI },
-        timeoutMs: 50_000,
-      },
+      presetRequest({ preset: 'gemini', bin: GEMINI }, 'verifier', { model: 'gemini-2.5-pro', prompt: 'Review this diff and answer with the JSON verdict.', workdir: repo.root }),
       (e) => events.push(e),
     );
     expect(parseVerdict(result.text)).toEqual({ pass: false, reasons: ['the change ignores the empty input case'] });
