@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { WORK_DIR } from '../domain/layout.js';
 import type { ScratchTrees } from '../ports/verification.js';
-import { GitExec, IDENTITY_ENV, assertRefName, gitEnvironment } from './git-exec.js';
+import { GitExec, IDENTITY_ENV, assertRefName, fields, gitEnvironment } from './git-exec.js';
 import type { SimpleGitAdapter } from './simple-git.js';
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9-]*$/;
@@ -26,6 +26,12 @@ export class GitScratchTrees implements ScratchTrees {
   async mergeBase(worktree: string, ref: string): Promise<string> {
     assertRefName(ref, 'ref');
     return (await new GitExec(worktree, this.#env).out(['merge-base', 'HEAD', ref])).trim();
+  }
+
+  async changedFiles(from: string, to: string): Promise<string[]> {
+    assertRefName(from, 'commit');
+    assertRefName(to, 'commit');
+    return fields(await new GitExec(this.#git.root, this.#env).out(['diff', '--name-only', '--no-renames', '-z', from, to, '--']));
   }
 
   async create(name: string, commit: string): Promise<string> {

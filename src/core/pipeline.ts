@@ -21,6 +21,7 @@ import { MAX_TIMER_MS } from '../domain/layout.js';
 import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
 import { baseFailure, baselinesFor } from './baseline.js';
 import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, forReviewer, judgeCheck, ownChecks } from './checks.js';
+import { overlapping, plannedFiles } from './plan-files.js';
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
 import type { RecheckOutcome } from './merge-queue.js';
@@ -98,7 +99,7 @@ export class Pipeline {
     }
 
     const checks = checksOf(spec, config);
-    const startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
+    let startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
     if (checks.length > 0 && startCommit !== null) {
       // The full output stays in baselines.json; each attempt keeps a short tail.
       result.baseline = (await this.#baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
@@ -128,8 +129,19 @@ export class Pipeline {
         result.waitingFor = blocker;
         return result;
       }
-      // After a wait, the plan is implemented on base as it is now (the branch has no commit of its own yet).
-      if (input.rebaseFirst === true) await this.#rebaseFirst(input);
+      // The plan is implemented on a base that holds every task it overlaps that has landed by now: after a
+      // wait, and whenever base moved under the worktree in the files the plan names. The baseline must then
+      // be the new start's, or the check would be judged against a base the branch no longer starts from.
+      if (input.rebaseFirst === true || (await this.#baseMovedUnder(input, result.plan))) {
+        await this.#rebaseFirst(input);
+        if (startCommit !== null) {
+          const moved = await this.#s.scratch.mergeBase(input.worktree, input.base);
+          if (moved !== startCommit) {
+            startCommit = moved;
+            if (checks.length > 0) result.baseline = (await this.#baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
+          }
+        }
+      }
 
       input.observer.phase('implement');
       const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
@@ -336,6 +348,19 @@ export class Pipeline {
    * A worktree holding uncommitted work (a conflict replayed onto base, being resolved) stays on the base
    * it was replayed onto: the merge queue brings it up to date once it is verified.
    */
+  /**
+   * True when base has moved past the worktree's start and the commits it gained touch a file the plan
+   * names: a task that landed after this one's worktree was made, which the implementer must build on.
+   */
+  async #baseMovedUnder(input: AttemptInput, plan: string): Promise<boolean> {
+    const files = plannedFiles(plan);
+    if (files === null || files.length === 0) return false;
+    const tip = await this.#s.git.revParse(input.base);
+    const start = await this.#s.scratch.mergeBase(input.worktree, input.base);
+    if (tip === null || tip === start) return false;
+    return overlapping(files, await this.#s.scratch.changedFiles(start, tip)).length > 0;
+  }
+
   async #rebaseFirst(input: AttemptInput): Promise<void> {
     try {
       await this.#s.git.rebase(input.worktree, input.base);

@@ -41,10 +41,15 @@ export interface Claim {
  */
 export function firstOverlap(files: readonly string[], claims: readonly Claim[]): { id: string; files: string[] } | null {
   for (const claim of claims) {
-    const shared = files.filter((f) => claim.files.some((g) => collide(f, g)));
+    const shared = overlapping(files, claim.files);
     if (shared.length > 0) return { id: claim.id, files: shared };
   }
   return null;
+}
+
+/** The paths of `files` that touch one of `others` (a folder touches what lies in it). */
+export function overlapping(files: readonly string[], others: readonly string[]): string[] {
+  return files.filter((f) => others.some((g) => collide(f, g)));
 }
 
 /** The line the explorer prompt ends with. */

@@ -17,6 +17,8 @@ export interface BaselineStore {
 export interface ScratchTrees {
   /** the commit `git merge-base HEAD <ref>` names in `worktree` */
   mergeBase(worktree: string, ref: string): Promise<string>;
+  /** the paths that differ between two commits (both sides of a rename) */
+  changedFiles(from: string, to: string): Promise<string[]>;
   /** a detached worktree at `commit` under the given name (letters, digits, `-`); replaces a leftover one */
   create(name: string, commit: string): Promise<string>;
   /** sets each path in `dir` to its content at `commit`, deleting the paths `commit` does not have */

@@ -57,6 +57,13 @@ export class FakeGit implements GitPort {
     return id;
   }
 
+  /** paths whose content differs between two commits (or branches) */
+  changedFiles(from: string, to: string): string[] {
+    const a = this.#commits.get(this.#tip(from))!.files;
+    const b = this.#commits.get(this.#tip(to))!.files;
+    return [...new Set([...a.keys(), ...b.keys()])].filter((p) => a.get(p) !== b.get(p));
+  }
+
   show(branch: string, path: string): string | undefined {
     return this.#commits.get(this.#tip(branch))!.files.get(path);
   }

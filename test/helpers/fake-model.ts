@@ -18,6 +18,8 @@ export interface FakeTurn {
   error?: Error;
   /** thrown before any usage, as an HTTP refusal (a 429) is */
   refuse?: Error;
+  /** the call answers only once this settles: orders one task's step after another's, without timing */
+  until?: Promise<unknown>;
 }
 
 export type FakeScript = (call: { role: Role; task: string; attempt: number; request: AgentRequest }) => FakeTurn;
@@ -50,6 +52,7 @@ export class FakeModel implements ModelClient {
     this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt, shell: request.shell });
     const turn = this.script({ role: request.role, task, attempt, request });
     if (turn.refuse !== undefined) throw turn.refuse;
+    if (turn.until !== undefined) await turn.until;
     const usage = turn.usage ?? DEFAULT_USAGE;
     const chunks = turn.chunks ?? 1;
     for (let i = 0; i < chunks; i++) {

@@ -27,6 +27,9 @@ export class FakeScratchTrees implements ScratchTrees {
   async mergeBase(_worktree: string, ref: string): Promise<string> {
     return (await this.git.revParse(`refs/heads/${ref}`)) ?? ref;
   }
+  async changedFiles(from: string, to: string): Promise<string[]> {
+    return this.git.changedFiles(from, to);
+  }
   async create(name: string, commit: string): Promise<string> {
     this.made.push(name);
     const dir = `${this.git.root}/.loop-worktrees/.${name}`;
