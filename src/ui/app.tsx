@@ -76,7 +76,8 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
   const { onCommand, onUnbound } = useCommands({ fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount: lines.length, onEditBacklog, onEditPlan });
   useKeyHandler(mode, onCommand, onUnbound);
 
-  const cols = useMemo(() => rowColumns(columns, idWidthOf(state.order)), [columns, state.order]);
+  const anyPhase = counts.running > 0;
+  const cols = useMemo(() => rowColumns(columns, idWidthOf(state.order), { phase: anyPhase }), [columns, state.order, anyPhase]);
   const { totals } = state.summary;
 
   return (

@@ -3,9 +3,9 @@ import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
 import { formatDuration, formatTokens, formatUsd, meter, nextRunText, padEnd, padStart, sanitize, truncate, width } from './format.js';
 import { progressLine } from '../core/check-facts.js';
-import type { RowColumns } from './row-columns.js';
+import { TITLE_KEEP, type RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
-import { ratioColor, STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
+import { ratioColor, STATUS_COLOR, STATUS_SYMBOL, type ColorName } from './theme.js';
 
 export interface TaskRowProps {
   task: TaskState;
@@ -42,58 +42,59 @@ function oneLine(text: string): string {
   return sanitize(text).replace(/\s+/g, ' ').trim();
 }
 
-/** The title, and for a failed or conflict task its reason after a dash, cut to the column together. */
+/**
+ * The title and an annotation after it, the title first: the whole title when both fit; else the title cut
+ * no shorter than its first TITLE_KEEP characters beside the first form of the annotation that still fits;
+ * else the title alone (the detail pane has the rest).
+ */
+export function fitTitle(title: string, marks: readonly string[], room: number): { head: string; mark: string } {
+  const keep = width(title) <= TITLE_KEEP ? width(title) : TITLE_KEEP + 1;
+  for (const mark of marks) {
+    if (width(title) + width(mark) <= room) return { head: title, mark };
+    if (keep + width(mark) <= room) return { head: truncate(title, room - width(mark)), mark };
+  }
+  return { head: truncate(title, room), mark: '' };
+}
+
+/** The title, then what matters most about the task now: a predicted conflict, the next run, the test counts or why it stopped. */
 function TitleCell({ task, size, now }: { task: TaskState; size: number; now: number }): ReactNode {
   // One cell of the column is the gap before the next column.
   const room = Math.max(1, size - 1);
   const title = oneLine(task.title);
-  const waiting = task.status === 'queued' && (task.waitingFor ?? null) !== null;
-  const showReason = (task.status === 'failed' || task.status === 'conflict' || waiting) && task.reason !== null;
-  const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
-  if (conflicts.length > 0) {
-    // A predicted conflict is what the person must know before pressing m: it comes before the counts.
-    const mark = truncate(`  ⚠ conflicts with ${conflicts.join(', ')}`, Math.max(0, room - 8));
-    const head = truncate(title, Math.max(1, room - width(mark)));
-    return (
-      <>
-        <Text>{head}</Text>
-        <Styled color="yellow">{padEnd(mark, size - width(head))}</Styled>
-      </>
-    );
-  }
-  if (waitsForNextRun(task)) {
-    // When it runs next, after the title, the title giving way first: "Bump deps  ↻ next 14:05".
-    const when = nextRunText(Date.parse(task.nextRunAt ?? ''), now);
-    const mark = truncate(`  ↻ ${when === 'due' || when.startsWith('in ') ? when : `next ${when}`}`, Math.max(0, room - 8));
-    const head = truncate(title, Math.max(1, room - width(mark)));
-    return (
-      <>
-        <Text>{head}</Text>
-        <Styled color="cyan">{padEnd(mark, size - width(head))}</Styled>
-      </>
-    );
-  }
-  const tests = showReason ? null : progressLine(task);
-  if (!showReason && tests !== null) {
-    // The test counts after the title, the title giving way first: "Fix parser  7/22 failing → 1/22".
-    const counts = truncate(`  ${tests}`, Math.max(0, room - 8));
-    const head = truncate(title, Math.max(1, room - width(counts)));
-    return (
-      <>
-        <Text>{head}</Text>
-        <Styled dim>{padEnd(counts, size - width(head))}</Styled>
-      </>
-    );
-  }
-  if (!showReason) return <Text>{padEnd(truncate(title, room), size)}</Text>;
-  const head = truncate(title, Math.max(1, Math.floor(room / 2)));
-  const reason = truncate(` — ${oneLine(task.reason ?? '')}`, Math.max(0, room - width(head)));
+  const { marks, color, dim } = annotation(task, now, room);
+  const { head, mark } = fitTitle(title, marks, room);
+  if (mark === '') return <Text>{padEnd(head, size)}</Text>;
   return (
     <>
       <Text>{head}</Text>
-      <Styled color={STATUS_COLOR[task.status]}>{padEnd(reason, size - width(head))}</Styled>
+      <Styled color={color} dim={dim}>
+        {padEnd(mark, size - width(head))}
+      </Styled>
     </>
   );
+}
+
+/** An annotation in its forms, longest first, each with the gap before it; none for a plain row. */
+function annotation(task: TaskState, now: number, room: number): { marks: string[]; color?: ColorName; dim?: boolean } {
+  const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
+  // A predicted conflict is what the person must know before pressing m.
+  if (conflicts.length > 0) return { marks: [`  ⚠ conflicts with ${conflicts.join(', ')}`, `  ⚠ ${conflicts.join(', ')}`, '  ⚠'], color: 'yellow' };
+  if (waitsForNextRun(task)) {
+    const when = nextRunText(Date.parse(task.nextRunAt ?? ''), now);
+    return { marks: [`  ↻ ${when === 'due' || when.startsWith('in ') ? when : `next ${when}`}`, '  ↻'], color: 'cyan' };
+  }
+  const waiting = task.status === 'queued' && (task.waitingFor ?? null) !== null;
+  if ((task.status === 'failed' || task.status === 'conflict' || waiting) && task.reason !== null) {
+    // A reason is cut to whatever the title leaves, but only where a few words of it still fit.
+    const reason = ` — ${oneLine(task.reason)}`;
+    const left = room - Math.min(width(oneLine(task.title)), TITLE_KEEP + 1);
+    return { marks: left >= 12 ? [truncate(reason, left)] : [], color: STATUS_COLOR[task.status] };
+  }
+  const tests = progressLine(task);
+  if (tests === null) return { marks: [] };
+  // "7/22 failing → 1/22", or its end alone ("→ 1/22") where the whole does not fit.
+  const arrow = tests.lastIndexOf('→');
+  return { marks: arrow > 0 ? [`  ${tests}`, `  ${tests.slice(arrow)}`] : [`  ${tests}`], dim: true };
 }
 
 /**

@@ -22,8 +22,15 @@ function tmuxEnv(): NodeJS.ProcessEnv {
 
 /** One tmux server on its own socket, one session in it running the CLI. */
 export class Terminal {
+  readonly #columns: number;
+  readonly #rows: number;
   readonly socket = `loopfleet-e2e-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   #exitFile = '';
+
+  constructor(size: { columns: number; rows: number } = { columns: COLUMNS, rows: ROWS }) {
+    this.#columns = size.columns;
+    this.#rows = size.rows;
+  }
 
   async tmux(...args: string[]): Promise<string> {
     const r = await execa('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: tmuxEnv(), extendEnv: false, timeout: 10_000 });
@@ -41,11 +48,16 @@ export class Terminal {
     const assignments = Object.entries({ TERM: 'xterm-256color', ...env }).map(([k, v]) => `${k}=${v}`);
     const command = ['env', '-u', 'ANTHROPIC_AUTH_TOKEN', '-u', 'NO_COLOR', ...assignments, process.execPath, CLI, ...args];
     await this.tmux(
-      'new-session', '-d', '-s', SESSION, '-x', String(COLUMNS), '-y', String(ROWS), '-c', cwd,
+      'new-session', '-d', '-s', SESSION, '-x', String(this.#columns), '-y', String(this.#rows), '-c', cwd,
       // several arguments: tmux runs them directly, with no shell of its own to quote for
       'sh', '-c', 'f=$1; shift; "$@"; echo $? > "$f.tmp"; mv "$f.tmp" "$f"', 'sh', exitFile, ...command,
       ';', 'set-option', '-p', '-t', SESSION, 'remain-on-exit', 'on',
     );
+  }
+
+  /** Resizes the window as a person dragging the terminal's edge would; the program gets SIGWINCH. */
+  async resize(columns: number, rows: number): Promise<void> {
+    await this.tmux('resize-window', '-t', SESSION, '-x', String(columns), '-y', String(rows));
   }
 
   async screen(): Promise<string> {

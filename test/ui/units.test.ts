@@ -54,6 +54,20 @@ describe('layout', () => {
     expect(tiny.phase).toBe(0);
     expect(tiny.title).toBeGreaterThanOrEqual(8);
   });
+
+  test('from 80 columns on, the title has room for 30 characters and its `…`, whatever the id width', () => {
+    for (let columns = 80; columns <= 240; columns++) {
+      for (const idWidth of [3, 4, 6, 12]) expect(rowColumns(columns, idWidth).title, `${columns} columns, ids of ${idWidth}`).toBeGreaterThanOrEqual(32);
+    }
+  });
+
+  test('a phase column that no row would fill collapses, and its room goes to the title', () => {
+    const busy = rowColumns(140, 4, { phase: true });
+    const idle = rowColumns(140, 4, { phase: false });
+    expect(busy.phase).toBeGreaterThan(0);
+    expect(idle.phase).toBe(0);
+    expect(idle.title).toBe(busy.title + busy.phase);
+  });
 });
 
 describe('output log', () => {
