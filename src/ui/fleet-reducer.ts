@@ -58,15 +58,31 @@ export function initFleetState(fleet: Pick<FleetHandle, 'tasks' | 'summary'>, at
   return { order, tasks, summary: fleet.summary(), summaryAt: at, output: new Map(), phaseOutput: new Map(), notice: null };
 }
 
-function putTask(state: FleetUiState, task: TaskState, at: number): FleetUiState {
-  const tasks = new Map(state.tasks);
+/**
+ * The maps a batch has already copied, so that the rest of the batch writes into them instead of copying
+ * again: a batch of k events over n tasks costs O(n + k), not O(n·k). Safe because a map in the draft was
+ * created by this batch and reaches no one (React, a memo) before the batch returns.
+ */
+type Draft = Partial<Record<'tasks' | 'output' | 'phaseOutput', ReadonlyMap<string, unknown>>>;
+
+/** `current` as a map this batch may write into: the draft's own copy, made on the batch's first write. */
+function own<V>(draft: Draft | null, key: keyof Draft, current: ReadonlyMap<string, V>): Map<string, V> {
+  if (draft !== null && draft[key] === current) return current as Map<string, V>;
+  const copy = new Map(current);
+  if (draft !== null) draft[key] = copy;
+  return copy;
+}
+
+function putTask(state: FleetUiState, task: TaskState, at: number, draft: Draft | null): FleetUiState {
+  const tasks = own(draft, 'tasks', state.tasks);
+  const known = state.tasks.has(task.id);
   tasks.set(task.id, { task, receivedAt: at });
-  const order = state.tasks.has(task.id) ? state.order : [...state.order, task.id];
+  const order = known ? state.order : [...state.order, task.id];
   return { ...state, tasks, order };
 }
 
-function updateLog(logs: ReadonlyMap<string, OutputLog>, id: string, f: (log: OutputLog) => OutputLog): ReadonlyMap<string, OutputLog> {
-  const next = new Map(logs);
+function updateLog(draft: Draft | null, key: 'output' | 'phaseOutput', logs: ReadonlyMap<string, OutputLog>, id: string, f: (log: OutputLog) => OutputLog): ReadonlyMap<string, OutputLog> {
+  const next = own(draft, key, logs);
   next.set(id, f(logs.get(id) ?? emptyLog()));
   return next;
 }
@@ -83,43 +99,49 @@ const GATE_LABEL: Readonly<Record<GateName, string>> = {
 };
 
 export function fleetReducer(state: FleetUiState, action: FleetAction): FleetUiState {
+  return reduce(state, action, null);
+}
+
+function reduce(state: FleetUiState, action: FleetAction, draft: Draft | null): FleetUiState {
   switch (action.type) {
-    case 'batch':
-      return action.actions.reduce(fleetReducer, state);
+    case 'batch': {
+      const batch: Draft = draft ?? {};
+      return action.actions.reduce((next, a) => reduce(next, a, batch), state);
+    }
     case 'task':
-      return putTask(state, action.event.task, action.at);
+      return putTask(state, action.event.task, action.at, draft);
     case 'usage': {
       const { id, task: usage, taskCostUsd, fleet } = action.event;
       const entry = state.tasks.get(id);
       const summary = { ...state.summary, totals: fleet };
       if (entry === undefined) return { ...state, summary, summaryAt: action.at };
       // Keep receivedAt: a usage report says nothing new about the task's elapsed time.
-      const tasks = new Map(state.tasks);
+      const tasks = own(draft, 'tasks', state.tasks);
       tasks.set(id, { task: { ...entry.task, usage, costUsd: taskCostUsd }, receivedAt: entry.receivedAt });
       return { ...state, tasks, summary, summaryAt: action.at };
     }
     case 'agent-text': {
       const { id, role, attempt, text } = action.event;
-      return { ...state, output: updateLog(state.output, id, (log) => appendAgentText(log, role, attempt, text)) };
+      return { ...state, output: updateLog(draft, 'output', state.output, id, (log) => appendAgentText(log, role, attempt, text)) };
     }
     case 'tool-call': {
       const { id, role, attempt, name, input } = action.event;
-      return { ...state, output: updateLog(state.output, id, (log) => appendToolCall(log, role, attempt, name, input)) };
+      return { ...state, output: updateLog(draft, 'output', state.output, id, (log) => appendToolCall(log, role, attempt, name, input)) };
     }
     case 'phase-output': {
       const { id, phase, chunk } = action.event;
-      return { ...state, phaseOutput: updateLog(state.phaseOutput, id, (log) => appendPhaseOutput(log, phase, chunk)) };
+      return { ...state, phaseOutput: updateLog(draft, 'phaseOutput', state.phaseOutput, id, (log) => appendPhaseOutput(log, phase, chunk)) };
     }
     case 'backlog': {
       const removed = new Set(action.removed);
       let next: FleetUiState = state;
       if (removed.size > 0) {
-        const tasks = new Map(state.tasks);
+        const tasks = own(draft, 'tasks', state.tasks);
         for (const id of removed) tasks.delete(id);
         next = { ...state, tasks, order: state.order.filter((id) => !removed.has(id)) };
       }
       for (const task of action.added) {
-        if (!removed.has(task.id)) next = putTask(next, task, action.at);
+        if (!removed.has(task.id)) next = putTask(next, task, action.at, draft);
       }
       return next;
     }

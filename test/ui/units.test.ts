@@ -119,6 +119,25 @@ describe('fleet reducer', () => {
     expect(countByStatus(s2.tasks).failed).toBe(countByStatus(s0.tasks).failed + 1);
   });
 
+  test('a batch writes into one copy of each map and leaves the state before it as it was', () => {
+    const s0 = initFleetState(fleet, 0);
+    const t2 = s0.tasks.get('T-2')!;
+    const task = (id: string, status: 'failed' | 'verified') => ({ type: 'task' as const, event: { task: { ...s0.tasks.get(id)!.task, status }, previousStatus: null }, at: 1 });
+    const text = (id: string) => ({ type: 'agent-text' as const, event: { id, role: 'implementer' as const, attempt: 1, text: 'x\n' } });
+    const s1 = fleetReducer(s0, { type: 'batch', actions: [task('T-2', 'failed'), text('T-2'), task('T-3', 'verified'), text('T-3'), task('T-2', 'verified')] });
+    expect(s1.tasks.get('T-2')!.task.status).toBe('verified');
+    expect(s1.tasks.get('T-3')!.task.status).toBe('verified');
+    expect([...s1.output.keys()]).toEqual(['T-2', 'T-3']);
+    // what React still holds from before the batch is untouched
+    expect(s0.tasks.get('T-2')).toBe(t2);
+    expect(s0.output.size).toBe(0);
+    expect(s1.tasks).not.toBe(s0.tasks);
+    // the next batch copies again rather than writing into the map the last one handed out
+    const s2 = fleetReducer(s1, { type: 'batch', actions: [task('T-4', 'failed')] });
+    expect(s1.tasks.get('T-4')!.task.status).toBe(s0.tasks.get('T-4')!.task.status);
+    expect(s2.tasks.get('T-4')!.task.status).toBe('failed');
+  });
+
   test('backlog events append added tasks in the order given and drop removed ones', () => {
     const s0 = initFleetState(fleet, 0);
     const s1 = fleetReducer(s0, { type: 'backlog', added: [fakeTask('T-9'), fakeTask('T-8')], removed: ['T-2'], at: 1 });
