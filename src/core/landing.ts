@@ -1,7 +1,7 @@
 import type { GitPort } from '../ports/git.js';
 import type { FleetConfig, TaskSpec } from '../domain/types.js';
 import { RefusedError } from '../domain/errors.js';
-import { conflictDetail, forecastFleet } from './conflict-forecast.js';
+import { conflictDetail, ForecastMemo, forecastFleet } from './conflict-forecast.js';
 import { conflictEvidence, replayConflict } from './conflict-work.js';
 import type { FleetEmitter } from './events.js';
 import type { FleetActions, TaskPaths } from './fleet-actions.js';
@@ -32,6 +32,7 @@ export interface LandingServices {
  */
 export class Landing {
   readonly #s: LandingServices;
+  readonly #memo = new ForecastMemo();
 
   constructor(services: LandingServices) {
     this.#s = services;
@@ -49,7 +50,7 @@ export class Landing {
   async forecast(ids: readonly string[]): Promise<void> {
     const { lifecycle, paths, base } = this.#s;
     const branches = ids.filter((id) => lifecycle.get(id)?.status === 'verified').map((id) => ({ id, branch: paths.branchOf(id) }));
-    const found = await forecastFleet({ git: this.#s.git, base, branches });
+    const found = await forecastFleet({ git: this.#s.git, base, branches, memo: this.#memo });
     for (const { id } of branches) {
       // A task may have left `verified` while the forecast ran (a merge, a discard): skip it then.
       if (lifecycle.get(id)?.status === 'verified') lifecycle.forecast(id, found.get(id) ?? []);

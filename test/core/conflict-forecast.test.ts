@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { conflictHunks } from '../../src/adapters/git-forecast.js';
-import { conflictsWith, forecastFleet, MAX_HUNKS_PER_TASK } from '../../src/core/conflict-forecast.js';
+import { conflictsWith, ForecastMemo, forecastFleet, MAX_HUNKS_PER_TASK } from '../../src/core/conflict-forecast.js';
 import type { ConflictForecast } from '../../src/ports/git.js';
 import { git, makeRepo, writeFiles } from '../helpers/git-repo.js';
 
@@ -28,7 +28,7 @@ function conflict(...files: string[]): ConflictForecast {
 
 /** A git that answers `forecastConflicts(left, right)` from `pairs` ("left|right"); clean otherwise. */
 function fakeGit(pairs: Record<string, ConflictForecast>) {
-  return { forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} } };
+  return { forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} }, revParse: async (ref: string) => ref };
 }
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, branch: `loop/T-${i + 1}` }));
@@ -69,6 +69,36 @@ describe('conflict forecast', () => {
     // nothing was written that anyone can see
     expect(await git(root, 'for-each-ref')).toBe(refsBefore);
     expect(await git(root, 'status', '--porcelain')).toBe(statusBefore);
+  });
+
+  it('with a memo, asks again only the pairs one of whose sides moved, and labels the markers with branch names', async () => {
+    const repo = await makeRepo({ 'calc.js': 'a\nb\nc\n', 'other.js': 'x\n' });
+    cleanups.push(repo.cleanup);
+    const { root } = repo;
+    await branch(root, 'loop/T-1', { 'calc.js': 'a\nB-one\nc\n' });
+    await branch(root, 'loop/T-2', { 'calc.js': 'a\nB-two\nc\n' });
+    await branch(root, 'loop/T-3', { 'other.js': 'y\n' });
+    const adapter = new SimpleGitAdapter(root);
+    const memo = new ForecastMemo();
+    const run = () => forecastFleet({ git: adapter, base: 'main', branches: ids(3), memo });
+
+    const first = await run();
+    expect(memo.asked).toBe(6); // 3 against base, 3 pairs
+    const hunk = first.get('T-1')![0]!.hunks[0]!.hunk;
+    expect(hunk.split('\n')[0]).toBe('<<<<<<< loop/T-1');
+    expect(hunk.split('\n').at(-1)).toBe('>>>>>>> loop/T-2');
+    expect(await run()).toEqual(first);
+    expect(memo.asked).toBe(6);
+
+    // T-3 moves: its pair with base and with each other branch is asked again, nothing else
+    await git(root, 'switch', '-q', 'loop/T-3');
+    await writeFiles(root, { 'calc.js': 'a\nB-three\nc\n' });
+    await git(root, 'commit', '-qam', 'T-3 again');
+    await git(root, 'switch', '-q', 'main');
+    const moved = await run();
+    expect(memo.asked).toBe(9);
+    expect(conflictsWith(moved.get('T-3'))).toEqual(['T-1', 'T-2']);
+    expect(moved.get('T-3')![0]!.hunks[0]!.hunk).toContain('>>>>>>> loop/T-3');
   });
 
   it('orders a task\'s conflicts base first, then the other tasks in backlog order', async () => {
