@@ -48,7 +48,11 @@ export class Scheduler {
   }
 
   set concurrency(n: number) {
+    const raised = n > this.#queue.concurrency;
     this.#queue.concurrency = n;
+    // Only as many jobs are enqueued as there is room for: more room must be filled. After the caller's
+    // own step (a limit lifted inside an agent's event), not in the middle of it.
+    if (raised) queueMicrotask(() => this.schedule());
   }
 
   start(): void {
@@ -86,7 +90,11 @@ export class Scheduler {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Enqueue every queued task whose `after:` tasks are merged, in backlog order (priority). */
+  /**
+   * Enqueue the queued tasks whose `after:` tasks are merged, in backlog order (priority) — only as many as
+   * the queue has room for: each job's end schedules again, so a free slot is never left idle, and a backlog
+   * of thousands costs one scan per change instead of thousands of sorted insertions into the queue.
+   */
   schedule(): void {
     if (!this.#s.open()) {
       this.#resolveIdle();
@@ -96,6 +104,7 @@ export class Scheduler {
     const { specs, order } = this.#s.backlog();
     const now = this.#s.clock.now();
     let wake = Infinity;
+    let room = this.#queue.concurrency - this.#scheduled.size;
     order.forEach((id, index) => {
       const task = state.get(id);
       const spec = specs.get(id);
@@ -109,6 +118,8 @@ export class Scheduler {
       // Waiting for an overlapping task until it is merged, discarded or failed.
       const blocker = task.waitingFor?.id;
       if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status)) return;
+      if (room <= 0) return;
+      room--;
       this.#s.busy(true);
       this.#enqueue(id, -index);
     });
