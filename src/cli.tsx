@@ -10,6 +10,7 @@ import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
 import { DISCOVER_SOURCES } from './core/discover/proposal.js';
 import { statusRows, statusTable } from './commands/status.js';
+import { jsonText, visible } from './domain/sanitize.js';
 import { parseUntil } from './commands/until.js';
 
 // Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
@@ -82,7 +83,21 @@ function positiveInt(text: string): { ok: true; value: number } | { ok: false; m
   return /^[1-9]\d*$/.test(text) ? { ok: true, value: Number(text) } : { ok: false, message: `'${text}' is not a positive whole number` };
 }
 
-export async function main(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+/**
+ * Everything the CLI prints passes the one sanitiser on its way to the terminal (loopfleet's own stdout has
+ * no colours to keep): what a command quotes from agents, checks or git cannot move the cursor, set the
+ * title or write the clipboard. Commands that print agent text also clean it field by field (status,
+ * the headless lines), so a one-line field stays one line.
+ */
+function stdoutLine(line: string): void {
+  process.stdout.write(`${visible(line)}\n`);
+}
+
+function stderrLine(line: string): void {
+  process.stderr.write(`${visible(line)}\n`);
+}
+
+export async function main(argv: string[], out: (line: string) => void = stdoutLine): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -176,7 +191,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       return (await import('./commands/init.js')).init(repo, out);
     case 'status': {
       const rows = await statusRows(repo);
-      out(values.json ? JSON.stringify(rows, null, 2) : statusTable(rows));
+      out(values.json ? jsonText(rows, 2) : statusTable(rows));
       return 0;
     }
     case 'merge':
@@ -205,18 +220,18 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
 
 function report(error: unknown): number {
   if (error instanceof InputErrors) {
-    for (const e of error.errors) process.stderr.write(`loopfleet: ${e.message}\n`);
+    for (const e of error.errors) stderrLine(`loopfleet: ${e.message}`);
     return 2;
   }
   if (error instanceof InputError || error instanceof UsageError) {
-    process.stderr.write(`loopfleet: ${error.message}\n`);
+    stderrLine(`loopfleet: ${error.message}`);
     return 2;
   }
   if (error instanceof Error && 'exitCode' in error && typeof error.exitCode === 'number') {
-    process.stderr.write(`loopfleet: ${error.message}\n`);
+    stderrLine(`loopfleet: ${error.message}`);
     return error.exitCode;
   }
-  process.stderr.write(`loopfleet: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  stderrLine(`loopfleet: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return 1;
 }
 

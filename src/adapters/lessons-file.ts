@@ -1,6 +1,7 @@
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { LessonFile } from '../ports/lessons.js';
+import { visible } from '../domain/sanitize.js';
 
 /** `.loop-worktrees/lessons.md` on disk: reads only the file's end, appends with O_APPEND. */
 export class FsLessonFile implements LessonFile {
@@ -32,8 +33,12 @@ export class FsLessonFile implements LessonFile {
     }
   }
 
+  /**
+   * Lessons quote agents, and the file is read in a terminal and an editor: what is appended passes the one
+   * sanitiser (no escape sequence, control or bidi override reaches the file).
+   */
   async append(text: string): Promise<void> {
     await mkdir(dirname(this.#path), { recursive: true });
-    await appendFile(this.#path, text);
+    await appendFile(this.#path, visible(text));
   }
 }

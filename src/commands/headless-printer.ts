@@ -1,9 +1,15 @@
 import type { FleetEmitter } from '../core/events.js';
 import { totalTokens } from '../domain/types.js';
 import { holdText } from '../core/rate-limits.js';
+import { oneLine } from '../domain/sanitize.js';
 
-/** One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts. */
-export function printEvents(events: FleetEmitter, write: (line: string) => void): () => void {
+/**
+ * One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts.
+ * Reasons, gate reasons and log messages quote agents and check output: every line goes through the one
+ * sanitiser as a one-line field, so no escape sequence reaches the terminal and no event prints two lines.
+ */
+export function printEvents(events: FleetEmitter, print: (line: string) => void): () => void {
+  const write = (line: string) => print(oneLine(line));
   const stamp = () => new Date().toISOString().slice(11, 19);
   const onTask: Parameters<typeof events.on<'task'>>[1] = ({ task, previousStatus }) => {
     if (previousStatus === task.status) return; // phase and usage changes: see onPhase

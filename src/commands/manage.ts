@@ -1,4 +1,5 @@
 import { UsageError } from '../domain/errors.js';
+import { oneLine } from '../domain/sanitize.js';
 import { deferSignals } from './deferred-signals.js';
 import { EXIT_INTERRUPTED } from './overnight.js';
 import type { Repo } from './repo.js';
@@ -18,7 +19,7 @@ export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry' |
     }
     await session.fleet[action](id);
     const after = session.fleet.task(id)!;
-    out(`${id} ${after.status}${after.reason === null ? '' : ` — ${after.reason}`}`);
+    out(oneLine(`${id} ${after.status}${after.reason === null ? '' : ` — ${after.reason}`}`));
     if (signals.signal !== null) return EXIT_INTERRUPTED;
     return after.status === 'conflict' ? 1 : 0;
   } finally {
@@ -47,9 +48,9 @@ export async function mergeAll(repo: Repo, env: NodeJS.ProcessEnv, out: (line: s
     out(queue.length === 0 ? 'nothing to merge: no task is verified' : `merge queue: ${queue.join(', ')} onto ${session.fleet.base}`);
     const result = await session.fleet.mergeAll();
     for (const id of result.merged) out(`${id} merged`);
-    for (const { id, reason } of result.sentBack) out(`${id} sent back for a new attempt — ${reason}`);
-    for (const { id, files } of result.conflicts) out(`${id} conflict — ${files.join(', ') || 'base moved while the queue ran'}`);
-    if (result.refused !== null) out(`${result.refused.id} not merged — ${result.refused.reason}`);
+    for (const { id, reason } of result.sentBack) out(oneLine(`${id} sent back for a new attempt — ${reason}`));
+    for (const { id, files } of result.conflicts) out(oneLine(`${id} conflict — ${files.join(', ') || 'base moved while the queue ran'}`));
+    if (result.refused !== null) out(oneLine(`${result.refused.id} not merged — ${result.refused.reason}`));
     if (result.notReached.length > 0) out(`not reached: ${result.notReached.join(', ')}`);
     if (signals.signal !== null) return EXIT_INTERRUPTED;
     return result.sentBack.length > 0 || result.conflicts.length > 0 || result.refused !== null ? 1 : 0;

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { notifyJson } from '../core/notify-digest.js';
+import { visible } from '../domain/sanitize.js';
 import { fileURLToPath } from 'node:url';
 import { AnthropicModelClient } from '../adapters/anthropic-model.js';
 import { CliAgentClient } from '../adapters/cli-agent.js';
@@ -53,7 +55,7 @@ export function credentialsFrom(env: NodeJS.ProcessEnv, required: boolean): Cred
  * interactive view, so a session points this at the fleet's log events; until then they go to stderr.
  */
 export const serviceLog: { target: (level: 'warn' | 'error', message: string) => void } = {
-  target: (level, message) => process.stderr.write(`loopfleet: ${level}: ${message}\n`),
+  target: (level, message) => process.stderr.write(`loopfleet: ${level}: ${visible(message)}\n`),
 };
 
 const sdkLogger = {
@@ -112,7 +114,7 @@ export async function buildServices(
     clock: systemClock,
     tickDone: (id) => tickDone(new FsBacklogFile(repo.backlogPath), id),
     notify: (command, payload) =>
-      runner.run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${JSON.stringify(payload)}\n` }).then(
+      runner.run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${notifyJson(payload)}\n` }).then(
         (r) => {
           if (r.exitCode !== 0) serviceLog.target('warn', `notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}`);
         },

@@ -3,6 +3,7 @@ import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { parseBacklog, runnableTasks } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
 import { formatTokens } from '../core/units.js';
+import { oneLine } from '../domain/sanitize.js';
 import { taskGates } from '../core/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
@@ -71,13 +72,18 @@ function conflictsJson(t: TaskState): Array<{ with: string; files: string[] }> {
   return details.map((c) => ({ with: c.with, files: c.files }));
 }
 
+/**
+ * The table `loopfleet status` prints. Titles, reasons and task names can come from agents, TODOs and
+ * issues: each field is a one-line field of the one sanitiser, so a row stays one row and no escape
+ * sequence reaches the terminal.
+ */
 export function statusTable(rows: TaskStatusJson[]): string {
   if (rows.length === 0) return 'no tasks in BACKLOG.md';
   const lines = rows.map((r) => {
     const phase = r.phase === null ? '' : `/${r.phase}`;
     const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
     const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts;
-    return `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`;
+    return oneLine(`${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`);
   });
   return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');
 }

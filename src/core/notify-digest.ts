@@ -3,6 +3,7 @@
  * with it, only the kinds listed, and a run that ends (`--overnight`, `--watch`) sends one summary. The
  * Notifier hands them to the command one at a time, in the order they happened.
  */
+import { jsonText, oneLine } from '../domain/sanitize.js';
 
 export const NOTIFY_KINDS = ['verified', 'failed', 'conflict', 'awaiting-approval', 'paused', 'gate', 'idle', 'summary'] as const;
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
@@ -40,6 +41,23 @@ export function summaryPayload(summary: RunSummary): NotifyPayload {
   const c = summary.counts;
   const text = `loopfleet: ${c.verified ?? 0} verified, ${c.merged ?? 0} merged, ${c.failed ?? 0} failed, ${c.conflict ?? 0} conflict; $${summary.costUsd.toFixed(2)}`;
   return { event: 'summary', text, ...summary };
+}
+
+/** Every string of `value` (at any depth) as a one-line field of the one sanitiser. */
+function cleanStrings(value: unknown): unknown {
+  if (typeof value === 'string') return oneLine(value);
+  if (Array.isArray(value)) return value.map(cleanStrings);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanStrings(v)]));
+  return value;
+}
+
+/**
+ * The JSON line the `notify:` command reads on stdin. Its titles and reasons quote agents, and a receiver
+ * typically prints them (a desktop notification, a chat message, a terminal): every string is a one-line
+ * field of the one sanitiser, and the JSON escapes C1 and bidi controls as well as C0.
+ */
+export function notifyJson(payload: Record<string, unknown>): string {
+  return jsonText(cleanStrings(payload));
 }
 
 /**

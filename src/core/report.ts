@@ -4,8 +4,16 @@ import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-
 import { checkLabel } from './checks.js';
 import type { FleetSnapshotSummary } from './events.js';
 import { sandboxNotice } from './sandbox-notice.js';
+import { oneLine, visible } from '../domain/sanitize.js';
 
-/** The morning report: enough to review the night's work without reading transcripts. Pure text. */
+/**
+ * The morning report: enough to review the night's work without reading transcripts. Pure text.
+ *
+ * Invariant: the report holds no escape sequence or control a terminal or viewer would act on (`cat`,
+ * `less -R`, a Markdown preview): titles, reasons, verdicts and notes are one-line fields of the one
+ * sanitiser, plans and outputs its multi-line form inside fences they cannot close, and the whole text
+ * passes it once more before it is returned.
+ */
 
 export interface ReportInput {
   repoRoot: string;
@@ -37,6 +45,13 @@ function tokens(n: number): string {
 
 function usd(n: number): string {
   return `$${n.toFixed(n < 1 ? 4 : 2)}`;
+}
+
+/** A fenced block of `text`: the fence is longer than any backtick run inside, so the text cannot close it. */
+function fenced(text: string): string[] {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [fence, text, fence];
 }
 
 function firstLines(text: string, n: number): string {
@@ -86,7 +101,7 @@ function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string 
   const exit = r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'killed'}`;
   const optional = r.required === false ? ' · not required' : '';
   const note = r.note ? ` — ${r.note}` : '';
-  return `- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`;
+  return oneLine(`- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`);
 }
 
 function baselineSection(baseline: readonly BaselineResult[]): string[] {
@@ -94,20 +109,20 @@ function baselineSection(baseline: readonly BaselineResult[]): string[] {
   const out = ['', `**Baseline** (the checks on ${baseline[0]!.commit.slice(0, 10)}, before any change)`, ''];
   for (const b of baseline) {
     const fails = baseFailure(b);
-    out.push(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`);
+    out.push(oneLine(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`));
   }
   return out;
 }
 
 function attemptSection(a: AttemptRecord): string[] {
-  const out = ['', `### Attempt ${a.n} — ${a.outcome}${a.reason ? `: ${a.reason}` : ''}`, ''];
-  if (a.plan) out.push('**Plan (summary)**', '', firstLines(a.plan, 8), '');
-  if (a.diffStat) out.push('**Diffstat**', '', '```', a.diffStat.trimEnd(), '```', '');
+  const out = ['', `### Attempt ${a.n} — ${a.outcome}${a.reason ? `: ${oneLine(a.reason)}` : ''}`, ''];
+  if (a.plan) out.push('**Plan (summary)**', '', ...fenced(firstLines(visible(a.plan), 8)), '');
+  if (a.diffStat) out.push('**Diffstat**', '', ...fenced(visible(a.diffStat.trimEnd())), '');
   const checks = checksOfAttempt(a);
   if (checks.length > 0) out.push('**Checks**', '', ...checks.map((c) => checkLine(c, a.baseline ?? [])), '');
-  if (a.guard.length > 0) out.push('**Guard:**', ...a.guard.map((g) => `- ${g}`), '');
-  if (a.verdict) out.push(`**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`, ...a.verdict.reasons.map((r) => `- ${r}`), '');
-  if (a.proof) out.push(`**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`, '');
+  if (a.guard.length > 0) out.push('**Guard:**', ...a.guard.map((g) => `- ${oneLine(g)}`), '');
+  if (a.verdict) out.push(`**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`, ...a.verdict.reasons.map((r) => `- ${oneLine(r)}`), '');
+  if (a.proof) out.push(oneLine(`**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`), '');
   const roles = roleRows([a]);
   out.push(`**Cost:** ${usd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
   if (roles.length > 0) out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
@@ -141,12 +156,12 @@ function conflictLines(task: TaskState): string[] {
   const entries = conflictEntries(task);
   if (entries.length === 0) return [];
   const head = task.status === 'verified' ? '- **Predicted conflicts** (computed before any merge):' : '- **Conflicts:**';
-  return [head, ...entries.map((e) => `  - ${conflictWords(e)}`)];
+  return [head, ...entries.map((e) => `  - ${oneLine(conflictWords(e))}`)];
 }
 
 function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
-  const out = [`## ${task.id} ${task.title}`, ''];
-  out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${task.reason}`}`);
+  const out = [oneLine(`## ${task.id} ${task.title}`), ''];
+  out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`);
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
   const real = realAttempts(task);
   out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
@@ -174,7 +189,7 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   if (last !== undefined) {
     const shown = checksOfAttempt(last).find((c) => (c.judged ?? (c.exitCode === 0 ? 'passed' : 'failed')) !== 'passed') ?? last.check;
     if (shown) {
-      out.push('', `**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`, '', '```', lastLines(shown.outputTail, 20), '```');
+      out.push('', oneLine(`**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`), '', ...fenced(lastLines(visible(shown.outputTail), 20)));
     }
   }
   out.push('');
@@ -215,9 +230,9 @@ export function renderReport(input: ReportInput): string {
     lines.push('## Not run this time', '');
     for (const t of rest) {
       const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
-      lines.push(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}`);
+      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}`));
     }
     lines.push('');
   }
-  return lines.join('\n');
+  return visible(lines.join('\n'));
 }

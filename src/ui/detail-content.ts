@@ -1,6 +1,6 @@
 import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type ConflictDetail, type TaskState, type TestCounts } from '../domain/types.js';
 import { checkJson, checksOfAttempt, progressLine } from '../core/check-facts.js';
-import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, wrapLine } from './format.js';
+import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, singleLine, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';
 import type { DetailTab } from './view-state.js';
@@ -185,7 +185,7 @@ export function checkLines(task: TaskState, live: OutputLog | undefined, width: 
     const style = JUDGED[judged];
     const how = result.timedOut ? 'timed out' : `exit ${result.exitCode ?? '?'}`;
     const name = result.name !== undefined && result.name !== result.command ? `${result.name}: ` : '';
-    lines.push({ text: `${style.mark} ${name}$ ${result.command}`, color: style.color, bold: true });
+    lines.push({ text: singleLine(`${style.mark} ${name}$ ${result.command}`), color: style.color, bold: true });
     const optional = result.required === false ? ' · not required' : '';
     lines.push(note(`attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}${countsText(result.counts)}${optional}`));
     if (result.note) lines.push(...block(result.note, width, { color: style.color }));
@@ -227,7 +227,7 @@ export function historyLines(task: TaskState, width: number): StyledLine[] {
   for (const a of task.attempts) {
     // An attempt replaced after an interruption keeps its number, negated; show it as that number.
     const head = `${padStart(String(Math.abs(a.n)), 3)}  ${padEnd(a.outcome, 13)}${padStart(formatTokens(attemptTokens(a)), 7)}${padStart(formatUsd(a.costUsd), 9)}  `;
-    const reason = a.reason === null ? '' : sanitize(a.reason).replace(/\s+/g, ' ');
+    const reason = a.reason === null ? '' : singleLine(a.reason);
     const [first = '', ...rest] = wrapLine(head + reason, width);
     lines.push({ text: first, color: outcomeColor(a.outcome) });
     for (const more of rest) lines.push({ text: more });

@@ -5,6 +5,7 @@ import type { StyledLine } from './detail-content.js';
 import { KEY_BINDINGS, Command, formatBinding } from './key-bindings.js';
 import { DETAIL_CHROME } from './layout.js';
 import { positionText, ScrollView } from './scroll-view.js';
+import { singleLine } from './format.js';
 import { Styled } from './styled-text.js';
 import { STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
 import { anchoredAtEnd, DETAIL_TABS, TAB_TITLE, type DetailTab } from './view-state.js';
@@ -62,10 +63,11 @@ export function DetailPane({ task, tab, lines, scroll, rows }: DetailPaneProps):
     <Box flexDirection="column" height={rows} overflow="hidden">
       <Styled wrap="truncate-end">
         <Styled dim>{'── '}</Styled>
-        <Styled bold>{task.id}</Styled>
+        <Styled bold>{singleLine(task.id)}</Styled>
         <Text> </Text>
         <Styled color={STATUS_COLOR[task.status]}>{`${STATUS_SYMBOL[task.status]} ${task.status}${task.phase === null ? '' : ` (${task.phase})`}`}</Styled>
-        <Text>{` · ${task.title} · ${task.branch ?? taskBranch(task.id)}${attempt} `}</Text>
+        {/* The title comes from BACKLOG.md (a TODO, an issue) and the branch from state: both shown sanitised. */}
+        <Text>{` · ${singleLine(task.title)} · ${singleLine(task.branch ?? taskBranch(task.id))}${attempt} `}</Text>
         <Styled dim>{'─'.repeat(200)}</Styled>
       </Styled>
       <TabLine tab={tab} position={positionText(lines.length, bodyRows, scroll, fromEnd)} />

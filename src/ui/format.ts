@@ -1,3 +1,4 @@
+import { oneLine, visible } from '../domain/sanitize.js';
 import { clockTime, formatDuration, formatTokens, formatUsd, shortDuration } from '../core/units.js';
 
 export { formatDuration, formatTokens, formatUsd };
@@ -27,19 +28,17 @@ export function padStart(text: string, size: number): string {
   return ' '.repeat(Math.max(0, size - width(t))) + t;
 }
 
-// CSI / OSC sequences and lone escapes, as test runners and agents print them.
-// eslint-disable-next-line no-control-regex
-const ANSI_RE = /\u001B\[[0-?]*[ -/]*[@-~]|\u001B\][^\u0007\u001B]*(?:\u0007|\u001B\\)|\u001B[@-Z\\-_]/g;
-// eslint-disable-next-line no-control-regex
-const CONTROL_RE = /[\u0000-\u0008\u000B-\u001F\u007F]/g;
-
 /**
  * Text from the outside world (agent output, check output, diffs) made safe to print inside the frame:
- * no escape sequences, no carriage returns or other control characters, tabs as two spaces.
- * Newlines are kept.
+ * the one sanitiser's multi-line form (domain/sanitize), tabs as two spaces. Newlines are kept.
  */
 export function sanitize(text: string): string {
-  return text.replace(ANSI_RE, '').replace(/\t/g, '  ').replace(/\r\n/g, '\n').replace(CONTROL_RE, '');
+  return visible(text).replace(/\t/g, '  ');
+}
+
+/** A one-line field of the view (a title, a reason, a status line): never more than one line. */
+export function singleLine(text: string): string {
+  return oneLine(text).trim();
 }
 
 /** Hard-wrap one line (no newlines in it) into chunks of at most `max` cells. Always at least one chunk. */

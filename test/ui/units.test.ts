@@ -98,9 +98,9 @@ describe('output log', () => {
     expect(shown[0]?.text).toContain('151 earlier lines not kept');
   });
 
-  test('escape codes and carriage returns never reach the frame', () => {
+  test('escape codes and carriage returns never reach the frame; other controls are shown', () => {
     const log = appendPhaseOutput(emptyLog(), 'verify', '\u001B[31mFAIL\u001B[39m a.test.ts\r\n\tat line 3\u0007\n');
-    expect(log.lines.map((l) => l.text)).toEqual(['── check output ──', 'FAIL a.test.ts', '  at line 3']);
+    expect(log.lines.map((l) => l.text)).toEqual(['── check output ──', 'FAIL a.test.ts', '  at line 3␇']);
   });
 });
 
@@ -225,7 +225,8 @@ describe('formatting', () => {
     expect(truncate('abcdef', 4)).toBe('abc…');
     expect(truncate('abc', 4)).toBe('abc');
     expect(wrapLine('abcdefgh', 3)).toEqual(['abc', 'def', 'gh']);
-    expect(sanitize('\u001B]8;;http://x\u0007link\u001B]8;;\u0007')).toBe('link');
+    // A hyperlink's target is shown, not followed: the person sees where it pointed.
+    expect(sanitize('\u001B]8;;http://x\u0007link\u001B]8;;\u0007')).toBe('␛]8;;http://x␇link␛]8;;␇');
   });
 
   test('history lists each attempt with outcome, tokens, cost and reason', () => {

@@ -1,13 +1,14 @@
 /** Text helpers shared by the finders. */
+import { visible } from '../../domain/sanitize.js';
 
-/** A one-line title: no line breaks, no HTML comment markers, bounded. */
+/** A one-line title: no line breaks, no HTML comment markers, bounded; sanitised before it is cut, so no cut falls inside a sequence. */
 export function oneLine(text: string, max = 90): string {
-  const t = text.replace(/<!--|-->/g, ' ').replace(/\s+/g, ' ').trim();
+  const t = visible(text.replace(/<!--|-->/g, ' ').replace(/\s+/g, ' '), { multiline: false }).trim();
   return t.length > max ? `${t.slice(0, max - 3).trimEnd()}...` : t;
 }
 
-/** The last `lines` lines of an output, without trailing blank lines or colour codes. */
+/** The last `lines` lines of an output, without trailing blank lines; colour codes and other controls as the one sanitiser leaves them. */
 export function outputTail(output: string, lines = 40): string {
-  const all = output.replace(/\x1b\[[0-9;]*m/g, '').replace(/\s+$/, '').split(/\r?\n/);
+  const all = visible(output).trimEnd().split('\n');
   return all.slice(-lines).join('\n');
 }

@@ -6,7 +6,8 @@
  * - the file is re-read right before writing and deduplicated against that content (write-back's `edit`),
  *   so an edit a person saves meanwhile is kept and a proposal they added by hand meanwhile is not doubled;
  * - text from outside the backlog is written inside a fence longer than any backtick run in it, and titles
- *   are one line, so nothing found can become a field (`check:`), an item or a heading.
+ *   are one line, so nothing found can become a field (`check:`), an item or a heading;
+ * - nothing written holds an escape sequence, a C0/C1 control or a bidi override (the one sanitiser).
  */
 import type { InputError } from '../../domain/errors.js';
 import { DISCOVERED_HEADING, inDiscovered, parseBacklog } from '../backlog/parse.js';
@@ -15,10 +16,14 @@ import { scanItems, type Heading } from '../backlog/scan.js';
 import { edit, type Edit, type WriteBackOptions } from '../backlog/write-back.js';
 import type { BacklogFile } from '../../ports/files.js';
 import { knownItems, splitNew, type Proposal } from './proposal.js';
+import { oneLine, visible } from '../../domain/sanitize.js';
 
-/** Text for a line outside the fence: no line breaks or other control characters, no HTML comment markers. */
+/**
+ * Text for a line outside the fence: a one-line field of the one sanitiser (no line break, escape
+ * sequence, C0/C1 or bidi control), and no HTML comment markers.
+ */
 function single(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f]+/g, ' ').replace(/<!--|-->/g, ' ');
+  return oneLine(text).replace(/<!--|-->/g, ' ');
 }
 
 /** The Markdown of one proposal, as lines without terminators. */
@@ -26,11 +31,13 @@ export function renderProposal(p: Proposal): string[] {
   const lines = [`- [ ] ${single(p.title)}`, `  source: ${single(p.source)}`, `  priority: ${p.priority}`];
   if (p.check !== undefined) lines.push(`  check: ${single(p.check)}`);
   for (const s of p.summary) lines.push(`  ${single(s)}`);
-  if (p.quoted !== undefined && p.quoted.trim() !== '') {
-    const longest = Math.max(0, ...[...p.quoted.matchAll(/`+/g)].map((m) => m[0].length));
+  // Quoted TODO comments and issue bodies are third-party text: the sanitiser's multi-line form.
+  const quoted = p.quoted === undefined ? undefined : visible(p.quoted);
+  if (quoted !== undefined && quoted.trim() !== '') {
+    const longest = Math.max(0, ...[...quoted.matchAll(/`+/g)].map((m) => m[0].length));
     const fence = '`'.repeat(Math.max(3, longest + 1));
     lines.push(`  ${fence}text`);
-    for (const q of p.quoted.split(/\r?\n/)) lines.push(q === '' ? '' : `  ${q.replace(/\t/g, '    ')}`);
+    for (const q of quoted.split('\n')) lines.push(q === '' ? '' : `  ${q.replace(/\t/g, '    ')}`);
     lines.push(`  ${fence}`);
   }
   return lines;

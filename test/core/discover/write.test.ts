@@ -66,7 +66,7 @@ describe('writing proposals', () => {
       proposal('lint after.ts'),
     ]);
     const tasks = parseBacklog(await readFile(path, 'utf8'), 'B').backlog.tasks;
-    expect(tasks.map((t) => [t.title, t.check ?? null])).toEqual([['Mine', null], ['Fix - [ ] T-9 injected', null], ['Fix lint after.ts', null]]);
+    expect(tasks.map((t) => [t.title, t.check ?? null])).toEqual([['Mine', null], ['Fix ⏎ - [ ] T-9 injected', null], ['Fix lint after.ts', null]]);
   });
 
   it('never adds twice what the file has by the time it is written', async () => {
