@@ -1,4 +1,4 @@
-import { access, constants, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentSetupError } from '../../domain/errors.js';
@@ -7,6 +7,7 @@ import type { SandboxMount } from '../../ports/process.js';
 import { forwarderArgv } from '../egress-forwarder.js';
 import { parseHost, startEgressProxy, type AllowedHost, type EgressProxy } from '../egress-proxy.js';
 import type { AgentPreset } from './types.js';
+import { writeNew } from '../fs-nofollow.js';
 
 /**
  * Everything needed to start a preset's CLI: the command line, its environment (the task's, plus its own
@@ -125,7 +126,10 @@ async function launchIn(
 ): Promise<Launch> {
   const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
   const invocation = preset.build(request, bin, env, options.sandboxed, scratch);
-  for (const [name, content] of Object.entries(invocation.files ?? {})) await writeFile(path.join(scratch, name), content, { mode: 0o444 });
+  for (const [name, content] of Object.entries(invocation.files ?? {})) {
+    if (name.includes('/') || name === '..' || name === '.') throw new Error(`${preset.name}: scratch file name ${name} must be a plain name`);
+    await writeNew(path.join(scratch, name), content, 0o444);
+  }
   Object.assign(env, invocation.env);
   const home = options.hostEnv.HOME;
   if (home !== undefined) env.HOME = home;
