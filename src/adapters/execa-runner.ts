@@ -15,6 +15,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import type { ProcessRunner, RunOptions, RunResult } from '../ports/process.js';
 import { probeArgs, sandboxArgs } from './sandbox.js';
+import { humanBytes } from './capped-jsonl.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
@@ -22,18 +23,35 @@ const KILL_GRACE_MS = 2000;
 /** How long output is still read after the command has exited. */
 const OUTPUT_DRAIN_MS = 250;
 
-/** The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. */
+/**
+ * The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. With `head`,
+ * the first `head` of those bytes are the stream's first bytes instead, and the text says how much was cut
+ * between head and tail (`… 512 MB cut …`).
+ */
 export class OutputTail {
   readonly #max: number;
+  readonly #headMax: number;
+  #head: Buffer[] = [];
+  #headSize = 0;
   #chunks: Buffer[] = [];
   #size = 0;
+  #total = 0;
   #truncated = false;
 
-  constructor(max: number) {
-    this.#max = Math.max(0, Math.floor(max));
+  constructor(max: number, head = 0) {
+    this.#headMax = Math.max(0, Math.min(Math.floor(head), Math.floor(max / 2)));
+    this.#max = Math.max(0, Math.floor(max) - this.#headMax);
   }
 
   push(chunk: Buffer): void {
+    this.#total += chunk.length;
+    if (this.#headSize < this.#headMax) {
+      const take = chunk.subarray(0, this.#headMax - this.#headSize);
+      this.#head.push(take);
+      this.#headSize += take.length;
+      chunk = chunk.subarray(take.length);
+      if (chunk.length === 0) return;
+    }
     this.#chunks.push(chunk);
     this.#size += chunk.length;
     while (this.#chunks.length > 0 && this.#size - (this.#chunks[0]?.length ?? 0) >= this.#max) {
@@ -55,7 +73,11 @@ export class OutputTail {
       while (start < bytes.length && start < 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
       bytes = bytes.subarray(start);
     }
-    return bytes.toString('utf8');
+    if (this.#headMax === 0) return bytes.toString('utf8');
+    const head = new StringDecoder('utf8').write(Buffer.concat(this.#head));
+    if (!this.truncated) return head + bytes.toString('utf8');
+    const cut = this.#total - Buffer.byteLength(head) - bytes.length;
+    return `${head}\n… ${humanBytes(cut)} cut …\n${bytes.toString('utf8')}`;
   }
 }
 
@@ -136,7 +158,7 @@ export class ExecaRunner implements ProcessRunner {
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
     }
 
-    const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+    const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
     const onOutput = options.onOutput;
     const decoder = onOutput ? new StringDecoder('utf8') : null;
     let callbackError: unknown = null;
