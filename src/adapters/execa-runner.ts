@@ -7,7 +7,9 @@
  *   killed, so no background process it started outlives it (inside the sandbox its pid namespace ends
  *   with it as well);
  * - memory stays bounded: only the last `maxOutputBytes` of the combined output are kept;
- * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws.
+ * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws;
+ * - a sandboxed command has a process limit where a pids cgroup can be made: reaching it kills the command,
+ *   which then fails (no exit code) with a line saying so.
  */
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,12 +18,15 @@ import { execa } from 'execa';
 import type { ProcessRunner, RunOptions, RunResult } from '../ports/process.js';
 import { probeArgs, sandboxArgs } from './sandbox.js';
 import { humanBytes } from './capped-jsonl.js';
+import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './sandbox-pids.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
 const KILL_GRACE_MS = 2000;
 /** How long output is still read after the command has exited. */
 const OUTPUT_DRAIN_MS = 250;
+/** How often a sandboxed command's cgroup is checked for a refused fork. */
+const LIMIT_POLL_MS = 100;
 
 /**
  * The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. With `head`,
@@ -112,14 +117,18 @@ export interface ExecaRunnerOptions {
    * sandbox with it and sees the self-test refuse to start.
    */
   alterSandboxArgs?: (args: string[]) => string[];
+  /** processes one sandboxed command may have at once; default SANDBOX_MAX_PROCESSES */
+  maxProcesses?: number;
 }
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
   readonly #alter: (args: string[]) => string[];
+  readonly #maxProcesses: number;
 
   constructor(options: ExecaRunnerOptions = {}) {
     this.#alter = options.alterSandboxArgs ?? ((args) => args);
+    this.#maxProcesses = options.maxProcesses ?? SANDBOX_MAX_PROCESSES;
   }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
@@ -148,6 +157,7 @@ export class ExecaRunner implements ProcessRunner {
     const script = `exec 2>&1\n${command}`;
     let file = '/bin/sh';
     let args = ['-c', script];
+    let cgroup: PidsCgroup | null = null;
     if (options.sandbox) {
       const bwrap = await this.#sandboxBinary();
       if (bwrap === null) {
@@ -156,6 +166,9 @@ export class ExecaRunner implements ProcessRunner {
       file = bwrap;
       const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [], ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }) });
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
+      // A process limit where one can be made (see sandbox-pids.ts); doctor says when there is none.
+      cgroup = await PidsCgroup.create(this.#maxProcesses);
+      if (cgroup !== null) ({ file, args } = cgroup.wrap(file, args));
     }
 
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
@@ -213,7 +226,27 @@ export class ExecaRunner implements ProcessRunner {
       }, OUTPUT_DRAIN_MS);
     });
 
-    const result = await subprocess;
+    // A fork bomb ends the command: once a fork was refused, the whole sandbox goes.
+    let limitReached = false;
+    const watchLimit = cgroup === null ? undefined : setInterval(() => {
+      void cgroup?.reached().then((reached) => {
+        if (reached && !limitReached) {
+          limitReached = true;
+          killGroup(subprocess.pid, 'SIGKILL');
+        }
+      });
+    }, LIMIT_POLL_MS);
+    let result: Awaited<typeof subprocess>;
+    try {
+      result = await subprocess;
+    } finally {
+      clearInterval(watchLimit);
+      if (cgroup !== null) {
+        limitReached ||= await cgroup.reached();
+        await cgroup.remove();
+      }
+    }
+    if (limitReached) tail.push(Buffer.from(`\nloopfleet: the sandbox reached its process limit (${cgroup?.max} processes); the command was stopped\n`));
     clearTimeout(drain);
     options.signal?.removeEventListener('abort', onAbort);
     if (decoder) emit(decoder.end());
@@ -232,8 +265,9 @@ export class ExecaRunner implements ProcessRunner {
     const deadline = timeout > 0 ? started + timeout : Number.POSITIVE_INFINITY;
     const endedBefore = (at: number): boolean => exitedAt !== null && exitedAt < at;
     return {
-      exitCode: result.exitCode ?? null,
-      signal: result.signal ?? null,
+      // A command stopped at its process limit failed, whatever its first process's exit said.
+      exitCode: limitReached ? null : (result.exitCode ?? null),
+      signal: limitReached ? 'SIGKILL' : (result.signal ?? null),
       timedOut: result.timedOut && !endedBefore(deadline),
       aborted: result.isCanceled && !endedBefore(abortedAt ?? Number.POSITIVE_INFINITY),
       output: tail.text(),
