@@ -46,3 +46,17 @@ describe('a file over max_file_bytes', () => {
     await rm(join(r.root, '.loop-worktrees'), { recursive: true, force: true });
   }, 60_000);
 });
+
+describe('a read-only role writing a huge file', () => {
+  it('is caught by the watcher without hashing the file into .git, and the file is removed', async () => {
+    const { watchReadOnly } = await import('../../src/adapters/worktree-snapshot.js');
+    const { execa } = await import('execa');
+    const r = await makeRepo({ 'README.md': 'hi\n' });
+    cleanups.push(r.cleanup);
+    const watch = await watchReadOnly(r.root, 'the reviewer');
+    await execa('truncate', ['-s', '3G', join(r.root, 'big.bin')]);
+    await expect(watch.verify()).rejects.toThrow(/the reviewer changed the worktree \(big\.bin\); the change was reset/);
+    expect(await largeFiles(join(r.root, '.git'), 1_000_000)).toEqual([]);
+    await expect(lstat(join(r.root, 'big.bin'))).rejects.toThrow(/ENOENT/);
+  }, 60_000);
+});
