@@ -41,3 +41,9 @@ describe.runIf(available && probe !== null)('the sandbox process limit', () => {
     expect(await processLimit()).toMatch(/^at most 4096 processes per sandboxed command/);
   });
 });
+
+describe.runIf(probe === null)('without a pids cgroup (an ordinary user here)', () => {
+  it('doctor says the sandbox has no process limit', async () => {
+    expect(await processLimit()).toMatch(/^unbounded: no pids cgroup can be made here/);
+  });
+});
