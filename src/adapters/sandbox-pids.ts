@@ -11,6 +11,10 @@
  */
 import { readFile, mkdir, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 /** Processes (threads count too) one sandboxed command may have at once. */
 export const SANDBOX_MAX_PROCESSES = 4096;
@@ -41,6 +45,22 @@ async function findParent(): Promise<string | null> {
   return null;
 }
 
+/** `at`, when a process of ours can create a cgroup there and join it; else null. */
+async function usable(at: string | null): Promise<string | null> {
+  if (at === null) return null;
+  const dir = path.join(at, `loopfleet-${process.pid}-probe`);
+  try {
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'pids.max'), '8');
+    await execFileAsync('/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs"', dir]);
+    return at;
+  } catch {
+    return null;
+  } finally {
+    await rmdir(dir).catch(() => undefined);
+  }
+}
+
 let parent: Promise<string | null> | undefined;
 
 export class PidsCgroup {
@@ -51,7 +71,7 @@ export class PidsCgroup {
 
   /** A new cgroup limited to `max` processes, or null where none can be made here. */
   static async create(max = SANDBOX_MAX_PROCESSES): Promise<PidsCgroup | null> {
-    parent ??= findParent();
+    parent ??= findParent().then(usable);
     const at = await parent;
     if (at === null) return null;
     const dir = path.join(at, `loopfleet-${process.pid}-${++seq}`);
