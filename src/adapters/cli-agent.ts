@@ -92,6 +92,8 @@ export class CliAgentClient implements ModelClient {
       input: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`,
       sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir] } : null,
       maxOutputBytes: this.#options.maxOutputBytes ?? 4 * 1024 * 1024,
+        // The tail holds the final JSON; the head shows how the run began. The cut between them is said.
+        keepHeadBytes: 64 * 1024,
       onOutput: (chunk) => reader.push(chunk),
     });
     const final = reader.end();
@@ -179,6 +181,8 @@ export class CliAgentClient implements ModelClient {
         input: launch.input,
         sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir], mounts: launch.mounts, ...(launch.env.HOME === undefined ? {} : { home: launch.env.HOME }) } : null,
         maxOutputBytes: this.#options.maxOutputBytes ?? 4 * 1024 * 1024,
+        // The tail holds the final JSON; the head shows how the run began. The cut between them is said.
+        keepHeadBytes: 64 * 1024,
         onOutput: (chunk) => reader.push(chunk),
       });
     } finally {

@@ -7,7 +7,9 @@
  *   killed, so no background process it started outlives it (inside the sandbox its pid namespace ends
  *   with it as well);
  * - memory stays bounded: only the last `maxOutputBytes` of the combined output are kept;
- * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws.
+ * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws;
+ * - a sandboxed command has a process limit where a pids cgroup can be made: reaching it kills the command,
+ *   which then fails (no exit code) with a line saying so.
  */
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,25 +17,46 @@ import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import type { ProcessRunner, RunOptions, RunResult } from '../ports/process.js';
 import { probeArgs, sandboxArgs } from './sandbox.js';
+import { humanBytes } from './capped-jsonl.js';
+import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './sandbox-pids.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
 const KILL_GRACE_MS = 2000;
 /** How long output is still read after the command has exited. */
 const OUTPUT_DRAIN_MS = 250;
+/** How often a sandboxed command's cgroup is checked for a refused fork. */
+const LIMIT_POLL_MS = 100;
 
-/** The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. */
+/**
+ * The last `max` bytes of a stream, holding at most `max` bytes plus one chunk at any time. With `head`,
+ * the first `head` of those bytes are the stream's first bytes instead, and the text says how much was cut
+ * between head and tail (`… 512 MB cut …`).
+ */
 export class OutputTail {
   readonly #max: number;
+  readonly #headMax: number;
+  #head: Buffer[] = [];
+  #headSize = 0;
   #chunks: Buffer[] = [];
   #size = 0;
+  #total = 0;
   #truncated = false;
 
-  constructor(max: number) {
-    this.#max = Math.max(0, Math.floor(max));
+  constructor(max: number, head = 0) {
+    this.#headMax = Math.max(0, Math.min(Math.floor(head), Math.floor(max / 2)));
+    this.#max = Math.max(0, Math.floor(max) - this.#headMax);
   }
 
   push(chunk: Buffer): void {
+    this.#total += chunk.length;
+    if (this.#headSize < this.#headMax) {
+      const take = chunk.subarray(0, this.#headMax - this.#headSize);
+      this.#head.push(take);
+      this.#headSize += take.length;
+      chunk = chunk.subarray(take.length);
+      if (chunk.length === 0) return;
+    }
     this.#chunks.push(chunk);
     this.#size += chunk.length;
     while (this.#chunks.length > 0 && this.#size - (this.#chunks[0]?.length ?? 0) >= this.#max) {
@@ -55,7 +78,11 @@ export class OutputTail {
       while (start < bytes.length && start < 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
       bytes = bytes.subarray(start);
     }
-    return bytes.toString('utf8');
+    if (this.#headMax === 0) return bytes.toString('utf8');
+    const head = new StringDecoder('utf8').write(Buffer.concat(this.#head));
+    if (!this.truncated) return head + bytes.toString('utf8');
+    const cut = this.#total - Buffer.byteLength(head) - bytes.length;
+    return `${head}\n… ${humanBytes(cut)} cut …\n${bytes.toString('utf8')}`;
   }
 }
 
@@ -90,14 +117,18 @@ export interface ExecaRunnerOptions {
    * sandbox with it and sees the self-test refuse to start.
    */
   alterSandboxArgs?: (args: string[]) => string[];
+  /** processes one sandboxed command may have at once; default SANDBOX_MAX_PROCESSES */
+  maxProcesses?: number;
 }
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
   readonly #alter: (args: string[]) => string[];
+  readonly #maxProcesses: number;
 
   constructor(options: ExecaRunnerOptions = {}) {
     this.#alter = options.alterSandboxArgs ?? ((args) => args);
+    this.#maxProcesses = options.maxProcesses ?? SANDBOX_MAX_PROCESSES;
   }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
@@ -126,6 +157,7 @@ export class ExecaRunner implements ProcessRunner {
     const script = `exec 2>&1\n${command}`;
     let file = '/bin/sh';
     let args = ['-c', script];
+    let cgroup: PidsCgroup | null = null;
     if (options.sandbox) {
       const bwrap = await this.#sandboxBinary();
       if (bwrap === null) {
@@ -134,9 +166,12 @@ export class ExecaRunner implements ProcessRunner {
       file = bwrap;
       const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [], ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }) });
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
+      // A process limit where one can be made (see sandbox-pids.ts); doctor says when there is none.
+      cgroup = await PidsCgroup.create(this.#maxProcesses);
+      if (cgroup !== null) ({ file, args } = cgroup.wrap(file, args));
     }
 
-    const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
+    const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
     const onOutput = options.onOutput;
     const decoder = onOutput ? new StringDecoder('utf8') : null;
     let callbackError: unknown = null;
@@ -191,7 +226,27 @@ export class ExecaRunner implements ProcessRunner {
       }, OUTPUT_DRAIN_MS);
     });
 
-    const result = await subprocess;
+    // A fork bomb ends the command: once a fork was refused, the whole sandbox goes.
+    let limitReached = false;
+    const watchLimit = cgroup === null ? undefined : setInterval(() => {
+      void cgroup?.reached().then((reached) => {
+        if (reached && !limitReached) {
+          limitReached = true;
+          killGroup(subprocess.pid, 'SIGKILL');
+        }
+      });
+    }, LIMIT_POLL_MS);
+    let result: Awaited<typeof subprocess>;
+    try {
+      result = await subprocess;
+    } finally {
+      clearInterval(watchLimit);
+      if (cgroup !== null) {
+        limitReached ||= await cgroup.reached();
+        await cgroup.remove();
+      }
+    }
+    if (limitReached) tail.push(Buffer.from(`\nloopfleet: the sandbox reached its process limit (${cgroup?.max} processes); the command was stopped\n`));
     clearTimeout(drain);
     options.signal?.removeEventListener('abort', onAbort);
     if (decoder) emit(decoder.end());
@@ -210,8 +265,9 @@ export class ExecaRunner implements ProcessRunner {
     const deadline = timeout > 0 ? started + timeout : Number.POSITIVE_INFINITY;
     const endedBefore = (at: number): boolean => exitedAt !== null && exitedAt < at;
     return {
-      exitCode: result.exitCode ?? null,
-      signal: result.signal ?? null,
+      // A command stopped at its process limit failed, whatever its first process's exit said.
+      exitCode: limitReached ? null : (result.exitCode ?? null),
+      signal: limitReached ? 'SIGKILL' : (result.signal ?? null),
       timedOut: result.timedOut && !endedBefore(deadline),
       aborted: result.isCanceled && !endedBefore(abortedAt ?? Number.POSITIVE_INFINITY),
       output: tail.text(),

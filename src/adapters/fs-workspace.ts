@@ -1,19 +1,27 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { exists } from './fs-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { PreparedWorktree, Workspace } from '../ports/workspace.js';
 import { copyIncluded, includedPaths, linkDependencies } from './worktree-files.js';
 import { LOGS_DIR, OWN_ENTRIES } from '../domain/layout.js';
+import { CappedJsonl } from './capped-jsonl.js';
+
+/** Default cap of one attempt's transcript: its first and last 16 MB are kept. */
+export const MAX_TRANSCRIPT_BYTES = 32_000_000;
 
 /** Transcripts, .worktreeinclude copies and dependency clones, all under `<repo>/.loop-worktrees`. */
 export class FsWorkspace implements Workspace {
   readonly #workDir: string;
-  readonly #streams = new Map<string, WriteStream>();
+  readonly #streams = new Map<string, CappedJsonl>();
+  readonly #maxTranscriptBytes: number;
+  /** transcripts of ended attempts still being written */
+  readonly #ending: Promise<void>[] = [];
   #error: Error | null = null;
 
-  constructor(workDir: string) {
+  constructor(workDir: string, options: { maxTranscriptBytes?: number } = {}) {
     this.#workDir = resolve(workDir);
+    this.#maxTranscriptBytes = options.maxTranscriptBytes ?? MAX_TRANSCRIPT_BYTES;
   }
 
   async prepare(repoRoot: string, worktree: string): Promise<PreparedWorktree> {
@@ -34,18 +42,23 @@ export class FsWorkspace implements Workspace {
     if (stream === undefined) {
       // Once per attempt; synchronous so that records keep their order without a queue.
       mkdirSync(dirname(file), { recursive: true });
-      stream = createWriteStream(file, { flags: 'a' });
-      // A failing transcript must not stop the fleet mid-task; the error is reported by flush().
-      stream.on('error', (error) => (this.#error ??= error));
+      // Capped (head and tail kept, the cut said): agent output can be any size. A failing transcript must
+      // not stop the fleet mid-task; the error is reported by flush().
+      stream = new CappedJsonl(file, this.#maxTranscriptBytes, (error) => (this.#error ??= error));
       this.#streams.set(file, stream);
     }
-    stream.write(`${JSON.stringify(record)}\n`);
+    stream.write(record);
+    // The attempt's last record: its held tail is written now rather than kept until the run ends.
+    if (record.type === 'attempt-end') {
+      this.#streams.delete(file);
+      this.#ending.push(stream.end());
+    }
   }
 
   async flush(): Promise<void> {
     const streams = [...this.#streams.values()];
     this.#streams.clear();
-    await Promise.all(streams.map((s) => new Promise<void>((done) => s.end(done))));
+    await Promise.all([...this.#ending.splice(0), ...streams.map((s) => s.end())]);
     if (this.#error !== null) {
       const error = this.#error;
       this.#error = null;

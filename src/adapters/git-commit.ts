@@ -14,6 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { BlobText, DiffEntry, SnapshotCommit } from '../ports/git.js';
 import { SANDBOX_OBJECTS, discoverGitLayout } from './git-layout.js';
+import { type SnapshotLimits, sizeCandidates, sizeRefusals } from './worktree-sizes.js';
 import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields } from './git-exec.js';
 
 /**
@@ -52,8 +53,15 @@ function excludedBy(p: string, excludePaths: readonly string[]): boolean {
 /**
  * Commits the whole working tree of the task worktree `target` (bound to `git`), except `excludePaths`
  * (relative paths: the `.worktreeinclude` copies) and nested repositories; then lists what still differs.
+ * With `limits`, a file or a total the size guard would refuse ends it before anything is staged (`refused`).
  */
-export async function commitSnapshot(git: GitExec, target: string, message: string, excludePaths: readonly string[]): Promise<SnapshotCommit> {
+export async function commitSnapshot(
+  git: GitExec,
+  target: string,
+  message: string,
+  excludePaths: readonly string[],
+  limits?: SnapshotLimits,
+): Promise<SnapshotCommit> {
   const layout = await discoverGitLayout(target);
   if (layout === null || !layout.linked || layout.checkout !== target) throw new Error(`${target} is not a linked task worktree`);
   // A one-parent snapshot: merge or cherry-pick state left by a command run there adds nothing to it.
@@ -71,7 +79,16 @@ export async function commitSnapshot(git: GitExec, target: string, message: stri
   const gitlinks = fields(await git.out(['ls-files', '-z', '--stage']))
     .filter((record) => record.startsWith('160000 '))
     .map((record) => record.slice(record.indexOf('\t') + 1));
-  const skip = [...nested.map((n) => n.replace(/\/$/, '')), ...gitlinks].map((p) => `:(exclude,literal)${p}`);
+  const skipped = [...nested.map((n) => n.replace(/\/$/, '')), ...gitlinks];
+  if (limits !== undefined) {
+    // Measured before `add`, which would write every staged file's blob into the person's object store.
+    const candidates = (await sizeCandidates(git, target, NO_NESTED_CONFIG)).filter(
+      (c) => !excludedBy(c.path, excludePaths) && !excludedBy(c.path, skipped),
+    );
+    const refused = sizeRefusals(candidates, limits);
+    if (refused.length > 0) return { commit: null, differs: [], ignored: [], refused };
+  }
+  const skip = skipped.map((p) => `:(exclude,literal)${p}`);
   await git.run([...NO_NESTED_CONFIG, 'add', '-A', '--', '.', ...skip]);
   // Unstaged after `add -A` rather than left out of it: git refuses pathspecs naming ignored files.
   if (excludePaths.length > 0) await git.run([...NO_NESTED_CONFIG, 'reset', '-q', '--', ...excludePaths.map(literal)]);
@@ -149,4 +166,51 @@ export async function readBlob(git: GitExec, spec: string, maxBytes: number): Pr
   const type = (await git.out(['cat-file', '-t', spec])).trim();
   if (type !== 'blob') return null;
   return { size: bytes, text: await git.out(['cat-file', 'blob', spec]) };
+}
+
+/** The most bytes of `git diff -p` text read into memory; the rest is drained and said to be cut. */
+export const MAX_PATCH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `git diff -p` of `base...HEAD`, read as a stream and kept up to `maxBytes` (whole lines): git's output is
+ * never held whole, so a huge diff costs at most `maxBytes` of memory. A cut ends in a line saying so.
+ */
+export async function readPatch(git: GitExec, base: string, env: Record<string, string>, maxBytes = MAX_PATCH_BYTES): Promise<{ patch: string; cut: number }> {
+  assertRefName(base, 'base');
+  const child = execa(
+    'git',
+    [...NO_NESTED_CONFIG, '-c', 'core.quotePath=false', 'diff', '--no-renames', '-p', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`],
+    { cwd: git.dir, env, extendEnv: false, buffer: false, encoding: 'buffer', stdin: 'ignore', stderr: 'pipe', reject: false },
+  );
+  const kept: Buffer[] = [];
+  let size = 0;
+  let cut = 0;
+  const stderr: Buffer[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (stderr.length < 64) stderr.push(chunk);
+  });
+  for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    const room = maxBytes - size;
+    if (room <= 0) cut += chunk.length;
+    else if (chunk.length <= room) {
+      kept.push(chunk);
+      size += chunk.length;
+    } else {
+      kept.push(chunk.subarray(0, room));
+      size += room;
+      cut += chunk.length - room;
+    }
+  }
+  const result = await child;
+  if (result.exitCode !== 0) {
+    throw new GitCommandError(['diff', '-p', `${base}...HEAD`], result.exitCode ?? null, Buffer.concat(stderr).toString('utf8'), '');
+  }
+  let bytes = Buffer.concat(kept);
+  if (cut > 0) {
+    const end = bytes.lastIndexOf(0x0a);
+    cut += bytes.length - (end + 1);
+    bytes = bytes.subarray(0, end + 1);
+  }
+  const patch = bytes.toString('utf8');
+  return { patch: cut > 0 ? `${patch}… ${cut} bytes of diff cut …\n` : patch, cut };
 }

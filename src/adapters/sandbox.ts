@@ -22,10 +22,11 @@
  * Files the command writes belong, outside, to the user running loopfleet (the namespace maps the
  * sandbox uid to it), so loopfleet commits them as usual.
  */
-import { mkdir, open, readFile, readdir, realpath, writeFile } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from './git-layout.js';
 import { isInside } from './fs-paths.js';
+import { realFolderAt, rewriteFile } from './fs-nofollow.js';
 import { SYSTEM_FOLDERS, homeFolders, isDir, mountArgs, privateEtcMounts, systemMounts, toolchainMounts, type Mount } from './sandbox-system.js';
 import type { SandboxMount } from '../ports/process.js';
 
@@ -97,18 +98,18 @@ async function realFolder(p: string, what: string): Promise<string> {
   }
 }
 
+/**
+ * `p` is loopfleet's regular file afterwards (empty when created without `content`). The admin folder is
+ * writable inside the sandbox: a link an agent left in a file's place is replaced, never written through.
+ */
 async function ensureFile(p: string, content?: string): Promise<void> {
-  if (content === undefined) {
-    await (await open(p, 'a')).close();
-    return;
-  }
-  let current: string | null = null;
-  try {
-    current = await readFile(p, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  if (current !== content) await writeFile(p, content);
+  if (content !== undefined) return rewriteFile(p, content);
+  const info = await lstat(p).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (info?.isFile() === true) return;
+  return rewriteFile(p, '');
 }
 
 /** Mounts that keep git usable, and the repository safe, inside the sandbox (see the module comment). */
@@ -130,7 +131,9 @@ async function gitMounts(layout: GitLayout): Promise<Mount[]> {
   const admin = await realpath(layout.adminDir);
   const store = path.join(admin, SANDBOX_OBJECTS);
   // Rewritten before every sandboxed command: whatever a previous one wrote there is not trusted.
-  await mkdir(path.join(store, 'info'), { recursive: true });
+  // Both folders are the sandbox's to write: a link in either's place is replaced by a real folder.
+  await realFolderAt(store);
+  await realFolderAt(path.join(store, 'info'));
   await ensureFile(path.join(store, 'info', 'alternates'), `${path.join(common, 'objects')}\n`);
   await ensureFile(path.join(admin, SHADOW_COMMONDIR_FILE), `${SHADOW_GIT_DIR}\n`);
   // Read by git when extensions.worktreeConfig is on: it must exist to be mounted read-only.

@@ -11,8 +11,8 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
-import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, WorktreeInfo } from '../ports/git.js';
-import { commitSnapshot, diffEntries, readBlob } from './git-commit.js';
+import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
+import { commitSnapshot, diffEntries, readBlob, readPatch } from './git-commit.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
 import { discoverGitLayout } from './git-layout.js';
 import { mergeBranch } from './git-merge.js';
@@ -230,13 +230,12 @@ export class SimpleGitAdapter implements GitPort {
   // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
-    const out = await this.#at(worktree).out([
-      '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200', '-p',
+    const head = await this.#at(worktree).out([
+      '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200',
       '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`,
     ]);
-    const split = out.startsWith('diff --git ') ? 0 : out.indexOf('\ndiff --git ');
-    const head = split === -1 ? out : out.slice(0, split);
-    const patch = split === -1 ? '' : out.slice(split === 0 ? 0 : split + 1);
+    // The patch is streamed with a cap (git-commit.ts): never held whole in memory.
+    const { patch } = await readPatch(this.#at(worktree), base, this.#env);
     const numstat: DiffSummary['numstat'] = [];
     const stat: string[] = [];
     let quoted = false;
@@ -354,9 +353,9 @@ export class SimpleGitAdapter implements GitPort {
   }
 
   // Snapshot commits and what they change: git-commit.ts.
-  async commitSnapshot(worktree: string, message: string, excludePaths: string[]): Promise<SnapshotCommit> {
+  async commitSnapshot(worktree: string, message: string, excludePaths: string[], limits?: SnapshotSizeLimits): Promise<SnapshotCommit> {
     const target = await this.#worktreePath(worktree, false);
-    return commitSnapshot(this.#at(target), target, message, excludePaths);
+    return commitSnapshot(this.#at(target), target, message, excludePaths, limits);
   }
 
   async diffEntries(worktree: string, base: string): Promise<DiffEntry[]> {

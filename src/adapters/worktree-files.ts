@@ -12,7 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { chmod, copyFile, cp, lstat, mkdir, readFile, readdir, realpath, rm, stat } from 'node:fs/promises';
+import { copyFile, cp, lstat, mkdtemp, readFile, readdir, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ignore from 'ignore';
@@ -20,6 +20,7 @@ import { RefusedError } from '../domain/errors.js';
 import type { DependencyClone } from '../ports/workspace.js';
 import { GitExec, fields } from './git-exec.js';
 import { isInside } from './fs-paths.js';
+import { LinkRefused, copyNew, ensureRealFolder } from './fs-nofollow.js';
 import { WORK_DIR } from '../domain/layout.js';
 
 const execFileAsync = promisify(execFile);
@@ -102,13 +103,12 @@ async function readableSource(root: string, rel: string): Promise<{ file: string
 }
 
 /** Creates the folders of `relDir` inside the worktree, refusing any link on the way. */
-async function ensureFolderInside(worktree: string, relDir: string): Promise<void> {
-  let current = worktree;
-  for (const part of relDir.split('/').filter((p) => p !== '' && p !== '.')) {
-    current = path.join(current, part);
-    const info = await lstatOptional(current);
-    if (info === null) await mkdir(current);
-    else if (!info.isDirectory()) throw new RefusedError(`${INCLUDE_FILE}: ${path.relative(worktree, current)} in the worktree is not a folder`);
+async function ensureFolderInside(worktree: string, relDir: string, what: string): Promise<string> {
+  try {
+    return await ensureRealFolder(worktree, relDir);
+  } catch (error) {
+    if (error instanceof LinkRefused) throw new RefusedError(`${what}: ${error.message} in the worktree`);
+    throw error;
   }
 }
 
@@ -134,11 +134,10 @@ export async function copyIncluded(repoRoot: string, worktreePath: string): Prom
   const sources = await Promise.all(selected.map(async (rel) => ({ rel, ...(await readableSource(root, rel)) })));
 
   for (const { rel, file, mode } of sources) {
-    await ensureFolderInside(worktree, path.posix.dirname(rel));
+    await ensureFolderInside(worktree, path.posix.dirname(rel), INCLUDE_FILE);
     const dest = path.join(worktree, rel);
-    if ((await lstatOptional(dest)) !== null) continue; // the worktree's own copy wins
-    await copyFile(file, dest, constants.COPYFILE_EXCL);
-    await chmod(dest, mode);
+    if ((await lstatOptional(dest)) !== null) continue; // the worktree's own copy wins (a link is never written through)
+    await copyNew(file, dest, mode);
   }
   return selected;
 }
@@ -150,19 +149,22 @@ async function sameBytes(a: string, b: string): Promise<boolean> {
 
 /**
  * Whether the file system clones files copy-on-write between the two places. Tried on one file first:
- * cp would otherwise try, and fail, every file of the folder before giving up.
+ * cp would otherwise try, and fail, every file of the folder before giving up. The probe is made in a new
+ * folder of loopfleet's next to the worktree (same file system), never inside it: a worktree may hold a link
+ * named like any probe.
  */
-async function canReflink(sampleFile: string, destFolder: string): Promise<boolean> {
-  const probe = path.join(destFolder, `.loopfleet-reflink-probe-${process.pid}`);
+async function canReflink(sampleFile: string, worktree: string): Promise<boolean> {
+  const dir = await mkdtemp(path.join(path.dirname(worktree), '.loopfleet-reflink-'));
+  const probe = path.join(dir, 'probe');
   try {
-    await copyFile(sampleFile, probe, constants.COPYFILE_FICLONE_FORCE);
+    await copyFile(sampleFile, probe, constants.COPYFILE_FICLONE_FORCE | constants.COPYFILE_EXCL);
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EINVAL' || code === 'ENOSYS') return false;
     throw error;
   } finally {
-    await rm(probe, { force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -215,6 +217,13 @@ export async function linkDependencies(
     if ((await lstatOptional(path.join(worktree, dir))) !== null) return none(`${dir} is already present in the worktree`);
   }
 
+  // A folder on the way that is a link (`packages -> /home/me`) would put the clone, or its removal after a
+  // failed method, outside the worktree: every parent is a real folder of the worktree before anything is cloned.
+  const dests: Array<{ src: string; dest: string }> = [];
+  for (const dir of dirs) {
+    const parent = await ensureFolderInside(worktree, path.dirname(dir), 'dependency folder');
+    dests.push({ src: path.join(root, dir), dest: path.join(parent, path.basename(dir)) });
+  }
   const lockfile = lockfiles[0] as string;
   const methods: CloneMethod[] = [
     ...(process.platform === 'linux' && (await canReflink(path.join(root, lockfile), worktree)) ? ['reflink' as const] : []),
@@ -224,16 +233,12 @@ export async function linkDependencies(
   const failures: string[] = [];
   for (const method of methods) {
     try {
-      for (const dir of dirs) {
-        const dest = path.join(worktree, dir);
-        await mkdir(path.dirname(dest), { recursive: true });
-        await cloneFolder(path.join(root, dir), dest, method);
-      }
+      for (const { src, dest } of dests) await cloneFolder(src, dest, method);
       return { method, reason: null, ms: Math.round(performance.now() - started) };
     } catch (error) {
       failures.push(`${method}: ${(error as Error).message.split('\n')[0]}`);
       // Only what this attempt created goes: the folders did not exist before (checked above).
-      for (const dir of dirs) await rm(path.join(worktree, dir), { recursive: true, force: true });
+      for (const { dest } of dests) await rm(dest, { recursive: true, force: true });
     }
   }
   return none(`cloning failed (${failures.join('; ')})`);

@@ -2,8 +2,10 @@
  * What a read-only agent may not change: the worktree's files as git sees them (tracked and untracked,
  * ignored files excepted). A snapshot is a tree object written through a private index, so the worktree's
  * own index and refs are never touched; restoring puts every file back as it was and removes the new ones.
+ * A file too large to hash (SNAPSHOT_MAX_HASHED_BYTES) is never written into the object store: it is
+ * compared by its metadata, and a new one is removed on restore like any other new file.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -35,11 +37,42 @@ async function withPrivateIndex<T>(worktree: string, use: (index: string) => Pro
   }
 }
 
-/** The tree of the worktree's current files. */
-export function snapshotWorktree(worktree: string): Promise<string> {
+/**
+ * Files larger than this are never hashed by a snapshot (hashing writes their blob into the repository's
+ * object store): they are compared by size, modification time and inode instead.
+ */
+export const SNAPSHOT_MAX_HASHED_BYTES = 16 * 1024 * 1024;
+
+export interface WorktreeSnapshot {
+  tree: string;
+  /** files over SNAPSHOT_MAX_HASHED_BYTES, left out of `tree`: path → "size:mtime:inode" */
+  large: Map<string, string>;
+}
+
+/** Regular files of the worktree, tracked or untracked (not ignored), over SNAPSHOT_MAX_HASHED_BYTES. */
+async function largeFiles(worktree: string, index: string): Promise<Map<string, string>> {
+  const listed = (await git(worktree, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], index)).split('\0');
+  const large = new Map<string, string>();
+  for (const rel of new Set(listed)) {
+    if (rel === '' || rel.endsWith('/')) continue;
+    try {
+      const info = await lstat(path.join(worktree, rel), { bigint: true });
+      if (info.isFile() && info.size > SNAPSHOT_MAX_HASHED_BYTES) large.set(rel, `${info.size}:${info.mtimeNs}:${info.ino}`);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    }
+  }
+  return large;
+}
+
+/** The tree of the worktree's current files, large ones apart (see WorktreeSnapshot). */
+export function snapshotWorktree(worktree: string): Promise<WorktreeSnapshot> {
   return withPrivateIndex(worktree, async (index) => {
-    await git(worktree, ['add', '-A', '--', '.'], index);
-    return git(worktree, ['write-tree'], index);
+    const large = await largeFiles(worktree, index);
+    const skip = [...large.keys()].map((p) => `:(exclude,literal)${p}`);
+    await git(worktree, ['add', '-A', '--', '.', ...skip], index);
+    return { tree: await git(worktree, ['write-tree'], index), large };
   });
 }
 
@@ -67,10 +100,15 @@ export async function watchReadOnly(worktree: string, who: string): Promise<{ ve
   const before = await snapshotWorktree(worktree);
   return {
     async verify() {
-      const changed = await changedPaths(worktree, before, await snapshotWorktree(worktree));
-      if (changed.length === 0) return;
-      await restoreWorktree(worktree, before);
-      const shown = changed.slice(0, 5).join(', ') + (changed.length > 5 ? `, … (${changed.length} files)` : '');
+      const after = await snapshotWorktree(worktree);
+      const changed = new Set(await changedPaths(worktree, before.tree, after.tree));
+      for (const p of new Set([...before.large.keys(), ...after.large.keys()])) {
+        if (before.large.get(p) !== after.large.get(p)) changed.add(p);
+      }
+      if (changed.size === 0) return;
+      await restoreWorktree(worktree, before.tree);
+      const list = [...changed].sort();
+      const shown = list.slice(0, 5).join(', ') + (list.length > 5 ? `, … (${list.length} files)` : '');
       throw new AgentSetupError(`${who} changed the worktree (${shown}); the change was reset`, 'read-only-violated');
     },
   };

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CliAgentClient } from '../adapters/cli-agent.js';
 import { fsTextFiles } from '../adapters/fs-files.js';
+import { processLimit } from '../adapters/sandbox-pids.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
@@ -164,6 +165,8 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
       detail: bwrap ? (sandboxed ? 'bubblewrap works' : 'off (sandbox: off)') : 'bubblewrap (bwrap) cannot run here: install it, or set sandbox: off',
     },
   ];
+  // Not a failure: the sandbox still confines what it can; the person learns that a fork bomb is not bounded.
+  if (sandboxed) checks.push({ ok: true, role: 'fleet', what: 'processes', detail: await processLimit() });
   for (const role of ROLES) {
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];

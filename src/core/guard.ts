@@ -29,7 +29,8 @@ export interface GuardInput {
 /** Text files larger than this are not read for assertion counts (they are still held to max_file_bytes). */
 const MAX_READ_BYTES = 2_000_000;
 
-function exemption(allowed: readonly string[]): (path: string) => boolean {
+/** Whether a path is one the task names in `files:` (exempt from protect, the content and the size rules). */
+export function exemption(allowed: readonly string[]): (path: string) => boolean {
   const matcher = ignore().add([...allowed]);
   return (path) => allowed.length > 0 && matcher.ignores(path);
 }

@@ -4,7 +4,7 @@ import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
 import type { RoleDefinition } from './agents.js';
 import type { Lessons } from './lessons.js';
-import { guardAttempt } from './guard.js';
+import { exemption, guardAttempt } from './guard.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
 import { RefusedError } from '../domain/errors.js';
 import { parseVerdict } from './verdict.js';
@@ -155,8 +155,13 @@ export class Pipeline {
       input.worktree,
       `${spec.id}: ${spec.title}\n\nAttempt ${input.attempt}, committed by loopfleet.`,
       prepared.copied,
+      { maxFileBytes: config.maxFileBytes, maxBytes: config.maxBytes, exempt: exemption(spec.files) },
     );
     result.commit = snapshot.commit;
+    if (snapshot.refused !== undefined && snapshot.refused.length > 0) {
+      result.guard = snapshot.refused;
+      return this.#fail(result, 'guard-failed', result.guard.join('; '), result.guard.join('\n'));
+    }
     if (snapshot.differs.length > 0) {
       const more = snapshot.differs.length > 10 ? ` and ${snapshot.differs.length - 10} more` : '';
       result.guard = [`guard: working tree differs from the commit: ${snapshot.differs.slice(0, 10).join(', ')}${more}`];

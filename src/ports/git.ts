@@ -105,9 +105,11 @@ export interface GitPort {
    * The worktree's snapshot as a one-parent commit: the index is rebuilt from HEAD (no assume-unchanged or
    * skip-worktree bit survives), everything but `excludePaths` and nested repositories is staged and
    * committed; `differs` lists what in the working tree still differs from the commit (ignored files and
-   * `excludePaths` apart). `commit` is null when nothing changed.
+   * `excludePaths` apart). `commit` is null when nothing changed. With `limits`, sizes are measured on disk
+   * before anything is staged (so before any blob is written into `.git`): over a limit, nothing is staged
+   * or committed and `refused` holds the guard's reasons.
    */
-  commitSnapshot(worktree: string, message: string, excludePaths: string[]): Promise<SnapshotCommit>;
+  commitSnapshot(worktree: string, message: string, excludePaths: string[], limits?: SnapshotSizeLimits): Promise<SnapshotCommit>;
   /** file by file, what `base...HEAD` changes in the worktree: modes, blob ids and sizes, binary or not */
   diffEntries(worktree: string, base: string): Promise<DiffEntry[]>;
   /**
@@ -117,8 +119,17 @@ export interface GitPort {
   readBlob(object: string, maxBytes: number): Promise<BlobText | null>;
 }
 
+export interface SnapshotSizeLimits {
+  maxFileBytes: number;
+  maxBytes: number;
+  /** paths exempt from the size rules (the task's `files:`) */
+  exempt(path: string): boolean;
+}
+
 export interface SnapshotCommit {
   commit: string | null;
+  /** the size rules' reasons when the snapshot was refused before staging (see `limits`) */
+  refused?: string[];
   /** paths (a note in parentheses for a nested repository) where the working tree differs from the commit */
   differs: string[];
   /** untracked files the ignore rules leave out of the commit (a folder as `dir/`): the check still sees them */

@@ -26,6 +26,11 @@ export interface RunOptions {
   onOutput?: (chunk: string) => void;
   /** keep at most this many bytes of the tail of the combined output; default 64 KiB */
   maxOutputBytes?: number;
+  /**
+   * of those, keep the first this many bytes of the output instead (at most half), with a line saying how
+   * much was cut between head and tail; default 0 (the tail only, for output that is parsed)
+   */
+  keepHeadBytes?: number;
 }
 
 export interface RunResult {
@@ -33,7 +38,7 @@ export interface RunResult {
   signal: string | null;
   timedOut: boolean;
   aborted: boolean;
-  /** tail of the combined output, at most maxOutputBytes */
+  /** tail (or head and tail, see keepHeadBytes) of the combined output, at most maxOutputBytes plus the cut line */
   output: string;
   /** true when the output was cut to its tail */
   truncated: boolean;

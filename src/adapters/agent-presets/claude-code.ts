@@ -70,7 +70,7 @@ export const claudeCode: AgentPreset = {
   packageName: '@anthropic-ai/claude-code',
   credentialEnv: /^(ANTHROPIC_|CLAUDE_)/,
   configPaths: [
-    { path: '.claude', kind: 'dir' },
+    { path: '.claude', kind: 'dir', cache: ['projects', 'todos', 'shell-snapshots', 'statsig', 'debug', 'file-history'] },
     { path: '.claude.json', kind: 'file' },
   ],
   baseUrlEnv: ['ANTHROPIC_BASE_URL'],

@@ -34,7 +34,7 @@ export const codex: AgentPreset = {
   defaultBin: 'codex',
   packageName: '@openai/codex',
   credentialEnv: /^(OPENAI_|CODEX_)/,
-  configPaths: [{ path: '.codex', kind: 'dir' }],
+  configPaths: [{ path: '.codex', kind: 'dir', cache: ['sessions', 'archived_sessions', 'log'] }],
   baseUrlEnv: ['OPENAI_BASE_URL'],
   defaultEndpoint: 'https://api.openai.com',
   loginHint: 'run `codex login`, or set OPENAI_API_KEY',

@@ -29,7 +29,7 @@ export const gemini: AgentPreset = {
   defaultBin: 'gemini',
   packageName: '@google/gemini-cli',
   credentialEnv: /^(GEMINI_|GOOGLE_)/,
-  configPaths: [{ path: '.gemini', kind: 'dir' }],
+  configPaths: [{ path: '.gemini', kind: 'dir', cache: ['tmp', 'history'] }],
   baseUrlEnv: ['GOOGLE_GEMINI_BASE_URL', 'GEMINI_BASE_URL'],
   defaultEndpoint: 'https://generativelanguage.googleapis.com',
   loginHint: 'log in with `gemini`, or set GEMINI_API_KEY',

@@ -1,4 +1,4 @@
-import { access, constants, mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentSetupError } from '../../domain/errors.js';
@@ -7,10 +7,12 @@ import type { SandboxMount } from '../../ports/process.js';
 import { forwarderArgv } from '../egress-forwarder.js';
 import { parseHost, startEgressProxy, type AllowedHost, type EgressProxy } from '../egress-proxy.js';
 import type { AgentPreset } from './types.js';
+import { prepareConfigView } from './config-view.js';
+import { writeNew } from '../fs-nofollow.js';
 
 /**
  * Everything needed to start a preset's CLI: the command line, its environment (the task's, plus its own
- * credentials and nothing else), and — when sandboxed — the mounts (its config folders read-write, its
+ * credentials and nothing else), and — when sandboxed — the mounts (a private copy of its config folders, its
  * executable and Node read-only, the egress socket) and the egress proxy that lets it reach its model only.
  */
 
@@ -91,16 +93,6 @@ export function endpointOf(preset: AgentPreset, env: Record<string, string | und
   return parseHost(url);
 }
 
-async function existing(p: string, kind: 'dir' | 'file'): Promise<boolean> {
-  try {
-    const s = await stat(p);
-    return kind === 'dir' ? s.isDirectory() : s.isFile();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
-}
-
 export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, options: LaunchOptions): Promise<Launch> {
   const bin = await resolveBin(preset, request.agent?.bin, options.hostEnv, request.role);
   // The run's own folder for files its command line names (a schema file): outside the worktree, so a
@@ -125,7 +117,10 @@ async function launchIn(
 ): Promise<Launch> {
   const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
   const invocation = preset.build(request, bin, env, options.sandboxed, scratch);
-  for (const [name, content] of Object.entries(invocation.files ?? {})) await writeFile(path.join(scratch, name), content, { mode: 0o444 });
+  for (const [name, content] of Object.entries(invocation.files ?? {})) {
+    if (name.includes('/') || name === '..' || name === '.') throw new Error(`${preset.name}: scratch file name ${name} must be a plain name`);
+    await writeNew(path.join(scratch, name), content, 0o444);
+  }
   Object.assign(env, invocation.env);
   const home = options.hostEnv.HOME;
   if (home !== undefined) env.HOME = home;
@@ -134,14 +129,12 @@ async function launchIn(
     return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts: [], allowed: [], egress: null, close: removeScratch };
   }
 
-  const mounts: SandboxMount[] = [];
-  if (home !== undefined && path.isAbsolute(home)) {
-    for (const c of preset.configPaths) {
-      const p = path.join(home, c.path);
-      // Read-write: CLIs write session files and refreshed login tokens there; a copy would lose a refresh.
-      if (await existing(p, c.kind)) mounts.push({ src: await realpath(p), dest: p, readOnly: false });
-    }
-  }
+  // The config folders are a private copy: a role's writes to them (memory, settings, hooks) die with the run.
+  const view = home !== undefined && path.isAbsolute(home) ? await prepareConfigView(preset, home) : null;
+  const mounts: SandboxMount[] = [...(view?.mounts ?? [])];
+  const closeView = async () => {
+    await view?.close();
+  };
   const root = packageRootOf(bin);
   mounts.push({ src: root, dest: root, readOnly: true });
   mounts.push({ src: scratch, dest: scratch, readOnly: true });
@@ -150,7 +143,13 @@ async function launchIn(
 
   const endpoint = endpointOf(preset, env);
   const allowed = [endpoint, ...(request.agent?.network ?? []).map(parseHost)];
-  const egress = await startEgressProxy(allowed);
+  let egress: EgressProxy;
+  try {
+    egress = await startEgressProxy(allowed);
+  } catch (error) {
+    await closeView();
+    throw error;
+  }
   try {
     mounts.push({ src: egress.socketPath, dest: SANDBOX_EGRESS_SOCKET, readOnly: true });
     const tunnels = LOOPBACK.has(endpoint.host) ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }] : [];
@@ -167,12 +166,17 @@ async function launchIn(
       allowed,
       egress,
       close: async () => {
-        await egress.close();
-        await removeScratch();
+        try {
+          await egress.close();
+          await closeView();
+        } finally {
+          await removeScratch();
+        }
       },
     };
   } catch (error) {
     await egress.close();
+    await closeView();
     throw error;
   }
 }

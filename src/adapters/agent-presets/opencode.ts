@@ -29,7 +29,7 @@ export const opencode: AgentPreset = {
   packageName: 'opencode-ai',
   credentialEnv: /^(OPENCODE_|ANTHROPIC_|OPENAI_)/,
   configPaths: [
-    { path: '.local/share/opencode', kind: 'dir' },
+    { path: '.local/share/opencode', kind: 'dir', cache: ['log', 'snapshot', 'storage'] },
     { path: '.config/opencode', kind: 'dir' },
   ],
   baseUrlEnv: ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL'],

@@ -20,6 +20,8 @@ export interface ConfigPath {
   /** relative to the home folder */
   path: string;
   kind: 'dir' | 'file';
+  /** top-level entries of a folder left out of the run's private copy: caches and session history */
+  cache?: string[];
 }
 
 /** What the CLI's output and exit said, for classification. */
@@ -42,7 +44,7 @@ export interface AgentPreset {
   packageName: string;
   /** names of loopfleet's environment variables that are this CLI's credentials and settings */
   credentialEnv: RegExp;
-  /** its own config and login folders under the home folder, bound read-write into its sandbox */
+  /** its own config and login folders under the home folder; a sandboxed run sees a private copy (config-view.ts) */
   configPaths: ConfigPath[];
   /** variables holding a base URL of its model endpoint, first set wins; else `defaultEndpoint` */
   baseUrlEnv: string[];
@@ -51,7 +53,7 @@ export interface AgentPreset {
   loginHint: string;
   /** variables that key it on their own */
   keyEnv: string[];
-  /** files under the home folder that hold a login */
+  /** files under the home folder that hold a login; the only files a run's changes are merged back from */
   loginFiles: string[];
   /**
    * `env`: the task environment with the preset's credentials, as the CLI will see it; `sandboxed`: whether
