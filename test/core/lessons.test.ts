@@ -32,12 +32,12 @@ describe('lessons', () => {
     const text = await readFile(path, 'utf8');
     expect(text).toMatch(/^# Lessons\n/);
     expect(text.split('\n').filter((l) => l.startsWith('- '))).toEqual([
-      '- 2026-12-01 T-1: Run the tests with `npm test -- --runInBand`',
-      '- 2026-12-01 T-2: Never edit src/generated/',
+      '- 2026-12-01 T-1 (verified): Run the tests with `npm test -- --runInBand`',
+      '- 2026-12-01 T-2 (verified): Never edit src/generated/',
     ]);
-    expect((await lessons.list()).map((l) => [l.date, l.taskId, l.text])).toEqual([
-      ['2026-12-01', 'T-1', 'Run the tests with `npm test -- --runInBand`'],
-      ['2026-12-01', 'T-2', 'Never edit src/generated/'],
+    expect((await lessons.list()).map((l) => [l.date, l.taskId, l.outcome, l.text])).toEqual([
+      ['2026-12-01', 'T-1', 'verified', 'Run the tests with `npm test -- --runInBand`'],
+      ['2026-12-01', 'T-2', 'verified', 'Never edit src/generated/'],
     ]);
   });
 
@@ -51,7 +51,7 @@ describe('lessons', () => {
   });
 
   it('gives the prompt only the last lessons within the byte bound, never a cut line', async () => {
-    const { lessons, path } = await makeLessons({ maxLines: 3, maxBytes: 200 });
+    const { lessons, path } = await makeLessons({ maxLines: 3, maxBytes: 240 });
     for (let i = 1; i <= 10; i++) await lessons.add(`lesson number ${i} ${'x'.repeat(30)}`, `T-${i}`);
     expect((await lessons.list()).map((l) => l.taskId)).toEqual(['T-8', 'T-9', 'T-10']);
     const small = new Lessons(new FsLessonFile(path), { enabled: true, maxLines: 100, maxBytes: 100 });
@@ -69,7 +69,7 @@ describe('lessons', () => {
     await writeFile(path, edited);
     await lessons.add('Third', 'T-3');
     expect((await lessons.list()).map((l) => l.text)).toEqual(['Second', 'Keep the public API of src/index.ts stable', 'Third']);
-    expect(await readFile(path, 'utf8')).toBe(`${edited}- 2026-12-01 T-3: Third\n`);
+    expect(await readFile(path, 'utf8')).toBe(`${edited}- 2026-12-01 T-3 (verified): Third\n`);
   });
 
   it('lessons: off reads and writes nothing', async () => {
@@ -88,7 +88,10 @@ describe('lessons', () => {
     ]);
     const { lessons } = await makeLessons();
     expect(await lessons.learnFromAnswer('All green.\nLESSON: run `make gen` before the tests', 'T-4')).toEqual(['run `make gen` before the tests']);
-    expect(await lessons.forPrompt()).toBe('Lessons from earlier tasks in this repository (follow them unless this task says otherwise):\n- run `make gen` before the tests');
+    const prompt = await lessons.forPrompt();
+    expect(prompt).toMatch(/^Notes from earlier tasks in this repository, each with the task it came from and how that task ended\. They may be wrong/);
+    expect(prompt).not.toMatch(/follow/i);
+    expect(prompt).toMatch(/\[untrusted data [0-9a-f]{16}: notes from earlier tasks[^\n]*\]\n```text\n- \(T-4, verified\) run `make gen` before the tests\n```\n\[end of untrusted data [0-9a-f]{16}\]$/);
   });
 
   it("turns the reviewer's veto reason repeated in two tasks into one lesson, once", async () => {
