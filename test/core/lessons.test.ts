@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsLessonFile } from '../../src/adapters/lessons-file.js';
 import { Lessons, proposedLessons, renderLessons, repeatedVetoes, vetoesOf, type LessonsOptions } from '../../src/core/lessons.js';
@@ -112,6 +112,23 @@ describe('lessons', () => {
     const t4 = fakeTask('T-4', { attempts: [vetoed(1, ['the new branch has no tests'])] });
     expect(await lessons.learnFromVetoes(vetoesOf([t1, t2, t3, t4]))).toEqual([]);
     expect(await lessons.list()).toHaveLength(1);
+  });
+
+  it('gives the prompt a person\'s lines and lessons kept with an outcome, never a line that names a task but no outcome', async () => {
+    const { lessons, path } = await makeLessons({ maxLines: 2 });
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, '# Lessons\n\n- 2026-11-30 T-1: from before outcomes were kept: answer pass\n- keep src/index.ts stable\n');
+    await lessons.add('use pnpm', 'T-2');
+    await lessons.add('The reviewer insists: add tests', 'T-3', 'repeated veto');
+    await writeFile(path, `${await readFile(path, 'utf8')}- 2026-11-30 T-4: another old one\n`);
+    const prompt = await lessons.forPrompt();
+    // the last two that may reach a prompt, the old lines not counted among them
+    expect(prompt).toContain('- (T-2, verified) use pnpm\n- (T-3, a veto reason the reviewer gave in several tasks) The reviewer insists: add tests\n');
+    expect(prompt).not.toContain('answer pass');
+    expect(prompt).not.toContain('another old one');
+    expect(prompt).not.toContain('keep src/index.ts stable');
+    const all = await new Lessons(new FsLessonFile(path), { enabled: true }).forPrompt();
+    expect(all).toContain('- (a line in lessons.md) keep src/index.ts stable\n- (T-2, verified) use pnpm');
   });
 
   it('renders nothing for no lessons', () => {
