@@ -218,7 +218,7 @@ export class Pipeline {
       if (!result.verdict.pass) {
         const reasons = result.verdict.reasons.join('; ') || 'no reason given';
         const quoted = [{ label: "the reviewer's reasons (the reviewer read the agent-written diff)", text: result.verdict.reasons.map((r) => `- ${r}`).join('\n') || '(no reason given)' }];
-        return this.#fail(result, 'vetoed', `reviewer veto: ${reasons}`, 'The reviewer vetoed the change.', quoted, 'the reviewer vetoed the change');
+        return this.#fail(result, 'vetoed', `reviewer veto: ${reasons}`, '', quoted, 'the reviewer vetoed the change');
       }
     }
     result.outcome = 'verified';
