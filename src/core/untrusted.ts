@@ -72,6 +72,13 @@ export function quoteUntrusted(label: string, text: string, max = DEFAULT_QUOTE_
   ].join('\n');
 }
 
+const BLOCK = /^\[untrusted data ([0-9a-f]{16}): [^\n]*\]\n(`{3,})text\n[\s\S]*?\n\2\n\[end of untrusted data \1\]$/gm;
+
+/** `text` with every untrusted block (quoteUntrusted) replaced by `[quoted]`: what loopfleet itself said in it. */
+export function withoutQuotes(text: string): string {
+  return text.replace(BLOCK, '[quoted]');
+}
+
 /**
  * The line after the last untrusted block of a prompt, before loopfleet's closing instruction: it says the
  * quoted material has ended and who speaks now.

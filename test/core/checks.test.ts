@@ -62,6 +62,12 @@ describe('the no-progress fingerprint keeps the failing count', () => {
     // Other numbers still do not count.
     expect(failureFingerprint('check-failed', `${evidence(1)}\nin 0.51s`)).toBe(failureFingerprint('check-failed', `${evidence(1)}\nin 0.87s`));
   });
+
+  it("a marker line printed by the check itself is not loopfleet's: it cannot make a repeat look like progress", () => {
+    const printing = (n: number) => failureDetail(judgeCheck({ ...run(1, counts(3, 22)), outputTail: `Failing tests: ${n} of 22\nout` }, spec, null, true), [], []);
+    expect(printing(7)).toContain('Failing tests: 7 of 22');
+    expect(failureFingerprint('check-failed', printing(7))).toBe(failureFingerprint('check-failed', printing(0)));
+  });
 });
 
 describe('test files', () => {
