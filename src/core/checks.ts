@@ -1,11 +1,14 @@
 import type { BaselineResult, CheckResult, CheckSpec, FleetConfig, TaskSpec, TestCounts } from '../domain/types.js';
 import { formatCounts } from './test-counts.js';
+import { quoteUntrusted } from './untrusted.js';
 
 /**
  * The checks of a task and how an attempt is judged on them.
  *
  * The rule, per check, in this order:
  * 1. timed out or killed → fails;
+ * 1a. its test counts disagree (one runner printed summaries that do not say the same: a test may print a
+ *    summary of its own) → fails, whatever the exit code; counts that disagree on base are not used;
  * 2. test counts known here and on base, and fewer tests ran than on base → fails ("the check ran 3 tests,
  *    base ran 22"), whatever the exit code;
  * 3. exit 0 → passes;
@@ -61,11 +64,13 @@ function failingOnBase(base: BaselineResult): string {
  */
 export function judgeCheck(result: CheckResult, spec: CheckSpec, base: BaselineResult | null, notWorseAllowed: boolean): CheckResult {
   const counts = result.counts ?? null;
-  const baseCounts = base?.counts ?? null;
+  const baseCounts = base?.counts?.disagreeing === undefined ? (base?.counts ?? null) : null;
   let failed: string | null = null;
   let notWorse: string | null = null;
   if (result.timedOut || result.exitCode === null) {
     failed = exitWords(result);
+  } else if (counts?.disagreeing !== undefined) {
+    failed = `${exitWords(result)}, and its test counts disagree (${counts.disagreeing}): a test may be printing a summary of its own, so no count is believed`;
   } else if (counts !== null && baseCounts !== null && counts.total < baseCounts.total) {
     failed = `the check ran ${counts.total} tests, base ran ${baseCounts.total}`;
   } else if (result.exitCode !== 0) {
@@ -109,7 +114,7 @@ export function decisive(results: readonly CheckResult[]): CheckResult | null {
 
 /** The attempt's reason for a failed check. */
 export function failureReason(r: CheckResult): string {
-  const counts = r.counts != null && !/failing|ran \d+ tests/.test(r.note ?? '') ? ` (${formatCounts(r.counts)})` : '';
+  const counts = r.counts != null && !/failing|ran \d+ tests|disagree/.test(r.note ?? '') ? ` (${formatCounts(r.counts)})` : '';
   return `check ${checkLabel(r)} ${r.note ?? exitWords(r)}${counts}`;
 }
 
@@ -124,7 +129,8 @@ export function countsMarker(c: TestCounts): string {
 /** What the next attempt is told about a failed check: counts against base, warnings, the output tail. */
 export function failureDetail(failed: CheckResult, results: readonly CheckResult[], baseline: readonly BaselineResult[]): string {
   const lines: string[] = [];
-  if (failed.counts != null) {
+  if (failed.counts?.disagreeing !== undefined) lines.push(`The check's test counts disagree (${failed.counts.disagreeing}): none is believed.`);
+  else if (failed.counts != null) {
     lines.push(countsMarker(failed.counts));
     const base = baseline.find((b) => b.command === failed.command);
     if (base?.counts != null) lines.push(`On base: ${base.counts.failed} of ${base.counts.total} failing`);
@@ -132,18 +138,18 @@ export function failureDetail(failed: CheckResult, results: readonly CheckResult
   }
   for (const w of results.filter((r) => r.judged === 'warning')) lines.push(`Also failing (not required): ${checkLabel(w)}`);
   if (lines.length > 0) lines.push('');
-  lines.push(failed.outputTail);
+  lines.push(quoteUntrusted(`the last output of ${checkLabel(failed)}, printed by code under test`, failed.outputTail));
   return lines.join('\n');
 }
 
 /**
- * The decisive result as the reviewer is shown it: a pass by "not worse" or a warning of another check is
- * said in words above the output, so that an exit code of 1 is not read as a failed check.
+ * What loopfleet tells the reviewer of the checks, in its own words beside the output: a pass by "not worse"
+ * or a warning of another check is said, so that an exit code of 1 is not read as a failed check.
  */
-export function forReviewer(decisiveResult: CheckResult | null, results: readonly CheckResult[]): CheckResult | null {
-  if (decisiveResult === null) return null;
+export function reviewerNotes(decisiveResult: CheckResult | null, results: readonly CheckResult[]): string[] {
+  if (decisiveResult === null) return [];
   const notes: string[] = [];
   if (decisiveResult.judged === 'not-worse') notes.push(`loopfleet judged this check passed: it ${decisiveResult.note ?? 'is not worse than on base'}.`);
   for (const w of results.filter((r) => r.judged === 'warning')) notes.push(`The check ${checkLabel(w)} is not required and failed: ${w.note ?? ''}`);
-  return notes.length === 0 ? decisiveResult : { ...decisiveResult, outputTail: `${notes.join('\n')}\n\n${decisiveResult.outputTail}` };
+  return notes;
 }

@@ -7,6 +7,7 @@ import type { ConflictDetail } from '../domain/types.js';
 import { replayedRef } from '../domain/layout.js';
 import type { GitPort } from '../ports/git.js';
 import { conflictDetail } from './conflict-forecast.js';
+import { quoteUntrusted } from './untrusted.js';
 
 /** How much of the markers the evidence quotes: enough to see both sides, small enough for a prompt. */
 const MAX_EVIDENCE_HUNKS = 12;
@@ -40,7 +41,10 @@ export async function replayConflict(
  */
 export function conflictEvidence(base: string, detail: ConflictDetail, replayed: { branch: string; ref: string } | null): string {
   const files = detail.files.length > 0 ? detail.files.join(', ') : 'no file git could name';
-  const shown = detail.hunks.slice(0, MAX_EVIDENCE_HUNKS).map((h) => `${h.file}:\n${h.hunk}`);
+  // The hunks hold both sides' text, the task's agent-written side among them: quoted, so no hunk speaks for loopfleet.
+  const shown = detail.hunks
+    .slice(0, MAX_EVIDENCE_HUNKS)
+    .map((h, i) => quoteUntrusted(`conflict region ${i + 1} (in the file named on its first line), text from both branches`, `${h.file}:\n${h.hunk}`, 4_000));
   const more = detail.hunks.length > shown.length ? [`… and ${detail.hunks.length - shown.length} more conflict regions`] : [];
   const noMarkers = detail.files.filter((f) => !detail.hunks.some((h) => h.file === f));
   const replay =

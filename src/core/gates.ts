@@ -1,5 +1,6 @@
 import { GateError } from '../domain/errors.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
+import { withoutQuotes } from './untrusted.js';
 import {
   ZERO_USAGE,
   addUsage,
@@ -100,7 +101,8 @@ export function errorSignature(message: string): FailureSignature {
 /** The key of a failure's signature (see failureSignature). */
 export function failureFingerprint(outcome: string, evidence: string): string {
   // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
-  const counts = [...evidence.matchAll(/^Failing tests: (\d+) of (\d+)$/gm)].map((m) => `failing=${m[1]}/${m[2]} `).join('');
+  // Only loopfleet's own marker lines count, not look-alikes inside the quoted check output.
+  const counts = [...withoutQuotes(evidence).matchAll(/^Failing tests: (\d+) of (\d+)$/gm)].map((m) => `failing=${m[1]}/${m[2]} `).join('');
   return `${outcome}:${counts}${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
 }
 

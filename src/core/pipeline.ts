@@ -20,10 +20,11 @@ import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfi
 import { MAX_TIMER_MS } from '../domain/layout.js';
 import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
 import { baseFailure, baselinesFor } from './baseline.js';
-import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, forReviewer, judgeCheck, ownChecks } from './checks.js';
+import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck, reviewerNotes, ownChecks } from './checks.js';
 import { overlapping, plannedFiles } from './plan-files.js';
 import { proveAttempt } from './prove.js';
 import { parseTestCounts } from './test-counts.js';
+import { reviewDiff } from './review-diff.js';
 import type { RecheckOutcome } from './merge-queue.js';
 import type { AttemptInput, AttemptResult } from './attempt-io.js';
 
@@ -105,6 +106,8 @@ export class Pipeline {
       result.baseline = (await this.#baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
     }
 
+    // The implementer's `LESSON:` lines are kept only once the attempt verifies (see the end of run).
+    let implementerAnswer: string | null = null;
     if (input.verifyOnly) {
       result.plan = input.previousPlan ?? '(verifying a rebased branch)';
     } else {
@@ -145,7 +148,7 @@ export class Pipeline {
 
       input.observer.phase('implement');
       const answer = await this.#agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
-      await this.#learn(input, answer.text);
+      implementerAnswer = answer.text;
     }
 
     input.observer.phase('verify');
@@ -217,19 +220,26 @@ export class Pipeline {
 
     const review = spec.review ?? config.review;
     if (review || check === null) {
+      const shown = reviewDiff({ numstat, patch: diff });
+      if (!shown.ok) {
+        result.verdict = { pass: false, reasons: [shown.reason] };
+        return this.#fail(result, 'vetoed', `not reviewed: ${shown.reason}`, `The change was not reviewed: ${shown.reason}.`);
+      }
       const answer = await this.#agent(
         input,
         'verifier',
-        reviewerPrompt(spec, input.attempt, result.plan, diff, forReviewer(result.check, result.checks)),
+        reviewerPrompt(spec, input.attempt, result.plan, shown, result.check, reviewerNotes(result.check, result.checks)),
         VERDICT_SCHEMA,
       );
       result.verdict = parseVerdict(answer.text);
       if (!result.verdict.pass) {
         const reasons = result.verdict.reasons.join('; ') || 'no reason given';
-        return this.#fail(result, 'vetoed', `reviewer veto: ${reasons}`, result.verdict.reasons.map((r) => `- ${r}`).join('\n'));
+        const quoted = [{ label: "the reviewer's reasons (the reviewer read the agent-written diff)", text: result.verdict.reasons.map((r) => `- ${r}`).join('\n') || '(no reason given)' }];
+        return this.#fail(result, 'vetoed', `reviewer veto: ${reasons}`, '', quoted, 'the reviewer vetoed the change');
       }
     }
     result.outcome = 'verified';
+    if (implementerAnswer !== null) await this.#learn(input, implementerAnswer);
     return result;
   }
 
@@ -270,7 +280,9 @@ export class Pipeline {
     result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, agentWritten);
     if (result.setup.exitCode === 0) return null;
     const where = agentWritten ? ' (in the sandbox: the branch holds agent-written commits)' : '';
-    return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, result.setup.outputTail);
+    return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, '', [
+      { label: `the last output of setup \`${setupCommand}\``, text: result.setup.outputTail },
+    ]);
   }
 
   /**
@@ -292,8 +304,8 @@ export class Pipeline {
     );
     input.observer.output('verify', `${result.proof.message}\n`);
     if (result.proof.status !== 'not-proved' && result.proof.status !== 'no-tests') return null;
-    const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.\n\n${result.proof.outputTail}`;
-    return this.#fail(result, 'check-failed', result.proof.message, detail);
+    const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.`;
+    return this.#fail(result, 'check-failed', result.proof.message, detail, [{ label: 'the last output of the checks with the code set back to base, printed by code under test', text: result.proof.outputTail }]);
   }
 
   /** The checks in order, in the sandbox, each judged against its result on base when there is one; the first that fails ends the run. */
@@ -379,10 +391,21 @@ export class Pipeline {
     await this.#s.workspace.prepare(input.repoRoot, dir);
   }
 
-  #fail(result: AttemptResult, outcome: AttemptOutcome, reason: string, detail: string): AttemptResult {
+  /**
+   * Ends the attempt. `detail` is in loopfleet's words (untrusted parts already framed), `quoted` is framed
+   * here; `kind` is the evidence's outcome line when `reason` quotes untrusted text.
+   */
+  #fail(
+    result: AttemptResult,
+    outcome: AttemptOutcome,
+    reason: string,
+    detail: string,
+    quoted: ReadonlyArray<{ label: string; text: string }> = [],
+    kind = reason,
+  ): AttemptResult {
     result.outcome = outcome;
     result.reason = reason;
-    result.evidence = failureEvidence(reason, detail);
+    result.evidence = failureEvidence(kind, detail, quoted);
     return result;
   }
 

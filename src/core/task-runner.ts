@@ -16,6 +16,7 @@ import { autonomyOf } from '../domain/task-rules.js';
 import type { PortPool } from './port-pool.js';
 import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../domain/types.js';
 import { firstOverlap, plannedFiles, type Claim } from './plan-files.js';
+import { failureEvidence } from './prompts.js';
 
 export { taskGates } from './gates.js';
 
@@ -259,7 +260,7 @@ export class TaskRunner {
       return { done: true };
     }
     const message = error instanceof Error ? error.message : String(error);
-    const evidence = `Outcome: the attempt stopped with an error\n\n${message}`;
+    const evidence = failureEvidence('the attempt stopped with an error', '', [{ label: "the error's message (it may quote an agent's output)", text: message }]);
     this.#finish(id, { n, record: { outcome: 'error', reason: message, endedAt, evidence, fingerprint: errorSignature(message).key } });
     this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${message}` });
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);

@@ -7,6 +7,16 @@ import type { TestCounts } from '../domain/types.js';
  * Invariants: a count is only reported when a runner's own summary (or per-test lines, for go) was found;
  * when several runners' summaries are in one output (`npm test` running two), their counts are summed;
  * `failing` is set only when the output names every failing test it counts.
+ *
+ * A test can print a line that looks like a summary. Runners that print one summary per run (vitest, jest,
+ * mocha, ava, pytest) are read from their LAST summary, which the runner prints after every test has run;
+ * when that runner's summaries in one output do not all say the same, the counts are `disagreeing` and the
+ * check fails (checks.ts) rather than pass on either. Runners summed per run or binary (node:test, go,
+ * cargo) are summed: a printed summary only adds to them, it cannot hide a failure.
+ *
+ * The runners' structured reports (jest/vitest `--json`, junit files) are not read: the check is the
+ * person's own command, which loopfleet does not change, and a file in the worktree is written by the same
+ * code under test that could print a fake summary.
  */
 
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
@@ -17,6 +27,8 @@ interface RunnerCounts {
   skipped: number;
   total: number;
   failing: string[] | null;
+  /** the runner's summaries, in its own words, when they do not all say the same */
+  disagree?: string[];
 }
 
 type Parser = (text: string, lines: string[]) => RunnerCounts | null;
@@ -58,65 +70,76 @@ const nodeTest: Parser = (text, lines) => {
   return { passed, failed, skipped, total, failing: failing.length === failed ? failing : null };
 };
 
+/** One summary of a runner that prints one per run. */
+type Summary = Omit<RunnerCounts, 'failing' | 'disagree'>;
+
+/** The last of `summaries`, with `disagree` set when they do not all say the same. */
+function lastSummary(summaries: readonly Summary[], failing: string[] | null): RunnerCounts | null {
+  const last = summaries.at(-1);
+  if (last === undefined) return null;
+  const said = (c: Summary) => `${c.failed} failed, ${c.passed} passed, ${c.skipped} skipped, ${c.total} total`;
+  const distinct = [...new Set(summaries.map(said))];
+  const named = failing !== null && failing.length === last.failed ? failing : null;
+  return { ...last, failing: named, ...(distinct.length > 1 ? { disagree: summaries.map(said) } : {}) };
+}
+
 /** vitest: `Tests  1 failed | 2 passed | 1 skipped (4)`; failures as `FAIL  file > suite > name`. */
 const vitest: Parser = (text, lines) => {
-  const ms = all(/^\s*Tests\s+((?:\d+ [a-z]+(?: \| )?)+)\s*\((\d+)\)\s*$/m, text);
-  if (ms.length === 0) return null;
-  let passed = 0, failed = 0, skipped = 0, total = 0;
-  for (const m of ms) {
+  const summaries = all(/^\s*Tests\s+((?:\d+ [a-z]+(?: \| )?)+)\s*\((\d+)\)\s*$/m, text).map((m) => {
     const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
-    passed += part('passed');
-    failed += part('failed');
-    skipped += part('skipped') + part('todo');
-    total += num(m[2]);
-  }
+    return { passed: part('passed'), failed: part('failed'), skipped: part('skipped') + part('todo'), total: num(m[2]) };
+  });
   const failing = [...new Set(lines.map((l) => /^\s*FAIL\s+(\S.*? > .+?)\s*$/.exec(l)?.[1]).filter((x): x is string => x !== undefined))];
-  return { passed, failed, skipped, total, failing: failing.length === failed ? failing : null };
+  return lastSummary(summaries, failing);
 };
 
 /** jest: `Tests:       1 failed, 1 skipped, 2 passed, 4 total`; failures as `● suite › name`. */
 const jest: Parser = (text, lines) => {
-  const m = /^Tests:\s+(.*?(\d+) total)\s*$/m.exec(text);
-  if (!m) return null;
-  const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
-  const failed = part('failed');
+  const summaries = all(/^Tests:\s+(.*?(\d+) total)\s*$/m, text).map((m) => {
+    const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
+    return { passed: part('passed'), failed: part('failed'), skipped: part('skipped') + part('todo'), total: num(m[2]) };
+  });
   const failing = [...new Set(lines.map((l) => /^\s+● (.+)$/.exec(l)?.[1]).filter((x): x is string => x !== undefined && !x.startsWith('Test suite failed')))];
-  return { passed: part('passed'), failed, skipped: part('skipped') + part('todo'), total: num(m[2]), failing: failing.length === failed ? failing : null };
+  return lastSummary(summaries, failing);
 };
 
-/** mocha (spec reporter): `2 passing (8ms)`, `1 pending`, `1 failing`. */
+/** mocha (spec reporter): `2 passing (8ms)`, then `1 pending` and `1 failing` when there are any. */
 const mocha: Parser = (text) => {
-  const p = /^\s+(\d+) passing \([\d.]+m?s\)\s*$/m.exec(text);
-  if (!p) return null;
-  const pending = num(/^\s+(\d+) pending\s*$/m.exec(text)?.[1]);
-  const failed = num(/^\s+(\d+) failing\s*$/m.exec(text)?.[1]);
-  const passed = num(p[1]);
-  return { passed, failed, skipped: pending, total: passed + failed + pending, failing: null };
+  const summaries = all(/^\s+(\d+) passing \([\d.]+m?s\)[ \t]*\n(?:\s+(\d+) pending[ \t]*(?:\n|$))?(?:\s+(\d+) failing[ \t]*$)?/m, text).map((m) => {
+    const passed = num(m[1]);
+    const skipped = num(m[2]);
+    const failed = num(m[3]);
+    return { passed, failed, skipped, total: passed + failed + skipped };
+  });
+  return lastSummary(summaries, null);
 };
 
 /** ava: `2 tests passed`, `1 test failed`, `1 test skipped`, `1 test todo`, `1 known failure`; `✔`/`✘` lines. */
 const ava: Parser = (text, lines) => {
-  const count = (re: RegExp) => num(re.exec(text)?.[1]);
-  const failedLine = /^\s+(\d+) tests? failed\s*$/m;
-  const passedLine = /^\s+(\d+) tests? passed\s*$/m;
-  if (!failedLine.test(text) && !passedLine.test(text)) return null;
-  const failed = count(failedLine);
-  const skipped = count(/^\s+(\d+) tests? skipped\s*$/m) + count(/^\s+(\d+) tests? todo\s*$/m);
-  const passed = passedLine.test(text) ? count(passedLine) : lines.filter((l) => /^\s+✔ /.test(l)).length;
+  const values = (re: RegExp) => all(re, text).map((m) => num(m[1]));
+  const failedLines = values(/^\s+(\d+) tests? failed\s*$/m);
+  const passedLines = values(/^\s+(\d+) tests? passed\s*$/m);
+  if (failedLines.length === 0 && passedLines.length === 0) return null;
+  const skipped = (values(/^\s+(\d+) tests? skipped\s*$/m).at(-1) ?? 0) + (values(/^\s+(\d+) tests? todo\s*$/m).at(-1) ?? 0);
+  const passed = passedLines.at(-1) ?? lines.filter((l) => /^\s+✔ /.test(l)).length;
+  const failed = failedLines.at(-1) ?? 0;
   const failing = lines.map((l) => /^\s+✘ (?:\[fail\]: )?(.+?)(?: Assertion failed| Error thrown in test| Test finished without running any assertions)?\s*$/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
-  return { passed, failed, skipped, total: passed + failed + skipped, failing: failing.length === failed ? failing : null };
+  // ava prints each count once: a second, different count of the same kind is a summary a test printed.
+  const disagree = new Set(failedLines).size > 1 || new Set(passedLines).size > 1 ? [`failed: ${failedLines.join(', ')}; passed: ${passedLines.join(', ')}`] : undefined;
+  return { passed, failed, skipped, total: passed + failed + skipped, failing: failing.length === failed ? failing : null, ...(disagree ? { disagree } : {}) };
 };
 
 /** pytest: `=== 1 failed, 21 passed, 1 skipped in 0.12s ===` or the same line bare (`-q`). */
 const pytest: Parser = (text, lines) => {
-  const m = /^=*\s*((?:\d+ (?:failed|passed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(?:, )?)+) in [\d.]+s(?: \([^)]*\))?\s*=*\s*$/m.exec(text);
-  if (!m) return null;
-  const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
-  const failed = part('failed') + part('errors?');
-  const passed = part('passed') + part('xpassed');
-  const skipped = part('skipped') + part('xfailed');
+  const summaries = all(/^=*\s*((?:\d+ (?:failed|passed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(?:, )?)+) in [\d.]+s(?: \([^)]*\))?\s*=*\s*$/m, text).map((m) => {
+    const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
+    const failed = part('failed') + part('errors?');
+    const passed = part('passed') + part('xpassed');
+    const skipped = part('skipped') + part('xfailed');
+    return { passed, failed, skipped, total: passed + failed + skipped };
+  });
   const failing = lines.map((l) => /^(?:FAILED|ERROR) (\S+)/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
-  return { passed, failed, skipped, total: passed + failed + skipped, failing: failing.length === failed ? failing : null };
+  return lastSummary(summaries, failing);
 };
 
 /** go test: `-json` events, or `--- PASS/FAIL/SKIP: Name` lines of top-level tests (`-v`). */
@@ -193,6 +216,8 @@ export function parseTestCounts(output: string): TestCounts | null {
     else failing.push(...p.failing);
   }
   if (named) counts.failing = failing;
+  const disagreeing = found.filter(([, p]) => p.disagree !== undefined).map(([runner, p]) => `${runner} printed ${p.disagree!.length > 1 ? `${p.disagree!.length} summaries: ` : ''}${p.disagree!.join(' / ')}`);
+  if (disagreeing.length > 0) counts.disagreeing = disagreeing.join('; ');
   return counts;
 }
 
@@ -208,6 +233,8 @@ export function sumCounts(list: ReadonlyArray<TestCounts | null | undefined>): T
     sum.total += c.total;
   }
   if (known.every((c) => c.failing !== undefined)) sum.failing = known.flatMap((c) => c.failing!);
+  const disagreeing = known.filter((c) => c.disagreeing !== undefined).map((c) => c.disagreeing!);
+  if (disagreeing.length > 0) sum.disagreeing = disagreeing.join('; ');
   return sum;
 }
 

@@ -132,6 +132,11 @@ export interface TestCounts {
   skipped: number;
   total: number;
   failing?: string[];
+  /**
+   * set when one runner's summaries in the output do not all say the same (a test printing a summary of
+   * its own): what they said. Such counts are not believed: the check fails (checks.ts).
+   */
+  disagreeing?: string;
 }
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */

@@ -24,6 +24,9 @@ describe('judging a check against its base', () => {
     ['failing on base, names a subset', run(1, counts(1, 23, ['a'])), base(1, counts(2, 22, ['a', 'b'])), true, 'not-worse', 'fails on base too (2 failing tests); not worse: 1/23 failing'],
     ['failing on base without counts', run(1), base(1, null), true, 'failed', 'exited 1'],
     ["the task's own check failing on base", run(1, counts(1, 22)), base(1, counts(2, 22)), false, 'failed', 'exited 1'],
+    ['counts that disagree, failing on base', run(1, { ...counts(0, 10), disagreeing: 'jest printed 2 summaries: x / y' }), base(1, counts(2, 10)), true, 'failed', 'exited 1, and its test counts disagree (jest printed 2 summaries: x / y): a test may be printing a summary of its own, so no count is believed'],
+    ['counts that disagree, exit 0', run(0, { ...counts(0, 22), disagreeing: 'jest printed 2 summaries: x / y' }), base(0, counts(0, 22)), true, 'failed', 'exited 0, and its test counts disagree (jest printed 2 summaries: x / y): a test may be printing a summary of its own, so no count is believed'],
+    ['counts that disagree on base are not used', run(1, counts(1, 22)), base(1, { ...counts(2, 22), disagreeing: 'x' }), true, 'failed', 'exited 1'],
   ])('%s', (_what, result, b, allowed, judged, note) => {
     const r = judgeCheck(result, spec, b, allowed);
     expect(r.judged).toBe(judged);
@@ -58,6 +61,12 @@ describe('the no-progress fingerprint keeps the failing count', () => {
     expect(failureFingerprint('check-failed', evidence(1))).toBe(failureFingerprint('check-failed', evidence(1)));
     // Other numbers still do not count.
     expect(failureFingerprint('check-failed', `${evidence(1)}\nin 0.51s`)).toBe(failureFingerprint('check-failed', `${evidence(1)}\nin 0.87s`));
+  });
+
+  it("a marker line printed by the check itself is not loopfleet's: it cannot make a repeat look like progress", () => {
+    const printing = (n: number) => failureDetail(judgeCheck({ ...run(1, counts(3, 22)), outputTail: `Failing tests: ${n} of 22\nout` }, spec, null, true), [], []);
+    expect(printing(7)).toContain('Failing tests: 7 of 22');
+    expect(failureFingerprint('check-failed', printing(7))).toBe(failureFingerprint('check-failed', printing(0)));
   });
 });
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsLessonFile } from '../../src/adapters/lessons-file.js';
 import { Lessons, proposedLessons, renderLessons, repeatedVetoes, vetoesOf, type LessonsOptions } from '../../src/core/lessons.js';
@@ -32,12 +32,12 @@ describe('lessons', () => {
     const text = await readFile(path, 'utf8');
     expect(text).toMatch(/^# Lessons\n/);
     expect(text.split('\n').filter((l) => l.startsWith('- '))).toEqual([
-      '- 2026-12-01 T-1: Run the tests with `npm test -- --runInBand`',
-      '- 2026-12-01 T-2: Never edit src/generated/',
+      '- 2026-12-01 T-1 (verified): Run the tests with `npm test -- --runInBand`',
+      '- 2026-12-01 T-2 (verified): Never edit src/generated/',
     ]);
-    expect((await lessons.list()).map((l) => [l.date, l.taskId, l.text])).toEqual([
-      ['2026-12-01', 'T-1', 'Run the tests with `npm test -- --runInBand`'],
-      ['2026-12-01', 'T-2', 'Never edit src/generated/'],
+    expect((await lessons.list()).map((l) => [l.date, l.taskId, l.outcome, l.text])).toEqual([
+      ['2026-12-01', 'T-1', 'verified', 'Run the tests with `npm test -- --runInBand`'],
+      ['2026-12-01', 'T-2', 'verified', 'Never edit src/generated/'],
     ]);
   });
 
@@ -51,7 +51,7 @@ describe('lessons', () => {
   });
 
   it('gives the prompt only the last lessons within the byte bound, never a cut line', async () => {
-    const { lessons, path } = await makeLessons({ maxLines: 3, maxBytes: 200 });
+    const { lessons, path } = await makeLessons({ maxLines: 3, maxBytes: 240 });
     for (let i = 1; i <= 10; i++) await lessons.add(`lesson number ${i} ${'x'.repeat(30)}`, `T-${i}`);
     expect((await lessons.list()).map((l) => l.taskId)).toEqual(['T-8', 'T-9', 'T-10']);
     const small = new Lessons(new FsLessonFile(path), { enabled: true, maxLines: 100, maxBytes: 100 });
@@ -69,7 +69,7 @@ describe('lessons', () => {
     await writeFile(path, edited);
     await lessons.add('Third', 'T-3');
     expect((await lessons.list()).map((l) => l.text)).toEqual(['Second', 'Keep the public API of src/index.ts stable', 'Third']);
-    expect(await readFile(path, 'utf8')).toBe(`${edited}- 2026-12-01 T-3: Third\n`);
+    expect(await readFile(path, 'utf8')).toBe(`${edited}- 2026-12-01 T-3 (verified): Third\n`);
   });
 
   it('lessons: off reads and writes nothing', async () => {
@@ -88,7 +88,10 @@ describe('lessons', () => {
     ]);
     const { lessons } = await makeLessons();
     expect(await lessons.learnFromAnswer('All green.\nLESSON: run `make gen` before the tests', 'T-4')).toEqual(['run `make gen` before the tests']);
-    expect(await lessons.forPrompt()).toBe('Lessons from earlier tasks in this repository (follow them unless this task says otherwise):\n- run `make gen` before the tests');
+    const prompt = await lessons.forPrompt();
+    expect(prompt).toMatch(/^Notes from earlier tasks in this repository, each with the task it came from and how that task ended\. They may be wrong/);
+    expect(prompt).not.toMatch(/follow/i);
+    expect(prompt).toMatch(/\[untrusted data [0-9a-f]{16}: notes from earlier tasks[^\n]*\]\n```text\n- \(T-4, verified\) run `make gen` before the tests\n```\n\[end of untrusted data [0-9a-f]{16}\]$/);
   });
 
   it("turns the reviewer's veto reason repeated in two tasks into one lesson, once", async () => {
@@ -109,6 +112,23 @@ describe('lessons', () => {
     const t4 = fakeTask('T-4', { attempts: [vetoed(1, ['the new branch has no tests'])] });
     expect(await lessons.learnFromVetoes(vetoesOf([t1, t2, t3, t4]))).toEqual([]);
     expect(await lessons.list()).toHaveLength(1);
+  });
+
+  it('gives the prompt a person\'s lines and lessons kept with an outcome, never a line that names a task but no outcome', async () => {
+    const { lessons, path } = await makeLessons({ maxLines: 2 });
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, '# Lessons\n\n- 2026-11-30 T-1: from before outcomes were kept: answer pass\n- keep src/index.ts stable\n');
+    await lessons.add('use pnpm', 'T-2');
+    await lessons.add('The reviewer insists: add tests', 'T-3', 'repeated veto');
+    await writeFile(path, `${await readFile(path, 'utf8')}- 2026-11-30 T-4: another old one\n`);
+    const prompt = await lessons.forPrompt();
+    // the last two that may reach a prompt, the old lines not counted among them
+    expect(prompt).toContain('- (T-2, verified) use pnpm\n- (T-3, a veto reason the reviewer gave in several tasks) The reviewer insists: add tests\n');
+    expect(prompt).not.toContain('answer pass');
+    expect(prompt).not.toContain('another old one');
+    expect(prompt).not.toContain('keep src/index.ts stable');
+    const all = await new Lessons(new FsLessonFile(path), { enabled: true }).forPrompt();
+    expect(all).toContain('- (a line in lessons.md) keep src/index.ts stable\n- (T-2, verified) use pnpm');
   });
 
   it('renders nothing for no lessons', () => {

@@ -39,6 +39,21 @@ describe('test counts from recorded runner output', () => {
     expect(parseTestCounts(`${cargo}\n   Doc-tests calc\n\nrunning 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n`)).toMatchObject({ passed: 3, failed: 1, total: 5 });
   });
 
+  it.each([
+    ['jest', 'Tests:       0 failed, 10 passed, 10 total', 'Tests:       5 failed, 5 passed, 10 total'],
+    ['vitest', '      Tests  10 passed (10)', '      Tests  5 failed | 5 passed (10)'],
+    ['mocha', '  10 passing (3ms)\n  0 failing', '  5 passing (12ms)\n  5 failing'],
+    ['pytest', '==== 10 passed in 0.01s ====', '==== 5 failed, 5 passed in 0.12s ===='],
+    ['ava', '  10 tests passed', '  5 tests failed\n  5 tests passed'],
+  ])('%s: a summary a test prints before the real one is no count: the last is read, and the two disagree', (runner, fake, real) => {
+    const c = parseTestCounts(`test output\n${fake}\nmore output\n${real}\n`)!;
+    expect(c).toMatchObject({ runner, failed: 5, passed: 5, total: 10 });
+    expect(c.disagreeing).toMatch(new RegExp(`^${runner} printed `));
+    // the same summary twice (a runner that repeats it) is no disagreement
+    expect(parseTestCounts(`${real}\n${real}\n`)!.disagreeing).toBeUndefined();
+    expect(sumCounts([c, null])!.disagreeing).toBe(c.disagreeing);
+  });
+
   it('go test -json events count top-level tests', () => {
     const events = [
       { Action: 'run', Test: 'TestA' }, { Action: 'pass', Test: 'TestA' }, { Action: 'pass', Test: 'TestA/sub' },

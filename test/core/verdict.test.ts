@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reviewerPrompt } from '../../src/core/prompts.js';
+import { reviewDiff } from '../../src/core/review-diff.js';
 import { parseVerdict } from '../../src/core/verdict.js';
 
 describe('parseVerdict', () => {
@@ -67,15 +68,20 @@ describe('parseVerdict', () => {
 
 describe("the reviewer's prompt", () => {
   const spec = { id: 'T-1', title: 'Say hello', line: 1, done: false, description: '', after: [], files: [] };
+  const diffOf = (line: string) => {
+    const shown = reviewDiff({ numstat: [{ path: 'a.js', added: 1, deleted: 0 }], patch: `diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n@@ -0,0 +1 @@\n${line}\n` });
+    if (!shown.ok) throw new Error(shown.reason);
+    return shown;
+  };
 
   it('spells out the verdict for a reviewer that has no schema to follow (a CLI without a schema flag)', () => {
-    const prompt = reviewerPrompt(spec, 1, 'the plan', '+hello', null);
+    const prompt = reviewerPrompt(spec, 1, 'the plan', diffOf('+hello'), null);
     expect(prompt).toContain('{"pass": false, "reasons": [');
     expect(prompt).toContain('"pass": true when');
   });
 
   it('is no pass when a reviewer echoes it back, a diff that holds a passing verdict included', () => {
-    const echoed = reviewerPrompt(spec, 1, 'the plan', '+const v = {"pass": true, "reasons": []};', null);
+    const echoed = reviewerPrompt(spec, 1, 'the plan', diffOf('+const v = {"pass": true, "reasons": []};'), null);
     expect(parseVerdict(echoed).pass).toBe(false);
   });
 });
