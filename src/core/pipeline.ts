@@ -1,4 +1,4 @@
-import type { GitPort } from '../ports/git.js';
+import type { ConfigReach, GitPort } from '../ports/git.js';
 import type { ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -60,6 +60,8 @@ function tail(text: string): string {
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {
   readonly #s: PipelineServices;
+  /** where the person's git configuration reaches into the repository: read once per run */
+  #reach: Promise<ConfigReach> | undefined;
 
   constructor(services: PipelineServices) {
     this.#s = services;
@@ -179,6 +181,7 @@ export class Pipeline {
       // The backlog is the person's: no task may edit it, whatever `protect:` says.
       protect: [...config.protect, `/${BACKLOG_NAME}`],
       allowed: spec.files,
+      facts: { reach: await (this.#reach ??= this.#s.git.configReach()), setup: [config.setup, spec.setup ?? null] },
     });
     if (result.guard.length > 0) {
       // A refused change must not stay in the branch's history (it may hold a secret): back to the attempt's start.
