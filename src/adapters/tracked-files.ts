@@ -74,8 +74,10 @@ export class GitTrackedFiles implements TrackedFiles {
       for (let d = path.posix.dirname(f.path); d !== '.'; d = path.posix.dirname(d)) folders.add(d);
     }
     const depth = (p: string) => p.split('/').length;
-    const pinned = [...folders].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)).slice(0, MAX_PINNED_FOLDERS);
-    return { files, folders: pinned.map((d) => path.join(dir, d)) };
+    const sorted = [...folders].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)).slice(0, MAX_PINNED_FOLDERS);
+    // Only real folders are bound onto themselves: a mount follows a symlink, and a missing folder would fail the sandbox.
+    const real = await inBatches(sorted, async (d) => ((await lstat(path.join(dir, d)).catch(() => null))?.isDirectory() ? path.join(dir, d) : null));
+    return { files, folders: real.filter((d): d is string => d !== null) };
   }
 
   async changes(dir: string, record: TrackedRecord): Promise<TrackedChange[]> {

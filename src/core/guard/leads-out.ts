@@ -94,6 +94,13 @@ export function symlinkRules(entries: readonly DiffEntry[], targets: ReadonlyMap
   return reasons;
 }
 
+/** The folders whose files git runs as hooks: `core.hooksPath`, and for husky 9's `.husky/_` the `.husky` its wrappers call. */
+function hookFolders(hooksPath: string | null): string[] {
+  if (hooksPath === null) return [];
+  const parent = hooksPath.split('/').slice(0, -1).join('/');
+  return hooksPath.split('/').at(-1) === '_' && parent !== '' ? [parent] : [hooksPath];
+}
+
 /**
  * Reasons for changed paths that the person's tools act on outside the sandbox. Each is lifted by the
  * task's `files:` (`exempt`) or by a `!` pattern in `protect:` that matches the path.
@@ -102,7 +109,7 @@ export function leadsOutRules(changed: readonly string[], facts: LeadsOutFacts, 
   const rules: Array<{ pattern: string; why: string }> = [
     { pattern: '/.worktreeinclude', why: 'it decides which of your ignored files are copied into every worktree' },
     ...facts.reach.includes.map((p) => ({ pattern: `/${p}`, why: 'your git configuration includes it (include.path)' })),
-    ...(facts.reach.hooksPath === null ? [] : [{ pattern: `/${facts.reach.hooksPath}/**`, why: `it is in your core.hooksPath (${facts.reach.hooksPath}): git runs it as a hook` }]),
+    ...hookFolders(facts.reach.hooksPath).map((folder) => ({ pattern: `/${folder}/**`, why: `it is in your core.hooksPath (${facts.reach.hooksPath}): git runs it as a hook` })),
     ...facts.setup.flatMap((c) => (c === null ? [] : setupFiles(c).map((p) => ({ pattern: `/${p}`, why: `setup \`${c}\` runs it outside the sandbox` })))),
   ];
   const reasons: string[] = [];

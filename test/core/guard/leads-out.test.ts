@@ -58,6 +58,14 @@ describe('files the person’s tools act on', () => {
     ]);
   });
 
+  it('takes husky 9’s .husky/_ as the .husky folder its wrappers run', () => {
+    const husky = { reach: { includes: [], hooksPath: '.husky/_' }, setup: [] };
+    expect(leadsOutRules(['.husky/pre-commit', '.husky/_/h', 'src/a.js'], husky, [], none)).toEqual([
+      "guard: .husky/pre-commit changed — it is in your core.hooksPath (.husky/_): git runs it as a hook; name it in the task's files: to allow it",
+      "guard: .husky/_/h changed — it is in your core.hooksPath (.husky/_): git runs it as a hook; name it in the task's files: to allow it",
+    ]);
+  });
+
   it('is lifted by the task’s files: or a ! pattern in protect:', () => {
     const changed = ['.worktreeinclude', '.husky/pre-commit', 'scripts/setup.sh'];
     expect(leadsOutRules(changed, facts, ['.github/**', '!.worktreeinclude', '!.husky/pre-commit'], (p) => p === 'scripts/setup.sh')).toEqual([]);
