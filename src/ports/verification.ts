@@ -37,9 +37,9 @@ export interface TrackedFile {
 export interface TrackedRecord {
   files: TrackedFile[];
   /**
-   * Absolute folders holding tracked files (the top one apart), shallowest first: a check gets each as a
-   * mount point of its own, so that it can neither rename nor remove one (swapping a folder of code for
-   * another and back leaves every file's own identity as it was).
+   * Absolute folders holding tracked files (the top one apart), shallowest first, up to a bound the adapter
+   * sets: a check gets each as a mount point of its own, so that it can neither rename nor remove one
+   * (swapping a folder of code for another and back leaves every file's own identity as it was).
    */
   folders: string[];
 }
