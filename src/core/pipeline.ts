@@ -305,6 +305,7 @@ export class Pipeline {
    * first that fails ends the run. `changed`: what they did to the tracked files, null when nothing.
    */
   async #runChecks(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]): Promise<{ results: CheckResult[]; changed: string | null }> {
+    if (checks.length === 0) return { results: [], changed: null };
     const { value: results, changed } = await watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
       const results: CheckResult[] = [];
       for (const c of checks) {
