@@ -90,7 +90,8 @@ export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> 
   const targets = new Map<string, string>();
   for (const e of entries) {
     if (e.status === 'D' || e.newMode !== '120000') continue;
-    targets.set(e.path, (await input.git.readBlob(e.newSha, 4096))?.text ?? '/');
+    // A target too long to read is taken as leading out (an absolute path, as far as the rule goes).
+    targets.set(e.path, (await input.git.readBlob(e.newSha, 4096))?.text ?? '/… (a target of more than 4096 bytes)');
   }
   reasons.push(...symlinkRules(entries, targets));
   reasons.push(...leadsOutRules(entries.map((e) => e.path), input.facts, input.protect, exempt));
