@@ -11,7 +11,7 @@
  * is closed by the folders being mount points inside the sandbox (see TrackedRecord.folders).
  */
 import { createHash } from 'node:crypto';
-import { lstat, readFile, readlink } from 'node:fs/promises';
+import { lstat, readFile, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { TrackedChange, TrackedFile, TrackedFiles, TrackedRecord } from '../ports/verification.js';
 import { GitExec, IDENTITY_ENV, gitEnvironment } from './git-exec.js';
@@ -80,7 +80,9 @@ export class GitTrackedFiles implements TrackedFiles {
     const depth = (p: string) => p.split('/').length;
     const sorted = [...folders].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b)).slice(0, MAX_PINNED_FOLDERS);
     // Only real folders are bound onto themselves: a mount follows a symlink, and a missing folder would fail the sandbox.
-    const real = await inBatches(sorted, async (d) => ((await lstat(path.join(dir, d)).catch(() => null))?.isDirectory() ? path.join(dir, d) : null));
+    // Real paths: the sandbox mounts the worktree at its real path, and a bind's destination must lie on it.
+    const top = await realpath(dir);
+    const real = await inBatches(sorted, async (d) => ((await lstat(path.join(top, d)).catch(() => null))?.isDirectory() ? path.join(top, d) : null));
     return { files, folders: real.filter((d): d is string => d !== null) };
   }
 
