@@ -11,8 +11,9 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
-import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
+import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
 import { commitSnapshot, diffEntries, readBlob, readPatch } from './git-commit.js';
+import { configReach } from './git-config-facts.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
 import { discoverGitLayout } from './git-layout.js';
 import { mergeBranch } from './git-merge.js';
@@ -364,5 +365,9 @@ export class SimpleGitAdapter implements GitPort {
 
   readBlob(object: string, maxBytes: number): Promise<BlobText | null> {
     return readBlob(this.#at(), object, maxBytes);
+  }
+
+  configReach(): Promise<ConfigReach> {
+    return configReach(this.#at(), this.root);
   }
 }

@@ -10,6 +10,7 @@ import { FsBacklogFile, fsTextFiles } from '../adapters/fs-files.js';
 import { JsonBaselineStore } from '../adapters/baseline-store.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { GitScratchTrees } from '../adapters/scratch-trees.js';
+import { GitTrackedFiles } from '../adapters/tracked-files.js';
 import { LowdbStateStore } from '../adapters/lowdb-state.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { loadRoles } from '../core/agents.js';
@@ -109,6 +110,7 @@ export async function buildServices(
     shellAllowed: sandboxed || sandboxOff,
     baselines: new JsonBaselineStore(baselinesPath(repo)),
     scratch: new GitScratchTrees(git),
+    tracked: new GitTrackedFiles(),
     lessons: new Lessons(new FsLessonFile(join(repo.workDir, LESSONS_FILE)), { enabled: backlog.config.lessons }),
     store: new LowdbStateStore(repo.statePath),
     clock: systemClock,

@@ -6,13 +6,15 @@ import { newlyIgnored } from './guard/ignored.js';
 import { findSecrets, findSecretsInBinary } from './guard/secrets.js';
 import { testFileMatcher, weakenedTest } from './guard/tests.js';
 import { conflictMarkers } from './guard/conflict-markers.js';
+import { leadsOutRules, symlinkRules, type LeadsOutFacts } from './guard/leads-out.js';
 
 export { findSecrets } from './guard/secrets.js';
 
 /**
  * Guard checks on an attempt's diff, run before the check command: they stop changes no check would catch.
  * Each returns the reasons the attempt must fail, each naming its rule; empty means the diff may be
- * verified. A path under the task's `files:` is exempt from every rule but the diff's size.
+ * verified. A path under the task's `files:` is exempt from every rule but the diff's size and symlinks
+ * out of the repository.
  */
 
 export interface GuardInput {
@@ -68,6 +70,8 @@ export interface AttemptGuardInput extends GuardInput {
   check: string | null;
   /** untracked ignored paths of the working tree after the commit */
   ignored: string[];
+  /** the person's configuration and setup that reach into the repository */
+  facts: LeadsOutFacts;
 }
 
 /** A blob's text; null for none (an all-zero id), a gitlink, or one over MAX_READ_BYTES. */
@@ -82,6 +86,16 @@ export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> 
   const exempt = exemption(input.allowed);
   const entries = await input.git.diffEntries(input.worktree, input.base);
   reasons.push(...entryRules(entries, input.diff, input, exempt));
+
+  // Where each added symlink points: a link out of the repository is refused even under `files:`.
+  const targets = new Map<string, string>();
+  for (const e of entries) {
+    if (e.status === 'D' || e.newMode !== '120000') continue;
+    // A target too long to read is taken as leading out (an absolute path, as far as the rule goes).
+    targets.set(e.path, (await input.git.readBlob(e.newSha, 4096))?.text ?? '/… (a target of more than 4096 bytes)');
+  }
+  reasons.push(...symlinkRules(entries, targets));
+  reasons.push(...leadsOutRules(entries.map((e) => e.path), input.facts, input.protect, exempt));
 
   for (const e of entries) {
     if (!e.binary || e.status === 'D' || exempt(e.path)) continue;

@@ -1,4 +1,4 @@
-import type { GitPort } from '../ports/git.js';
+import type { ConfigReach, GitPort } from '../ports/git.js';
 import type { ModelClient } from '../ports/model.js';
 import type { ProcessRunner } from '../ports/process.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -18,7 +18,8 @@ import {
 } from './prompts.js';
 import type { AttemptOutcome, BaselineResult, CheckResult, CheckSpec, FleetConfig, Phase, Role, TaskSpec } from '../domain/types.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
-import type { BaselineStore, ScratchTrees } from '../ports/verification.js';
+import type { BaselineStore, ScratchTrees, TrackedFiles } from '../ports/verification.js';
+import { watchTracked } from './check-integrity.js';
 import { baseFailure, baselinesFor } from './baseline.js';
 import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, judgeCheck, reviewerNotes, ownChecks } from './checks.js';
 import { overlapping, plannedFiles } from './plan-files.js';
@@ -47,6 +48,8 @@ export interface PipelineServices {
   baselines: BaselineStore;
   /** throw-away checkouts for baselines and proofs */
   scratch: ScratchTrees;
+  /** what a check does to the tracked files it runs on */
+  tracked: TrackedFiles;
   /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
   lessons: Lessons;
 }
@@ -62,6 +65,8 @@ function tail(text: string): string {
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {
   readonly #s: PipelineServices;
+  /** where the person's git configuration reaches into the repository: read once per run */
+  #reach: Promise<ConfigReach> | undefined;
 
   constructor(services: PipelineServices) {
     this.#s = services;
@@ -199,6 +204,7 @@ export class Pipeline {
       // The backlog is the person's: no task may edit it, whatever `protect:` says.
       protect: [...config.protect, `/${BACKLOG_NAME}`],
       allowed: spec.files,
+      facts: { reach: await (this.#reach ??= this.#s.git.configReach()), setup: [config.setup, spec.setup ?? null] },
     });
     if (result.guard.length > 0) {
       // A refused change must not stay in the branch's history (it may hold a secret): back to the attempt's start.
@@ -207,8 +213,14 @@ export class Pipeline {
     }
 
     const check = this.#check(input);
-    result.checks = await this.#runChecks(input, checks, result.baseline);
+    const ran = await this.#runChecks(input, checks, result.baseline);
+    result.checks = ran.results;
     result.check = decisive(result.checks);
+    if (ran.changed !== null) {
+      // What the checks passed on is not the commit: fail, and put the worktree back to the commit.
+      await this.#s.git.resetHard(input.worktree, 'HEAD');
+      return this.#fail(result, 'check-failed', ran.changed, `${ran.changed}. A check must leave the committed files as they are.`);
+    }
     const failed = firstFailure(result.checks);
     if (failed !== null) {
       return this.#fail(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
@@ -253,7 +265,11 @@ export class Pipeline {
       const reason = 'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
       return { pass: false, reason, evidence: reason };
     }
-    const results = await this.#runChecks(input, checks, []);
+    const { results, changed } = await this.#runChecks(input, checks, []);
+    if (changed !== null) {
+      await this.#s.git.resetHard(input.worktree, 'HEAD');
+      return { pass: false, reason: changed, evidence: `${changed}. A check must leave the committed files as they are.` };
+    }
     const failed = firstFailure(results);
     return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
   }
@@ -299,7 +315,12 @@ export class Pipeline {
       {
         scratch: this.#s.scratch,
         prepare: (dir) => this.#prepareScratch(input, dir),
-        run: (dir, c) => this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true),
+        run: async (dir, c) => {
+          const { value, changed } = await watchTracked(this.#s.tracked, dir, (pinned) =>
+            this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true, pinned),
+          );
+          return { check: value, changed };
+        },
       },
     );
     input.observer.output('verify', `${result.proof.message}\n`);
@@ -308,16 +329,23 @@ export class Pipeline {
     return this.#fail(result, 'check-failed', result.proof.message, detail, [{ label: 'the last output of the checks with the code set back to base, printed by code under test', text: result.proof.outputTail }]);
   }
 
-  /** The checks in order, in the sandbox, each judged against its result on base when there is one; the first that fails ends the run. */
-  async #runChecks(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]): Promise<CheckResult[]> {
-    const results: CheckResult[] = [];
-    for (const c of checks) {
-      const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true);
-      const base = baselines.find((b) => b.command === c.run) ?? null;
-      results.push(judgeCheck(run, c, base, !ownChecks(input.spec)));
-      if (run.judged === 'failed') break;
-    }
-    return results;
+  /**
+   * The checks in order, in the sandbox, each judged against its result on base when there is one; the
+   * first that fails ends the run. `changed`: what they did to the tracked files, null when nothing.
+   */
+  async #runChecks(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]): Promise<{ results: CheckResult[]; changed: string | null }> {
+    if (checks.length === 0) return { results: [], changed: null };
+    const { value: results, changed } = await watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
+      const results: CheckResult[] = [];
+      for (const c of checks) {
+        const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true, pinned);
+        const base = baselines.find((b) => b.command === c.run) ?? null;
+        results.push(judgeCheck(run, c, base, !ownChecks(input.spec)));
+        if (run.judged === 'failed') break;
+      }
+      return results;
+    });
+    return { results, changed };
   }
 
   /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */
@@ -428,14 +456,15 @@ export class Pipeline {
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', agentWritten };
   }
 
-  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean, countTests = false): Promise<CheckResult> {
+  /** `pinned`: folders made mount points of their own in the sandbox (see check-integrity.ts) */
+  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean, countTests = false, pinned: readonly string[] = []): Promise<CheckResult> {
     const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMER_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
       env: input.env,
       timeoutMs,
       signal: input.signal,
-      sandbox: sandbox ? { writable: [input.worktree] } : null,
+      sandbox: sandbox ? { writable: [input.worktree], mounts: pinned.map((dir) => ({ src: dir, dest: dir, readOnly: false })) } : null,
       onOutput: (chunk) => input.observer.output(phase, chunk),
       maxOutputBytes: 64 * 1024,
     });

@@ -30,7 +30,8 @@ export function testFileMatcher(globs: readonly string[] = []): (path: string) =
 export interface ProveDeps {
   scratch: ScratchTrees;
   prepare: (dir: string) => Promise<void>;
-  run: (dir: string, check: CheckSpec) => Promise<CheckResult>;
+  /** runs one check in `dir`; `changed` says what it did to the tracked files there, null when nothing */
+  run: (dir: string, check: CheckSpec) => Promise<{ check: CheckResult; changed: string | null }>;
 }
 
 export interface ProveInput {
@@ -62,8 +63,12 @@ export async function proveAttempt(input: ProveInput, deps: ProveDeps): Promise<
     await deps.scratch.restore(dir, input.base, restored);
     let last: CheckResult | null = null;
     for (const check of required) {
-      const r = await deps.run(dir, check);
+      const { check: r, changed } = await deps.run(dir, check);
       last = r;
+      // A check that fails only after changing the tree it runs on proves nothing about the change.
+      if (changed !== null) {
+        return { tests, restored, command: check.run, exitCode: r.exitCode, counts: r.counts ?? null, outputTail: r.outputTail, status: 'not-proved', message: changed };
+      }
       if (r.timedOut || r.exitCode !== 0) {
         const n = r.counts?.failed ?? null;
         const what = r.timedOut

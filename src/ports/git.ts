@@ -117,6 +117,16 @@ export interface GitPort {
    * and its text when at most `maxBytes`; null when there is no such blob.
    */
   readBlob(object: string, maxBytes: number): Promise<BlobText | null>;
+  /** where the person's git configuration reaches into the repository (see ConfigReach) */
+  configReach(): Promise<ConfigReach>;
+}
+
+/** Repository-relative paths the person's git configuration names; paths outside the repository are left out. */
+export interface ConfigReach {
+  /** files that `include.path` / `includeIf.*.path` include */
+  includes: string[];
+  /** the folder `core.hooksPath` names, when it is inside the repository */
+  hooksPath: string | null;
 }
 
 export interface SnapshotSizeLimits {

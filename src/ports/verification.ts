@@ -26,3 +26,36 @@ export interface ScratchTrees {
   /** removes a scratch worktree made by `create` */
   remove(dir: string): Promise<void>;
 }
+
+/** A tracked file as the index held it before a check, and what identified it on disk then. */
+export interface TrackedFile {
+  path: string;
+  mode: string;
+  sha: string;
+  /** device, inode, change time, size and mode of the file on disk; null when it was missing */
+  identity: string | null;
+}
+
+export interface TrackedRecord {
+  files: TrackedFile[];
+  /**
+   * Absolute folders holding tracked files (the top one apart), shallowest first, up to a bound the adapter
+   * sets: a check gets each as a mount point of its own, so that it can neither rename nor remove one
+   * (swapping a folder of code for another and back leaves every file's own identity as it was).
+   */
+  folders: string[];
+}
+
+export interface TrackedChange {
+  path: string;
+  /** `restored`: the same content and mode, yet the file was written, replaced or moved and put back */
+  kind: 'changed' | 'deleted' | 'restored';
+}
+
+/** What a check does to the tracked files of the tree it runs in. */
+export interface TrackedFiles {
+  /** the tracked files of `dir` as its index holds them now, and their identity on disk */
+  record(dir: string): Promise<TrackedRecord>;
+  /** the recorded files whose content, mode, presence or identity on disk differ now */
+  changes(dir: string, record: TrackedRecord): Promise<TrackedChange[]>;
+}

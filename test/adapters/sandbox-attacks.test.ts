@@ -102,7 +102,8 @@ describe.runIf(available)('attacks through the pipeline', () => {
 
   it("row 3: a worktree rebuilt from the agent's branch does not run the agent's setup outside the sandbox", async () => {
     const dir = await hostDir();
-    const root = await repo('setup: sh setup.sh\ncheck: test -f never-there', '- [ ] T-1 One\n  attempts: 1', {
+    // files: lets the task change the script setup runs (the guard refuses it otherwise), so that the branch holds it.
+    const root = await repo('setup: sh setup.sh\ncheck: test -f never-there', '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh', {
       'setup.sh': 'echo base setup\n',
     });
     // The implementer rewrites the setup script (as a postinstall would be) in its first attempt.
@@ -129,7 +130,7 @@ describe.runIf(available)('attacks through the pipeline', () => {
 
   it("row 3 without a sandbox: setup of a worktree rebuilt from the agent's branch is skipped, saying so", async () => {
     const dir = await hostDir();
-    const root = await repo('setup: sh setup.sh\nreview: true', '- [ ] T-1 One\n  attempts: 1', { 'setup.sh': 'echo base setup\n' });
+    const root = await repo('setup: sh setup.sh\nreview: true', '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh', { 'setup.sh': 'echo base setup\n' });
     const noSandbox = { services: (s: FleetServices) => ({ ...s, sandboxed: false, shellAllowed: false }) };
     const veto = ({ role }: { role: string }) =>
       role === 'implementer' ? { edits: { 'setup.sh': `touch ${dir}/pwned\n` } } : role === 'verifier' ? { text: '{"pass":false,"reasons":["no"]}' } : {};

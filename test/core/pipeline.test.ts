@@ -8,7 +8,7 @@ import { ROLES, type Role, type TaskSpec } from '../../src/domain/types.js';
 import { FakeGit } from '../helpers/fake-git.js';
 import { FakeModel, type FakeScript } from '../helpers/fake-model.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
-import { FakeScratchTrees, MemoryBaselineStore } from '../helpers/fake-verification.js';
+import { FakeScratchTrees, FakeTrackedFiles, MemoryBaselineStore } from '../helpers/fake-verification.js';
 import { FakeWorkspace } from '../helpers/fake-workspace.js';
 import { memoryLessons } from '../helpers/memory-lessons.js';
 
@@ -26,7 +26,7 @@ function setup(script: FakeScript, exitCode = 0) {
   const runner = new FakeRunner(() => ({ exitCode, output: exitCode === 0 ? 'ok\n' : 'FAIL one test\n' }));
   const pipeline = new Pipeline({
     git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: true, shellAllowed: false,
-    baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git), lessons: memoryLessons(),
+    baselines: new MemoryBaselineStore(), scratch: new FakeScratchTrees(git), tracked: new FakeTrackedFiles(git), lessons: memoryLessons(),
   });
   const seen: string[] = [];
   const observer: AttemptObserver = {

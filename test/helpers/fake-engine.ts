@@ -8,7 +8,7 @@ import type { FleetEvents } from '../../src/core/events.js';
 import { FakeGit } from './fake-git.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 import { FakeRunner, type FakeRun } from './fake-runner.js';
-import { FakeScratchTrees, MemoryBaselineStore } from './fake-verification.js';
+import { FakeScratchTrees, FakeTrackedFiles, MemoryBaselineStore } from './fake-verification.js';
 import { FakeWorkspace } from './fake-workspace.js';
 import { MemoryStateStore } from './memory-state-store.js';
 import { backlog as backlogText } from './fleet-harness.js';
@@ -91,6 +91,7 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
     shellAllowed: false,
     baselines: new MemoryBaselineStore(),
     scratch: new FakeScratchTrees(git),
+    tracked: new FakeTrackedFiles(git),
     lessons: options.lessons ?? memoryLessons(),
     store,
     clock,

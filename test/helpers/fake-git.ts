@@ -1,5 +1,5 @@
 import { RefusedError } from '../../src/domain/errors.js';
-import type { BlobText, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
+import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
 
@@ -30,6 +30,8 @@ export class FakeGit implements GitPort {
   /** files reported dirty in the main checkout */
   dirty: string[] = [];
   current = 'main';
+  /** what the person's git configuration names inside the repository */
+  reach: ConfigReach = { includes: [], hooksPath: null };
 
   constructor(root = '/repo', files: Record<string, string> = { 'README.md': 'hello\n' }) {
     this.root = root;
@@ -144,6 +146,10 @@ export class FakeGit implements GitPort {
       });
     }
     return entries;
+  }
+
+  async configReach(): Promise<ConfigReach> {
+    return this.reach;
   }
 
   async readBlob(object: string, maxBytes: number): Promise<BlobText | null> {

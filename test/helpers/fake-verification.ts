@@ -1,5 +1,5 @@
 import type { BaselineResult } from '../../src/domain/types.js';
-import type { BaselineStore, ScratchTrees } from '../../src/ports/verification.js';
+import type { BaselineStore, ScratchTrees, TrackedChange, TrackedFiles, TrackedRecord } from '../../src/ports/verification.js';
 import type { FakeGit } from './fake-git.js';
 
 /** Baselines kept in memory, keyed like the JSON store: commit and command. */
@@ -47,5 +47,23 @@ export class FakeScratchTrees implements ScratchTrees {
   }
   async remove(dir: string): Promise<void> {
     this.git.removeDetached(dir);
+  }
+}
+
+/** Tracked files of a FakeGit worktree: its working copy before and after, compared by content. */
+export class FakeTrackedFiles implements TrackedFiles {
+  constructor(private readonly git: FakeGit) {}
+
+  async record(dir: string): Promise<TrackedRecord> {
+    if (!this.git.hasWorktree(dir)) return { files: [], folders: [] };
+    return { files: [...this.git.files(dir)].map(([path, text]) => ({ path, mode: '100644', sha: text, identity: text })), folders: [] };
+  }
+  async changes(dir: string, record: TrackedRecord): Promise<TrackedChange[]> {
+    const now = this.git.hasWorktree(dir) ? this.git.files(dir) : new Map<string, string>();
+    return record.files.flatMap((f): TrackedChange[] => {
+      const text = now.get(f.path);
+      if (text === undefined) return [{ path: f.path, kind: 'deleted' }];
+      return text === f.sha ? [] : [{ path: f.path, kind: 'changed' }];
+    });
   }
 }

@@ -17,8 +17,9 @@ export { PRICE_KEYS } from './config-values.js';
 
 /**
  * Paths an agent may not change on a task branch: CI and repository automation (a task branch must not
- * rewrite what verifies it), environment files (secrets), and lock files (dependency changes are a
- * person's decision; an agent that needs one says so). Patterns from the front matter are added after
+ * rewrite what verifies it), environment files (secrets), lock files (dependency changes are a
+ * person's decision; an agent that needs one says so), and agent instruction files (an implementer must
+ * not write what a later role's CLI loads as instructions). Patterns from the front matter are added after
  * these, gitignore-style, so `!package-lock.json` lifts one of them.
  */
 export const DEFAULT_PROTECT: readonly string[] = Object.freeze([
@@ -36,6 +37,23 @@ export const DEFAULT_PROTECT: readonly string[] = Object.freeze([
   'Gemfile.lock',
   'composer.lock',
   'go.sum',
+  // Instructions and settings agent CLIs load as trusted (a reviewer's CLI among them), MCP servers included.
+  'CLAUDE.md',
+  'CLAUDE.local.md',
+  'AGENTS.md',
+  'AGENT.md',
+  'GEMINI.md',
+  '.claude/**',
+  '.gemini/**',
+  '.codex/**',
+  '.opencode/**',
+  'opencode.json',
+  'opencode.jsonc',
+  '.mcp.json',
+  '.cursor/**',
+  '.cursorrules',
+  '.windsurfrules',
+  '.clinerules',
 ]);
 
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
