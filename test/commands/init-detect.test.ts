@@ -98,3 +98,20 @@ describe('what init reads from a repository', () => {
     expect(await discoverProject(await project({ 'README.md': '# x\n' }))).toEqual({ check: null, setup: null });
   });
 });
+
+describe('the template init writes', () => {
+  it('holds each proposal uncommented, quoted where YAML needs it, and parses back to the same commands', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { fillTemplate } = await import('../../src/commands/init.js');
+    const { parseBacklog } = await import('../../src/core/backlog/parse.js');
+    const template = await readFile(join(import.meta.dirname, '..', '..', 'backlog', 'init-template.md'), 'utf8');
+    const odd = 'pytest -k "not slow" # a: b';
+    const text = fillTemplate(template, { check: { command: odd, source: 'AGENTS.md' }, setup: { command: 'npm ci', source: 'package-lock.json' } });
+    expect(text).toMatch(/^check: "pytest -k \\"not slow\\" # a: b" # AGENTS\.md$/m);
+    expect(text).toMatch(/^setup: npm ci +# package-lock\.json$/m);
+    const { backlog } = parseBacklog(text, '/r/BACKLOG.md');
+    expect([backlog.config.check, backlog.config.setup]).toEqual([odd, 'npm ci']);
+    // nothing found: the template as it was, every setting commented out
+    expect(fillTemplate(template, { check: null, setup: null })).toBe(template);
+  });
+});
