@@ -17,7 +17,7 @@ const { loadRoles } = await lib.dist<typeof import('../src/core/agents.js')>('co
 const { fsTextFiles, packagedAgentsDir } = await lib.dist<typeof import('../src/adapters/fs-files.js')>('adapters/fs-files.js');
 const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/prompts.js')>('core/prompts.js');
 const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
-const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('core/types.js');
+const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('domain/types.js');
 
 const TARGET = 0.6;
 /** the Messages API's smallest cacheable prefix for Sonnet models */

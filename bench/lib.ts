@@ -9,6 +9,7 @@
 import childProcess, { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../src/ports/model.js';
@@ -19,6 +20,38 @@ const run = promisify(execFile);
 /** A module of the compiled engine, e.g. `dist('core/fleet.js')`, typed by the caller from its source. */
 export async function dist<T>(rel: string): Promise<T> {
   return (await import(new URL(`../dist/${rel}`, import.meta.url).href)) as T;
+}
+
+/**
+ * Quick mode (`node bench/run.ts --quick`, BENCH_QUICK=1): each benchmark runs once with small sizes, to
+ * show that it still runs to the end; its figures are not measurements.
+ */
+export const quick = process.env['BENCH_QUICK'] === '1';
+
+const SRC = new URL('../src/', import.meta.url).href;
+const DIST = new URL('../dist/', import.meta.url).href;
+let helpersHooked = false;
+
+/**
+ * A test helper (`testHelper('fake-fleet.ts')` loads test/helpers/fake-fleet.ts), run by Node's type
+ * stripping. Its imports of the engine (`../../src/x.js`, a `.ts` file there) are resolved to the
+ * compiled `dist/x.js`, the very modules `dist()` loads, so a helper and a benchmark share one engine.
+ */
+export async function testHelper<T>(file: string): Promise<T> {
+  if (!helpersHooked) {
+    helpersHooked = true;
+    registerHooks({
+      resolve(specifier, context, next) {
+        const parent = context.parentURL;
+        if (parent !== undefined && specifier.startsWith('.')) {
+          const url = new URL(specifier, parent).href;
+          if (url.startsWith(SRC)) return { url: DIST + url.slice(SRC.length), shortCircuit: true };
+        }
+        return next(specifier, context);
+      },
+    });
+  }
+  return (await import(new URL(`../test/helpers/${file}`, import.meta.url).href)) as T;
 }
 
 /** One line of the final summary. */

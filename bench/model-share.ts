@@ -6,8 +6,8 @@
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
 
-const TASKS = 4;
-const LATENCY_MS = 300;
+const TASKS = lib.quick ? 2 : 4;
+const LATENCY_MS = lib.quick ? 20 : 300;
 
 const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': lib.backlogText(`concurrency: ${TASKS}\ncheck: "true"\nreview: true`, TASKS) });
 try {

@@ -5,8 +5,8 @@
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
 
-const TASKS = 8;
-const LATENCY_MS = 2000;
+const TASKS = lib.quick ? 2 : 8;
+const LATENCY_MS = lib.quick ? 50 : 2000;
 const LIMIT_MB = 200;
 const MB = 1024 * 1024;
 

@@ -5,6 +5,8 @@
  *
  *   node bench/run.ts                 all of them
  *   node bench/run.ts tui rss         only those whose file name starts with one of the words
+ *   node bench/run.ts --quick [...]   each once with small sizes (BENCH_QUICK=1): does it run to the end?
+ *                                     Exits 1 when one did not; its figures mean nothing.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -16,18 +18,18 @@ import type { SummaryRow } from './lib.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 
-const BENCHES = [
-  { file: 'overhead.ts', title: '1. orchestrator overhead vs plain git' },
-  { file: 'status.ts', title: '2. status --json' },
-  { file: 'tui.ts', title: '3. TUI first frame and keypress latency' },
-  { file: 'rss.ts', title: '4. RSS with 8 pipelines' },
-  { file: 'cache.ts', title: '5. prompt caching' },
-  { file: 'model-share.ts', title: '6. model vs orchestrator time per task' },
-];
+const { BENCHES } = (await import(new URL('./list.ts', import.meta.url).href)) as typeof import('./list.js');
 
-const only = process.argv.slice(2);
+const args = process.argv.slice(2);
+const quick = args.includes('--quick') || lib.quick;
+const only = args.filter((a) => a !== '--quick');
 if (!existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url)))) {
   process.stderr.write('bench: dist/ is missing; run `npm run build` first (`npm run bench` does)\n');
+  process.exit(2);
+}
+
+if (only.length > 0 && !BENCHES.some((b) => only.some((o) => b.file.startsWith(o)))) {
+  process.stderr.write(`bench: no benchmark starts with ${only.join(', ')} (bench/list.ts names them)\n`);
   process.exit(2);
 }
 
@@ -39,6 +41,8 @@ lib.print(
 
 const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-bench-out-'));
 const summary: SummaryRow[] = [];
+/** benchmarks that did not run to the end (a non-zero exit, or no figures reported) */
+let broken = 0;
 const started = performance.now();
 try {
   for (const [i, bench] of BENCHES.entries()) {
@@ -48,20 +52,28 @@ try {
     const code = await new Promise<number | null>((resolve) => {
       const child = spawn(process.execPath, [fileURLToPath(new URL(bench.file, import.meta.url))], {
         stdio: 'inherit',
-        env: { ...process.env, BENCH_OUT: out },
+        env: { ...process.env, BENCH_OUT: out, ...(quick ? { BENCH_QUICK: '1' } : {}) },
       });
       child.on('exit', (c) => resolve(c));
     });
     process.stdout.write(`   (${bench.file}: ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
     if (code !== 0) {
       summary.push({ figure: bench.title, value: `benchmark failed (exit ${code})`, target: '', pass: false });
+      broken++;
       continue;
     }
-    summary.push(...(JSON.parse(await readFile(out, 'utf8')) as SummaryRow[]));
+    const rows = existsSync(out) ? (JSON.parse(await readFile(out, 'utf8')) as SummaryRow[]) : [];
+    if (rows.length === 0) {
+      summary.push({ figure: bench.title, value: 'benchmark ended without reporting its figures', target: '', pass: false });
+      broken++;
+      continue;
+    }
+    summary.push(...rows);
   }
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }
 
-lib.section(`Summary (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+lib.section(`Summary${quick ? ' — quick mode: each benchmark ran once, small; the figures are not measurements' : ''} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
 lib.print(lib.table([['figure', 'value', 'target', ''], ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)])]));
+if (quick && broken > 0) process.exitCode = 1;

@@ -13,13 +13,13 @@ const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof 
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
 const { statusRows } = await lib.dist<typeof import('../src/commands/status.js')>('commands/status.js');
 const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/lowdb-state.js')>('adapters/lowdb-state.js');
-const { fakeTasks, fakeAttempt } = await lib.dist<typeof import('../src/ui/fake-fleet.js')>('ui/fake-fleet.js');
+const { fakeTasks, fakeAttempt } = await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
 const { STATE_VERSION } = await lib.dist<typeof import('../src/ports/state-store.js')>('ports/state-store.js');
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const PROCESS_RUNS = 5;
-const IN_PROCESS_RUNS = 25;
+const PROCESS_RUNS = lib.quick ? 1 : 5;
+const IN_PROCESS_RUNS = lib.quick ? 1 : 25;
 const SIZES = [10, 1000] as const;
 
 /** A task record as a real run leaves it: attempts with a plan, check output, a verdict. */
@@ -86,7 +86,7 @@ try {
   }
   // Process start alone, for scale: node running an empty script.
   const bare: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < PROCESS_RUNS; i++) {
     const s = performance.now();
     await run(process.execPath, ['-e', '0']);
     bare.push(performance.now() - s);

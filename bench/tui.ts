@@ -12,14 +12,14 @@ const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof 
 
 /** 40 tasks fill the list of a 40-row terminal, as 1,000 do: it separates frame size from backlog size */
 const SIZES = [10, 40, 1000] as const;
-const PRESSES = 20;
+const PRESSES = lib.quick ? 2 : 20;
 /** the backlog size of the scale case, measured while a fleet runs */
-const BUSY_TASKS = 20_000;
+const BUSY_TASKS = lib.quick ? 200 : 20_000;
 const WARMUP_PRESSES = 2;
 /** fresh processes for 10 and 1,000 tasks; the 40-task reference gets one */
-const PROCESSES = 2;
+const PROCESSES = lib.quick ? 1 : 2;
 /** further mounts in each process, for a warm first frame */
-const WARM_MOUNTS = 2;
+const WARM_MOUNTS = lib.quick ? 1 : 2;
 const COLUMNS = 120;
 const ROWS = 40;
 /** between keypresses: longer than Ink's 33 ms render throttle, so every press renders on the leading edge */
@@ -80,8 +80,8 @@ class FakeStdout extends EventEmitter {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const { renderTui } = await lib.dist<typeof import('../src/ui/render-tui.js')>('ui/render-tui.js');
-const { FakeFleet, fakeTasks } = await lib.dist<typeof import('../src/ui/fake-fleet.js')>('ui/fake-fleet.js');
-const { FakeStdin } = await lib.dist<typeof import('../src/ui/fake-terminal.js')>('ui/fake-terminal.js');
+const { FakeFleet, fakeTasks } = await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
+const { FakeStdin } = await lib.testHelper<typeof import('../test/helpers/fake-terminal.js')>('fake-terminal.ts');
 type FakeStdin = InstanceType<typeof FakeStdin>;
 
 interface Mounted {

@@ -9,7 +9,7 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { RefusedError } from '../domain/errors.js';
+import { DirtyWorktreeError, RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
 import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
 import { commitSnapshot, diffEntries, readBlob, readPatch } from './git-commit.js';
@@ -293,8 +293,8 @@ export class SimpleGitAdapter implements GitPort {
       throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
     // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
-    const dirty = (await git.run(['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
-    if (dirty !== '') throw new RefusedError(`the worktree has uncommitted changes: not rebased onto ${base}`);
+    const dirty = (await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no'])).stdout;
+    if (dirty !== '') throw new DirtyWorktreeError(target, porcelainNames(dirty), `not rebased onto ${base}`);
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
       return true;
@@ -370,4 +370,12 @@ export class SimpleGitAdapter implements GitPort {
   configReach(): Promise<ConfigReach> {
     return configReach(this.#at(), this.root);
   }
+}
+
+/** The paths of `git status --porcelain -z --no-renames`: one `XY path` entry per NUL. */
+function porcelainNames(out: string): string[] {
+  return out
+    .split('\0')
+    .filter((entry) => entry !== '')
+    .map((entry) => entry.slice(3));
 }

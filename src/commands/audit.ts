@@ -8,7 +8,7 @@ import { JsonBaselineStore } from '../adapters/baseline-store.js';
 import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { GitScratchTrees } from '../adapters/scratch-trees.js';
 import { baselinesFor } from '../core/baseline.js';
-import { checksOf, ownChecks } from '../core/checks.js';
+import { checksOf, ownChecks, singleCheck } from '../core/checks.js';
 import { parseTestCounts } from '../core/test-counts.js';
 import { loadRoles } from '../core/agents.js';
 import { backlogCeiling } from '../core/ceiling.js';
@@ -21,6 +21,15 @@ interface Finding {
   ok: boolean;
   weight: number;
   text: string;
+}
+
+/** Setup failing on base fails every task's first step: a ✗. Not run: the checks' results were known. */
+function setupFinding(setup: string, base: string, run: { exitCode: number | null; timedOut: boolean; output: string } | null): Finding {
+  if (run === null) return { ok: true, weight: 0, text: `setup \`${setup}\` not run: the checks' results on ${base} are known from an earlier run` };
+  if (!run.timedOut && run.exitCode === 0) return { ok: true, weight: 2, text: `setup \`${setup}\` passes on ${base}` };
+  const last = run.output.trim().split('\n').slice(-3).join(' | ');
+  const why = run.timedOut ? 'timed out (setup_timeout)' : `exited ${run.exitCode}`;
+  return { ok: false, weight: 2, text: `setup \`${setup}\` ${why} on ${base}: every task would fail at setup${last === '' ? '' : ` — ${last}`}` };
 }
 
 /**
@@ -68,23 +77,35 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   }
 
   // The checks on base, once per distinct command, in a throw-away worktree; cached like a fleet's baseline.
-  const checks = open.flatMap((t) => checksOf(t, backlog.config));
+  // With no open task yet (a backlog `init` just wrote), the backlog's own check and setup are tried.
+  const checks = open.length > 0 ? open.flatMap((t) => checksOf(t, backlog.config)) : backlog.config.checks !== undefined && backlog.config.checks.length > 0
+        ? backlog.config.checks
+        : backlog.config.check === null
+          ? []
+          : [singleCheck(backlog.config.check)];
+  const setup = backlog.config.setup;
   if (checks.length > 0) {
     const commit = (await git.revParse(base)) ?? base;
     const workspace = new FsWorkspace(repo.workDir);
+    const envFor = (dir: string) => taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
+    let setupRun: { exitCode: number | null; timedOut: boolean; output: string } | null = null;
     const baseline = await baselinesFor(checks, commit, 'audit', {
       store: new JsonBaselineStore(baselinesPath(repo)),
       scratch: new GitScratchTrees(git),
-      prepare: async (dir) => void (await workspace.prepare(repo.root, dir)),
+      prepare: async (dir) => {
+        await workspace.prepare(repo.root, dir);
+        // Setup runs outside the sandbox on base, as a fleet's does, before the checks it prepares for.
+        if (setup !== null) setupRun = await runner.run(setup, { cwd: dir, env: envFor(dir), timeoutMs: backlog.config.setupTimeoutMs, sandbox: null });
+      },
       run: async (dir, command) => {
-        const envFor = taskEnv(env, { taskId: 'audit', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from, passed: backlog.config.env });
-        const r = await runner.run(command, { cwd: dir, env: envFor, timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
+        const r = await runner.run(command, { cwd: dir, env: envFor(dir), timeoutMs: backlog.config.checkTimeoutMs, sandbox: sandbox ? { writable: [dir] } : null });
         return { command, exitCode: r.exitCode, timedOut: r.timedOut, outputTail: r.output.slice(-8000), durationMs: r.durationMs, counts: parseTestCounts(r.output) };
       },
     });
+    if (setup !== null) findings.push(setupFinding(setup, base, setupRun));
     for (const b of baseline) {
       const using = open.filter((t) => checksOf(t, backlog.config).some((c) => c.run === b.command));
-      const users = using.map((t) => t.id).join(', ');
+      const users = open.length > 0 ? using.map((t) => t.id).join(', ') : "the backlog's check";
       const shared = using.filter((t) => !ownChecks(t)).map((t) => t.id);
       const counts = b.counts === null ? '' : `${b.counts.failed} failing test${b.counts.failed === 1 ? '' : 's'} of ${b.counts.total}`;
       findings.push({

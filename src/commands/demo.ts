@@ -6,8 +6,9 @@ import { DEMO_SCENARIOS } from '../demo/demo-scenarios.js';
 import { startModelServer } from '../demo/model-server.js';
 import { DEMO_PACING, demoScript } from '../demo/scripts.js';
 import { overnight } from './overnight.js';
+import { bubblewrapInstallCommand, unsandboxedDemoNotice } from './demo-sandbox.js';
 import { findRepo } from './repo.js';
-import { PACKAGE_ROOT } from './services.js';
+import { PACKAGE_ROOT, sandboxRunsHere } from './services.js';
 import type { Overrides } from './session.js';
 import { tui } from './tui.js';
 
@@ -39,13 +40,17 @@ export async function demo(options: DemoOptions): Promise<number> {
   const dir = await makeDemoRepo();
   const server = await startModelServer({ script: demoScript(DEMO_SCENARIOS, options.pacing ?? DEMO_PACING), apiKeys: [DEMO_KEY] });
   const { out } = options;
+  // Without bubblewrap the demo alone runs its checks unsandboxed (see demo-sandbox.ts), and says so first.
+  const sandboxed = await sandboxRunsHere();
+  if (!sandboxed) out(unsandboxedDemoNotice(await bubblewrapInstallCommand()));
+  const overrides = sandboxed ? options.overrides : { ...options.overrides, sandbox: 'off' as const };
   out('loopfleet demo — a SCRIPTED DEMO MODEL plays every agent (no API key, nothing leaves this machine).');
   out(`Demo repository: ${dir}`);
   try {
     const env: NodeJS.ProcessEnv = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: DEMO_KEY };
     delete env.ANTHROPIC_AUTH_TOKEN;
     const repo = await findRepo(dir);
-    const session = { overrides: options.overrides, autoMerge: false, watch: true, env };
+    const session = { overrides, autoMerge: false, watch: true, env };
     const code = options.headless ? await overnight(repo, session, out) : await tui(repo, { ...session, color: options.color });
     out('');
     // This very Node.js: where the global one is older, a plain `node` could not run loopfleet.

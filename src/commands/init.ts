@@ -1,11 +1,11 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { exists } from '../adapters/fs-paths.js';
 import { join } from 'node:path';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { WORK_DIR } from '../domain/layout.js';
+import { discoverProject, type Proposal } from './init-detect.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';
 import { PACKAGE_ROOT } from './services.js';
-
 
 const AGENTS_README = `# Role overrides
 
@@ -20,13 +20,41 @@ The packaged definitions to start from are in: ${'${PACKAGE_AGENTS}'}
 \`command: claude -p --output-format json\` (see the loopfleet README for tested presets).
 `;
 
+/** A YAML plain scalar where it can be one (`npm test`), quoted where YAML would read it otherwise. */
+function yamlValue(command: string): string {
+  return /^[\s\[\]{}&*!|>'"%@`#,?:-]|: | #|\s$/.test(command) ? JSON.stringify(command) : command;
+}
+
+/**
+ * The template with `check:` and `setup:` written out (uncommented) where the project names them, each
+ * followed by a comment saying where it came from; the commented default stays where it names none.
+ */
+export function fillTemplate(template: string, found: { check: Proposal | null; setup: Proposal | null }): string {
+  let out = template;
+  for (const key of ['check', 'setup'] as const) {
+    const p = found[key];
+    if (p === null) continue;
+    const line = new RegExp(`^# ${key}: .*$`, 'm');
+    if (!line.test(out)) throw new Error(`init-template.md has no \`# ${key}:\` line`);
+    const setting = `${key}: ${yamlValue(p.command)}`;
+    out = out.replace(line, () => `${setting.padEnd(27)} # ${p.source}`);
+  }
+  return out;
+}
+
 /** `loopfleet init`: BACKLOG.md, agents/ and the ignore rule. Never overwrites a file. */
 export async function init(repo: Repo, out: (line: string) => void): Promise<number> {
   const backlog = join(repo.root, BACKLOG_FILE);
   if (await exists(backlog)) {
     out(`${BACKLOG_FILE} exists already; left as it is`);
   } else {
-    await copyFile(join(PACKAGE_ROOT, 'backlog', 'init-template.md'), backlog);
+    const found = await discoverProject(repo.root);
+    const template = await readFile(join(PACKAGE_ROOT, 'backlog', 'init-template.md'), 'utf8');
+    await writeFile(backlog, fillTemplate(template, found), { flag: 'wx' });
+    for (const key of ['check', 'setup'] as const) {
+      const p = found[key];
+      out(p === null ? `${key}: nothing in the repository names one; left commented out in ${BACKLOG_FILE}` : `${key}: ${p.command}   (from ${p.source})`);
+    }
     out(`wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``);
   }
   const agents = join(repo.root, 'agents');

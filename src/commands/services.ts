@@ -68,6 +68,11 @@ const sdkLogger = {
 
 /** One runner per process: bubblewrap is probed, and the sandbox self-tested, once. */
 const processRunner = new ExecaRunner();
+
+/** whether bubblewrap runs here (probed once per process, as every run here sees it) */
+export function sandboxRunsHere(): Promise<boolean> {
+  return processRunner.sandboxAvailable();
+}
 /** `.loop-worktrees/baselines.json`: the checks' results on base commits (see core/baseline.ts). */
 export function baselinesPath(repo: Repo): string {
   return join(repo.workDir, BASELINES_FILE);

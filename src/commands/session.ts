@@ -16,6 +16,8 @@ import { buildServices, serviceLog } from './services.js';
 export interface Overrides {
   concurrency?: number;
   fleetGates?: Partial<FleetGates>;
+  /** only `loopfleet demo` sets it, for its own repository where bubblewrap is missing (see commands/demo.ts) */
+  sandbox?: 'off';
 }
 
 export interface SessionOptions {
@@ -42,6 +44,7 @@ export interface Session {
 function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
   const config = { ...backlog.config, fleetGates: { ...backlog.config.fleetGates } };
   if (overrides.concurrency !== undefined) config.concurrency = overrides.concurrency;
+  if (overrides.sandbox !== undefined) config.sandbox = overrides.sandbox;
   for (const [key, value] of Object.entries(overrides.fleetGates ?? {})) {
     if (value !== undefined) (config.fleetGates as unknown as Record<string, number | null>)[key] = value;
   }

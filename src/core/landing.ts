@@ -1,6 +1,6 @@
 import type { GitPort } from '../ports/git.js';
 import type { FleetConfig, TaskSpec } from '../domain/types.js';
-import { RefusedError } from '../domain/errors.js';
+import { DirtyWorktreeError, RefusedError } from '../domain/errors.js';
 import { conflictDetail, ForecastMemo, forecastFleet } from './conflict-forecast.js';
 import { conflictEvidence, replayConflict } from './conflict-work.js';
 import type { FleetEmitter } from './events.js';
@@ -70,6 +70,11 @@ export class Landing {
           const replayed = await replayConflict(git, { id, worktree, branch, base });
           return { kind: 'conflict', files: replayed.files, evidence: replayed.evidence };
         } catch (error) {
+          if (error instanceof DirtyWorktreeError) {
+            const files = [...error.files];
+            const evidence = `The worktree held uncommitted changes to ${files.join(', ')}, so it was not rebased onto ${base}. Commit nothing by hand in a task's worktree: loopfleet commits each attempt's work itself.`;
+            return { kind: 'dirty', files, evidence };
+          }
           if (!(error instanceof RefusedError)) throw error;
           // Git refused and changed nothing (an untracked file in the way): the attempt gets the conflict to read.
           log(id, error.message, 'warn');

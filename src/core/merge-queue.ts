@@ -16,7 +16,9 @@ export type RebaseOutcome =
   | { kind: 'unchanged' }
   | { kind: 'rebased' }
   /** `evidence`: what the task's next attempt is told (the branch was replayed onto base with markers) */
-  | { kind: 'conflict'; files: string[]; evidence: string };
+  | { kind: 'conflict'; files: string[]; evidence: string }
+  /** the worktree holds uncommitted changes to tracked files: git did not touch it */
+  | { kind: 'dirty'; files: string[]; evidence: string };
 
 export type RecheckOutcome = { pass: true } | { pass: false; reason: string; evidence: string };
 
@@ -58,8 +60,9 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
       break;
     }
     const rebase = await steps.rebase(id);
-    if (rebase.kind === 'conflict') {
-      const reason = `conflicts with the new base in ${rebase.files.join(', ') || 'some files'}`;
+    if (rebase.kind === 'conflict' || rebase.kind === 'dirty') {
+      const files = rebase.files.join(', ') || 'some files';
+      const reason = rebase.kind === 'dirty' ? `dirty worktree: ${files}` : `conflicts with the new base in ${files}`;
       steps.sendBack(id, reason, rebase.evidence);
       result.sentBack.push({ id, reason });
       continue;

@@ -32,6 +32,17 @@ export class RefusedError extends Error {
   readonly exitCode = 1;
 }
 
+/** A task worktree holds uncommitted changes to tracked files, so git was not run on it. Exit 1. */
+export class DirtyWorktreeError extends RefusedError {
+  constructor(
+    readonly worktree: string,
+    readonly files: readonly string[],
+    doing: string,
+  ) {
+    super(`dirty worktree: ${files.join(', ')} in ${worktree} (uncommitted changes no commit holds): ${doing}`);
+  }
+}
+
 /** Another fleet holds the repository. Exit 2: nothing was started. */
 export class LockedError extends UsageError {
   constructor(readonly pid: number, lockPath: string) {

@@ -4,7 +4,7 @@ import { findRepo } from '../../src/commands/repo.js';
 import { statusRows, statusTable } from '../../src/commands/status.js';
 import type { ConflictDetail } from '../../src/domain/types.js';
 import { STATE_VERSION } from '../../src/ports/state-store.js';
-import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeTask } from '../helpers/fake-fleet.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 

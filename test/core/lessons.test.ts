@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FsLessonFile } from '../../src/adapters/lessons-file.js';
 import { Lessons, proposedLessons, renderLessons, repeatedVetoes, vetoesOf, type LessonsOptions } from '../../src/core/lessons.js';
 import type { AttemptRecord } from '../../src/domain/types.js';
-import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeTask } from '../helpers/fake-fleet.js';
 
 let dirs: string[] = [];
 afterEach(async () => {

@@ -57,6 +57,14 @@ describe('the merge queue', () => {
     expect(result.merged).toEqual(['T-2']);
   });
 
+  it('sends back a task whose worktree is dirty as a dirty worktree, naming the files, not as a conflict', async () => {
+    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'dirty', files: ['src/a.js', 'b.txt'], evidence: 'uncommitted changes' } } });
+    const result = await runMergeQueue(['T-1', 'T-2'], steps);
+    expect(log.slice(0, 2)).toEqual(['rebase T-1', 'send back T-1: dirty worktree: src/a.js, b.txt']);
+    expect(result.sentBack).toEqual([{ id: 'T-1', reason: 'dirty worktree: src/a.js, b.txt' }]);
+    expect(result.merged).toEqual(['T-2']);
+  });
+
   it('stops between tasks and after an aborted check, leaving the rest unreached', async () => {
     const a = scripted({ stopAfter: 'land T-1' });
     expect(await runMergeQueue(['T-1', 'T-2'], a.steps)).toMatchObject({ merged: ['T-1'], notReached: ['T-2'] });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/core/report.js';
 import type { ConflictDetail, TaskState, TaskStatus } from '../../src/domain/types.js';
-import { defaultConfig, fakeTask } from '../../src/ui/fake-fleet.js';
+import { defaultConfig, fakeTask } from '../helpers/fake-fleet.js';
 
 function report(tasks: TaskState[], ran: string[] = tasks.map((t) => t.id)): string {
   const counts = { queued: 0, running: 0, verified: 0, failed: 0, conflict: 0, merged: 0, discarded: 0, 'awaiting-approval': 0 } as Record<TaskStatus, number>;

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderReport } from '../../src/core/report.js';
-import { defaultConfig, fakeTask } from '../../src/ui/fake-fleet.js';
+import { defaultConfig, fakeTask } from '../helpers/fake-fleet.js';
 import { backlog, openFleet, runFleet } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 

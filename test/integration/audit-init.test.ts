@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { audit } from '../../src/commands/audit.js';
 import { init } from '../../src/commands/init.js';
+import { parseBacklog } from '../../src/core/backlog/parse.js';
 import { statusRows } from '../../src/commands/status.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { backlog } from '../helpers/fleet-harness.js';
@@ -74,6 +75,49 @@ describe('loopfleet init', () => {
     await writeOwn(r.root);
     expect(await init(repo, () => undefined)).toBe(0);
     expect(await read(r.root, 'BACKLOG.md')).toBe('- [ ] T-1 mine\n');
+  });
+});
+
+describe('loopfleet init on a repository that declares its commands', () => {
+  it('writes check: and setup: uncommented, each saying where it came from (a p-limit-like package.json)', async () => {
+    const r = await makeRepo({
+      'package.json': JSON.stringify({ name: 'p-limit', type: 'module', scripts: { test: 'xo && ava && tsd' }, devDependencies: { ava: '^6', tsd: '^0.31', xo: '^0.58' } }, null, 2),
+      '.npmrc': 'package-lock=false\n',
+    });
+    cleanups.push(r.cleanup);
+    const repo = await findRepo(r.root);
+    const lines: string[] = [];
+    expect(await init(repo, (l) => lines.push(l))).toBe(0);
+    const text = await read(r.root, 'BACKLOG.md');
+    expect(text).toMatch(/^check: npm test +# package\.json scripts\.test$/m);
+    expect(text).toMatch(/^setup: npm install +# no lockfile \(\.npmrc: package-lock=false\)$/m);
+    expect(lines).toContain('check: npm test   (from package.json scripts.test)');
+    const { backlog } = parseBacklog(text, join(r.root, 'BACKLOG.md'));
+    expect([backlog.config.check, backlog.config.setup]).toEqual(['npm test', 'npm install']);
+  });
+
+  it('audit runs the proposed setup and check once on base and says whether they pass', { timeout: 60_000 }, async () => {
+    // setup is `npm ci` (the lockfile); the check `npm test` fails on base until base holds ready.txt.
+    const r = await makeRepo({
+      'package.json': JSON.stringify({ name: 'x', scripts: { test: 'test -f ready.txt' } }),
+      'package-lock.json': JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: { '': { name: 'x' } } }),
+    });
+    cleanups.push(r.cleanup);
+    const repo = await findRepo(r.root);
+    await init(repo, () => undefined);
+    await git(r.root, 'add', '-A');
+    await git(r.root, 'commit', '-qm', 'init');
+    const env = { ...process.env, ANTHROPIC_API_KEY: 'k', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_offline: 'true' };
+    const first = await run(r.root, env);
+    expect(first.text).toMatch(/✔ setup `npm ci` passes on main/);
+    expect(first.text).toMatch(/· `npm test` fails on main already \(the backlog's check\)/);
+    // The same check passes once base has what it tests for.
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(join(r.root, 'ready.txt'), 'yes\n');
+    await git(r.root, 'add', '-A');
+    await git(r.root, 'commit', '-qm', 'ready');
+    const second = await run(r.root, env);
+    expect(second.text).toMatch(/· `npm test` passes on main \(the backlog's check\)/);
   });
 });
 

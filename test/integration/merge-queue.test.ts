@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +34,23 @@ async function baseHistory(root: string, from: string): Promise<string[]> {
 }
 
 describe('the merge queue', () => {
+  it('names a worktree left dirty as a dirty worktree, with its files, never as a conflict', { timeout: 120_000 }, async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two') });
+    cleanups.push(r.cleanup);
+    await runFleet(r.root, writeOwnFile);
+    // T-1 lands first and moves base, so T-2's branch must be rebased: its worktree has an edit no commit holds.
+    const worktree = (await git(r.root, 'worktree', 'list', '--porcelain')).split('\n').find((l) => l.startsWith('worktree ') && l.endsWith('T-2'))!.slice(9);
+    writeFileSync(join(worktree, 'two.txt'), 'edited by hand\n');
+    const h = await reopen(r.root);
+    const result = await h.fleet.mergeAll();
+    await h.session.close();
+
+    expect(result.merged).toEqual(['T-1']);
+    expect(result.sentBack).toEqual([{ id: 'T-2', reason: 'dirty worktree: two.txt' }]);
+    expect(h.fleet.task('T-2')!.reason).not.toMatch(/conflict/);
+    expect(h.fleet.task('T-2')!.reason).toContain('dirty worktree: two.txt');
+  });
+
   it('lands each branch on top of the last, re-checked: base never receives a combination that fails', { timeout: 120_000 }, async () => {
     const root = await fourVerified();
     const start = await git(root, 'rev-parse', 'main');

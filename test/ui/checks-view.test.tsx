@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { checkLines } from '../../src/ui/detail-content.js';
-import { fakeAttempt, fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeAttempt, fakeTask } from '../helpers/fake-fleet.js';
 import type { CheckResult, TaskState, TestCounts } from '../../src/domain/types.js';
 import { mixedTasks } from './fixtures.js';
 import { rowOf, setup } from './helpers.js';

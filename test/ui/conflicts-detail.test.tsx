@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { detailLines, type DetailSources } from '../../src/ui/detail-content.js';
-import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeTask } from '../helpers/fake-fleet.js';
 import type { ConflictDetail } from '../../src/domain/types.js';
 import { KEY, setup, waitFor } from './helpers.js';
 

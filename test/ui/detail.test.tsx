@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { fakeAttempt } from '../../src/ui/fake-fleet.js';
+import { fakeAttempt } from '../helpers/fake-fleet.js';
 import { mixedTasks } from './fixtures.js';
 import { KEY, setup, waitFor } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import { fakeAttempt, fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeAttempt, fakeTask } from '../helpers/fake-fleet.js';
 import type { TaskState } from '../../src/domain/types.js';
 
 /** One task in each status, in backlog order. */

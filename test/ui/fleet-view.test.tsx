@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeTask } from '../helpers/fake-fleet.js';
 import { mixedTasks } from './fixtures.js';
 import { KEY, rowOf, selectedRow, setup, waitFor } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
-import { FakeFleet, type FakeFleetOptions } from '../../src/ui/fake-fleet.js';
+import { FakeFleet, type FakeFleetOptions } from '../helpers/fake-fleet.js';
 
 export const KEY = {
   up: '\u001B[A',

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { fakeTasks } from '../../src/ui/fake-fleet.js';
+import { fakeTasks } from '../helpers/fake-fleet.js';
 import { width } from '../../src/ui/format.js';
 import { KEY, resize, rowOf, selectedRow, setup, sleep, waitFor } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { fakeTasks } from '../../src/ui/fake-fleet.js';
+import { fakeTasks } from '../helpers/fake-fleet.js';
 import { rowOf, setup, waitFor } from './helpers.js';
 
 const calls = vi.hoisted(() => ({ formatUsd: 0 }));

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { detailLines, type DetailSources } from '../../src/ui/detail-content.js';
-import { fakeRecurringTask, fakeRun, fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeRecurringTask, fakeRun, fakeTask } from '../helpers/fake-fleet.js';
 import { nextRunText } from '../../src/ui/format.js';
 import type { TaskState } from '../../src/domain/types.js';
 import { mixedTasks } from './fixtures.js';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, test } from 'vitest';
-import { FakeFleet } from '../../src/ui/fake-fleet.js';
-import { FakeStdin } from '../../src/ui/fake-terminal.js';
+import { FakeFleet } from '../helpers/fake-fleet.js';
+import { FakeStdin } from '../helpers/fake-terminal.js';
 import { colorWanted, renderTui } from '../../src/ui/render-tui.js';
 import { mixedTasks } from './fixtures.js';
 import { KEY, sleep } from './helpers.js';

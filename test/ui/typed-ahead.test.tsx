@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import type { Key } from 'ink';
-import { fakeTask } from '../../src/ui/fake-fleet.js';
+import { fakeTask } from '../helpers/fake-fleet.js';
 import { typedKeys } from '../../src/ui/use-key-handler.js';
 import { rowOf, selectedRow, setup, waitFor } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { confirmPrompt, pauseAction, refusal } from '../../src/ui/command-guards.js';
 import { detailLines } from '../../src/ui/detail-content.js';
-import { FakeFleet, fakeAttempt, fakeTask, fakeTasks } from '../../src/ui/fake-fleet.js';
+import { FakeFleet, fakeAttempt, fakeTask, fakeTasks } from '../helpers/fake-fleet.js';
 import { countByStatus, fleetReducer, initFleetState, liveElapsed } from '../../src/ui/fleet-reducer.js';
 import { meter, sanitize, truncate, wrapLine } from '../../src/ui/format.js';
 import { computeLayout, scrollStart, windowStart } from '../../src/ui/layout.js';

@@ -7,7 +7,7 @@ import { AUTONOMY_LEVELS, TASK_PRIORITIES, type Autonomy, type Backlog, type Tas
 import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../units.js';
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
-import { readFrontMatter } from './front-matter.js';
+import { readFrontMatter, splitLines } from './front-matter.js';
 import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
 
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
@@ -206,6 +206,26 @@ function findCycles(tasks: TaskSpec[], afterLine: Map<TaskSpec, number>, path: s
   for (const t of tasks) if (!state.has(t.id)) visit(t.id);
 }
 
+const BREAKS: Record<string, string> = {
+  '\r': 'a lone carriage return (U+000D)',
+  '\u2028': 'a line separator (U+2028)',
+  '\u2029': 'a paragraph separator (U+2029)',
+};
+
+/**
+ * A lone CR, U+2028 or U+2029 ends a line for JavaScript's `.` and `$` but not for the `\n` line splitter:
+ * every pattern over such a line fails, and the line (a task among them) would vanish. Each is an error at
+ * its own line instead. A CR before the `\n` (CRLF) is a line ending and stays allowed. Returns the text
+ * with each such character read as a space, so that the rest of the parse reports only problems of its own.
+ */
+function breakCharacters(text: string, path: string, errors: InputError[]): string {
+  splitLines(text).forEach((line, i) => {
+    const found = /[\r\u2028\u2029]/.exec(line);
+    if (found) errors.push(new InputError(path, i + 1, `line contains ${BREAKS[found[0]]}; replace it with a space or a real line break`));
+  });
+  return text.replace(/\r(?!\n)|[\u2028\u2029]/g, ' ');
+}
+
 /**
  * Parses the text of a backlog file; `path` names it in problems. Items without an id get the next free
  * `T-<n>` here and are listed in `missingIds` for the write-back. Throws InputErrors listing every problem.
@@ -214,7 +234,7 @@ function findCycles(tasks: TaskSpec[], afterLine: Map<TaskSpec, number>, path: s
  */
 export function parseBacklog(text: string, path: string, options: { takenIds?: Iterable<string> } = {}): ParsedBacklog {
   const errors: InputError[] = [];
-  const fm = readFrontMatter(text, path, errors);
+  const fm = readFrontMatter(breakCharacters(text, path, errors), path, errors);
   const config = readConfig(fm, path, errors);
 
   const tasks: TaskSpec[] = [];

@@ -1,8 +1,8 @@
-import type { QueueResult } from '../core/merge-queue.js';
-import { newAttempt } from '../core/attempt.js';
-import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../core/events.js';
-import { RefusedError } from '../domain/errors.js';
-import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
+import type { QueueResult } from '../../src/core/merge-queue.js';
+import { newAttempt } from '../../src/core/attempt.js';
+import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from '../../src/core/events.js';
+import { RefusedError } from '../../src/domain/errors.js';
+import { commandRefusal, type TaskCommand } from '../../src/domain/task-rules.js';
 import {
   addUsage,
   TASK_STATUSES,
@@ -16,8 +16,8 @@ import {
   type TaskState,
   type TaskStatus,
   type Usage,
-} from '../domain/types.js';
-import { taskBranch } from '../domain/layout.js';
+} from '../../src/domain/types.js';
+import { taskBranch } from '../../src/domain/layout.js';
 
 /**
  * A scripted stand-in for the engine: it holds task snapshots, answers the read side of `FleetHandle`,
