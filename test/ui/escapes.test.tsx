@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup, render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
-import { FakeFleet, fakeTask } from '../../src/ui/fake-fleet.js';
+import { FakeFleet, fakeTask } from '../helpers/fake-fleet.js';
 import { KEY, resize, sleep, waitFor } from './helpers.js';
 
 afterEach(cleanup);
