@@ -5,6 +5,7 @@ import { CliAgentClient } from '../adapters/cli-agent.js';
 import { fsTextFiles } from '../adapters/fs-files.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { invisibleProgram } from '../adapters/sandbox-visible.js';
 import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
 import { endpointOf, resolveBin } from '../adapters/agent-presets/launch.js';
 import { loadRoles, type RoleDefinition } from '../core/agents.js';
@@ -142,8 +143,16 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
   return checks;
 }
 
+/** A `command:` agent: its program must be one the sandbox can see (the CLI itself is not called). */
+async function checkCommand(role: Role, command: string, env: NodeJS.ProcessEnv, sandboxed: boolean, root: string): Promise<Check> {
+  const pathOnly = { PATH: env.PATH ?? '/usr/bin:/bin', ...(env.HOME ? { HOME: env.HOME } : {}) };
+  const problem = sandboxed ? await invisibleProgram(command, pathOnly, root, `the ${role}'s command \`${command}\``) : null;
+  return problem === null
+    ? { ok: true, role, what: 'backend', detail: `command: ${command}${sandboxed ? ' (its program is visible in the sandbox; the CLI itself is not called)' : ' (not checked: any CLI)'}` }
+    : { ok: false, role, what: 'backend', detail: problem };
+}
+
 function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Check {
-  if (def.command !== undefined) return { ok: true, role, what: 'backend', detail: `command: ${def.command} (not checked: any CLI)` };
   const key = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((n) => (env[n] ?? '') !== '');
   return key !== undefined
     ? { ok: true, role, what: 'keyed', detail: `Messages API by ${key}${env.ANTHROPIC_BASE_URL ? ` at ${env.ANTHROPIC_BASE_URL}` : ''}` }
@@ -168,6 +177,7 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];
     if (def.agent !== undefined) checks.push(...(await checkPreset(role, def, config, env, sandboxed)));
+    else if (def.command !== undefined) checks.push(await checkCommand(role, def.command, env, sandboxed, repo.root));
     else checks.push(checkApi(role, def, env));
   }
   for (const c of checks) out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.role}: ${c.what}: ${c.detail}`);
