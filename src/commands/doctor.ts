@@ -6,12 +6,15 @@ import { fsTextFiles } from '../adapters/fs-files.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { invisibleProgram } from '../adapters/sandbox-visible.js';
+import { packageManagerOf, probeRegistry, registryOf } from '../adapters/setup-probe.js';
+import { parseHost } from '../adapters/egress-proxy.js';
+import { personEnv } from '../core/task-env.js';
 import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
 import { endpointOf, resolveBin } from '../adapters/agent-presets/launch.js';
 import { loadRoles, type RoleDefinition } from '../core/agents.js';
 import { systemPrompt } from '../core/prompts.js';
 import { isSecretName } from '../core/task-env.js';
-import { ROLES, type FleetConfig, type Role } from '../domain/types.js';
+import { ROLES, type Backlog, type FleetConfig, type Role } from '../domain/types.js';
 import { loadBacklog, type Repo } from './repo.js';
 
 /**
@@ -152,6 +155,40 @@ async function checkCommand(role: Role, command: string, env: NodeJS.ProcessEnv,
     : { ok: false, role, what: 'backend', detail: problem };
 }
 
+/**
+ * Setup's network, for each distinct setup that names a package manager: the registry the person's own
+ * configuration gives it, reachable (through their proxy) and its TLS trusted with their CA settings.
+ */
+async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root: string): Promise<Check[]> {
+  const setups = [...new Set([backlog.config.setup, ...backlog.tasks.map((t) => t.setup)].filter((s): s is string => typeof s === 'string'))];
+  const person = personEnv(env, { taskId: 'doctor', worktree: root, branch: 'doctor', base: 'doctor', gitRoot: root, port: 0 });
+  const checks: Check[] = [];
+  const seen = new Set<string>();
+  for (const setup of setups) {
+    const manager = packageManagerOf(setup);
+    if (manager === null) continue;
+    const registry = await registryOf(manager, person, root, new ExecaRunner());
+    if (seen.has(`${manager} ${registry}`)) continue;
+    seen.add(`${manager} ${registry}`);
+    const found = await probeRegistry(manager, registry, person);
+    const what = 'setup network';
+    const name = `${manager} registry ${registry}`;
+    if (found.kind === 'unreachable') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`) is unreachable: ${found.detail}` });
+    else if (found.kind === 'untrusted') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`): TLS untrusted (${found.detail}); ${found.fix}` });
+    else {
+      // In the sandbox (after an agent's work landed on base) setup reaches only the `network:` hosts.
+      const { host, port } = parseHost(registry);
+      const listed = (backlog.config.network ?? []).some((h) => {
+        const a = parseHost(h);
+        return a.host === host && a.port === port;
+      });
+      const sandboxNote = listed ? '' : `; not under network:, so a setup in the sandbox cannot reach it (add ${host}${port === 443 ? '' : `:${port}`})`;
+      checks.push({ ok: true, role: 'fleet', what, detail: `${name} reachable${found.via === null ? '' : ` through ${found.via}`}, TLS trusted${sandboxNote}` });
+    }
+  }
+  return checks;
+}
+
 function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Check {
   const key = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((n) => (env[n] ?? '') !== '');
   return key !== undefined
@@ -173,6 +210,7 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
       detail: bwrap ? (sandboxed ? 'bubblewrap works' : 'off (sandbox: off)') : 'bubblewrap (bwrap) cannot run here: install it, or set sandbox: off',
     },
   ];
+  checks.push(...(await checkSetupNetwork(backlog, env, repo.root)));
   for (const role of ROLES) {
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];
