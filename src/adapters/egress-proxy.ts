@@ -59,7 +59,9 @@ export interface EgressOptions {
 }
 
 export async function startEgressProxy(allow: readonly AllowedHost[], options: EgressOptions = {}): Promise<EgressProxy> {
+  // The person's proxy carries what goes out; a loopback host (a local model server) is never sent to it.
   const upstreamFor = (kind: 'https' | 'http', host: string, port: number): URL | null => {
+    if (host === 'localhost' || net.isIP(host) !== 0 && (host.startsWith('127.') || host === '::1')) return null;
     const proxy = options.upstream?.[kind] ?? null;
     return proxy !== null && !bypasses(options.upstream?.noProxy ?? [], host, port) ? proxy : null;
   };

@@ -63,14 +63,14 @@ describe.runIf(available)('setup in the sandbox: the network', () => {
     expect(other).toEqual([]);
   });
 
-  it("goes out through the person's own HTTPS_PROXY", async () => {
+  it("goes out through the person's own HTTPS_PROXY, the only one that can resolve the registry's name", async () => {
     const target = await ca();
     const tunnels: string[] = [];
+    // A company proxy: it alone reaches the outside; here every name it is asked for is this loopback server.
     const proxy = createServer();
     proxy.on('connect', (req, client: net.Socket, head: Buffer) => {
       tunnels.push(req.url ?? '');
-      const [host, port] = (req.url ?? '').split(':');
-      const up = net.connect(Number(port), host, () => {
+      const up = net.connect(target.port, '127.0.0.1', () => {
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         up.write(head);
         up.pipe(client);
@@ -81,13 +81,15 @@ describe.runIf(available)('setup in the sandbox: the network', () => {
     });
     const proxyPort = await listen(proxy);
     const dir = await workdir();
-    const run = await new ExecaRunner({ hostEnv: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}` } }).run(fetchAll([`${target.url}via-proxy`]), {
+    const registry = `registry.example.test:${target.port}`;
+    const run = await new ExecaRunner({ hostEnv: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}` } }).run(fetchAll([`https://${registry}/via-proxy`]), {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: target.caFile },
       timeoutMs: 20_000,
-      sandbox: { writable: [dir], network: [`127.0.0.1:${target.port}`] },
+      sandbox: { writable: [dir], network: [registry] },
     });
-    expect(run.output).toContain(`${target.url}via-proxy 200`);
-    expect(tunnels).toEqual([`127.0.0.1:${target.port}`]);
+    expect(run.output).toContain(`https://${registry}/via-proxy 200`);
+    expect(tunnels).toEqual([registry]);
+    expect(target.requests).toEqual(['/via-proxy']);
   });
 });

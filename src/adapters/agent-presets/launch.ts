@@ -6,6 +6,7 @@ import type { AgentRequest } from '../../ports/model.js';
 import type { SandboxMount } from '../../ports/process.js';
 import { forwarderArgv } from '../egress-forwarder.js';
 import { parseHost, startEgressProxy, type AllowedHost, type EgressProxy } from '../egress-proxy.js';
+import { upstreamFrom } from '../egress-upstream.js';
 import type { AgentPreset } from './types.js';
 
 /**
@@ -150,7 +151,7 @@ async function launchIn(
 
   const endpoint = endpointOf(preset, env);
   const allowed = [endpoint, ...(request.agent?.network ?? []).map(parseHost)];
-  const egress = await startEgressProxy(allowed);
+  const egress = await startEgressProxy(allowed, { upstream: upstreamFrom(options.hostEnv) });
   try {
     mounts.push({ src: egress.socketPath, dest: SANDBOX_EGRESS_SOCKET, readOnly: true });
     const tunnels = LOOPBACK.has(endpoint.host) ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }] : [];
