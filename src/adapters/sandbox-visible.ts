@@ -5,10 +5,13 @@
  * PATH that points into a home — is simply "not found" inside. This says so before the role starts, with
  * what to do.
  */
-import { access, constants, realpath, stat } from 'node:fs/promises';
+import { access, constants, lstat, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isInside } from './fs-paths.js';
 import { SYSTEM_FOLDERS, homeFolders, toolchainMounts } from './sandbox-system.js';
+
+/** Builtins and keywords of /bin/sh: no program to find. */
+const SHELL_WORDS = new Set(['.', ':', 'cd', 'source', 'set', 'export', 'unset', 'true', 'false', 'test', 'echo', 'printf', 'read', 'eval', 'exit', 'if', 'while', 'for', 'case', 'until', 'time', 'ulimit', 'umask', 'trap', 'wait', 'command', 'type', 'alias', 'return', 'shift', 'readonly', 'local']);
 
 /** The program of a simple command line: its first word after `NAME=value` assignments and `exec`/`env`; null when it is not a plain word. */
 export function programOf(command: string): string | null {
@@ -16,7 +19,7 @@ export function programOf(command: string): string | null {
   let i = 0;
   while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'exec' || words[i] === 'env')) i++;
   const word = words[i];
-  if (word === undefined || !/^[A-Za-z0-9_@%+=:,./~-]+$/.test(word)) return null;
+  if (word === undefined || !/^[A-Za-z0-9_@%+=:,./~-]+$/.test(word) || SHELL_WORDS.has(word)) return null;
   return word;
 }
 
@@ -65,11 +68,16 @@ export async function invisibleProgram(command: string, env: Record<string, stri
     if (found === null) return `${who} runs \`${program}\`, which is not on PATH (${env.PATH ?? 'no PATH'}): install it, or name it by its full path`;
   }
   const { visible, hidden } = await visibleFolders(env, cwd);
-  const real = await realpath(found);
   const sees = (p: string) => visible.some((v) => isInside(p, v)) && !hidden.some((h) => isInside(p, h));
-  if (sees(found) && sees(real)) return null;
-  const shown = real === found ? found : `${found} (a link to ${real})`;
-  const folder = path.dirname(sees(found) ? real : found);
+  // Links are followed as the sandbox would: a relative target from where the link is seen.
+  let at = found;
+  for (let hop = 0; hop < 40 && sees(at); hop++) {
+    if (!(await lstat(at)).isSymbolicLink()) return null;
+    at = path.resolve(path.dirname(at), await readlink(at));
+  }
+  if (sees(at)) return null;
+  const shown = at === found ? found : `${found} (a link to ${at})`;
+  const folder = path.dirname(at);
   return (
     `${who} runs ${shown}, which the sandbox cannot see: it mounts only the system folders (/usr, /bin, /etc, /opt, …), ` +
     `the folders on PATH (never a home folder itself, /tmp, /run or /var) and the worktree. ` +

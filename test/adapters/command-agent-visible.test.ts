@@ -3,7 +3,7 @@
  * the role fails before it starts, naming the program, why and what to do — and doctor says the same for
  * every role. Real bubblewrap, real processes.
  */
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,18 @@ describe.runIf(available)('a command agent the sandbox cannot see', () => {
     const work = await workdir();
     const result = await client().runAgent(request('my-agent', work, `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`), () => undefined);
     expect(result.text).toBe('hello from my-agent');
+  });
+
+  it('a link on PATH into a folder the sandbox does not mount: named, with where it leads', async () => {
+    const { program } = await ownBin();
+    const linkDir = await mkdtemp('/var/tmp/lf-links-');
+    cleanups.push(() => rm(linkDir, { recursive: true, force: true }));
+    await symlink(program, path.join(linkDir, 'my-agent'));
+    const work = await workdir();
+    const message = await client()
+      .runAgent(request('my-agent --fast', work, `${linkDir}:${process.env.PATH ?? '/usr/bin:/bin'}`), () => undefined)
+      .then(() => 'ran', (e: Error) => e.message);
+    expect(message).toContain(`runs ${path.join(linkDir, 'my-agent')} (a link to ${program}), which the sandbox cannot see`);
   });
 
   it('doctor checks it for every role', async () => {
