@@ -4,6 +4,8 @@
  * minus loopfleet's credentials); once an agent's work has landed on base, in the sandbox.
  */
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +45,9 @@ function hostEnv(vars: Record<string, string>): void {
     }
   });
 }
+
+/** shell single quotes */
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 describe.runIf(available)('setup', () => {
   it('after an auto-merge, the next task runs the setup script an agent rewrote in the sandbox: the host canary stays empty', async () => {
@@ -84,5 +89,27 @@ describe.runIf(available)('setup', () => {
     for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GITHUB_TOKEN', 'GITLAB_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN']) {
       expect(env).not.toMatch(new RegExp(`^${name}=`, 'm'));
     }
+  });
+
+  it('in the sandbox after a landing, setup reaches the network: hosts through the egress proxy, with the CA file bound in, and no other host', async () => {
+    const registry = await privateCaServer();
+    cleanups.push(() => registry.close());
+    const other: string[] = [];
+    const otherServer = createServer((req, res) => (other.push(req.url ?? ''), res.end('x\n')));
+    await new Promise<void>((resolve) => otherServer.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => otherServer.close(() => resolve())));
+    const otherUrl = `http://127.0.0.1:${(otherServer.address() as AddressInfo).port}/leak`;
+    hostEnv({ NODE_EXTRA_CA_CERTS: registry.caFile });
+    const probe = `(async () => { const out = []; for (const u of ${JSON.stringify([`${registry.url}pkg`, otherUrl])}) { try { out.push(u + ' ' + (await fetch(u)).status); } catch (e) { out.push(u + ' refused'); } } console.log(out.join(' | ')); })()`;
+    const root = await repo(
+      [`network:\n  - 127.0.0.1:${registry.port}`, `setup: ${JSON.stringify(`[ "$LOOPFLEET_TASK_ID" != T-2 ] || node -e ${q(probe)}`)}`, 'check: test -f done.txt'].join('\n'),
+      '- [ ] T-1 One\n  attempts: 1\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
+    );
+    const h = await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': `${task}\n` } } : {}), { autoMerge: true });
+    const t2 = h.fleet.task('T-2')!.attempts[0]!;
+    expect(t2.setup?.exitCode, t2.setup?.outputTail).toBe(0);
+    expect(t2.setup?.outputTail).toContain(`${registry.url}pkg 200 | ${otherUrl} refused`);
+    expect(registry.requests).toEqual(['/pkg']);
+    expect(other).toEqual([]);
   });
 });
