@@ -7,6 +7,8 @@ import { presetOf } from './agent-presets/index.js';
 import { prepareLaunch } from './agent-presets/launch.js';
 import { watchReadOnly } from './worktree-snapshot.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
+import { AgentSetupError } from '../domain/errors.js';
+import { invisibleProgram } from './sandbox-visible.js';
 
 /**
  * A role played by an external command-line agent.
@@ -67,6 +69,11 @@ export class CliAgentClient implements ModelClient {
       throw new Error(`the ${request.role} role has no command to run`);
     }
     if (request.signal.aborted) throw abortError(request.signal);
+    if (this.#options.sandboxAvailable) {
+      // Inside, a program the sandbox does not mount is only "not found": say which, why and what to do.
+      const problem = await invisibleProgram(command, request.env, request.workdir, `the ${request.role}'s command \`${command}\``);
+      if (problem !== null) throw new AgentSetupError(problem, 'missing-binary');
+    }
     request.beforeCall();
 
     // An error thrown by the caller's handler is kept and rethrown once the command has stopped.

@@ -7,12 +7,15 @@
  * Invariants: a host is matched by name and port exactly as the client asked (no DNS games: `localhost`
  * and `127.0.0.1` are different entries); a connection carries requests for one target only (CONNECT) or
  * is checked request by request (forwarding), so a kept-alive connection cannot switch to another host.
+ * Allowed traffic goes out through the person's own proxy when they have one (egress-upstream.ts): a company
+ * network that only lets its proxy out works in the sandbox as it does in their shell.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { bypasses, proxyAuthorization, proxyEndpoint, tunnelThrough, type UpstreamProxies } from './egress-upstream.js';
 
 export interface AllowedHost {
   host: string;
@@ -50,7 +53,18 @@ function splitTarget(target: string): { host: string; port: number } | null {
   return m ? { host: m[1]!, port: Number(m[2]) } : null;
 }
 
-export async function startEgressProxy(allow: readonly AllowedHost[]): Promise<EgressProxy> {
+export interface EgressOptions {
+  /** the person's proxies (HTTPS_PROXY, HTTP_PROXY, NO_PROXY); none: straight out */
+  upstream?: UpstreamProxies;
+}
+
+export async function startEgressProxy(allow: readonly AllowedHost[], options: EgressOptions = {}): Promise<EgressProxy> {
+  // The person's proxy carries what goes out; a loopback host (a local model server) is never sent to it.
+  const upstreamFor = (kind: 'https' | 'http', host: string, port: number): URL | null => {
+    if (host === 'localhost' || net.isIP(host) !== 0 && (host.startsWith('127.') || host === '::1')) return null;
+    const proxy = options.upstream?.[kind] ?? null;
+    return proxy !== null && !bypasses(options.upstream?.noProxy ?? [], host, port) ? proxy : null;
+  };
   const dir = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-egress-'));
   const socketPath = path.join(dir, 'proxy.sock');
   const refused: string[] = [];
@@ -70,8 +84,12 @@ export async function startEgressProxy(allow: readonly AllowedHost[]): Promise<E
       res.writeHead(403, { 'content-type': 'text/plain' }).end(`loopfleet egress: ${url.hostname}:${port} is not allowed\n`);
       return;
     }
+    const via = upstreamFor('http', url.hostname, port);
+    const auth = via === null ? null : proxyAuthorization(via);
     const upstream = httpRequest(
-      { host: url.hostname, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers },
+      via === null
+        ? { host: url.hostname, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers }
+        : { ...proxyEndpoint(via), method: req.method, path: url.href, headers: { ...req.headers, ...(auth === null ? {} : { 'proxy-authorization': auth }) } },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -94,19 +112,31 @@ export async function startEgressProxy(allow: readonly AllowedHost[]): Promise<E
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nloopfleet egress: ${req.url ?? '?'} is not allowed\n`);
       return;
     }
-    const upstream = net.connect(target.port, target.host, () => {
+    const joined = (upstream: net.Socket) => {
+      sockets.add(upstream);
+      upstream.on('close', () => sockets.delete(upstream));
+      client.on('close', () => upstream.destroy());
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
-    });
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', (error) => {
-      if (client.writable && upstream.connecting) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nloopfleet egress: ${error.message}\n`);
+    };
+    const failed = (error: Error) => {
+      if (client.writable) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nloopfleet egress: ${error.message}\n`);
       else client.destroy();
-    });
-    client.on('close', () => upstream.destroy());
+    };
+    const via = upstreamFor('https', target.host, target.port);
+    if (via !== null) {
+      tunnelThrough(via, `${target.host}:${target.port}`).then((up) => {
+        up.on('error', () => client.destroy());
+        if (client.destroyed) up.destroy();
+        else joined(up);
+      }, failed);
+      return;
+    }
+    const upstream = net.connect(target.port, target.host, () => joined(upstream));
+    sockets.add(upstream);
+    upstream.on('error', (error) => (upstream.connecting ? failed(error) : client.destroy()));
   });
   server.on('connection', (socket: net.Socket) => {
     sockets.add(socket);

@@ -19,6 +19,7 @@ import type { ProcessRunner, RunOptions, RunResult } from '../ports/process.js';
 import { probeArgs, sandboxArgs } from './sandbox.js';
 import { humanBytes } from './capped-jsonl.js';
 import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './sandbox-pids.js';
+import { sandboxEgress, type SandboxEgress } from './sandbox-egress.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
@@ -119,16 +120,24 @@ export interface ExecaRunnerOptions {
   alterSandboxArgs?: (args: string[]) => string[];
   /** processes one sandboxed command may have at once; default SANDBOX_MAX_PROCESSES */
   maxProcesses?: number;
+  /** the person's environment, whose proxy settings the egress proxy uses upstream; default process.env */
+  hostEnv?: Record<string, string | undefined>;
+  /** the Node that runs the egress forwarder inside the sandbox; default this process's */
+  node?: string;
 }
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
   readonly #alter: (args: string[]) => string[];
   readonly #maxProcesses: number;
+  readonly #hostEnv: Record<string, string | undefined>;
+  readonly #node: string;
 
   constructor(options: ExecaRunnerOptions = {}) {
     this.#alter = options.alterSandboxArgs ?? ((args) => args);
     this.#maxProcesses = options.maxProcesses ?? SANDBOX_MAX_PROCESSES;
+    this.#hostEnv = options.hostEnv ?? process.env;
+    this.#node = options.node ?? process.execPath;
   }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
@@ -153,6 +162,20 @@ export class ExecaRunner implements ProcessRunner {
   }
 
   async run(command: string, options: RunOptions): Promise<RunResult> {
+    const hosts = options.sandbox?.network;
+    if (hosts === undefined) return this.#run(command, options);
+    const bwrap = await this.#sandboxBinary();
+    if (bwrap === null) throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
+    const egress: SandboxEgress = await sandboxEgress(hosts, command, this.#hostEnv, this.#node);
+    try {
+      const sandbox = { ...options.sandbox!, mounts: [...(options.sandbox!.mounts ?? []), ...egress.mounts] };
+      return await this.#run(egress.command, { ...options, env: { ...options.env, ...egress.env }, sandbox });
+    } finally {
+      await egress.proxy.close();
+    }
+  }
+
+  async #run(command: string, options: RunOptions): Promise<RunResult> {
     // One pipe for both streams, so that the output keeps the order in which it was written.
     const script = `exec 2>&1\n${command}`;
     let file = '/bin/sh';

@@ -29,6 +29,7 @@ import { isInside } from './fs-paths.js';
 import { realFolderAt, rewriteFile } from './fs-nofollow.js';
 import { SYSTEM_FOLDERS, homeFolders, isDir, mountArgs, privateEtcMounts, systemMounts, toolchainMounts, type Mount } from './sandbox-system.js';
 import type { SandboxMount } from '../ports/process.js';
+import { caMounts } from './sandbox-ca.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
@@ -184,6 +185,7 @@ export async function sandboxArgs(spec: SandboxSpec, isolation?: IsolationOption
     ...(await toolchainMounts(spec.env, homes, writable)),
     ...writable.map((w): Mount => ({ kind: 'rw', src: w, dest: w })),
     ...(layout ? await gitMounts(layout) : []),
+    ...(await caMounts(spec.env)),
     ...(spec.mounts ?? []).map((m): Mount => ({ kind: m.readOnly ? 'ro' : 'rw', src: m.src, dest: m.dest })),
   ];
   // Outer folders first, so that a deeper mount (a read-only file inside a writable folder) wins.

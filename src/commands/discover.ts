@@ -9,7 +9,7 @@ import { byPriority, knownItems, splitNew, type DiscoverSource, type Proposal } 
 import { commandSources, findProposals, type RemoteSources } from './discover-run.js';
 import { addProposals } from '../core/discover/write.js';
 import { FsBacklogFile } from '../adapters/fs-files.js';
-import { taskEnv } from '../core/task-env.js';
+import { personEnv, taskEnv } from '../core/task-env.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
 import { processAlive } from '../adapters/fleet-lock.js';
@@ -65,8 +65,9 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
     const needsProject = options.only.has('tests') || options.only.has('lint') || options.only.has('deps');
     const prepared = needsProject ? await new FsWorkspace(repo.workDir).prepare(repo.root, dir) : null;
     if (prepared !== null && backlog.config.setup !== null && prepared.deps.method === 'none') {
-      // The person's own setup command, as the pipeline runs it: outside the sandbox.
-      const setup = await runner.run(backlog.config.setup, { cwd: dir, env: projectEnv, timeoutMs: backlog.config.setupTimeoutMs });
+      // The person's own setup command on base, as the pipeline runs it there: outside the sandbox, with their environment minus loopfleet's credentials.
+      const hostEnv = personEnv(options.env, { taskId: 'discover', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
+      const setup = await runner.run(backlog.config.setup, { cwd: dir, env: hostEnv, timeoutMs: backlog.config.setupTimeoutMs });
       out(`  · setup \`${backlog.config.setup}\` ${setup.exitCode === 0 ? 'done' : `failed (exit ${setup.exitCode}): tests and lint may fail for that reason`}`);
     }
     found = await findProposals({

@@ -6,12 +6,16 @@ import { fsTextFiles } from '../adapters/fs-files.js';
 import { processLimit } from '../adapters/sandbox-pids.js';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { invisibleProgram } from '../adapters/sandbox-visible.js';
+import { packageManagerOf, probeRegistry, registryOf } from '../adapters/setup-probe.js';
+import { parseHost } from '../adapters/egress-proxy.js';
+import { personEnv } from '../core/task-env.js';
 import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
 import { endpointOf, resolveBin } from '../adapters/agent-presets/launch.js';
 import { loadRoles, type RoleDefinition } from '../core/agents.js';
 import { systemPrompt } from '../core/prompts.js';
 import { isSecretName } from '../core/task-env.js';
-import { ROLES, type FleetConfig, type Role } from '../domain/types.js';
+import { ROLES, type Backlog, type FleetConfig, type Role } from '../domain/types.js';
 import { loadBacklog, type Repo } from './repo.js';
 
 /**
@@ -143,8 +147,50 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
   return checks;
 }
 
+/** A `command:` agent: its program must be one the sandbox can see (the CLI itself is not called). */
+async function checkCommand(role: Role, command: string, env: NodeJS.ProcessEnv, sandboxed: boolean, root: string): Promise<Check> {
+  const pathOnly = { PATH: env.PATH ?? '/usr/bin:/bin', ...(env.HOME ? { HOME: env.HOME } : {}) };
+  const problem = sandboxed ? await invisibleProgram(command, pathOnly, root, `the ${role}'s command \`${command}\``) : null;
+  return problem === null
+    ? { ok: true, role, what: 'backend', detail: `command: ${command}${sandboxed ? ' (its program is visible in the sandbox; the CLI itself is not called)' : ' (not checked: any CLI)'}` }
+    : { ok: false, role, what: 'backend', detail: problem };
+}
+
+/**
+ * Setup's network, for each distinct setup that names a package manager: the registry the person's own
+ * configuration gives it, reachable (through their proxy) and its TLS trusted with their CA settings.
+ */
+async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root: string): Promise<Check[]> {
+  const setups = [...new Set([backlog.config.setup, ...backlog.tasks.map((t) => t.setup)].filter((s): s is string => typeof s === 'string'))];
+  const person = personEnv(env, { taskId: 'doctor', worktree: root, branch: 'doctor', base: 'doctor', gitRoot: root, port: 0 });
+  const checks: Check[] = [];
+  const seen = new Set<string>();
+  for (const setup of setups) {
+    const manager = packageManagerOf(setup);
+    if (manager === null) continue;
+    const registry = await registryOf(manager, person, root, new ExecaRunner());
+    if (seen.has(`${manager} ${registry}`)) continue;
+    seen.add(`${manager} ${registry}`);
+    const found = await probeRegistry(manager, registry, person);
+    const what = 'setup network';
+    const name = `${manager} registry ${registry}`;
+    if (found.kind === 'unreachable') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`) is unreachable: ${found.detail}` });
+    else if (found.kind === 'untrusted') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`): TLS untrusted (${found.detail}); ${found.fix}` });
+    else {
+      // In the sandbox (after an agent's work landed on base) setup reaches only the `network:` hosts.
+      const { host, port } = parseHost(registry);
+      const listed = (backlog.config.network ?? []).some((h) => {
+        const a = parseHost(h);
+        return a.host === host && a.port === port;
+      });
+      const sandboxNote = listed ? '' : `; not under network:, so a setup in the sandbox cannot reach it (add ${host}${port === 443 ? '' : `:${port}`})`;
+      checks.push({ ok: true, role: 'fleet', what, detail: `${name} reachable${found.via === null ? '' : ` through ${found.via}`}, TLS trusted${sandboxNote}` });
+    }
+  }
+  return checks;
+}
+
 function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Check {
-  if (def.command !== undefined) return { ok: true, role, what: 'backend', detail: `command: ${def.command} (not checked: any CLI)` };
   const key = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((n) => (env[n] ?? '') !== '');
   return key !== undefined
     ? { ok: true, role, what: 'keyed', detail: `Messages API by ${key}${env.ANTHROPIC_BASE_URL ? ` at ${env.ANTHROPIC_BASE_URL}` : ''}` }
@@ -167,10 +213,12 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
   ];
   // Not a failure: the sandbox still confines what it can; the person learns that a fork bomb is not bounded.
   if (sandboxed) checks.push({ ok: true, role: 'fleet', what: 'processes', detail: await processLimit() });
+  checks.push(...(await checkSetupNetwork(backlog, env, repo.root)));
   for (const role of ROLES) {
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];
     if (def.agent !== undefined) checks.push(...(await checkPreset(role, def, config, env, sandboxed)));
+    else if (def.command !== undefined) checks.push(await checkCommand(role, def.command, env, sandboxed, repo.root));
     else checks.push(checkApi(role, def, env));
   }
   for (const c of checks) out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.role}: ${c.what}: ${c.detail}`);

@@ -7,6 +7,7 @@ import { replayConflict, type ReplayedConflict } from './conflict-work.js';
 import { commandRefusal, type TaskCommand } from '../domain/task-rules.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { TaskState } from '../domain/types.js';
+import type { SetupTrust } from './setup-trust.js';
 
 
 /** Where a task's worktree and branch are. */
@@ -28,6 +29,8 @@ export interface ActionServices {
   log: (message: string, id?: string) => void;
   /** a recurring task (`every:`) is merged without ticking its item: it runs again */
   recurring?: (id: string) => boolean;
+  /** told of every landing on base, so that setup on a base holding agent-written code runs sandboxed */
+  setupTrust: SetupTrust;
 }
 
 /**
@@ -55,10 +58,12 @@ export class FleetActions {
     // The tick goes into the merge commit, so the checkout is clean after it; the person's uncommitted
     // BACKLOG.md edits stay uncommitted (tickDone below makes the same tick in their copy).
     const recurring = this.#s.recurring?.(id) === true;
-    const result = await git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
-      ignoreDirty: [BACKLOG_NAME],
-      ...(recurring ? {} : { fileEdit: { path: BACKLOG_NAME, edit: (committed: string, working: string | null) => committedTick(committed, working, id) } }),
-    });
+    const result = await this.#s.setupTrust.landing(() =>
+      git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
+        ignoreDirty: [BACKLOG_NAME],
+        ...(recurring ? {} : { fileEdit: { path: BACKLOG_NAME, edit: (committed: string, working: string | null) => committedTick(committed, working, id) } }),
+      }),
+    );
     if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
     if (result.kind === 'conflict') {
       const forecast = await git.forecastConflicts(base, branch);

@@ -23,6 +23,7 @@ import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
+import { SetupTrust } from './setup-trust.js';
 import type { Backlog, FleetConfig, GateName, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
 export interface FleetServices extends PipelineServices {
@@ -64,6 +65,7 @@ export class Fleet implements FleetHandle {
   readonly #s: FleetServices;
   readonly #opts: FleetOptions;
   readonly #pipeline: Pipeline;
+  readonly #setupTrust: SetupTrust;
   readonly #ports: PortPool;
   readonly #scheduler: Scheduler;
   readonly #stop = new AbortController();
@@ -90,7 +92,8 @@ export class Fleet implements FleetHandle {
     this.backlogPath = options.backlog.path;
     this.sandboxed = services.sandboxed;
     this.#backlog = new BacklogView(options.backlog);
-    this.#pipeline = new Pipeline(services);
+    this.#setupTrust = new SetupTrust(services.git);
+    this.#pipeline = new Pipeline(services, this.#setupTrust);
     this.#notifier = new Notifier(() => this.#backlog.config, (command, payload) => services.notify(command, payload));
     this.#phase = new RunPhase({
       clock: services.clock,
@@ -153,6 +156,7 @@ export class Fleet implements FleetHandle {
       tickDone: this.#s.tickDone,
       markRan: (id) => this.#ranThisRun.add(id),
       recurring: (id) => this.#backlog.specs.get(id)?.everyMs !== undefined,
+      setupTrust: this.#setupTrust,
       log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
     // What the merge queue and the task runner both work with: the same worktrees, ports and pipeline.

@@ -102,6 +102,8 @@ export class Landing {
             approvedPlan: null,
             stopAfterPlan: false,
             env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
+            // A recheck runs no setup.
+            hostEnv: {},
             evidence: null,
             signal,
             observer: {

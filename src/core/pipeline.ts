@@ -28,6 +28,8 @@ import { parseTestCounts } from './test-counts.js';
 import { reviewDiff } from './review-diff.js';
 import type { RecheckOutcome } from './merge-queue.js';
 import type { AttemptInput, AttemptResult } from './attempt-io.js';
+import { SetupTrust } from './setup-trust.js';
+import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
 
 const OUTPUT_TAIL = 8_000;
 const BASELINE_TAIL = 2_000;
@@ -67,9 +69,12 @@ export class Pipeline {
   readonly #s: PipelineServices;
   /** where the person's git configuration reaches into the repository: read once per run */
   #reach: Promise<ConfigReach> | undefined;
+  readonly #trust: SetupTrust;
 
-  constructor(services: PipelineServices) {
+  /** `trust` is told of every landing on base (the fleet's merges); a pipeline alone has seen none. */
+  constructor(services: PipelineServices, trust: SetupTrust = new SetupTrust(services.git)) {
     this.#s = services;
+    this.#trust = trust;
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
@@ -100,7 +105,7 @@ export class Pipeline {
     input.observer.phase('setup');
     const prepared = await this.#ensureWorktree(input);
     if (prepared.fresh) {
-      const failed = await this.#setup(input, result, prepared.agentWritten, prepared.depsCloned);
+      const failed = await this.#setup(input, result, prepared);
       if (failed !== null) return failed;
     }
 
@@ -274,31 +279,17 @@ export class Pipeline {
     return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
   }
 
-  /**
-   * `setup:` in a new worktree. It is the person's own command on the base commit and runs outside the
-   * sandbox; a worktree rebuilt from a branch an agent has committed to holds agent-written code: there it
-   * runs in the sandbox, or not at all. Returns the failed result, or null.
-   */
-  async #setup(input: AttemptInput, result: AttemptResult, agentWritten: boolean, depsCloned: boolean): Promise<AttemptResult | null> {
-    const { spec, config } = input;
-    const setupCommand = spec.setup ?? config.setup;
-    if (setupCommand == null) return null;
-    const say = (text: string) => input.observer.output('setup', `setup \`${setupCommand}\` ${text}\n`);
-    if (depsCloned) {
-      say('skipped: the dependencies were cloned from the checkout (identical lockfile)');
-      return null;
-    }
-    if (agentWritten && !this.#s.sandboxed) {
-      say(`skipped: the worktree was rebuilt from ${input.branch}, which holds agent-written commits, and there is no sandbox to run it in`);
-      return null;
-    }
-    if (agentWritten) say(`runs in the sandbox: the worktree was rebuilt from ${input.branch}, which holds agent-written commits`);
-    result.setup = await this.#command(input, 'setup', setupCommand, config.setupTimeoutMs, agentWritten);
-    if (result.setup.exitCode === 0) return null;
-    const where = agentWritten ? ' (in the sandbox: the branch holds agent-written commits)' : '';
-    return this.#fail(result, 'setup-failed', `setup \`${setupCommand}\`${where} ${describeExit(result.setup)}`, '', [
-      { label: `the last output of setup \`${setupCommand}\``, text: result.setup.outputTail },
-    ]);
+  /** `setup:` in a new worktree, where setup-step.ts says; returns the failed result, or null. */
+  async #setup(input: AttemptInput, result: AttemptResult, worktree: SetupWorktree): Promise<AttemptResult | null> {
+    const { config } = input;
+    const outcome = await runSetup(input.spec, config, worktree, this.#s.sandboxed, (text) => input.observer.output('setup', text), (command, place) =>
+      place.sandbox
+        ? this.#command(input, 'setup', command, config.setupTimeoutMs, true, false, { network: place.network })
+        : this.#command({ ...input, env: input.hostEnv }, 'setup', command, config.setupTimeoutMs, false),
+    );
+    result.setup = outcome.result;
+    if (outcome.kind !== 'failed') return null;
+    return this.#fail(result, 'setup-failed', outcome.reason, '', [{ label: `the last output of setup \`${outcome.result.command}\``, text: outcome.result.outputTail }]);
   }
 
   /**
@@ -317,7 +308,7 @@ export class Pipeline {
         prepare: (dir) => this.#prepareScratch(input, dir),
         run: async (dir, c) => {
           const { value, changed } = await watchTracked(this.#s.tracked, dir, (pinned) =>
-            this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true, pinned),
+            this.#command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true, { pinned }),
           );
           return { check: value, changed };
         },
@@ -338,7 +329,7 @@ export class Pipeline {
     const { value: results, changed } = await watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
       const results: CheckResult[] = [];
       for (const c of checks) {
-        const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true, pinned);
+        const run = await this.#command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true, { pinned });
         const base = baselines.find((b) => b.command === c.run) ?? null;
         results.push(judgeCheck(run, c, base, !ownChecks(input.spec)));
         if (run.judged === 'failed') break;
@@ -441,30 +432,50 @@ export class Pipeline {
    * A new worktree gets its ignored files and dependencies; an existing one (a later attempt, a resume) is
    * used as it is, and only the list of copied files is worked out again so they stay out of commits.
    */
-  async #ensureWorktree(input: AttemptInput): Promise<{ fresh: boolean; copied: string[]; depsCloned: boolean; agentWritten: boolean }> {
+  async #ensureWorktree(input: AttemptInput): Promise<SetupWorktree & { fresh: boolean; copied: string[] }> {
     if (await this.#s.workspace.exists(input.worktree)) {
-      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false, agentWritten: true };
+      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false, untrusted: rebuiltFrom(input.branch, true) };
     }
-    // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is.
-    const tip = (await this.#s.git.branchExists(input.branch)) ? await this.#s.git.revParse(input.branch) : null;
-    const agentWritten = tip !== null && tip !== (await this.#s.git.revParse(input.base));
-    await this.#s.git.addWorktree(input.worktree, input.branch, input.base);
+    const { git } = this.#s;
+    // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is: whatever it
+    // holds may be an agent's. A new branch starts on base, trusted unless an agent's work landed there.
+    const tip = (await git.branchExists(input.branch)) ? await git.revParse(input.branch) : null;
+    const agentCommits = tip !== null && tip !== (await git.revParse(input.base));
+    await git.addWorktree(input.worktree, input.branch, input.base);
+    const head = tip ?? (await git.revParse(input.branch));
+    if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
+    const landed = tip === null ? await this.#trust.landedIn(head) : null;
+    const untrusted = tip !== null ? rebuiltFrom(input.branch, agentCommits) : landed !== null ? landedOn(input.base, landed) : null;
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
       input.observer.output('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
     }
-    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', agentWritten };
+    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
   }
 
-  /** `pinned`: folders made mount points of their own in the sandbox (see check-integrity.ts) */
-  async #command(input: AttemptInput, phase: Phase, command: string, limitMs: number, sandbox: boolean, countTests = false, pinned: readonly string[] = []): Promise<CheckResult> {
+  /**
+   * `pinned`: folders made mount points of their own in the sandbox (see check-integrity.ts); `network`: hosts
+   * the sandboxed command may reach through the egress proxy (setup only), none by default.
+   */
+  async #command(
+    input: AttemptInput,
+    phase: Phase,
+    command: string,
+    limitMs: number,
+    sandbox: boolean,
+    countTests = false,
+    options: { pinned?: readonly string[]; network?: string[] } = {},
+  ): Promise<CheckResult> {
+    const pinned = options.pinned ?? [];
     const timeoutMs = Math.max(1, Math.min(limitMs, input.budget.remainingMs(), MAX_TIMER_MS));
     const run = await this.#s.runner.run(command, {
       cwd: input.worktree,
       env: input.env,
       timeoutMs,
       signal: input.signal,
-      sandbox: sandbox ? { writable: [input.worktree], mounts: pinned.map((dir) => ({ src: dir, dest: dir, readOnly: false })) } : null,
+      sandbox: sandbox
+        ? { writable: [input.worktree], mounts: pinned.map((dir) => ({ src: dir, dest: dir, readOnly: false })), ...(options.network === undefined ? {} : { network: options.network }) }
+        : null,
       onOutput: (chunk) => input.observer.output(phase, chunk),
       maxOutputBytes: 64 * 1024,
     });
@@ -505,9 +516,4 @@ export class Pipeline {
       (event) => input.observer.agentEvent(role, model, event),
     );
   }
-}
-
-function describeExit(r: CheckResult): string {
-  if (r.timedOut) return `timed out after ${Math.round(r.durationMs / 1000)}s`;
-  return r.exitCode === null ? 'was killed' : `exited ${r.exitCode}`;
 }

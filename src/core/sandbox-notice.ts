@@ -1,6 +1,7 @@
 /**
  * What runs unsandboxed, said in one line: the first line of a run (headless log and TUI) when the
- * sandbox is not in force. Setup is not named: it always runs outside the sandbox, on the base commit.
+ * sandbox is not in force. Setup is not named: outside the sandbox it runs only on the person's own code
+ * (setup-step.ts); where it would run agent-written code without a sandbox it is skipped, saying so.
  */
 export function sandboxNotice(setting: 'auto' | 'off', sandboxed: boolean): string | null {
   if (sandboxed) return null;

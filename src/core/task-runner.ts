@@ -10,7 +10,7 @@ import type { TaskPaths } from './fleet-actions.js';
 import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
-import { taskEnv } from './task-env.js';
+import { personEnv, taskEnv } from './task-env.js';
 import { vetoesOf, type Lessons } from './lessons.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import type { PortPool } from './port-pool.js';
@@ -160,6 +160,7 @@ export class TaskRunner {
 
     let result: AttemptResult | null = null;
     let error: unknown = null;
+    const envInput = { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env };
     try {
       result = await this.#s.pipeline.run({
         spec,
@@ -174,7 +175,8 @@ export class TaskRunner {
         approvedPlan: task.approvedPlan ?? null,
         stopAfterPlan: autonomyOf(spec, config) === 'plan' && (task.approvedPlan ?? null) === null,
         rebaseFirst: waited,
-        env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
+        env: taskEnv(this.#s.parentEnv, envInput),
+        hostEnv: personEnv(this.#s.parentEnv, envInput),
         evidence,
         signal: controller.signal,
         observer,

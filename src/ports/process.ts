@@ -21,7 +21,16 @@ export interface RunOptions {
    * Confine the command: read-only system, only `cwd` (and `writable` paths) writable, private /tmp, no network.
    * The runner throws when asked for a sandbox it cannot provide.
    */
-  sandbox?: { writable: string[]; mounts?: SandboxMount[]; home?: string } | null;
+  sandbox?: {
+    writable: string[];
+    mounts?: SandboxMount[];
+    home?: string;
+    /**
+     * Hosts (`host`, `host:port` or a URL) the command may reach, through an egress proxy that honours the
+     * person's own proxy settings upstream; HTTPS_PROXY/HTTP_PROXY inside point at it. Absent: no network.
+     */
+    network?: string[];
+  } | null;
   /** called with output as it arrives (stdout and stderr interleaved) */
   onOutput?: (chunk: string) => void;
   /** keep at most this many bytes of the tail of the combined output; default 64 KiB */

@@ -151,7 +151,7 @@ describe.runIf(available)('attacks through the pipeline', () => {
     expect(output.join('')).toMatch(/skipped: the worktree was rebuilt from loop\/T-1, which holds agent-written commits/);
   });
 
-  it('row 5: host variables do not reach setup or the check, except those listed under env:', async () => {
+  it("row 5: host variables do not reach the check, except those listed under env:; setup on the person's code gets them, minus loopfleet's keys", async () => {
     const leaked = { DATABASE_URL: 'postgres://u:pass@db/x', SENTRY_DSN: 'https://k@sentry/1', MY_APP_APIKEY: 'k1', SSH_AUTH_SOCK: '/run/ssh.sock', PASSED_ON: 'yes' };
     Object.assign(process.env, leaked);
     cleanups.push(async () => {
@@ -162,7 +162,7 @@ describe.runIf(available)('attacks through the pipeline', () => {
       [
         'env:\n  - PASSED_ON',
         `setup: ${y('env > .setup-env')}`,
-        `check: ${y(`env > .check-env; test "$PASSED_ON" = yes || exit 5; ! grep -Eq '^(${names})=' .setup-env .check-env`)}`,
+        `check: ${y(`env > .check-env; test "$PASSED_ON" = yes || exit 5; ! grep -Eq '^(${names})=' .check-env`)}`,
       ].join('\n'),
       '- [ ] T-1 One\n  attempts: 1',
       { '.gitignore': '.setup-env\n.check-env\n' },
@@ -171,9 +171,11 @@ describe.runIf(available)('attacks through the pipeline', () => {
     const setupEnv = await read(root, '.loop-worktrees/T-1/.setup-env');
     const checkEnv = await read(root, '.loop-worktrees/T-1/.check-env');
     for (const name of Object.keys(leaked).filter((n) => n !== 'PASSED_ON')) {
-      expect(setupEnv).not.toContain(`${name}=`);
+      // Setup on base runs as the person's own shell would (see setup-attacks.test.ts); the check never sees them.
+      expect(setupEnv).toContain(`${name}=`);
       expect(checkEnv).not.toContain(`${name}=`);
     }
+    expect(setupEnv).not.toMatch(/^ANTHROPIC_API_KEY=/m);
     expect(checkEnv).toContain('PASSED_ON=yes');
     expect(fleet.task('T-1')!.status).toBe('verified');
   });

@@ -49,6 +49,7 @@ function setup(script: FakeScript, exitCode = 0) {
     stopAfterPlan: false,
     previousPlan: null,
     env: {},
+    hostEnv: {},
     evidence: null,
     signal: new AbortController().signal,
     observer,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
-import { taskEnv } from '../../src/core/task-env.js';
+import { personEnv, taskEnv } from '../../src/core/task-env.js';
+import { PRESETS } from '../../src/adapters/agent-presets/index.js';
 import { InputErrors, type InputError } from '../../src/domain/errors.js';
 
 const FILE = '/repo/BACKLOG.md';
@@ -68,5 +69,27 @@ describe('env: in the front matter', () => {
     expect(scalar).toMatchObject({ line: 2 });
     expect(scalar!.problem).toMatch(/env must be a list/);
     expect(problems(md('---', 'env:', '  - { a: 1 }', '---'))[0]!.problem).toMatch(/got 'a mapping'/);
+  });
+});
+
+describe('personEnv: setup on the person\'s code', () => {
+  it("keeps the person's environment and drops every credential an agent preset or a forge reads", () => {
+    const names = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GH_TOKEN', 'GITHUB_TOKEN', 'GITLAB_TOKEN'];
+    // Every name a preset takes as its own credential: a few spellings per preset, from its own pattern.
+    for (const preset of Object.values(PRESETS)) {
+      for (const prefix of ['ANTHROPIC_', 'CLAUDE_', 'OPENAI_', 'CODEX_', 'GEMINI_', 'GOOGLE_', 'OPENCODE_']) {
+        for (const name of [`${prefix}API_KEY`, `${prefix}OAUTH_TOKEN`, `${prefix}BASE_URL`]) if (preset.credentialEnv.test(name)) names.push(name);
+      }
+    }
+    const parent = { HOME: '/home/me', HTTPS_PROXY: 'http://proxy:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', DATABASE_URL: 'x', ...Object.fromEntries(names.map((n) => [n, 'secret'])) };
+    const env = personEnv(parent, input);
+    for (const name of names) expect(env[name], name).toBeUndefined();
+    expect(env).toMatchObject({ HOME: '/home/me', HTTPS_PROXY: 'http://proxy:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', DATABASE_URL: 'x', LOOPFLEET_TASK_ID: 'T-1', PORT: '4100' });
+  });
+
+  it('passes the CA bundle variables into the sandboxed environment, never the proxies', () => {
+    const env = taskEnv({ NODE_EXTRA_CA_CERTS: '/c.pem', SSL_CERT_FILE: '/d.pem', HTTPS_PROXY: 'http://p:1' }, input);
+    expect(env).toMatchObject({ NODE_EXTRA_CA_CERTS: '/c.pem', SSL_CERT_FILE: '/d.pem' });
+    expect(env.HTTPS_PROXY).toBeUndefined();
   });
 });

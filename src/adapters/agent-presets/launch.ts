@@ -6,6 +6,7 @@ import type { AgentRequest } from '../../ports/model.js';
 import type { SandboxMount } from '../../ports/process.js';
 import { forwarderArgv } from '../egress-forwarder.js';
 import { parseHost, startEgressProxy, type AllowedHost, type EgressProxy } from '../egress-proxy.js';
+import { upstreamFrom } from '../egress-upstream.js';
 import type { AgentPreset } from './types.js';
 import { prepareConfigView } from './config-view.js';
 import { writeNew } from '../fs-nofollow.js';
@@ -145,7 +146,7 @@ async function launchIn(
   const allowed = [endpoint, ...(request.agent?.network ?? []).map(parseHost)];
   let egress: EgressProxy;
   try {
-    egress = await startEgressProxy(allowed);
+    egress = await startEgressProxy(allowed, { upstream: upstreamFrom(options.hostEnv) });
   } catch (error) {
     await closeView();
     throw error;

@@ -1,0 +1,34 @@
+/**
+ * Names of the person's environment that loopfleet treats specially: the credentials it holds (never passed
+ * to setup, checks or shells), the CA bundles and proxies that networking needs.
+ */
+
+/**
+ * Credentials loopfleet holds: the model keys every agent preset reads (their `credentialEnv`, see
+ * src/adapters/agent-presets) and the forge tokens. Setup on the person's code gets their environment minus
+ * these; the presets' test checks that each preset's own prefix is covered.
+ */
+const CREDENTIAL = /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN)$/;
+
+export function isLoopfleetCredential(name: string): boolean {
+  return CREDENTIAL.test(name);
+}
+
+/**
+ * Variables naming a CA bundle (a file, or a folder for SSL_CERT_DIR): passed into the sandbox with the file
+ * bound read-only, so a company's TLS-inspecting CA is trusted there too.
+ */
+export const CA_VARIABLES: readonly string[] = [
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'GIT_SSL_CAINFO',
+  'PIP_CERT',
+  'NPM_CONFIG_CAFILE',
+  'npm_config_cafile',
+];
+
+/** The person's proxy settings: used by the egress proxy upstream, never passed into the sandbox as they are. */
+export const PROXY_VARIABLES: readonly string[] = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy'];
