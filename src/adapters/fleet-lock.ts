@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockedError } from '../domain/errors.js';
 
@@ -101,7 +101,7 @@ export const LOCK_WAIT_MS = 5000;
  * written to a private temp file that is then hard-linked onto the lock name, which fails if the name
  * exists. A lock is stale only when its owner is gone (dead pid, or a live pid with another start time);
  * an unreadable or empty one (never written by this code) is stale too. A stale lock is removed only by
- * the holder of `<lock>.break`, after it read the very same text again, so two starters that both saw it
+ * the holder of `.<lock>.break`, after it read the very same text again, so two starters that both saw it
  * stale cannot remove each other's fresh lock.
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<FleetLock> {
@@ -137,9 +137,9 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   }
 }
 
-/** Removes the lock whose text was `stale`, if it still is, under `<lock>.break`. */
+/** Removes the lock whose text was `stale`, if it still is, under `.<lock>.break`. */
 async function breakStale(path: string, tmp: string, stale: string): Promise<void> {
-  const guard = `${path}.break`;
+  const guard = join(dirname(path), `.${basename(path)}.break`);
   if (!(await linkNew(tmp, guard))) {
     const text = await readText(guard);
     const owner = text === null ? null : parseOwner(text);

@@ -182,7 +182,7 @@ export class Fleet implements FleetHandle {
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
     this.#backlog.ensure(this.#state);
-    await this.#state.flush();
+    await this.#state.flush({ closing: true });
   }
 
   /** Remove worktrees a crash or a manual deletion left behind (see pruneWorktrees for what is never removed). */
@@ -292,7 +292,7 @@ export class Fleet implements FleetHandle {
     this.#scheduler.dispose();
     await this.#merges.settled();
     await this.#notifier.drained();
-    await this.#state.flush();
+    await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
     this.#phase.set('finished');
   }

@@ -31,10 +31,10 @@ import { type EndedAttempt, FROM, IllegalTransitionError, type RequeueCause, typ
 export class TaskLifecycle {
   readonly #records: Record<string, TaskState>;
   readonly #clock: Clock;
-  readonly #save: (flush: boolean) => void;
+  readonly #save: (id: string, flush: boolean) => void;
   readonly #listeners = new Set<TaskChangeListener>();
 
-  constructor(records: Record<string, TaskState>, clock: Clock, save: (flush: boolean) => void) {
+  constructor(records: Record<string, TaskState>, clock: Clock, save: (id: string, flush: boolean) => void) {
     this.#records = records;
     this.#clock = clock;
     this.#save = save;
@@ -84,7 +84,7 @@ export class TaskLifecycle {
         ...(spec.everyMs === undefined ? {} : { everyMs: spec.everyMs }),
       };
       this.#records[spec.id] = task;
-      this.#save(true);
+      this.#save(spec.id, true);
       this.#tell(task, null);
       return task;
     }
@@ -396,7 +396,7 @@ export class TaskLifecycle {
     const task = this.#need(id);
     change(task);
     task.updatedAt = this.#now();
-    this.#save(flush);
+    this.#save(id, flush);
     return task;
   }
 
