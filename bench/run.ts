@@ -23,6 +23,7 @@ const BENCHES = [
   { file: 'rss.ts', title: '4. RSS with 8 pipelines' },
   { file: 'cache.ts', title: '5. prompt caching' },
   { file: 'model-share.ts', title: '6. model vs orchestrator time per task' },
+  { file: 'state-scale.ts', title: '7. state at scale (50 and 20,000 tasks)' },
 ];
 
 const only = process.argv.slice(2);

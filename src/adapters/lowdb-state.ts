@@ -10,6 +10,8 @@ export const RESERVE_BYTES = 1 << 20;
 /** The journal is folded into state.json once it is this many times as big as state.json (and ≥ 1 MB). */
 const FOLD_FACTOR = 4;
 const FOLD_MIN_BYTES = 1 << 20;
+/** state.json is indented up to this many tasks */
+const PRETTY_TASKS = 1000;
 
 /** One journal line: a change, numbered. state.json's `seq` is the last number folded into it. */
 interface JournalLine extends StateChange {
@@ -123,7 +125,9 @@ export class LowdbStateStore implements StateStore {
   }
 
   async save(data: StateData): Promise<void> {
-    const text = JSON.stringify({ ...data, seq: this.#seq }, null, 2);
+    // Indented while a person might read it; one line once it is big (indenting a large state costs a third more).
+    const tasks = Object.keys(data.tasks).length;
+    const text = JSON.stringify({ ...data, seq: this.#seq }, null, tasks <= PRETTY_TASKS ? 2 : undefined);
     if (this.#file === null) {
       await mkdir(dirname(this.#path), { recursive: true });
       this.#file = new TextFile(this.#path);

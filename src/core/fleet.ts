@@ -182,7 +182,7 @@ export class Fleet implements FleetHandle {
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
     this.#backlog.ensure(this.#state);
-    await this.#state.flush({ closing: true });
+    await this.#state.flush();
   }
 
   /** Remove worktrees a crash or a manual deletion left behind (see pruneWorktrees for what is never removed). */
@@ -214,12 +214,7 @@ export class Fleet implements FleetHandle {
     return {
       state: this.#phase.current,
       counts: this.#backlog.counts(this.#state),
-      totals: {
-        usage: { ...this.#state.fleet.usage },
-        costUsd: this.#state.fleet.costUsd,
-        elapsedMs: this.#budget.elapsedMs(),
-        startedAt: this.#state.fleet.startedAt,
-      },
+      totals: this.#totals(),
       stoppedBy: this.#stoppedBy,
       ...(hold === null ? {} : { hold }),
     };
@@ -418,7 +413,17 @@ export class Fleet implements FleetHandle {
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
-    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
+    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.#totals() });
+  }
+
+  /** The fleet's spending so far; cheap (no pass over the tasks), so every usage report can carry it. */
+  #totals(): FleetSnapshotSummary['totals'] {
+    return {
+      usage: { ...this.#state.fleet.usage },
+      costUsd: this.#state.fleet.costUsd,
+      elapsedMs: this.#budget.elapsedMs(),
+      startedAt: this.#state.fleet.startedAt,
+    };
   }
 
   #emitFleet(): void {
