@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { DiskFullError, StopError } from '../domain/errors.js';
+import { DiskFullError, ResourceLimitError, StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { FleetBudget } from './gates.js';
 import { BacklogView } from './backlog-view.js';
@@ -72,6 +72,7 @@ export class Fleet implements FleetHandle {
   #actions!: FleetActions;
   #merges!: Merging;
   #diskFull: DiskFullError | null = null;
+  #limit: ResourceLimitError | null = null;
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
   #stoppedBy: GateName | null = null;
@@ -178,6 +179,7 @@ export class Fleet implements FleetHandle {
       lessons: this.#s.lessons,
       claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
+      limitHit: (error) => this.resourceLimit(error),
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
@@ -348,6 +350,22 @@ export class Fleet implements FleetHandle {
   /** the full disk that stopped the run, if one did */
   get diskFull(): DiskFullError | null {
     return this.#diskFull;
+  }
+
+  /** the limit (open files, memory) that stopped the run, if one did */
+  get limit(): ResourceLimitError | null {
+    return this.#limit;
+  }
+
+  /**
+   * The machine ran out of open files or memory: the run stops at once, said in one line; the attempts it
+   * was in are queued again, not charged (nothing an agent did caused it).
+   */
+  resourceLimit(error: ResourceLimitError): void {
+    if (this.#limit !== null) return;
+    this.#limit = error;
+    this.events.emit('log', { level: 'error', message: error.message });
+    void this.stop(new StopError(error.message.slice(0, error.message.indexOf(':')))).catch(() => undefined);
   }
 
   /** A state save that failed for a full disk stops the run: nothing more is spent that could not be recorded. */
