@@ -16,4 +16,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'rss.ts', title: '4. RSS with 8 pipelines' },
   { file: 'cache.ts', title: '5. prompt caching' },
   { file: 'model-share.ts', title: '6. model vs orchestrator time per task' },
+  { file: 'state-scale.ts', title: '7. state at scale (50 and 20,000 tasks)' },
 ];

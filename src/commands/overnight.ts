@@ -18,7 +18,7 @@ export const EXIT_INTERRUPTED = 130;
 /** 0: every task the run touched is verified or merged; 1: one failed or conflicts, or a fleet gate stopped the run. */
 export function runExitCode(fleet: Fleet): number {
   // A run whose backlog went away ends unfinished: the queued tasks never started.
-  if (fleet.stoppedBy !== null || fleet.backlogMissing || fleet.diskFull !== null) return EXIT_FAILED;
+  if (fleet.stoppedBy !== null || fleet.backlogMissing || fleet.diskFull !== null || fleet.limit !== null) return EXIT_FAILED;
   for (const id of fleet.ranThisRun) {
     const status = fleet.task(id)?.status;
     if (status === 'failed' || status === 'conflict') return EXIT_FAILED;

@@ -12,6 +12,7 @@ import { loadBacklog, resolveBase, type Repo } from './repo.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
+import { guardLimits } from './limit-guard.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -72,6 +73,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const backlogFile = new FsBacklogFile(repo.backlogPath);
   services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
   const lock: FleetLock = await acquireLock(repo.lockPath);
+  let unguard = () => {};
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
@@ -79,6 +81,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
     await fleet.open(state);
+    unguard = guardLimits((error) => fleet.resourceLimit(error));
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
@@ -114,11 +117,13 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
           try {
             await fleet.stop();
           } finally {
+            unguard();
             await lock.release();
           }
         })()),
     };
   } catch (error) {
+    unguard();
     await lock.release();
     throw error;
   }

@@ -57,9 +57,16 @@ export class BacklogView {
     return [...this.#order.map((id) => state.get(id)).filter((t) => t !== undefined), ...rest];
   }
 
+  /**
+   * How many of `records` have each status, without listing them: every record but a queued one the
+   * backlog no longer lists. Its cost follows the number of queued tasks, not of all tasks.
+   */
   counts(state: FleetState): Record<TaskStatus, number> {
-    const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
-    for (const t of this.records(state)) counts[t.status]++;
+    const life = state.lifecycle;
+    const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, life.countOf(s)])) as Record<TaskStatus, number>;
+    let listed = 0;
+    for (const id of life.queuedIds()) if (this.#specs.has(id)) listed++;
+    counts.queued = listed;
     return counts;
   }
 

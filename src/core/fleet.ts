@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Clock } from '../ports/clock.js';
 import type { StateStore } from '../ports/state-store.js';
 import type { Workspace } from '../ports/workspace.js';
-import { DiskFullError, StopError } from '../domain/errors.js';
+import { DiskFullError, ResourceLimitError, StopError } from '../domain/errors.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { FleetBudget } from './gates.js';
 import { BacklogView } from './backlog-view.js';
@@ -74,6 +74,7 @@ export class Fleet implements FleetHandle {
   #actions!: FleetActions;
   #merges!: Merging;
   #diskFull: DiskFullError | null = null;
+  #limit: ResourceLimitError | null = null;
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
   #stoppedBy: GateName | null = null;
@@ -182,6 +183,7 @@ export class Fleet implements FleetHandle {
       lessons: this.#s.lessons,
       claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
+      limitHit: (error) => this.resourceLimit(error),
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
@@ -218,12 +220,7 @@ export class Fleet implements FleetHandle {
     return {
       state: this.#phase.current,
       counts: this.#backlog.counts(this.#state),
-      totals: {
-        usage: { ...this.#state.fleet.usage },
-        costUsd: this.#state.fleet.costUsd,
-        elapsedMs: this.#budget.elapsedMs(),
-        startedAt: this.#state.fleet.startedAt,
-      },
+      totals: this.#totals(),
       stoppedBy: this.#stoppedBy,
       ...(hold === null ? {} : { hold }),
     };
@@ -296,7 +293,7 @@ export class Fleet implements FleetHandle {
     this.#scheduler.dispose();
     await this.#merges.settled();
     await this.#notifier.drained();
-    await this.#state.flush();
+    await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
     this.#phase.set('finished');
   }
@@ -357,6 +354,22 @@ export class Fleet implements FleetHandle {
   /** the full disk that stopped the run, if one did */
   get diskFull(): DiskFullError | null {
     return this.#diskFull;
+  }
+
+  /** the limit (open files, memory) that stopped the run, if one did */
+  get limit(): ResourceLimitError | null {
+    return this.#limit;
+  }
+
+  /**
+   * The machine ran out of open files or memory: the run stops at once, said in one line; the attempts it
+   * was in are queued again, not charged (nothing an agent did caused it).
+   */
+  resourceLimit(error: ResourceLimitError): void {
+    if (this.#limit !== null) return;
+    this.#limit = error;
+    this.events.emit('log', { level: 'error', message: error.message });
+    void this.stop(new StopError(error.message.slice(0, error.message.indexOf(':')))).catch(() => undefined);
   }
 
   /** A state save that failed for a full disk stops the run: nothing more is spent that could not be recorded. */
@@ -422,7 +435,17 @@ export class Fleet implements FleetHandle {
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
-    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.summary().totals });
+    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.#totals() });
+  }
+
+  /** The fleet's spending so far; cheap (no pass over the tasks), so every usage report can carry it. */
+  #totals(): FleetSnapshotSummary['totals'] {
+    return {
+      usage: { ...this.#state.fleet.usage },
+      costUsd: this.#state.fleet.costUsd,
+      elapsedMs: this.#budget.elapsedMs(),
+      startedAt: this.#state.fleet.startedAt,
+    };
   }
 
   #emitFleet(): void {

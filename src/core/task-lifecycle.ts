@@ -31,13 +31,35 @@ import { type EndedAttempt, FROM, IllegalTransitionError, type RequeueCause, typ
 export class TaskLifecycle {
   readonly #records: Record<string, TaskState>;
   readonly #clock: Clock;
-  readonly #save: (flush: boolean) => void;
+  readonly #save: (id: string, flush: boolean) => void;
   readonly #listeners = new Set<TaskChangeListener>();
+  /** how many records have each status, and which are queued: kept with every write, never recounted */
+  readonly #counts = new Map<TaskStatus, number>();
+  readonly #queued = new Set<string>();
 
-  constructor(records: Record<string, TaskState>, clock: Clock, save: (flush: boolean) => void) {
+  constructor(records: Record<string, TaskState>, clock: Clock, save: (id: string, flush: boolean) => void) {
     this.#records = records;
     this.#clock = clock;
     this.#save = save;
+    for (const task of Object.values(records)) this.#count(task.id, null, task.status);
+  }
+
+  /** The number of records with `status`, in time independent of the number of tasks. */
+  countOf(status: TaskStatus): number {
+    return this.#counts.get(status) ?? 0;
+  }
+
+  /** The ids of the queued records. */
+  queuedIds(): ReadonlySet<string> {
+    return this.#queued;
+  }
+
+  #count(id: string, from: TaskStatus | null, to: TaskStatus): void {
+    if (from === to) return;
+    if (from !== null) this.#counts.set(from, (this.#counts.get(from) ?? 0) - 1);
+    this.#counts.set(to, (this.#counts.get(to) ?? 0) + 1);
+    if (from === 'queued') this.#queued.delete(id);
+    if (to === 'queued') this.#queued.add(id);
   }
 
   /** Call `listener` after every transition; returns the unsubscribe function. */
@@ -84,7 +106,8 @@ export class TaskLifecycle {
         ...(spec.everyMs === undefined ? {} : { everyMs: spec.everyMs }),
       };
       this.#records[spec.id] = task;
-      this.#save(true);
+      this.#count(spec.id, null, task.status);
+      this.#save(spec.id, true);
       this.#tell(task, null);
       return task;
     }
@@ -389,6 +412,7 @@ export class TaskLifecycle {
       change(t);
       t.status = to;
     }, flush || from !== to);
+    this.#count(id, from, to);
     this.#tell(task, from);
   }
 
@@ -396,7 +420,7 @@ export class TaskLifecycle {
     const task = this.#need(id);
     change(task);
     task.updatedAt = this.#now();
-    this.#save(flush);
+    this.#save(id, flush);
     return task;
   }
 

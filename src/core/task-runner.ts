@@ -1,4 +1,4 @@
-import { GateError, RateLimitError, StopError } from '../domain/errors.js';
+import { GateError, RateLimitError, ResourceLimitError, StopError } from '../domain/errors.js';
 import { FleetHeldError, type LimitGate } from './rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from './gates.js';
 import type { AttemptObserver, AttemptResult, CallBudget } from './attempt-io.js';
@@ -43,6 +43,8 @@ export interface TaskRunnerServices {
   claims: (id: string) => Claim[];
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
+  /** the machine ran out of open files or memory: the fleet stops (see Fleet.resourceLimit) */
+  limitHit: (error: ResourceLimitError) => void;
   repoRoot: string;
   base: string;
   parentEnv: NodeJS.ProcessEnv;
@@ -192,7 +194,7 @@ export class TaskRunner {
     }
 
     const endedAt = new Date(clock.now()).toISOString();
-    if (error !== null) return this.#settleError(id, n, budget, error, endedAt);
+    if (error !== null) return await this.#settleError(id, n, budget, error, endedAt);
     const r = result!;
     const ended = {
       n,
@@ -245,7 +247,14 @@ export class TaskRunner {
   }
 
   /** An attempt that threw: a task gate fails the task, a fleet stop requeues it, anything else is evidence. */
-  #settleError(id: string, n: number, budget: TaskBudget, error: unknown, endedAt: string): Settled {
+  async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, endedAt: string): Promise<Settled> {
+    const limit = ResourceLimitError.of(error);
+    if (limit !== null) this.#s.limitHit(limit);
+    else if (!(error instanceof GateError || error instanceof StopError || error instanceof RateLimitError || error instanceof FleetHeldError)) {
+      // A failed spawn may surface first as another error (a library reading the child it never got) while
+      // its EMFILE comes as an 'error' event a tick later: let that arrive before the attempt is charged.
+      await new Promise((done) => setImmediate(done));
+    }
     if (error instanceof GateError && error.scope === 'task') {
       return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, endedAt } });
     }
@@ -254,8 +263,11 @@ export class TaskRunner {
       if (limited !== null) return limited;
     }
     if (error instanceof GateError || error instanceof StopError || this.#s.stop.aborted) {
-      // The fleet is stopping: nothing half-done stands; the attempt restarts on the next run.
-      const reason = error instanceof Error ? error.message : String(error);
+      // The fleet is stopping: nothing half-done stands; the attempt restarts on the next run. What the
+      // attempt saw as it was cut off is a symptom; the stop's own reason says why.
+      const stop = this.#s.stop.aborted ? (this.#s.stop.reason as unknown) : null;
+      const cause = error instanceof GateError || error instanceof StopError || !(stop instanceof StopError) ? error : stop;
+      const reason = cause instanceof Error ? cause.message : String(cause);
       const ended = { n, record: { outcome: 'interrupted' as const, reason, endedAt } };
       this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason }, ended);
       this.#attemptEnd(id, ended);

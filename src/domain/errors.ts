@@ -105,3 +105,34 @@ export class DiskFullError extends Error {
     super(`disk full: ${path} could not be written; the run stops — free some space, then start again (state is written as soon as there is room)`);
   }
 }
+
+const LIMITS = {
+  EMFILE: 'too many open files (EMFILE): loopfleet reached its limit on open files; raise it (e.g. `ulimit -n 4096` in the shell that starts loopfleet) or lower `concurrency:`, then start again',
+  ENFILE: "the system's table of open files is full (ENFILE): close other programs or raise the system's limit (fs.file-max), then start again",
+  ENOMEM: 'out of memory (ENOMEM): free some memory or lower `concurrency:`, then start again',
+} as const;
+export type LimitCode = keyof typeof LIMITS;
+
+/**
+ * The machine ran out of something no attempt can fix (open files, memory). Exit 1, no stack trace: the run
+ * stops, the attempt it was in is queued again (not charged), and the report is written.
+ */
+export class ResourceLimitError extends Error {
+  override readonly name = 'ResourceLimitError';
+  readonly exitCode = 1;
+  constructor(readonly code: LimitCode) {
+    super(`${LIMITS[code]} — the run stops; the tasks it was on are queued again`);
+  }
+
+  /** The limit `error` (or anything in its cause chain, or a message that wraps one) names; null for any other error. */
+  static of(error: unknown): ResourceLimitError | null {
+    for (let e = error, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+      if (e instanceof ResourceLimitError) return e;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== undefined && code in LIMITS) return new ResourceLimitError(code as LimitCode);
+      const named = /\b(EMFILE|ENFILE|ENOMEM)\b/.exec(e instanceof Error ? e.message : String(e));
+      if (named !== null) return new ResourceLimitError(named[1] as LimitCode);
+    }
+    return null;
+  }
+}

@@ -11,6 +11,10 @@ export const MERGE_BACKUP_NAME = 'BACKLOG.md.before-merge';
 /** Entries of WORK_DIR that are loopfleet's own; every other entry is a task's worktree, named by its id. */
 export const STATE_FILE = 'state.json';
 export const LOCK_FILE = 'fleet.lock';
+/** the changes since state.json was last written whole, one JSON line each (see LowdbStateStore) */
+export const STATE_JOURNAL_FILE = 'state.journal';
+/** room kept on the disk for the state: given up when the disk is full, so what was spent is still written */
+export const STATE_RESERVE_FILE = 'state.reserve';
 /** transcripts: `logs/<task>/<attempt>.jsonl` */
 export const LOGS_DIR = 'logs';
 /** overnight reports */
@@ -19,7 +23,7 @@ export const REPORTS_DIR = 'reports';
 export const BASELINES_FILE = 'baselines.json';
 /** what earlier attempts learned (`lessons:`), a person's to edit too */
 export const LESSONS_FILE = 'lessons.md';
-export const OWN_ENTRIES: readonly string[] = [STATE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR, BASELINES_FILE, LESSONS_FILE, MERGE_BACKUP_NAME];
+export const OWN_ENTRIES: readonly string[] = [STATE_FILE, STATE_JOURNAL_FILE, STATE_RESERVE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR, BASELINES_FILE, LESSONS_FILE, MERGE_BACKUP_NAME];
 
 /** the prefix of every task branch */
 export const BRANCH_PREFIX = 'loop/';

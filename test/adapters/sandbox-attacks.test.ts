@@ -20,6 +20,7 @@ import { UsageError } from '../../src/domain/errors.js';
 import { FakeModel } from '../helpers/fake-model.js';
 import type { FleetServices } from '../../src/core/fleet.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const available = await new ExecaRunner().sandboxAvailable();
 const isRoot = process.getuid?.() === 0;
@@ -201,7 +202,7 @@ describe.runIf(available)('attacks through the pipeline', () => {
     expect(lines[0]).toMatch(/no sandbox/);
     expect(lines[0]).toMatch(/check/);
     expect(lines[0]).toMatch(/refused/);
-    const t = JSON.parse(await read(root, '.loop-worktrees/state.json')).tasks['T-1'];
+    const t = (await readState(root)).tasks['T-1'];
     expect(t.status).toBe('failed');
     expect(t.attempts[0].reason).toMatch(/refused: .* no sandbox/);
     expect(model.calls).toHaveLength(0);

@@ -1,8 +1,13 @@
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { LowdbStateStore } from '../../src/adapters/lowdb-state.js';
 import { runExitCode } from '../../src/commands/overnight.js';
 import { DiskFullError } from '../../src/domain/errors.js';
 import { totalTokens, type TaskState } from '../../src/domain/types.js';
-import type { StateData } from '../../src/ports/state-store.js';
+import type { StateChange, StateData } from '../../src/ports/state-store.js';
 import { fakeEngine } from '../helpers/fake-engine.js';
 import { MemoryStateStore } from '../helpers/memory-state-store.js';
 
@@ -41,5 +46,64 @@ describe('a full disk', () => {
     await e.state.flush();
     const saved = (await store.load())!.tasks['T-1'] as TaskState;
     expect(totalTokens(saved.usage)).toBe(spent);
+  });
+});
+
+const isRoot = process.getuid?.() === 0;
+
+/** The real store on a real (small tmpfs) disk that fills up once the first tokens are recorded. */
+class FillingDisk extends LowdbStateStore {
+  filled = false;
+  constructor(readonly dir: string) {
+    super(join(dir, '.loop-worktrees', 'state.json'));
+  }
+  override async record(change: StateChange): Promise<void> {
+    await super.record(change);
+    if (!this.filled && change.tasks.some((t) => totalTokens(t.usage) > 0)) {
+      this.filled = true;
+      await fillDisk(this.dir);
+    }
+  }
+}
+
+async function fillDisk(dir: string): Promise<void> {
+  const filler = join(dir, 'filler');
+  await writeFile(filler, Buffer.alloc(8 << 20)).catch(() => undefined);
+  for (;;) {
+    try {
+      await appendFile(filler, Buffer.alloc(512));
+    } catch {
+      return;
+    }
+  }
+}
+
+describe.skipIf(!isRoot)('a full disk, for real (a small tmpfs)', () => {
+  it('keeps every token spent: after the stop, the state on disk holds what the tasks spent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loopfleet-full-'));
+    await execa('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir]);
+    try {
+      const store = new FillingDisk(dir);
+      const e = await fakeEngine('check: the-check\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two', {
+        store: store as unknown as MemoryStateStore,
+        script: ({ role, task }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n' } } : {}),
+      });
+      e.fleet.start();
+      await e.fleet.whenIdle();
+      await e.fleet.stop().catch(() => undefined);
+      expect(store.filled).toBe(true);
+      expect(e.fleet.diskFull).toBeInstanceOf(DiskFullError);
+      // still full: what a later `status` or start reads
+      const saved = (await new LowdbStateStore(join(dir, '.loop-worktrees', 'state.json')).load())!;
+      for (const id of ['T-1', 'T-2']) {
+        const spent = totalTokens(e.fleet.task(id)!.usage);
+        expect(totalTokens(saved.tasks[id]!.usage), id).toBe(spent);
+      }
+      expect(totalTokens(saved.tasks['T-1']!.usage)).toBeGreaterThan(0);
+      expect(totalTokens(saved.fleet.usage)).toBe(totalTokens(e.state.fleet.usage));
+    } finally {
+      await execa('umount', [dir]);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -101,7 +102,7 @@ describe('prune', () => {
     expect(existsSync(join(root, '.loop-worktrees', 'T-2', 'done.txt'))).toBe(true);
     expect(await git(root, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
     expect(await git(root, 'branch', '--list', 'loop/*')).toMatch(/loop\/T-1[\s\S]*loop\/T-2/);
-    expect(JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')).tasks['T-1'].status).toBe('verified');
+    expect((await readState(root)).tasks['T-1'].status).toBe('verified');
   });
 });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read, writeFiles } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const PASS_CHECK = 'test -f done.txt';
 let cleanups: Array<() => Promise<void>> = [];
@@ -31,7 +32,7 @@ describe('the fleet on a real repository', () => {
     expect(await git(root, 'status', '--porcelain')).toBe('');
     expect(existsSync(join(root, '.loop-worktrees', 'T-1', 'done.txt'))).toBe(true);
     expect(await readFile(join(root, '.git', 'info', 'exclude'), 'utf8')).toContain('/.loop-worktrees/');
-    const state = JSON.parse(await read(root, '.loop-worktrees/state.json'));
+    const state = (await readState(root));
     expect(state.tasks['T-1'].status).toBe('verified');
     expect(state.tasks['T-1'].attempts[0].check.exitCode).toBe(0);
     expect(state.tasks['T-1'].attempts[0].verdict).toEqual({ pass: true, reasons: ['looks right'] });

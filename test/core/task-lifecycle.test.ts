@@ -9,7 +9,7 @@ const spec = (over: Partial<TaskSpec> = {}): TaskSpec => ({ id: 'T-1', title: 'O
 function setup() {
   const records: Record<string, TaskState> = {};
   const saves: boolean[] = [];
-  const life = new TaskLifecycle(records, { now: () => 1_000 }, (flush) => saves.push(flush));
+  const life = new TaskLifecycle(records, { now: () => 1_000 }, (_id, flush) => saves.push(flush));
   const changes: TaskChange[] = [];
   life.listen((c) => changes.push(c));
   life.ensure(spec(), gates);

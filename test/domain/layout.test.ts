@@ -40,6 +40,6 @@ describe('layout constants', () => {
   it('name the branch, the discarded ref and the work folder entries', () => {
     expect(taskBranch('T-12')).toBe('loop/T-12');
     expect(discardedRef('T-12')).toBe('refs/loopfleet/discarded/T-12');
-    expect([...OWN_ENTRIES].sort()).toEqual(['BACKLOG.md.before-merge', 'baselines.json', 'fleet.lock', 'lessons.md', 'logs', 'reports', 'state.json']);
+    expect([...OWN_ENTRIES].sort()).toEqual(['BACKLOG.md.before-merge', 'baselines.json', 'fleet.lock', 'lessons.md', 'logs', 'reports', 'state.journal', 'state.json', 'state.reserve']);
   });
 });

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { CLI, Terminal, row } from '../helpers/tmux-terminal.js';
+import { readState } from '../helpers/state-file.js';
 
 /** `autonomy: plan` as a person uses it: the built CLI in tmux, `a` approves one plan, `e` edits another. */
 
@@ -76,7 +77,7 @@ describe.skipIf(!hasTmux)('approving plans in a real terminal (tmux)', () => {
 
     await term.keys('q');
     expect(await term.waitForExit()).toBe(0);
-    const state = JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')) as { tasks: Record<string, { status: string; approvedPlan?: string }> };
+    const state = (await readState(root)) as { tasks: Record<string, { status: string; approvedPlan?: string }> };
     expect(state.tasks['T-1']?.status).toBe('verified');
     expect(state.tasks['T-2']?.approvedPlan).toContain('EDITED BY A PERSON');
   });

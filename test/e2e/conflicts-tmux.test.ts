@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
 import { CLI, Terminal, row } from '../helpers/tmux-terminal.js';
+import { readState } from '../helpers/state-file.js';
 
 /**
  * Landing a night's work as a person does it in a real terminal (tmux): three verified branches, two of
@@ -171,7 +172,7 @@ describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux
     // The branch as it was before the replay is kept.
     expect(await git(root, 'show', 'refs/loopfleet/replayed/T-2:shared.txt')).toBe(T2_SHARED.trimEnd());
 
-    const state = JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')) as {
+    const state = (await readState(root)) as {
       tasks: Record<string, { status: string; attempts: Array<{ outcome: string }> }>;
     };
     for (const id of ['T-1', 'T-2', 'T-3']) expect(state.tasks[id]?.status).toBe('merged');

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
 import { CLI, Terminal, row } from '../helpers/tmux-terminal.js';
+import { readState } from '../helpers/state-file.js';
 
 /**
  * The interactive view as a person uses it: the built CLI in a real terminal (tmux), keys typed into it,
@@ -49,7 +50,7 @@ async function setup(script: Script): Promise<{ root: string; server: RunningMod
 }
 
 async function state(root: string): Promise<{ tasks: Record<string, { status: string; attempts: Array<{ outcome: string }> }> }> {
-  return JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8'));
+  return (await readState(root));
 }
 
 describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () => {

@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
-import { makeRepo, read } from '../helpers/git-repo.js';
+import { makeRepo } from '../helpers/git-repo.js';
 import type { FakeScript } from '../helpers/fake-model.js';
+import { readState } from '../helpers/state-file.js';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
@@ -38,7 +39,7 @@ describe('loopfleet approve (the built CLI)', () => {
     expect(approve.stderr).toBe('');
     expect(approve.exitCode).toBe(0);
     expect(approve.stdout).toMatch(/T-1 queued — plan approved/);
-    expect(JSON.parse(await read(root, '.loop-worktrees/state.json')).tasks['T-1'].approvedPlan).toBe('THE PLAN: create done.txt holding the word done');
+    expect((await readState(root)).tasks['T-1'].approvedPlan).toBe('THE PLAN: create done.txt holding the word done');
 
     const second = await runFleet(root, script);
     expect(second.fleet.task('T-1')!.status).toBe('verified');

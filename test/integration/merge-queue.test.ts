@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { statusRows } from '../../src/commands/status.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { backlog, reopen, runFleet } from '../helpers/fleet-harness.js';
-import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 let cleanups: Array<() => Promise<void>> = [];
@@ -155,7 +156,7 @@ describe('the merge queue', () => {
     expect(stopped).toBe(true);
     expect(result.exitCode).toBe(130);
     expect(existsSync(join(root, '.loop-worktrees', 'fleet.lock'))).toBe(false);
-    const state = JSON.parse(await read(root, '.loop-worktrees/state.json'));
+    const state = (await readState(root));
     const merges = (await git(root, 'log', '--format=%s', `${start}..main`)).split('\n').filter((s) => s.startsWith('Merge loop/'));
     for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) {
       const inGit = merges.some((s) => s.startsWith(`Merge loop/${id}:`));

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
-import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 let cleanups: Array<() => Promise<void>> = [];
@@ -38,7 +39,7 @@ describe('a signal during loopfleet merge', () => {
       }
       const result = await child;
 
-      const state = JSON.parse(await read(r.root, '.loop-worktrees/state.json'));
+      const state = (await readState(r.root));
       const merged = await mergedInGit(r.root);
       expect(state.tasks['T-1'].status, `signal after ${delayMs} ms`).toBe(merged ? 'merged' : 'verified');
       expect(existsSync(join(r.root, '.loop-worktrees', 'fleet.lock')), `lock after ${delayMs} ms`).toBe(false);

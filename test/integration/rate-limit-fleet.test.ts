@@ -11,7 +11,8 @@ import { startModelServer, type RunningModelServer } from '../../src/demo/model-
 import type { Script } from '../../src/demo/script-types.js';
 import { demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
-import { makeRepo, read } from '../helpers/git-repo.js';
+import { makeRepo } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 /**
  * Usage windows and rate limits, end to end: a 429 left after the real SDK's retries, and a CLI agent's
@@ -39,7 +40,7 @@ const pass = (taskId: string): DemoScenario => ({ taskId, kind: 'pass', edits: [
 
 /** The state file's record of T-1. */
 async function t1(root: string) {
-  return JSON.parse(await read(root, '.loop-worktrees/state.json')).tasks['T-1'] as {
+  return (await readState(root)).tasks['T-1'] as {
     status: string;
     attempt: number;
     attempts: Array<{ n: number; outcome: string; reason: string | null }>;
@@ -130,7 +131,7 @@ fi
     expect(run.stdout).not.toMatch(/paused:/);
     const t = await t1(root);
     expect(t.status).toBe('failed');
-    const status = JSON.parse(await read(root, '.loop-worktrees/state.json')).tasks['T-2'] as { status: string };
+    const status = (await readState(root)).tasks['T-2'] as { status: string };
     expect(status.status).toBe('queued');
   });
 });

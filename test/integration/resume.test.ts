@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { demoScript } from '../../src/demo/scripts.js';
 import type { StateData } from '../../src/ports/state-store.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const KEY = 'resume-test-key';
@@ -20,7 +20,7 @@ afterEach(async () => {
 
 async function state(root: string): Promise<StateData | null> {
   try {
-    return JSON.parse(await readFile(join(root, '.loop-worktrees', 'state.json'), 'utf8')) as StateData;
+    return (await readState(root)) as StateData;
   } catch {
     return null;
   }

@@ -9,7 +9,8 @@ import type { Script } from '../../src/demo/script-types.js';
 import { demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import { totalTokens } from '../../src/domain/types.js';
 import { backlog } from '../helpers/fleet-harness.js';
-import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
+import { readState } from '../helpers/state-file.js';
 
 const KEY = 'sk-ant-test-key-for-the-loopback-server-000000';
 let servers: RunningModelServer[] = [];
@@ -92,7 +93,7 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
     expect(lines.join('\n')).toMatch(/fleet gate fleet_cost|gate fleet_cost/);
     const reports = await git(root, 'status', '--porcelain', '--ignored');
     expect(reports).toContain('.loop-worktrees');
-    const statuses = JSON.parse(await read(root, '.loop-worktrees/state.json')).tasks;
+    const statuses = (await readState(root)).tasks;
     expect(Object.values(statuses).some((t) => (t as { status: string }).status === 'queued')).toBe(true);
   });
 
