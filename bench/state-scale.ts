@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 
 const SIZES = lib.quick ? [5, 50] : [50, 20_000];
-const RUN = 10;
+const RUN = lib.quick ? 2 : 10;
 const RSS_LIMIT_MB = 300;
 /** per-task cost at 20,000 tasks may be at most this many times the cost at 50 */
 const GROWTH_LIMIT = 1.5;
