@@ -56,7 +56,9 @@ describe.runIf(available)('setup', () => {
     const canary = path.join(dir, 'canary');
     const root = await repo(
       'setup: sh scripts/setup.sh\ncheck: test -f done.txt',
-      '- [ ] T-1 One\n  attempts: 1\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
+      // The guard refuses a change to the file setup runs unless the task's files: allow it; allowed here, so
+      // that what is tested is the second line of defence: where setup runs once such a change has landed.
+      '- [ ] T-1 One\n  attempts: 1\n  files: scripts/setup.sh\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
       { 'scripts/setup.sh': 'echo base setup\n' },
     );
     const edits: Record<string, Record<string, string>> = {
@@ -103,7 +105,9 @@ describe.runIf(available)('setup', () => {
     const probe = `(async () => { const out = []; for (const u of ${JSON.stringify([`${registry.url}pkg`, otherUrl])}) { try { out.push(u + ' ' + (await fetch(u)).status); } catch (e) { out.push(u + ' refused'); } } console.log(out.join(' | ')); })()`;
     const root = await repo(
       [`network:\n  - 127.0.0.1:${registry.port}`, `setup: ${JSON.stringify(`[ "$LOOPFLEET_TASK_ID" != T-2 ] || node -e ${q(probe)}`)}`, 'check: test -f done.txt'].join('\n'),
-      '- [ ] T-1 One\n  attempts: 1\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
+      // The guard refuses a change to the file setup runs unless the task's files: allow it; allowed here, so
+      // that what is tested is the second line of defence: where setup runs once such a change has landed.
+      '- [ ] T-1 One\n  attempts: 1\n  files: scripts/setup.sh\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
     );
     const h = await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': `${task}\n` } } : {}), { autoMerge: true });
     const t2 = h.fleet.task('T-2')!.attempts[0]!;
