@@ -1,3 +1,5 @@
+// First: React's build is chosen when it is loaded (see production-react.ts).
+import { restoreNodeEnv } from './production-react.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -243,6 +245,7 @@ function exit(code: number): void {
 
 /** Runs the command line and sets the exit code; the process ends when the work is done. */
 export function runCli(argv: string[]): void {
+  restoreNodeEnv();
   main(argv).then(exit, (error: unknown) => exit(report(error)));
 }
 
