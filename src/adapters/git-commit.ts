@@ -14,7 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { BlobText, DiffEntry, SnapshotCommit } from '../ports/git.js';
 import { SANDBOX_OBJECTS, discoverGitLayout } from './git-layout.js';
-import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields } from './git-exec.js';
+import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields, hardeningArgs } from './git-exec.js';
 
 /**
  * Options that keep git out of nested repositories: with these, and nested repositories and gitlinks
@@ -126,7 +126,7 @@ export async function diffEntries(git: GitExec, base: string, env: Record<string
     .map((e) => ({ e, sha: e.status === 'D' ? e.oldSha : e.newSha, mode: e.status === 'D' ? e.oldMode : e.newMode }))
     .filter(({ mode }) => mode !== '160000');
   if (blobs.length > 0) {
-    const sizes = await execa('git', [...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'], {
+    const sizes = await execa('git', [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'], {
       cwd: git.dir,
       env,
       extendEnv: false,

@@ -293,7 +293,9 @@ export class SimpleGitAdapter implements GitPort {
       throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
     // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
-    const dirty = (await git.run(['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
+    // --ignore-submodules=dirty: a gitlink staged in the index shows, but git never enters the repository
+    // it names (whose fsmonitor and hooks are the agent's).
+    const dirty = (await git.run(['status', '--porcelain', '--untracked-files=no', '--ignore-submodules=dirty'])).stdout.trim();
     if (dirty !== '') throw new RefusedError(`the worktree has uncommitted changes: not rebased onto ${base}`);
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
