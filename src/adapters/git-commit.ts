@@ -102,7 +102,9 @@ export async function commitSnapshot(git: GitExec, target: string, message: stri
 export async function diffEntries(git: GitExec, base: string, env: Record<string, string>): Promise<DiffEntry[]> {
   assertRefName(base, 'base');
   const out = fields(
-    await git.out([...NO_NESTED_CONFIG, 'diff', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--abbrev=40', `${base}...HEAD`]),
+    // --ignore-submodules=none: a gitlink on the branch is listed (the guard refuses it); commit against
+    // commit, git reads no working tree, so it never enters the repository the gitlink names.
+    await git.out([...NO_NESTED_CONFIG, 'diff', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', '--abbrev=40', `${base}...HEAD`]),
   );
   const entries: DiffEntry[] = [];
   const byPath = new Map<string, DiffEntry>();

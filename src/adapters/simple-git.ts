@@ -215,24 +215,26 @@ export class SimpleGitAdapter implements GitPort {
 
   async diff(worktree: string, base: string): Promise<string> {
     assertRefName(base, 'base');
-    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`]);
+    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`]);
   }
 
   async diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>> {
     assertRefName(base, 'base');
     // No rename detection: a file moved away from a protected path must show up under its old name too.
-    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', `${base}...HEAD`]);
+    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--ignore-submodules=none', `${base}...HEAD`]);
     return parseNumstat(out);
   }
 
 
+  // Every diff here is commit against commit with --ignore-submodules=none: a gitlink on the branch is
+  // shown (HARDENING_CONFIG hides submodules by default), and no working tree is read, so none is entered.
   // The diffs stay on raw(): simple-git's diffSummary reads names without -z (a quoted name would reach
   // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
     const out = await this.#at(worktree).out([
       '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200', '-p',
-      '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`,
+      '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`,
     ]);
     const split = out.startsWith('diff --git ') ? 0 : out.indexOf('\ndiff --git ');
     const head = split === -1 ? out : out.slice(0, split);

@@ -179,6 +179,20 @@ describe('a nested repository an agent made in its worktree', () => {
   });
 });
 
+describe('a gitlink committed on a task branch', () => {
+  it('is listed in the diff the guard reads (hardening hides submodules only from work-tree reads)', async () => {
+    const { root, adapter } = await repo({ 'a.js': ['a = 1\n'] });
+    const wt = path.join(root, '.loop-worktrees', 'T-1');
+    await adapter.addWorktree(wt, 'loop/T-1', 'main');
+    const sha = (await git(root, 'rev-parse', 'HEAD')).trim();
+    await git(wt, 'update-index', '--add', '--cacheinfo', `160000,${sha},evil`);
+    await git(wt, '-c', 'core.hooksPath=/dev/null', 'commit', '-qm', 'gitlink');
+    const entries = await adapter.diffEntries(wt, 'main');
+    expect(entries.map((e) => [e.path, e.newMode])).toEqual([['evil', '160000']]);
+    expect(await adapter.diff(wt, 'main')).toContain('Subproject commit');
+  });
+});
+
 describe('the person’s own config naming programs that resolve into a worktree', () => {
   it('is found, said once, and git runs without it (relative fsmonitor, clean filter, merge driver, in-tree include)', async () => {
     const c = await canary();
