@@ -15,7 +15,7 @@ import { execa } from 'execa';
 import type { BlobText, DiffEntry, SnapshotCommit } from '../ports/git.js';
 import { SANDBOX_OBJECTS, discoverGitLayout } from './git-layout.js';
 import { type SnapshotLimits, sizeCandidates, sizeRefusals } from './worktree-sizes.js';
-import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields } from './git-exec.js';
+import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields, hardeningArgs } from './git-exec.js';
 
 /**
  * Options that keep git out of nested repositories: with these, and nested repositories and gitlinks
@@ -119,7 +119,9 @@ export async function commitSnapshot(
 export async function diffEntries(git: GitExec, base: string, env: Record<string, string>): Promise<DiffEntry[]> {
   assertRefName(base, 'base');
   const out = fields(
-    await git.out([...NO_NESTED_CONFIG, 'diff', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--abbrev=40', `${base}...HEAD`]),
+    // --ignore-submodules=none: a gitlink on the branch is listed (the guard refuses it); commit against
+    // commit, git reads no working tree, so it never enters the repository the gitlink names.
+    await git.out([...NO_NESTED_CONFIG, 'diff', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', '--abbrev=40', `${base}...HEAD`]),
   );
   const entries: DiffEntry[] = [];
   const byPath = new Map<string, DiffEntry>();
@@ -143,7 +145,7 @@ export async function diffEntries(git: GitExec, base: string, env: Record<string
     .map((e) => ({ e, sha: e.status === 'D' ? e.oldSha : e.newSha, mode: e.status === 'D' ? e.oldMode : e.newMode }))
     .filter(({ mode }) => mode !== '160000');
   if (blobs.length > 0) {
-    const sizes = await execa('git', [...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'], {
+    const sizes = await execa('git', [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'], {
       cwd: git.dir,
       env,
       extendEnv: false,
@@ -179,7 +181,8 @@ export async function readPatch(git: GitExec, base: string, env: Record<string, 
   assertRefName(base, 'base');
   const child = execa(
     'git',
-    [...NO_NESTED_CONFIG, '-c', 'core.quotePath=false', 'diff', '--no-renames', '-p', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`],
+    // The same hardened git as GitExec's (hooks, fsmonitor, drivers off); gitlinks shown, never entered.
+    [...hardeningArgs(), ...NO_NESTED_CONFIG, '-c', 'core.quotePath=false', 'diff', '--no-renames', '-p', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`],
     { cwd: git.dir, env, extendEnv: false, buffer: false, encoding: 'buffer', stdin: 'ignore', stderr: 'pipe', reject: false },
   );
   const kept: Buffer[] = [];

@@ -1,6 +1,15 @@
 /**
  * Running git through simple-git with exit codes, full error messages and a predictable environment.
  *
+ * Where git over agent-written trees runs: on the host, hardened. Every command loopfleet runs in a
+ * worktree, a scratch tree or the person's checkout goes through GitExec, whose every client carries
+ * HARDENING_CONFIG, so git itself executes nothing a tree or an agent wrote (no hooks, no fsmonitor, no
+ * submodule recursion, no transport helpers); programs the person's own configuration names that resolve
+ * into a work tree are found by git-config-scan.ts and turned off the same way (`neutraliseConfig`).
+ * Running git inside the sandbox instead would not make its results trustworthy (the sandbox is where the
+ * agent writes) and would need the person's `.git` bound writable into it; the index loopfleet commits is
+ * rebuilt on the host from HEAD and the worktree's files (git-commit.ts), never the agent's.
+ *
  * Invariants:
  * - every failure is a `GitCommandError` whose message holds the git command line and git's stderr;
  * - an exit code listed in `ok` is a result, not a failure (e.g. `merge-tree` exits 1 on a conflict);
@@ -32,6 +41,50 @@ export const COMMIT_CONFIG = [
   '-c',
   'core.hooksPath=/dev/null',
 ];
+
+/**
+ * `-c` options before every command any GitExec runs; each closes one way a tree loopfleet runs git over
+ * could make git start a program on the host.
+ */
+export const HARDENING_CONFIG = [
+  // Hooks: with `core.hooksPath=.husky` (husky 5–9) the hooks are files of the working tree, which an agent
+  // rewrites; `read-tree`/`add` (post-index-change), `update-ref`/`branch -D` (reference-transaction),
+  // `worktree add` and `checkout` (post-checkout), `rebase` (pre-rebase, post-rewrite) would run them.
+  // /dev/null is no folder, so git finds no hook for any command (checked for each in git-host-attacks).
+  'core.hooksPath=/dev/null',
+  // A nested repository's or the person's `core.fsmonitor` is a program `status`/`add`/`diff` start.
+  'core.fsmonitor=false',
+  // Submodules and gitlinks an agent added to an index are never entered: entering one runs git with that
+  // repository's config (its core.fsmonitor, its hooks).
+  'submodule.recurse=false',
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
+  // No transport runs a command: `ext::` URLs run arbitrary programs, `file://` reads any repository on the
+  // host; loopfleet's own commands are local and need no protocol at all.
+  'protocol.allow=never',
+  'protocol.ext.allow=never',
+  'protocol.file.allow=never',
+  // `core.sshCommand` of a repository config is a program; nothing here uses ssh.
+  'core.sshCommand=false',
+  // A pager is a program; output goes to loopfleet, never to a terminal.
+  'core.pager=cat',
+];
+
+/** The person's settings that name a program resolving into a work tree, set empty (see git-config-scan.ts). */
+let neutralised: readonly string[] = [];
+
+/**
+ * `key=value` settings added after HARDENING_CONFIG to every GitExec client made from now on; the config
+ * scan's overrides, set once when a run or doctor starts.
+ */
+export function neutraliseConfig(overrides: readonly string[]): void {
+  neutralised = [...overrides];
+}
+
+/** HARDENING_CONFIG and the current overrides as `-c` arguments, for git started outside GitExec. */
+export function hardeningArgs(): string[] {
+  return [...HARDENING_CONFIG, ...neutralised].flatMap((c) => ['-c', c]);
+}
 
 /** Variables that would point git at another repository, index or object store than the bound folder. */
 const LOCATING_VARS = [
@@ -136,15 +189,30 @@ export class GitExec {
       baseDir: this.dir,
       maxConcurrentProcesses: 16,
       trimmed: false,
-      config,
+      config: [...HARDENING_CONFIG, ...neutralised, ...config],
       // The environment is built deliberately (gitEnvironment): every variable in it is meant for git.
       allowEnvironment: Object.keys(env),
       // simple-git refuses arguments and variables that can make git run other programs or read other
       // configuration. Each one allowed here is needed, and none carries agent-written input:
       unsafe: {
-        // our own `-c core.hooksPath=/dev/null` (COMMIT_CONFIG, the fast-forward of a merge), which turns
-        // hooks *off* for commands that would run agent-written ones;
+        // our own `-c core.hooksPath=/dev/null` (HARDENING_CONFIG, COMMIT_CONFIG), which turns hooks *off*
+        // for commands that would run agent-written ones;
         allowUnsafeHooksPath: true,
+        // likewise our own HARDENING_CONFIG and the config scan's overrides, which set each of these to
+        // nothing or to a program that does nothing (`false`, `cat`); no argument loopfleet passes that
+        // could carry agent input (a path, after `--`; a ref, refused when it starts with `-`) is an option;
+        allowUnsafeFsMonitor: true,
+        allowUnsafeSubmodule: true,
+        allowUnsafeProtocolOverride: true,
+        allowUnsafeSshCommand: true,
+        allowUnsafePager: true,
+        allowUnsafeFilter: true,
+        allowUnsafeDiffTextConv: true,
+        allowUnsafeDiffExternal: true,
+        allowUnsafeMergeDriver: true,
+        allowUnsafeGpgProgram: true,
+        allowUnsafeEditor: true,
+        allowUnsafeCredentialHelper: true,
         // GIT_CONFIG_GLOBAL / GIT_CONFIG_SYSTEM / GIT_CONFIG inherited from the person's environment: git
         // must read the configuration they chose, as their own git does;
         allowUnsafeConfigPaths: true,

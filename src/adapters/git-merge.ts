@@ -87,7 +87,7 @@ export async function mergeBranch(
   if (names.some((name) => ignoreDirty.includes(name))) {
     // A file loopfleet itself edits (BACKLOG.md) may be dirty, as long as the branch leaves it alone:
     // the fast-forward below then keeps the working copy's change, as git does for any untouched file.
-    const changed = new Set(lines(await git.out(['diff', '--name-only', baseCommit, merged.tree])));
+    const changed = new Set(lines(await git.out(['diff', '--name-only', '--ignore-submodules=none', baseCommit, merged.tree])));
     names = names.filter((name) => !ignoreDirty.includes(name) || changed.has(name));
   }
   // Staged changes of the edited file cannot be kept apart from the commit's version: refuse, touch nothing.

@@ -216,24 +216,26 @@ export class SimpleGitAdapter implements GitPort {
 
   async diff(worktree: string, base: string): Promise<string> {
     assertRefName(base, 'base');
-    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`]);
+    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`]);
   }
 
   async diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>> {
     assertRefName(base, 'base');
     // No rename detection: a file moved away from a protected path must show up under its old name too.
-    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', `${base}...HEAD`]);
+    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--ignore-submodules=none', `${base}...HEAD`]);
     return parseNumstat(out);
   }
 
 
+  // Every diff here is commit against commit with --ignore-submodules=none: a gitlink on the branch is
+  // shown (HARDENING_CONFIG hides submodules by default), and no working tree is read, so none is entered.
   // The diffs stay on raw(): simple-git's diffSummary reads names without -z (a quoted name would reach
   // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
     const head = await this.#at(worktree).out([
       '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200',
-      '--no-color', '--no-ext-diff', '--no-textconv', `${base}...HEAD`,
+      '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`,
     ]);
     // The patch is streamed with a cap (git-commit.ts): never held whole in memory.
     const { patch } = await readPatch(this.#at(worktree), base, this.#env);
@@ -293,7 +295,9 @@ export class SimpleGitAdapter implements GitPort {
       throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
     }
     // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
-    const dirty = (await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no'])).stdout;
+    // --ignore-submodules=dirty: a gitlink staged in the index shows, but git never enters the repository
+    // it names (whose fsmonitor and hooks are the agent's).
+    const dirty = (await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no', '--ignore-submodules=dirty'])).stdout;
     if (dirty !== '') throw new DirtyWorktreeError(target, porcelainNames(dirty), `not rebased onto ${base}`);
     try {
       await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);

@@ -5,32 +5,31 @@
  * A file too large to hash (SNAPSHOT_MAX_HASHED_BYTES) is never written into the object store: it is
  * compared by its metadata, and a new one is removed on restore like any other new file.
  */
-import { copyFile, lstat, mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { AgentSetupError } from '../domain/errors.js';
+import { NO_NESTED_CONFIG } from './git-commit.js';
+import { GitExec, gitEnvironment } from './git-exec.js';
 
+/**
+ * git in the worktree, hardened like every GitExec (the worktree's index and config may be the agent's:
+ * no fsmonitor, hook or nested repository runs), on the private `index` when given.
+ */
 async function git(worktree: string, args: string[], index?: string): Promise<string> {
-  const result = await execa('git', args, {
-    cwd: worktree,
-    reject: false,
-    env: { ...(index ? { GIT_INDEX_FILE: index } : {}), GIT_OPTIONAL_LOCKS: '0' },
-  });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(' ')} failed in ${worktree}: ${String(result.stderr).trim()}`);
-  return String(result.stdout).trim();
+  const exec = new GitExec(worktree, gitEnvironment(index ? { GIT_INDEX_FILE: index } : {}));
+  return (await exec.out([...NO_NESTED_CONFIG, ...args])).trim();
 }
 
+/**
+ * `use` on a private index read fresh from HEAD: the worktree's own index is the agent's (a gitlink, a
+ * skip-worktree bit), so it is never read, and never written.
+ */
 async function withPrivateIndex<T>(worktree: string, use: (index: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-index-'));
   const index = path.join(dir, 'index');
   try {
-    const real = path.resolve(worktree, await git(worktree, ['rev-parse', '--git-path', 'index']));
-    try {
-      await copyFile(real, index);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    await git(worktree, ['read-tree', 'HEAD'], index);
     return await use(index);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -79,7 +78,9 @@ export function snapshotWorktree(worktree: string): Promise<WorktreeSnapshot> {
 /** Paths that differ between two snapshots. */
 export async function changedPaths(worktree: string, before: string, after: string): Promise<string[]> {
   if (before === after) return [];
-  const out = await git(worktree, ['diff', '--name-only', '--no-renames', before, after]);
+  // Tree against tree: no working tree is read, so a gitlink's change is listed without entering it
+  // (a nested repository a read-only role made is a change like any other).
+  const out = await git(worktree, ['diff', '--name-only', '--no-renames', '--ignore-submodules=none', before, after]);
   return out.split('\n').filter((l) => l !== '');
 }
 
@@ -88,7 +89,8 @@ export function restoreWorktree(worktree: string, tree: string): Promise<void> {
   return withPrivateIndex(worktree, async (index) => {
     await git(worktree, ['read-tree', tree], index);
     await git(worktree, ['checkout-index', '-a', '-f'], index);
-    await git(worktree, ['clean', '-f', '-d', '-q'], index);
+    // `-f -f`: a nested repository the run made goes too (one in `tree` is a gitlink of the index: kept).
+    await git(worktree, ['clean', '-f', '-f', '-d', '-q'], index);
   });
 }
 

@@ -1,3 +1,4 @@
+import { scanGitConfig } from '../adapters/git-config-scan.js';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -222,5 +223,6 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
     else checks.push(checkApi(role, def, env));
   }
   for (const c of checks) out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.role}: ${c.what}: ${c.detail}`);
+  for (const warning of (await scanGitConfig(repo.root)).warnings) out(`warn fleet: ${warning}`);
   return checks.every((c) => c.ok) ? 0 : 1;
 }

@@ -81,6 +81,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
   try {
     const notice = sandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
+    for (const warning of session.gitWarnings) out(`warning: ${warning}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();

@@ -9,6 +9,8 @@ import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { scanGitConfig } from '../adapters/git-config-scan.js';
+import { neutraliseConfig } from '../adapters/git-exec.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
@@ -39,6 +41,8 @@ export interface Session {
   fleet: Fleet;
   backlog: Backlog;
   services: FleetServices;
+  /** settings of the person's git configuration the run turns off (git-config-scan.ts), said once at start */
+  gitWarnings: string[];
   close(): Promise<void>;
 }
 
@@ -60,6 +64,10 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // A session that runs no task works from state even when BACKLOG.md is gone (it ticks nothing then).
   const fromState = !(options.requireModel ?? true);
   const checked = applyOverrides(await loadBacklog(repo, false, [], fromState), options.overrides);
+  // Before any git runs: programs of the person's config that resolve into a work tree are turned off for
+  // every git of this process (GitExec clients made from here on carry the overrides).
+  const gitConfig = await scanGitConfig(repo.root);
+  neutraliseConfig(gitConfig.overrides);
   const git = new SimpleGitAdapter(repo.root);
   const base = await resolveBase(repo, checked, git);
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
@@ -111,6 +119,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       fleet,
       backlog,
       services,
+      gitWarnings: gitConfig.warnings,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();

@@ -8,7 +8,7 @@ import { claudeCodeRole } from '../../src/demo/claude-code-script.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { byRole } from '../../src/demo/script-kit.js';
 import { backlog } from '../helpers/fleet-harness.js';
-import { makeRepo } from '../helpers/git-repo.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
 
 const CLAUDE = path.resolve('node_modules/.bin/claude');
 const KEY = 'sk-ant-doctor-key-0000000000';
@@ -78,4 +78,17 @@ describe('loopfleet doctor', () => {
     expect(b.code).toBe(1);
     expect(b.lines).toContain('FAIL explorer: logged in: no ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / CLAUDE_CODE_OAUTH_TOKEN and no login in ~/.claude/.credentials.json: run `claude /login`, or set ANTHROPIC_API_KEY');
   }, 30_000);
+});
+
+describe('doctor and the person’s git configuration', () => {
+  it('warns about a program setting that resolves into the working tree, without failing', async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One') });
+    cleanups.push(r.cleanup);
+    await git(r.root, 'config', 'filter.tidy.clean', './scripts/tidy.sh');
+    const lines: string[] = [];
+    await doctor(await findRepo(r.root), { PATH: process.env.PATH, ANTHROPIC_API_KEY: KEY } as NodeJS.ProcessEnv, (l) => lines.push(l));
+    expect(lines.filter((l) => l.startsWith('warn '))).toEqual([
+      expect.stringMatching(/^warn fleet: git config filter\.tidy\.clean \(local, \.git\/config\) runs \.\/scripts\/tidy\.sh, .*loopfleet runs git without it$/),
+    ]);
+  });
 });
