@@ -27,7 +27,8 @@ Usage:
                                 headless and kept alive: runs recurring tasks (every:) when due, picks up
                                 BACKLOG.md edits, runs discover on the front matter's discover: setting;
                                 stops on SIGINT/SIGTERM, a fleet gate or --until (local time), then reports
-  loopfleet init                write BACKLOG.md and agents/README.md, ignore .loop-worktrees/
+  loopfleet init                write BACKLOG.md (check: and setup: from what the project declares) and
+                                agents/README.md, ignore .loop-worktrees/
   loopfleet status [--json]     state of every task, in backlog order
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
   loopfleet merge --all         the merge queue: every verified task in backlog order, each rebased onto
@@ -36,10 +37,11 @@ Usage:
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
   loopfleet approve <id>        approve the plan of a task awaiting approval; it runs next time (a)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
-  loopfleet audit               check readiness and print the cost ceiling before spending
+  loopfleet audit               check readiness (setup and checks once on base) and print the cost ceiling
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
                                 lint errors, outdated or vulnerable dependencies, labelled GitHub issues)
-  loopfleet doctor              check each role's agent: installed, logged in, reachable, can write
+  loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
+                                sandbox's process limit, setup's network and git settings turned off
   loopfleet demo                the whole system on a sample repository with a scripted model
 
 Options (the run commands):
