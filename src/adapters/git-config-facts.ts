@@ -44,8 +44,13 @@ export async function configReach(git: GitExec, root: string): Promise<ConfigRea
     const rel = inside(root, path.resolve(path.dirname(holder), r.value));
     if (rel !== null) includes.add(rel);
   }
-  const hooks = await git.run(['config', '-z', '--type=path', '--get', 'core.hooksPath'], { ok: [0, 1] });
-  const value = hooks.exitCode === 0 ? hooks.stdout.split('\0')[0]! : '';
+  // The person's value, not loopfleet's own `-c core.hooksPath=/dev/null` (every GitExec carries it, see
+  // HARDENING_CONFIG): values given on the command line are skipped, the last file's value wins as in git.
+  const hooks = await git.run(['config', '--show-origin', '-z', '--type=path', '--get-all', 'core.hooksPath'], { ok: [0, 1] });
+  // `--get-all` without a key in its output: `<origin>\0<value>\0` pairs.
+  const fields = hooks.exitCode === 0 ? hooks.stdout.split('\0') : [];
+  let value = '';
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]!.startsWith('file:')) value = fields[i + 1]!;
   // A relative core.hooksPath is relative to the top of the working tree where the hooks run.
   const hooksPath = value === '' ? null : inside(root, path.resolve(root, value));
   return { includes: [...includes].sort(), hooksPath };
