@@ -4,7 +4,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { InputError, InputErrors, UsageError } from './domain/errors.js';
+import { InputError, InputErrors, ResourceLimitError, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
@@ -234,6 +234,12 @@ function report(error: unknown): number {
   if (error instanceof Error && 'exitCode' in error && typeof error.exitCode === 'number') {
     stderrLine(`loopfleet: ${error.message}`);
     return error.exitCode;
+  }
+  // Out of open files or memory wherever it surfaced (a transcript flushed on the way out): the limit, not a stack.
+  const limit = ResourceLimitError.of(error);
+  if (limit !== null) {
+    stderrLine(`loopfleet: ${limit.message}`);
+    return limit.exitCode;
   }
   stderrLine(`loopfleet: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return 1;

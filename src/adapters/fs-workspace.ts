@@ -62,7 +62,7 @@ export class FsWorkspace implements Workspace {
     if (this.#error !== null) {
       const error = this.#error;
       this.#error = null;
-      throw new Error(`writing transcripts failed: ${error.message}`);
+      throw new Error(`writing transcripts failed: ${error.message}`, { cause: error });
     }
   }
 
