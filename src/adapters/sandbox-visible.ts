@@ -5,9 +5,9 @@
  * PATH that points into a home — is simply "not found" inside. This says so before the role starts, with
  * what to do.
  */
-import { access, constants, lstat, readlink, stat } from 'node:fs/promises';
+import { lstat, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside } from './fs-paths.js';
+import { isExecutable, isInside } from './fs-paths.js';
 import { SYSTEM_FOLDERS, homeFolders, toolchainMounts } from './sandbox-system.js';
 
 /** Builtins and keywords of /bin/sh: no program to find. */
@@ -23,16 +23,6 @@ export function programOf(command: string): string | null {
   return word;
 }
 
-async function executable(p: string): Promise<boolean> {
-  try {
-    await access(p, constants.X_OK);
-    return (await stat(p)).isFile();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR') return false;
-    throw error;
-  }
-}
 
 /** The folders whose files are visible inside a sandbox for `env` and the worktree `cwd`. */
 async function visibleFolders(env: Record<string, string>, cwd: string): Promise<{ visible: string[]; hidden: string[] }> {
@@ -55,12 +45,12 @@ export async function invisibleProgram(command: string, env: Record<string, stri
   let found: string | null = null;
   if (program.includes('/')) {
     const abs = path.resolve(cwd, program.replace(/^~(?=\/)/, env.HOME ?? process.env.HOME ?? '~'));
-    if (!(await executable(abs))) return `${who} runs ${program}, which is not an executable file on this machine`;
+    if (!(await isExecutable(abs))) return `${who} runs ${program}, which is not an executable file on this machine`;
     found = abs;
   } else {
     for (const dir of (env.PATH ?? '').split(':')) {
       if (!path.isAbsolute(dir)) continue;
-      if (await executable(path.join(dir, program))) {
+      if (await isExecutable(path.join(dir, program))) {
         found = path.join(dir, program);
         break;
       }

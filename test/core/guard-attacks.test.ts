@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAttack, type AttackScript } from '../helpers/attack-harness.js';
+import { expectRefused, implementer } from '../helpers/attack-harness.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 
@@ -49,21 +49,7 @@ async function project(front: string, files: Record<string, string> = {}) {
   return r.root;
 }
 
-const implementer = (turn: ReturnType<AttackScript>): AttackScript => ({ role }) => (role === 'implementer' ? turn : {});
 
-/** The task failed on `rule`, and loop/T-1 holds nothing the attack wrote. */
-async function expectRefused(root: string, script: AttackScript, rule: RegExp): Promise<string> {
-  const { fleet } = await runAttack(root, script);
-  const task = fleet.task('T-1')!;
-  const attempt = task.attempts.at(-1)!;
-  expect({ status: task.status, outcome: attempt.outcome, reason: attempt.reason }).toMatchObject({
-    status: 'failed',
-    outcome: 'guard-failed',
-    reason: expect.stringMatching(rule),
-  });
-  expect(await git(root, 'diff', '--stat', 'main', 'loop/T-1')).toBe('');
-  return attempt.reason!;
-}
 
 describe('secrets written into the diff', () => {
   it('refuses a line copied from /etc/shadow', async () => {

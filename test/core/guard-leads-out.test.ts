@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runAttack, type AttackScript } from '../helpers/attack-harness.js';
+import { afterEach, describe, it } from 'vitest';
+import { expectRefused, implementer } from '../helpers/attack-harness.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 
@@ -27,19 +27,7 @@ async function project(front: string, files: Record<string, string> = {}) {
   return r.root;
 }
 
-const implementer = (turn: ReturnType<AttackScript>): AttackScript => ({ role }) => (role === 'implementer' ? turn : {});
 
-async function expectRefused(root: string, script: AttackScript, rule: RegExp): Promise<void> {
-  const { fleet } = await runAttack(root, script);
-  const task = fleet.task('T-1')!;
-  const attempt = task.attempts.at(-1)!;
-  expect({ status: task.status, outcome: attempt.outcome, reason: attempt.reason }).toMatchObject({
-    status: 'failed',
-    outcome: 'guard-failed',
-    reason: expect.stringMatching(rule),
-  });
-  expect(await git(root, 'diff', '--stat', 'main', 'loop/T-1')).toBe('');
-}
 
 describe('symlinks out of the repository', () => {
   it('refuses a link to /etc/shadow', async () => {

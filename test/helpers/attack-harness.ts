@@ -1,9 +1,11 @@
+import { expect } from 'vitest';
 import { findRepo } from '../../src/commands/repo.js';
 import { openSession } from '../../src/commands/session.js';
 import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../../src/ports/model.js';
 import type { ProcessRunner } from '../../src/ports/process.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 import type { Harness } from './fleet-harness.js';
+import { git } from './git-repo.js';
 
 /** What a scripted implementer does: the fake model's file edits, then shell commands as the shell tool runs them. */
 export type AttackScript = (call: Parameters<FakeScript>[0]) => ReturnType<FakeScript> & { shell?: string[] };
@@ -65,4 +67,21 @@ export async function runAttack(root: string, script: AttackScript): Promise<Har
   await session.fleet.whenIdle();
   await session.close();
   return { fleet: session.fleet, model: model as unknown as FakeModel, session };
+}
+
+/** A script whose implementer takes `turn` and whose other roles do nothing. */
+export const implementer = (turn: ReturnType<AttackScript>): AttackScript => ({ role }) => (role === 'implementer' ? turn : {});
+
+/** Runs the attack on T-1: the task failed on `rule` (the guard's), and loop/T-1 holds nothing the attack wrote. Returns the reason. */
+export async function expectRefused(root: string, script: AttackScript, rule: RegExp): Promise<string> {
+  const { fleet } = await runAttack(root, script);
+  const task = fleet.task('T-1')!;
+  const attempt = task.attempts.at(-1)!;
+  expect({ status: task.status, outcome: attempt.outcome, reason: attempt.reason }).toMatchObject({
+    status: 'failed',
+    outcome: 'guard-failed',
+    reason: expect.stringMatching(rule),
+  });
+  expect(await git(root, 'diff', '--stat', 'main', 'loop/T-1')).toBe('');
+  return attempt.reason!;
 }

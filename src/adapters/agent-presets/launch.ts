@@ -1,4 +1,5 @@
-import { access, constants, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { isExecutable } from '../fs-paths.js';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentSetupError } from '../../domain/errors.js';
@@ -46,16 +47,6 @@ function quote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-async function isExecutable(p: string): Promise<boolean> {
-  try {
-    await access(p, constants.X_OK);
-    return (await stat(p)).isFile();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR') return false;
-    throw error;
-  }
-}
 
 /** The preset's executable, absolute and real; an AgentSetupError naming the fix when there is none. */
 export async function resolveBin(preset: AgentPreset, bin: string | undefined, hostEnv: Record<string, string | undefined>, role: string): Promise<string> {
