@@ -22,7 +22,9 @@ const SHADOW_HASH = /^[a-z_][\w.-]*\$?:\$(?:1|2[abxy]?|5|6|7|y|gy|sha1|md5|argon
 const SHADOW_LINE = /^[a-z_][\w.-]*\$?:[^:\s]*:\d*:\d*:\d*:\d*:\d*:\d*:\d*$/i;
 const PASSWD_LINE = /^[a-z_][\w.-]*\$?:[^:\s]*:\d+:\d+:[^:]*:\/[^:]*:\/[^:\s]*$/i;
 const SECRET_NAME = /(?:key|token|secret|password|passwd|pwd|credentials?|auth)$/i;
-const ASSIGNMENT = /([A-Za-z_][A-Za-z0-9_.-]*)["']?\s*(?::=|=>|=|:)\s*(["'`]?)([^\s"'`,;]+)\2/g;
+// A name starts only where no name character stands before it, and is at most 128 characters: otherwise one
+// long word (a minified line, a 61 KB run of letters) is tried from each of its characters, quadratic time.
+const ASSIGNMENT = /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,127})["']?\s*(?::=|=>|=|:)\s*(["'`]?)([^\s"'`,;]+)\2/g;
 const PLACEHOLDER =
   /^(?:x+|\*+|\.+|-+|_+|0+|changeme|change_?me|your[\w-]*|example[\w-]*|dummy[\w-]*|fake[\w-]*|test[\w-]*|placeholder|redacted|secret|password|none|null|nil|undefined|true|false|todo)$/i;
 const BASE64_TOKEN = /[A-Za-z0-9+/_-]{40,}={0,2}/g;

@@ -88,3 +88,12 @@ describe('secret-shaped content', () => {
     expect(entropy('abcd')).toBe(2);
   });
 });
+
+describe('hostile lines', () => {
+  it('reads a 300 KB word in linear time, and still finds the secret after it', () => {
+    // Quadratic matching took minutes on such a line; vitest's timeout fails it long before.
+    const line = `${'x'.repeat(300_000)} API_KEY="q8Zr2LmX4vTn9WpK3sYd"`;
+    expect(secretsInLine(line).length).toBeGreaterThan(0);
+    expect(secretsInLine('x'.repeat(300_000))).toEqual([]);
+  });
+});
