@@ -63,6 +63,26 @@ export async function notifySummary(session: Session, fleet: Fleet, startedAt: D
   if (wanted(payload, (notifyOn ?? null) as NotifyKind[] | null)) await session.services.notify(notify, payload);
 }
 
+/**
+ * Closes the session, then writes the report — also when closing failed (a transcript the machine's limits
+ * kept from being flushed): the night is summed up either way, and the caller rethrows `closeError` after
+ * it has said where the report is.
+ */
+export async function closeAndReport(
+  repo: Repo,
+  session: Session,
+  startedAt: Date,
+  interrupted: boolean,
+): Promise<{ code: number; report: string; closeError: unknown }> {
+  const closeError = await session.close().then(
+    () => null,
+    (error: unknown) => error,
+  );
+  const code = interrupted ? EXIT_INTERRUPTED : runExitCode(session.fleet);
+  const report = await writeReport(repo, session.fleet, startedAt, code);
+  return { code, report, closeError };
+}
+
 /** `loopfleet --overnight`: the whole backlog, headless, then a report. */
 export async function overnight(repo: Repo, options: SessionOptions, out: (line: string) => void): Promise<number> {
   const startedAt = new Date();
@@ -86,13 +106,12 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();
     await fleet.whenIdle();
-    await session.close();
-    const code = interrupted ? EXIT_INTERRUPTED : runExitCode(fleet);
-    const report = await writeReport(repo, fleet, startedAt, code);
+    const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
     const c = fleet.summary().counts;
     if (fleet.backlogMissing) out(`stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`);
     out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`);
     await notifySummary(session, fleet, startedAt, report, code);
+    if (closeError !== null) throw closeError;
     return code;
   } finally {
     unsubscribe();

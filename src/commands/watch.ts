@@ -3,7 +3,7 @@ import type { DiscoverSource } from '../core/discover/proposal.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
-import { EXIT_INTERRUPTED, notifySummary, runExitCode, writeReport } from './overnight.js';
+import { closeAndReport, notifySummary } from './overnight.js';
 import { untilTime } from './until.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
 
@@ -55,12 +55,11 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     const why = await ended;
     out(`stopping: ${why}`);
     await discovering;
-    await session.close();
-    const code = interrupted ? EXIT_INTERRUPTED : runExitCode(fleet);
-    const report = await writeReport(repo, fleet, startedAt, code);
+    const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
     const c = fleet.summary().counts;
     out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
     await notifySummary(session, fleet, startedAt, report, code);
+    if (closeError !== null) throw closeError;
     return code;
   } finally {
     for (const t of timers) clearTimeout(t);
