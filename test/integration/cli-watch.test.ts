@@ -57,7 +57,9 @@ describe('loopfleet --watch', () => {
         await new Promise((r) => setTimeout(r, 300));
         if (!existsSync(join(root, '.loop-worktrees', 'state.json'))) continue;
         rows = await status(root);
-        if ((rows[0]?.runs?.length ?? 0) >= 2) break;
+        // Both before the signal, in whatever order a loaded machine brings them: two runs of T-1, and the
+        // start's discover having written its proposal.
+        if ((rows[0]?.runs?.length ?? 0) >= 2 && (await read(root, 'BACKLOG.md')).includes('## Discovered')) break;
       }
       watching.kill('SIGTERM');
       const run = await watching;
