@@ -14,12 +14,12 @@ import { findRepo } from '../../src/commands/repo.js';
 import { overnight } from '../../src/commands/overnight.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
-import { backlog, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
+import { backlogRepo, openFleet, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { sandboxSelfTest } from '../../src/adapters/sandbox-selftest.js';
 import { UsageError } from '../../src/domain/errors.js';
 import { FakeModel } from '../helpers/fake-model.js';
 import type { FleetServices } from '../../src/core/fleet.js';
-import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { git, read } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
 
 const available = await new ExecaRunner().sandboxAvailable();
@@ -31,11 +31,7 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function repo(front: string, items: string, files: Record<string, string> = {}) {
-  const r = await makeRepo({ 'BACKLOG.md': backlog(front, items), ...files });
-  cleanups.push(r.cleanup);
-  return r.root;
-}
+const repo = (front: string, items: string, files: Record<string, string> = {}) => backlogRepo(cleanups, front, items, files);
 
 /** A folder on the host outside every worktree and outside the host /tmp: /var/tmp. */
 async function hostDir(): Promise<string> {

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
-import { backlog, runFleet } from '../helpers/fleet-harness.js';
-import { makeRepo, read } from '../helpers/git-repo.js';
+import { backlogRepo, runFleet } from '../helpers/fleet-harness.js';
+import { read } from '../helpers/git-repo.js';
 import { privateCaServer } from '../helpers/private-ca.js';
 
 const available = await new ExecaRunner().sandboxAvailable();
@@ -23,11 +23,7 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function repo(front: string, items: string, files: Record<string, string> = {}) {
-  const r = await makeRepo({ 'BACKLOG.md': backlog(front, items), ...files });
-  cleanups.push(r.cleanup);
-  return r.root;
-}
+const repo = (front: string, items: string, files: Record<string, string> = {}) => backlogRepo(cleanups, front, items, files);
 
 /**
  * Sets host variables for one test, as the person's shell would have them: without the npm_config_* that

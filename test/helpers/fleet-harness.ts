@@ -2,6 +2,7 @@ import { findRepo } from '../../src/commands/repo.js';
 import { openSession, type Overrides, type Session } from '../../src/commands/session.js';
 import type { Fleet, FleetServices } from '../../src/core/fleet.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
+import { makeRepo } from './git-repo.js';
 
 export interface Harness {
   fleet: Fleet;
@@ -43,4 +44,11 @@ export async function reopen(root: string, script: FakeScript = () => ({})): Pro
 
 export function backlog(front: string, items: string): string {
   return `---\n${front.trim()}\n---\n\n# Backlog\n\n${items.trim()}\n`;
+}
+
+/** A real repository whose BACKLOG.md has `front` and `items`, plus `files`; its removal goes on `cleanups`. */
+export async function backlogRepo(cleanups: Array<() => Promise<void>>, front: string, items: string, files: Record<string, string> = {}): Promise<string> {
+  const r = await makeRepo({ 'BACKLOG.md': backlog(front, items), ...files });
+  cleanups.push(r.cleanup);
+  return r.root;
 }
