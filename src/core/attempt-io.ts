@@ -3,7 +3,9 @@
  * asks, and its result. The pipeline runs attempts; the task runner makes them and settles their results.
  */
 import type { AgentEvent } from '../ports/model.js';
-import type { AttemptOutcome, BaselineResult, CheckResult, FleetConfig, Phase, ProofResult, Role, TaskSpec, Verdict } from '../domain/types.js';
+import type { FleetConfig, Phase, Role, TaskSpec } from '../domain/types.js';
+
+export type { AttemptResult } from '../domain/attempt-result.js';
 
 export interface AttemptInput {
   spec: TaskSpec;
@@ -57,24 +59,3 @@ export interface CallBudget {
   remainingMs(): number;
 }
 
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  reason: string | null;
-  /** what the next attempt is told */
-  evidence: string | null;
-  plan: string | null;
-  setup: CheckResult | null;
-  check: CheckResult | null;
-  guard: string[];
-  verdict: Verdict | null;
-  commit: string | null;
-  diffStat: string | null;
-  /** every check run, in order; `check` is the decisive one */
-  checks: CheckResult[];
-  baseline: BaselineResult[];
-  proof: ProofResult | null;
-  /** the attempt stopped after the explorer: its plan awaits a person's approval (outcome `interrupted`) */
-  awaitingApproval?: true;
-  /** the plan overlaps this task's: the attempt stopped before implementing */
-  waitingFor?: { id: string; files: string[] };
-}
