@@ -44,6 +44,8 @@ export interface AttemptJob {
   passedEnv: string[];
   /** the task's remaining wall clock when the job was made, ms; null: no limit */
   remainingMs: number | null;
+  /** W3C trace context of the attempt's span on the coordinator, so a worker's spans join the task's trace */
+  traceparent?: string;
 }
 
 /** An error as it crosses the wire: its class by name, so the coordinator settles it as the local path would. */
