@@ -174,12 +174,14 @@ export class GitExec {
   readonly #env: Record<string, string>;
   #committer: SimpleGit | undefined;
 
+  /** `config`: `key=value` settings after HARDENING_CONFIG for every command of this instance (git-transport.ts) */
   constructor(
     readonly dir: string,
     env: Record<string, string> = gitEnvironment(),
+    config: readonly string[] = [],
   ) {
     this.#env = env;
-    this.#git = this.#client([]);
+    this.#git = this.#client([...config]);
   }
 
   /** a simple-git client on `dir`; `config` becomes `-c` options before every command */

@@ -11,7 +11,8 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { DirtyWorktreeError, RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
-import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
+import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, PushResult, RemoteAuth, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
+import * as remotes from './git-remote.js';
 import { commitSnapshot, diffEntries, readBlob, readPatch } from './git-commit.js';
 import { configReach } from './git-config-facts.js';
 import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
@@ -373,6 +374,23 @@ export class SimpleGitAdapter implements GitPort {
 
   configReach(): Promise<ConfigReach> {
     return configReach(this.#at(), this.root);
+  }
+
+  // The remote: git-remote.ts.
+  remoteUrl(name: string): Promise<string | null> {
+    return remotes.remoteUrl(this.#at(), name);
+  }
+
+  push(remote: string, source: string, target: string, expect: string | null, auth?: RemoteAuth): Promise<PushResult> {
+    return remotes.push(this.#at(), this.#env, remote, source, target, expect, auth);
+  }
+
+  fetch(remote: string, refspecs: readonly string[], auth?: RemoteAuth): Promise<void> {
+    return remotes.fetch(this.#at(), this.#env, remote, refspecs, auth);
+  }
+
+  lsRemote(remote: string, refs: readonly string[], auth?: RemoteAuth): Promise<Map<string, string>> {
+    return remotes.lsRemote(this.#at(), this.#env, remote, refs, auth);
   }
 }
 

@@ -119,7 +119,31 @@ export interface GitPort {
   readBlob(object: string, maxBytes: number): Promise<BlobText | null>;
   /** where the person's git configuration reaches into the repository (see ConfigReach) */
   configReach(): Promise<ConfigReach>;
+
+  // The remote (pull requests, workers): the only commands that use a transport (adapters/git-transport.ts).
+  /** the URL of the remote named `name`; null when there is no such remote */
+  remoteUrl(name: string): Promise<string | null>;
+  /**
+   * Pushes `source` (a commit or local ref) to `target` (a full ref, `refs/heads/loop/T-1`) on `remote` (a
+   * remote's name or a URL), with a lease: `expect` is the commit the remote's ref must have now, null when
+   * it must not exist. A stale lease or a refusal by the remote is a result, not an error.
+   */
+  push(remote: string, source: string, target: string, expect: string | null, auth?: RemoteAuth): Promise<PushResult>;
+  /** fetches `refspecs` (`+refs/heads/x:refs/remotes/origin/x`) from `remote` (a name or a URL) */
+  fetch(remote: string, refspecs: readonly string[], auth?: RemoteAuth): Promise<void>;
+  /** the remote's refs among `refs` (full names) and their commits; a ref the remote lacks is absent */
+  lsRemote(remote: string, refs: readonly string[], auth?: RemoteAuth): Promise<Map<string, string>>;
 }
+
+/** A token loopfleet's own git gives the remote over https, as a header (never an argument or a file). */
+export interface RemoteAuth {
+  /** the URL prefix it applies to, e.g. `https://github.com/` */
+  urlPrefix: string;
+  /** the header line, e.g. `Authorization: Basic …` */
+  header: string;
+}
+
+export type PushResult = { kind: 'pushed'; commit: string } | { kind: 'rejected'; reason: string };
 
 /** Repository-relative paths the person's git configuration names; paths outside the repository are left out. */
 export interface ConfigReach {

@@ -1,5 +1,5 @@
 import { RefusedError } from '../../src/domain/errors.js';
-import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
+import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, PushResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
 
@@ -290,6 +290,46 @@ export class FakeGit implements GitPort {
   }
   async listBranches(prefix: string): Promise<string[]> {
     return [...this.#refs.keys()].filter((r) => r.startsWith(`refs/heads/${prefix}`)).map((r) => r.slice('refs/heads/'.length));
+  }
+
+  /** remotes by name (or URL): their URL and refs (full name → commit of this fake's store) */
+  readonly remotes = new Map<string, { url: string; refs: Map<string, string> }>();
+
+  async remoteUrl(name: string): Promise<string | null> {
+    this.calls.push('remoteUrl');
+    return this.remotes.get(name)?.url ?? null;
+  }
+
+  #remote(remote: string): Map<string, string> {
+    const found = this.remotes.get(remote) ?? [...this.remotes.values()].find((r) => r.url === remote);
+    if (found === undefined) throw new Error(`fatal: '${remote}' does not appear to be a git repository`);
+    return found.refs;
+  }
+
+  async push(remote: string, source: string, target: string, expect: string | null): Promise<PushResult> {
+    this.calls.push('push');
+    const refs = this.#remote(remote);
+    const commit = this.#tip(source);
+    if ((refs.get(target) ?? null) !== expect) return { kind: 'rejected', reason: '[rejected] (stale info)' };
+    refs.set(target, commit);
+    return { kind: 'pushed', commit };
+  }
+
+  async fetch(remote: string, refspecs: readonly string[]): Promise<void> {
+    this.calls.push('fetch');
+    const refs = this.#remote(remote);
+    for (const spec of refspecs) {
+      const [from, to] = spec.replace(/^\+/, '').split(':');
+      const commit = from === undefined ? undefined : refs.get(from);
+      if (commit === undefined) throw new Error(`fatal: couldn't find remote ref ${from}`);
+      if (to !== undefined && to !== '') this.#refs.set(to, commit);
+    }
+  }
+
+  async lsRemote(remote: string, refs: readonly string[]): Promise<Map<string, string>> {
+    this.calls.push('lsRemote');
+    const all = this.#remote(remote);
+    return new Map([...all].filter(([name]) => refs.length === 0 || refs.includes(name)));
   }
 
   #tip(branch: string): string {
