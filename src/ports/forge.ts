@@ -66,6 +66,12 @@ export interface ForgeComment {
   id: string;
   kind: 'review' | 'review-comment' | 'comment';
   author: string;
+  /**
+   * whether the author may push to the repository (GitHub `author_association` OWNER, MEMBER or COLLABORATOR;
+   * GitLab access level Developer or higher): only such comments start work, since anyone can comment on a
+   * public repository
+   */
+  authorCanWrite: boolean;
   body: string;
   /** ISO time */
   createdAt: string;
