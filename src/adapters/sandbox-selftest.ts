@@ -102,7 +102,7 @@ async function runSelfTest(runner: ProcessRunner, options: SelfTestOptions): Pro
     const socket = path.join(hostDir, 's.sock');
     servers.push(await listen(socket, () => accepted.unix++));
     // Abstract sockets exist on Linux only; there they are behind the network namespace.
-    const abstract = platform === 'linux' ? `\0loopfleet-selftest-${token}` : null;
+    const abstract = platform === 'linux' && process.platform === 'linux' ? `\0loopfleet-selftest-${token}` : null;
     if (abstract !== null) servers.push(await listen(abstract, () => accepted.unix++));
     const tcpServer = await listen({ host: '127.0.0.1', port: 0 }, () => accepted.tcp++);
     servers.push(tcpServer);
