@@ -1,7 +1,8 @@
 /**
  * Why bubblewrap cannot run on this host, and the exact fix: read from the sysctls that govern user
  * namespaces, the AppArmor profiles Ubuntu ships for bubblewrap, the signs of a container, and bubblewrap's
- * own error from a probe. Exactly one cause is named: the first of
+ * own error from a probe. The sysctls that restrict unprivileged user namespaces are not blamed for a
+ * process holding CAP_SYS_ADMIN, which they do not restrict. Exactly one cause is named: the first of
  *   platform → missing → userns-limit → userns-clone → container (when the namespace could not even be
  *   made) → apparmor → container → unknown
  * that the facts support. A fix that weakens the host for every program says so, with its risk.
@@ -46,6 +47,13 @@ function sysctl(text: string | null): number | null {
   return Number.isNaN(n) ? null : n;
 }
 
+/** CAP_SYS_ADMIN in CapEff: the sysctls that restrict *unprivileged* user namespaces do not apply. */
+const CAP_SYS_ADMIN = 21n;
+function privileged(status: string): boolean {
+  const hex = /^CapEff:\s*([0-9a-f]+)\s*$/m.exec(status)?.[1];
+  return hex !== undefined && (BigInt(`0x${hex}`) & (1n << CAP_SYS_ADMIN)) !== 0n;
+}
+
 function persist(setting: string): string {
   return `sudo sysctl -w ${setting} (to keep it after a reboot: echo ${setting} | sudo tee /etc/sysctl.d/90-bubblewrap.conf)`;
 }
@@ -87,9 +95,8 @@ interface Container {
 }
 
 /** Signs that this process runs in a container, or null. */
-async function containerOf(facts: UsernsFacts): Promise<Container | null> {
+async function containerOf(facts: UsernsFacts, status: string): Promise<Container | null> {
   const cgroup = (await facts.read('/proc/1/cgroup')) ?? '';
-  const status = (await facts.read('/proc/self/status')) ?? '';
   const seccomp = /^Seccomp:\s*2\s*$/m.test(status);
   if (await facts.exists('/run/.containerenv')) return { runtime: 'podman', seccomp };
   if (/kubepods/.test(cgroup)) return { runtime: 'kubernetes', seccomp };
@@ -138,12 +145,14 @@ export async function diagnoseSandbox(facts: UsernsFacts): Promise<SandboxCause 
       detail,
     };
   }
-  if (sysctl(await facts.read(CLONE_SYSCTL)) === 0) {
+  const status = (await facts.read('/proc/self/status')) ?? '';
+  const unprivileged = !privileged(status);
+  if (unprivileged && sysctl(await facts.read(CLONE_SYSCTL)) === 0) {
     return { kind: 'userns-clone', message: 'this kernel lets only root make user namespaces: kernel.unprivileged_userns_clone is 0', fix: persist('kernel.unprivileged_userns_clone=1'), detail };
   }
-  const container = await containerOf(facts);
+  const container = await containerOf(facts, status);
   if (container !== null && (UNSHARE_REFUSED.test(probe.stderr) || PROC_MASKED.test(probe.stderr))) return containerCause(container, detail);
-  if (sysctl(await facts.read(RESTRICT_SYSCTL)) === 1) {
+  if (unprivileged && sysctl(await facts.read(RESTRICT_SYSCTL)) === 1) {
     return {
       kind: 'apparmor',
       message: `AppArmor lets only programs with a profile make user namespaces (kernel.apparmor_restrict_unprivileged_userns=1), and none covers ${bwrap}`,

@@ -72,6 +72,17 @@ describe('diagnosing a host where bubblewrap cannot run', () => {
     expect(cause?.fix).toMatch(/^sudo sysctl -w kernel\.unprivileged_userns_clone=1 \(to keep it after a reboot: echo kernel\.unprivileged_userns_clone=1 \| sudo tee \/etc\/sysctl\.d\/90-bubblewrap\.conf\)$/);
   });
 
+  it('a process holding CAP_SYS_ADMIN is not restricted by those sysctls: they are not blamed', async () => {
+    const root = { '/proc/self/status': 'Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\n' };
+    const clone = await diagnose({ files: { ...root, '/proc/sys/kernel/unprivileged_userns_clone': '0\n' }, bwrap: { stderr: BWRAP.eperm, exitCode: 1 } });
+    expect(clone?.kind).toBe('unknown');
+    const apparmor = await diagnose({ files: { ...root, ...RESTRICTED }, bwrap: { stderr: BWRAP.uidMap, exitCode: 1 } });
+    expect(apparmor?.kind).toBe('unknown');
+    // Without CAP_SYS_ADMIN (root in a container, an ordinary user) they are.
+    const unprivileged = await diagnose({ files: { '/proc/self/status': 'CapEff:\t00000000a80425fb\n', ...RESTRICTED }, bwrap: { stderr: BWRAP.uidMap, exitCode: 1 } });
+    expect(unprivileged?.kind).toBe('apparmor');
+  });
+
   describe('Ubuntu 23.10+ (kernel.apparmor_restrict_unprivileged_userns = 1)', () => {
     const sysctlRisk = /or sudo sysctl -w kernel\.apparmor_restrict_unprivileged_userns=0 lifts the restriction for every program instead \(its risk: any unprivileged process may again make user namespaces/;
 
@@ -149,7 +160,7 @@ describe('diagnosing a host where bubblewrap cannot run', () => {
     });
   });
 
-  it('any other failure: bubblewrap own last words, made safe for a terminal and one line long', async () => {
+  it("any other failure: bubblewrap's own last words, made safe for a terminal and one line long", async () => {
     const cause = await diagnose({ bwrap: { stderr: `some warning\nbwrap: execvp /bin/sh: ${HOSTILE}\nsecond line\n`, exitCode: 1 } });
     expect(cause?.kind).toBe('unknown');
     expect(cause?.detail).toMatch(/^bwrap: execvp \/bin\/sh: /);

@@ -21,7 +21,7 @@ const disables = bwrap !== '' && (await execa(bwrap, ['--help'], { reject: false
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 describe.runIf(available && disables && existsSync(DIST))('diagnosing inside a sandbox that forbids user namespaces', () => {
-  it('names the nesting limit, bubblewrap own words, and the way out', { timeout: 60_000 }, async () => {
+  it("names the nesting limit, bubblewrap's own words, and the way out", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-userns-nested-'));
     try {
       const modules = await realpath(path.join(ROOT, 'node_modules'));
