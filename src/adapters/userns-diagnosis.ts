@@ -81,7 +81,8 @@ export function bwrapProfileCommand(bwrap: string): string {
 async function apparmorFix(facts: UsernsFacts, bwrap: string): Promise<string> {
   const load = `sudo apparmor_parser -r ${BWRAP_PROFILE}`;
   if (bwrap !== PROFILED_BWRAP) {
-    return `the profile Ubuntu ships covers ${PROFILED_BWRAP} only: put /usr/bin before ${bwrap.slice(0, bwrap.lastIndexOf('/'))} on PATH, or give this bwrap a profile: ${bwrapProfileCommand(bwrap)}; or ${APPARMOR_SYSCTL_RISK}`;
+    const order = (await facts.exists(PROFILED_BWRAP)) ? `put /usr/bin before ${bwrap.slice(0, bwrap.lastIndexOf('/'))} on PATH, or ` : '';
+    return `the profile Ubuntu ships covers ${PROFILED_BWRAP} only: ${order}give this bwrap a profile: ${bwrapProfileCommand(bwrap)}; or ${APPARMOR_SYSCTL_RISK}`;
   }
   if (await facts.exists(BWRAP_PROFILE)) return `load the profile Ubuntu ships for bubblewrap: ${load}; or ${APPARMOR_SYSCTL_RISK}`;
   const install = `sudo install -m 0644 ${EXTRA_BWRAP_PROFILE} ${BWRAP_PROFILE} && ${load}`;

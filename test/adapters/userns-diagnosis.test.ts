@@ -109,10 +109,16 @@ describe('diagnosing a host where bubblewrap cannot run', () => {
     });
 
     it('a bwrap outside /usr/bin is not covered by the shipped profile: PATH order, or a profile for that bwrap', async () => {
-      const cause = await diagnose({ files: { ...RESTRICTED, [BWRAP_PROFILE]: '' }, bwrap: { at: '/usr/local/bin/bwrap', stderr: BWRAP.uidMap, exitCode: 1 } });
+      const files = { ...RESTRICTED, [BWRAP_PROFILE]: '', '/usr/bin/bwrap': '' };
+      const cause = await diagnose({ files, bwrap: { at: '/usr/local/bin/bwrap', stderr: BWRAP.uidMap, exitCode: 1 } });
       expect(cause?.message).toMatch(/none covers \/usr\/local\/bin\/bwrap$/);
       expect(cause?.fix).toMatch(/^the profile Ubuntu ships covers \/usr\/bin\/bwrap only: put \/usr\/bin before \/usr\/local\/bin on PATH, or give this bwrap a profile: /);
       expect(cause?.fix).toContain(bwrapProfileCommand('/usr/local/bin/bwrap'));
+    });
+
+    it('a bwrap built into /usr/local only: the profile for it, not a PATH order that finds none', async () => {
+      const cause = await diagnose({ files: RESTRICTED, bwrap: { at: '/usr/local/bin/bwrap', stderr: BWRAP.uidMap, exitCode: 1 } });
+      expect(cause?.fix).toMatch(/^the profile Ubuntu ships covers \/usr\/bin\/bwrap only: give this bwrap a profile: printf /);
     });
 
     it('the profile command writes a profile for exactly that bwrap (run for real, without the sudo tee)', async () => {
