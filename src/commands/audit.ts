@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ExecaRunner } from '../adapters/execa-runner.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
+import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { fsTextFiles } from '../adapters/fs-files.js';
 import { runnableTasks } from '../core/backlog/parse.js';
@@ -62,10 +63,12 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   const sandbox = await runner.sandboxAvailable();
   const escapes = sandbox && backlog.config.sandbox !== 'off' ? await sandboxSelfTest(runner) : [];
   if (escapes.length > 0) findings.push({ ok: false, weight: 2, text: `the sandbox is weaker than promised (a fleet would refuse to start): ${escapes.join('; ')}` });
+  const cause = sandbox || backlog.config.sandbox === 'off' ? null : await hostSandboxCause();
+  const unavailable = `no sandbox (bubblewrap cannot run here${cause === null ? '' : `: ${cause.message}`}): checks of agent-written code will be refused and the agent shell tool off (${cause === null ? 'install bubblewrap' : `fix: ${cause.fix}`}, or set sandbox: off)`;
   findings.push({
     ok: sandbox || backlog.config.sandbox === 'off',
     weight: 1,
-    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — checks, the agent shell and command-line agents run unsandboxed' : 'no bubblewrap: checks of agent-written code will be refused and the agent shell tool off (install bubblewrap, or set sandbox: off)',
+    text: sandbox ? 'bubblewrap sandbox available for the agent shell and checks' : backlog.config.sandbox === 'off' ? 'sandbox: off — checks, the agent shell and command-line agents run unsandboxed' : unavailable,
   });
 
   const models = new Set<string>();

@@ -6,7 +6,8 @@ import { DEMO_SCENARIOS } from '../demo/demo-scenarios.js';
 import { startModelServer } from '../demo/model-server.js';
 import { DEMO_PACING, demoScript } from '../demo/scripts.js';
 import { overnight } from './overnight.js';
-import { bubblewrapInstallCommand, unsandboxedDemoNotice } from './demo-sandbox.js';
+import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
+import { unsandboxedDemoNotice } from './demo-sandbox.js';
 import { findRepo } from './repo.js';
 import { PACKAGE_ROOT, sandboxRunsHere } from './services.js';
 import type { Overrides } from './session.js';
@@ -42,7 +43,7 @@ export async function demo(options: DemoOptions): Promise<number> {
   const { out } = options;
   // Without bubblewrap the demo alone runs its checks unsandboxed (see demo-sandbox.ts), and says so first.
   const sandboxed = await sandboxRunsHere();
-  if (!sandboxed) out(unsandboxedDemoNotice(await bubblewrapInstallCommand()));
+  if (!sandboxed) out(unsandboxedDemoNotice(await hostSandboxCause()));
   const overrides = sandboxed ? options.overrides : { ...options.overrides, sandbox: 'off' as const };
   out('loopfleet demo — a SCRIPTED DEMO MODEL plays every agent (no API key, nothing leaves this machine).');
   out(`Demo repository: ${dir}`);

@@ -9,6 +9,8 @@ import { ExecaRunner } from '../adapters/execa-runner.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { invisibleProgram } from '../adapters/sandbox-visible.js';
 import { packageManagerOf, probeRegistry, registryOf } from '../adapters/setup-probe.js';
+import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
+import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { parseHost } from '../adapters/egress-proxy.js';
 import { personEnv } from '../core/task-env.js';
 import { presetOf, type AgentPreset } from '../adapters/agent-presets/index.js';
@@ -198,18 +200,37 @@ function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Chec
     : { ok: false, role, what: 'keyed', detail: 'the Messages API needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); or set agent: in agents/' + role + '.md' };
 }
 
-export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+export interface DoctorOptions {
+  /** what stops the sandbox here, null when it runs; default: this host's runner and its diagnosis */
+  sandboxCause?: () => Promise<SandboxCause | null>;
+}
+
+/** A runner that cannot sandbox while the diagnosis's own probe passes is still named, without a cause. */
+const UNEXPLAINED: SandboxCause = { kind: 'unknown', message: "bubblewrap's probe fails for the runner", fix: 'install a current bubblewrap' };
+
+async function hostCause(): Promise<SandboxCause | null> {
+  if (await new ExecaRunner().sandboxAvailable()) return null;
+  return (await hostSandboxCause()) ?? UNEXPLAINED;
+}
+
+function sandboxProblem(cause: SandboxCause): string {
+  const said = cause.detail === undefined || cause.message.includes(cause.detail) ? '' : ` (${cause.detail})`;
+  return `bubblewrap cannot run here: ${cause.message}${said}. Fix: ${cause.fix}; or set sandbox: off`;
+}
+
+export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void, options: DoctorOptions = {}): Promise<number> {
   const backlog = await loadBacklog(repo, false);
   const roles = await loadRoles(fsTextFiles, path.join(PACKAGE_ROOT, 'agents'), repo.root);
   const config = backlog.config;
-  const bwrap = await new ExecaRunner().sandboxAvailable();
+  const cause = await (options.sandboxCause ?? hostCause)();
+  const bwrap = cause === null;
   const sandboxed = bwrap && config.sandbox !== 'off';
   const checks: Check[] = [
     {
       ok: bwrap || config.sandbox === 'off',
       role: 'fleet',
       what: 'sandbox',
-      detail: bwrap ? (sandboxed ? 'bubblewrap works' : 'off (sandbox: off)') : 'bubblewrap (bwrap) cannot run here: install it, or set sandbox: off',
+      detail: cause === null ? (sandboxed ? 'bubblewrap works' : 'off (sandbox: off)') : sandboxProblem(cause),
     },
   ];
   // Not a failure: the sandbox still confines what it can; the person learns that a fork bomb is not bounded.

@@ -1,7 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { renderReport } from '../core/report.js';
-import { sandboxNotice } from '../core/sandbox-notice.js';
+import { runSandboxNotice } from './sandbox-line.js';
+import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
 import type { Fleet } from '../core/fleet.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
@@ -41,6 +42,7 @@ export async function writeReport(repo: Repo, fleet: Fleet, startedAt: Date, exi
     ran: fleet.ranThisRun,
     config: fleet.config,
     sandboxed: fleet.sandboxed,
+    sandboxCause: fleet.sandboxed || fleet.config.sandbox === 'off' ? null : await hostSandboxCause(),
     exitCode,
   });
   await writeFile(path, text);
@@ -99,7 +101,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const notice = sandboxNotice(fleet.config.sandbox, fleet.sandboxed);
+    const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
     const counts = fleet.summary().counts;

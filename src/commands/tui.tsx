@@ -1,3 +1,4 @@
+import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
 import { UsageError } from '../domain/errors.js';
 import type { Fleet } from '../core/fleet.js';
 import { runEditor } from '../ui/editor.js';
@@ -27,9 +28,11 @@ export async function tui(repo: Repo, options: SessionOptions & { color: boolean
   const session = await openSession(repo, { ...options, watch: true });
   const { fleet } = session;
   try {
+    const sandboxCause = fleet.sandboxed || fleet.config.sandbox === 'off' ? null : await hostSandboxCause();
     fleet.start();
     await renderTui(fleet, {
       color: options.color,
+      sandboxCause,
       onEditBacklog: () => runEditor(fleet.backlogPath),
     });
     await session.close();

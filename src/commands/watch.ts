@@ -1,4 +1,4 @@
-import { sandboxNotice } from '../core/sandbox-notice.js';
+import { runSandboxNotice } from './sandbox-line.js';
 import type { DiscoverSource } from '../core/discover/proposal.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
@@ -47,7 +47,7 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
   }
   const discovering = discoverLoop(repo, options, () => fleet.config.discover ?? null, out, ended);
   try {
-    const notice = sandboxNotice(fleet.config.sandbox, fleet.sandboxed);
+    const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
     out(`loopfleet --watch: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);

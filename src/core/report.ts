@@ -4,6 +4,7 @@ import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-
 import { checkLabel } from './checks.js';
 import type { FleetSnapshotSummary } from './events.js';
 import { sandboxNotice } from './sandbox-notice.js';
+import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { oneLine, visible } from '../domain/sanitize.js';
 
 /**
@@ -26,6 +27,8 @@ export interface ReportInput {
   ran: ReadonlySet<string>;
   config: FleetConfig;
   sandboxed: boolean;
+  /** what stops bubblewrap on this host, when the run was unsandboxed under `sandbox: auto` */
+  sandboxCause?: SandboxCause | null;
   exitCode: number;
 }
 
@@ -220,7 +223,7 @@ export function renderReport(input: ReportInput): string {
     costPerVerified(input),
   ];
   if (summary.stoppedBy !== null) lines.push('', `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`);
-  const notice = sandboxNotice(input.config.sandbox, input.sandboxed);
+  const notice = sandboxNotice(input.config.sandbox, input.sandboxed, input.sandboxCause ?? null);
   if (notice !== null) lines.push('', `**Unsandboxed:** ${notice}.`);
   lines.push('');
   const ran = input.tasks.filter((t) => input.ran.has(t.id));

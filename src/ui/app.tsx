@@ -1,6 +1,7 @@
 import { useMemo, useReducer, type ReactNode } from 'react';
 import { Box, useWindowSize } from 'ink';
 import type { FleetHandle } from '../core/events.js';
+import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { detailLines, type StyledLine } from './detail-content.js';
 import { DetailPane } from './detail-pane.js';
 import { countByStatus, liveFleetElapsed } from './fleet-reducer.js';
@@ -37,13 +38,15 @@ export interface AppProps {
   onEditPlan?: (id: string, plan: string) => Promise<string>;
   /** ring the terminal bell on verified / failed / conflict and when the fleet goes idle; default true */
   bell?: boolean;
+  /** what stops bubblewrap on this host, for the fleet bar's sandbox warning */
+  sandboxCause?: SandboxCause | null;
 }
 
 const NO_LINES: readonly StyledLine[] = [];
 const NO_PLAN_EDITOR = (): Promise<string> => Promise.reject(new Error('no editor for plans here'));
 
 /** The whole TUI: fleet bar, task list, detail pane or help, status line and footer, sized to the terminal. */
-export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true }: AppProps): ReactNode {
+export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true, sandboxCause = null }: AppProps): ReactNode {
   const { columns, rows } = useWindowSize();
   const [state, refreshSummary] = useFleetState(fleet);
   useBell(fleet, bell);
@@ -97,6 +100,7 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
           gates={fleet.config.fleetGates}
           sandboxed={fleet.sandboxed}
           sandbox={fleet.config.sandbox}
+          sandboxCause={sandboxCause}
           columns={columns}
           rows={layout.barRows}
         />

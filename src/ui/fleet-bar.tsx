@@ -3,6 +3,7 @@ import { Box, Text } from 'ink';
 import type { FleetSnapshotSummary } from '../core/events.js';
 import { sandboxNotice } from '../core/sandbox-notice.js';
 import { holdText } from '../core/rate-limits.js';
+import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
 import { Styled } from './styled-text.js';
@@ -25,6 +26,8 @@ export interface FleetBarProps {
   sandboxed: boolean;
   /** the `sandbox:` setting, which decides what the warning says */
   sandbox?: 'auto' | 'off';
+  /** what stops bubblewrap on this host, named in the warning with its fix */
+  sandboxCause?: SandboxCause | null;
   columns: number;
   /** lines available; the bar drops its lower lines first, except the sandbox warning, which comes second */
   rows: number;
@@ -67,7 +70,7 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
   const countText = forms.find((f) => width(head + f.join('')) < columns) ?? forms[2] ?? [];
   const warning = !sandboxed && (
     <Styled key="sandbox" color="red" bold wrap="truncate-end">
-      ⚠ {sandboxNotice(props.sandbox ?? 'auto', false)}
+      ⚠ {sandboxNotice(props.sandbox ?? 'auto', false, props.sandboxCause ?? null)}
     </Styled>
   );
   const lines = [

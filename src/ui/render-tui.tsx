@@ -1,5 +1,6 @@
 import { render } from 'ink';
 import type { FleetHandle } from '../core/events.js';
+import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { App } from './app.js';
 import { editText, runEditor } from './editor.js';
 
@@ -20,6 +21,8 @@ export interface RenderTuiOptions {
   patchConsole?: boolean;
   /** called after each frame Ink commits (for latency measurements) */
   onRender?: (metrics: { renderTime: number }) => void;
+  /** what stops bubblewrap on this host, for the fleet bar's sandbox warning */
+  sandboxCause?: SandboxCause | null;
 }
 
 /** `--no-color` and `NO_COLOR` (https://no-color.org: any non-empty value) both turn colour off. */
@@ -37,7 +40,7 @@ export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Pro
   const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
   const onEditPlan = opts.onEditPlan ?? ((id: string, plan: string) => editText(plan, `${id}-plan.md`, { stdin }));
   const stdout = opts.stdout ?? process.stdout;
-  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} />, {
+  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} sandboxCause={opts.sandboxCause ?? null} />, {
     stdout,
     // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
     interactive: Boolean(stdout.isTTY),

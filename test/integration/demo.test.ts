@@ -39,7 +39,7 @@ describe('loopfleet demo', () => {
       expect(run.stderr).toBe('');
       expect(run.exitCode).toBe(0);
       const first = run.stdout.split('\n')[0]!;
-      expect(first).toMatch(/no bubblewrap/);
+      expect(first).toMatch(/no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\)/);
       expect(first).toMatch(/checks run unsandboxed/);
       expect(first).toMatch(/(sudo )?apt-get install bubblewrap/);
       expect(first).toMatch(/a real repository is refused without it/);
@@ -64,7 +64,8 @@ describe('loopfleet demo', () => {
     try {
       const env = { PATH: bin.path, HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'key-for-this-test' };
       const run = await execa(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli.js'), '--overnight'], { cwd: repo.root, env, extendEnv: false, reject: false, timeout: 60_000 });
-      expect(run.stdout).toMatch(/warning: no sandbox \(bubblewrap cannot run here\) — checks of agent-written code are refused/);
+      expect(run.stdout).toMatch(/warning: no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\) — checks of agent-written code are refused/);
+      expect(run.stdout).toMatch(/Fix: install it: (sudo )?apt-get install bubblewrap; or write `sandbox: off`/);
       expect(run.stdout).not.toMatch(/demo/);
       expect(run.stdout).toMatch(/done: 0 verified, 0 merged, 1 failed/);
       expect(run.exitCode).toBe(1);
