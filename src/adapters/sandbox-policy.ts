@@ -104,8 +104,26 @@ export interface SandboxSpec {
 export interface MachineFacts {
   /** the system folders shown read-only; default SYSTEM_FOLDERS (Linux) */
   systemFolders?: readonly string[];
+  /** top folders never shown; default HIDDEN_ROOTS (Linux) */
+  hiddenRoots?: readonly string[];
   /** uid and gid inside the user namespace; default SANDBOX_UID */
   uid?: number;
+}
+
+/**
+ * macOS: the folders that hold its programs, libraries, frameworks and the dyld cache (/System,
+ * /Library, /usr), Homebrew (/opt), the configuration under /private/etc (/etc is a link to it), the
+ * time zones and the `xcode-select` links programs resolve at start. Not shown: /Users (homes),
+ * /Volumes, /private/var (per-user temp folders under /var/folders, /var/run's sockets), /private/tmp.
+ */
+export const DARWIN_FACTS: MachineFacts = {
+  systemFolders: ['/System', '/Library', '/usr', '/bin', '/sbin', '/opt', '/etc', '/private/etc', '/private/var/db/timezone', '/private/var/select', '/Applications/Xcode.app'],
+  hiddenRoots: ['/Users', '/Volumes', '/private/var', '/var', '/private/tmp', '/tmp', '/cores', '/Network'],
+};
+
+/** The facts of a platform loopfleet has an enforcer for. */
+export function machineFacts(platform: NodeJS.Platform): MachineFacts {
+  return platform === 'darwin' ? DARWIN_FACTS : {};
 }
 
 async function realFolder(p: string, what: string): Promise<string> {
@@ -252,7 +270,7 @@ export async function sandboxPolicy(spec: SandboxSpec, facts: MachineFacts = {})
   // Hidden even where a row shows something beneath (a worktree under /tmp): the deeper row wins.
   const hidden: PolicyRow[] = [
     ...homes.filter((h) => !inSystem(h)).map((h): PolicyRow => ({ access: 'hidden', path: h, cover: 'absent', why: 'a home folder' })),
-    ...HIDDEN_ROOTS.map((r): PolicyRow => ({ access: 'hidden', path: r, cover: 'absent', why: r === '/tmp' ? 'the host /tmp (the sandbox has its own)' : 'gathers sockets and other users\' data' })),
+    ...(facts.hiddenRoots ?? HIDDEN_ROOTS).map((r): PolicyRow => ({ access: 'hidden', path: r, cover: 'absent', why: r === '/tmp' || r === '/private/tmp' ? 'the host /tmp (the sandbox has its own)' : 'gathers sockets and other users\' data' })),
   ];
   const privates: PolicyRow[] = [
     { access: 'private', path: '/proc', kind: 'proc', why: 'its own pid namespace' },
