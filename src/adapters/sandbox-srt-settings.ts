@@ -73,11 +73,15 @@ export interface SrtExtras {
 
 const unique = (xs: string[]): string[] => [...new Set(xs)];
 
-/** Where srt sees a row: its path, or its source when the path exists only in a bubblewrap sandbox. */
+/**
+ * Where srt shows a row. Seatbelt cannot show a file at another path, so a row whose source differs from
+ * its path (a config copy bound over ~/.claude, the shadow git folder) is shown at its source — never at
+ * its path, which is the person's own file — and the environment points the command there. A hidden
+ * row at one of the sandbox's own paths (/tmp/.loopfleet/…) has nothing to hide outside bubblewrap.
+ */
 export function srtPathOf(row: PolicyRow): string | null {
-  const own = isInside(row.path, SANDBOX_OWN);
-  if (!own) return row.path;
-  return 'source' in row ? row.source : null;
+  if ('source' in row && row.source !== row.path) return row.source;
+  return isInside(row.path, SANDBOX_OWN) ? null : row.path;
 }
 
 /** The lists a row lands in (for the row-by-row test and for srtSettings). */
@@ -89,7 +93,8 @@ export function srtRowEntries(row: PolicyRow, extras: SrtExtras): Partial<Record
     case 'write':
       return at === null ? {} : { allowRead: [at], allowWrite: [at] };
     case 'read-only-over-writable':
-      return at === null ? {} : { allowRead: [at], denyWrite: [at] };
+      // The file the command opens is the one at `path` (the worktree's real `commondir`): both stay unwritable.
+      return { allowRead: unique([row.path, row.source]), denyWrite: unique([row.path, row.source]) };
     case 'hidden':
       return at === null ? {} : { denyRead: [at] };
     case 'link':
