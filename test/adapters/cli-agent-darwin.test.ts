@@ -1,6 +1,7 @@
 /**
  * A CLI agent on the macOS path, end to end on this Linux machine: the client and the runner are told the
- * platform is darwin, and srt's Linux backend stands in for Seatbelt (see sandbox-platform.test.ts). A fake
+ * platform is darwin, and srt's Linux backend stands in for Seatbelt (see sandbox-platform.test.ts; on a Mac,
+ * Seatbelt itself). A fake
  * `claude` (a shell script) records what it was given, reaches its loopback model endpoint through the
  * egress proxy and tries a second loopback service, then replays a recorded stream-json result.
  */
@@ -15,7 +16,8 @@ import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { presetRequest } from '../helpers/preset-request.js';
 
-const srtTools = (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
+const onMac = process.platform === 'darwin';
+const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -78,7 +80,8 @@ describe('a CLI agent under sandbox-runtime (the macOS path)', () => {
     await writeFile(bin, fake(process.execPath, bystander, home));
     await chmod(bin, 0o755);
 
-    const runner = new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
+    // On a Mac the real Seatbelt; elsewhere srt's Linux backend with this machine's facts.
+    const runner = onMac ? new ExecaRunner() : new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
     const client = new CliAgentClient({
       processRunner: runner,
       sandboxAvailable: true,

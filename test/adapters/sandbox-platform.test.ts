@@ -2,7 +2,7 @@
  * The enforcer follows the platform, which is passed in: bubblewrap on Linux, sandbox-runtime (Seatbelt)
  * on macOS. On this Linux machine the macOS path runs end to end with srt's Linux backend (bubblewrap
  * under srt) standing in for Seatbelt: the runner, the policy, the settings file, the srt process and
- * the egress proxy are the ones macOS uses.
+ * the egress proxy are the ones macOS uses. On a Mac the same tests run with the real Seatbelt.
  */
 import { createServer, type Server } from 'node:http';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -13,7 +13,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 
-const srtTools = (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
+const onMac = process.platform === 'darwin';
+const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
+/** The macOS path: for real on a Mac; elsewhere srt's Linux backend with this machine's facts. */
+const darwinRunner = () => (onMac ? new ExecaRunner() : new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true }));
 const bwrapWorks = await new ExecaRunner({ platform: 'linux' }).sandboxAvailable();
 
 let cleanups: Array<() => Promise<void>> = [];
@@ -49,7 +52,7 @@ function fetchLine(url: string): string {
 }
 
 describe('the enforcer is chosen by the platform passed in', () => {
-  it('darwin without Seatbelt (this machine has no sandbox-exec): unavailable, and a sandboxed run says why', async () => {
+  it.runIf(!onMac)('darwin without Seatbelt (this machine has no sandbox-exec): unavailable, and a sandboxed run says why', async () => {
     const runner = new ExecaRunner({ platform: 'darwin' });
     expect(await runner.sandboxAvailable()).toBe(false);
     const cwd = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-darwin-'));
@@ -67,7 +70,7 @@ describe('the enforcer is chosen by the platform passed in', () => {
     const cwd = await worktree();
     const outside = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-darwin-outside-'));
     cleanups.push(() => rm(outside, { recursive: true, force: true }));
-    const runner = new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
+    const runner = darwinRunner();
     expect(await runner.sandboxAvailable()).toBe(true);
     const script = [
       'echo "srt=$SANDBOX_RUNTIME"',
@@ -95,7 +98,7 @@ describe('the enforcer is chosen by the platform passed in', () => {
     const hits: string[] = [];
     const allowed = await serve(hits);
     const other = await serve(hits);
-    const runner = new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
+    const runner = darwinRunner();
     const script = `${fetchLine(`http://127.0.0.1:${allowed}/yes`)}\n${fetchLine(`http://127.0.0.1:${other}/no`)}`;
     const withHosts = await runner.run(script, { cwd, env: ENV, ...RUN, sandbox: { writable: [], network: [`http://127.0.0.1:${allowed}`] } });
     expect(withHosts.output).toContain('FETCH 200 served');
