@@ -24,13 +24,8 @@ import { probeArgs, sandboxArgs } from './sandbox.js';
 import { humanBytes } from './capped-jsonl.js';
 import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './sandbox-pids.js';
 import { sandboxEgress, type SandboxEgress } from './sandbox-egress.js';
-import { parseHost, startEgressProxy, type EgressProxy } from './egress-proxy.js';
-import { upstreamFrom } from './egress-upstream.js';
-import { machineFacts, sandboxPolicy, type MachineFacts } from './sandbox-policy.js';
-import { srtCommand, srtPackage } from './sandbox-srt.js';
-
-/** Seatbelt's command-line front end, present on every macOS. */
-const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
+import { machineFacts, type MachineFacts } from './sandbox-policy.js';
+import { confineWithSrt, seatbeltWorks, type Confined } from './sandbox-srt.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
@@ -146,13 +141,6 @@ export interface ExecaRunnerOptions {
   enforcerWorks?: () => Promise<boolean>;
 }
 
-/** A sandboxed command ready to start: what to execute, and what to release once it has ended. */
-interface Confined {
-  file: string;
-  args: string[];
-  env: Record<string, string>;
-  close(): Promise<void>;
-}
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
@@ -175,57 +163,10 @@ export class ExecaRunner implements ProcessRunner {
     this.#enforcerWorks = options.enforcerWorks;
   }
 
-  /** whether Seatbelt applies a profile here and sandbox-runtime is installed; found once per runner */
+  /** whether Seatbelt and sandbox-runtime work here; found once per runner */
   #seatbeltWorks(): Promise<boolean> {
-    this.#seatbelt ??= this.#enforcerWorks?.() ?? (async () => {
-      try {
-        srtPackage();
-      } catch {
-        return false;
-      }
-      const probe = await execa(SANDBOX_EXEC, ['-p', '(version 1)(allow default)', '/usr/bin/true'], { reject: false, timeout: 10_000, stdin: 'ignore', extendEnv: false, env: { PATH: '/usr/bin:/bin' } });
-      return probe.exitCode === 0;
-    })();
+    this.#seatbelt ??= this.#enforcerWorks?.() ?? seatbeltWorks();
     return this.#seatbelt;
-  }
-
-  /**
-   * The command under sandbox-runtime (macOS): its policy, its own srt process and settings file, and an
-   * egress proxy — the CLI agent's (its socket is in the mounts) or one started here for `network` hosts,
-   * or with none allowed.
-   */
-  async #confineSeatbelt(script: string, options: RunOptions): Promise<Confined> {
-    if (!(await this.#seatbeltWorks())) {
-      throw new Error('a sandboxed run was requested but Seatbelt (sandbox-exec) with @anthropic-ai/sandbox-runtime cannot run here: reinstall loopfleet\'s dependencies, or set `sandbox: off`');
-    }
-    const sandbox = options.sandbox!;
-    const hosts = sandbox.network;
-    const policy = await sandboxPolicy(
-      { cwd: options.cwd, writable: sandbox.writable, env: options.env, mounts: sandbox.mounts ?? [], ...(sandbox.home === undefined ? {} : { home: sandbox.home }), ...(hosts === undefined ? {} : { allowedHosts: hosts }) },
-      this.#facts,
-    );
-    let proxy: EgressProxy | null = null;
-    if (hosts !== undefined || policy.network.proxySocket === null) {
-      proxy = await startEgressProxy((hosts ?? []).map(parseHost), { upstream: upstreamFrom(this.#hostEnv) });
-    }
-    try {
-      const srt = await srtCommand(policy, script, { node: this.#node, proxySocket: proxy?.socketPath ?? policy.network.proxySocket! });
-      return {
-        file: srt.file,
-        args: srt.args,
-        env: hosts === undefined ? srt.env : { ...srt.env, NODE_USE_ENV_PROXY: '1' },
-        close: async () => {
-          try {
-            await srt.close();
-          } finally {
-            await proxy?.close();
-          }
-        },
-      };
-    } catch (error) {
-      await proxy?.close();
-      throw error;
-    }
   }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
@@ -273,7 +214,10 @@ export class ExecaRunner implements ProcessRunner {
     let env = options.env;
     let confined: Confined | null = null;
     if (options.sandbox && this.#platform === 'darwin') {
-      confined = await this.#confineSeatbelt(script, options);
+      if (!(await this.#seatbeltWorks())) {
+        throw new Error("a sandboxed run was requested but Seatbelt (sandbox-exec) with @anthropic-ai/sandbox-runtime cannot run here: reinstall loopfleet's dependencies, or set `sandbox: off`");
+      }
+      confined = await confineWithSrt(script, options, { facts: this.#facts, node: this.#node, hostEnv: this.#hostEnv });
       ({ file, args, env } = confined);
     } else if (options.sandbox) {
       const bwrap = await this.#sandboxBinary();
@@ -295,7 +239,6 @@ export class ExecaRunner implements ProcessRunner {
   }
 
   async #execute(command: string, file: string, args: string[], env: Record<string, string>, cgroup: PidsCgroup | null, options: RunOptions): Promise<RunResult> {
-
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
     const onOutput = options.onOutput;
     const decoder = onOutput ? new StringDecoder('utf8') : null;

@@ -19,14 +19,33 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import { execa } from 'execa';
+import type { RunOptions } from '../ports/process.js';
+import { parseHost, startEgressProxy, type EgressProxy } from './egress-proxy.js';
+import { upstreamFrom } from './egress-upstream.js';
+import { sandboxPolicy, type MachineFacts, type SandboxPolicy } from './sandbox-policy.js';
 import { srtEnvironment, srtSettings, type SrtSettings } from './sandbox-srt-settings.js';
+
+/** Seatbelt's command-line front end, present on every macOS. */
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 /** The installed srt package's root and its CLI. */
 export function srtPackage(): { root: string; cli: string } {
   const require = createRequire(import.meta.url);
   const root = path.dirname(require.resolve('@anthropic-ai/sandbox-runtime/package.json'));
   return { root, cli: path.join(root, 'dist', 'cli.js') };
+}
+
+/** Whether sandbox-runtime is installed and Seatbelt applies a profile here. */
+export async function seatbeltWorks(): Promise<boolean> {
+  try {
+    srtPackage();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return false;
+    throw error;
+  }
+  const probe = await execa(SANDBOX_EXEC, ['-p', '(version 1)(allow default)', '/usr/bin/true'], { reject: false, timeout: 10_000, stdin: 'ignore', extendEnv: false, env: { PATH: '/usr/bin:/bin' } });
+  return probe.exitCode === 0;
 }
 
 function quote(arg: string): string {
@@ -150,6 +169,59 @@ export async function srtCommand(policy: SandboxPolicy, script: string, options:
   } catch (error) {
     await bridge?.close();
     await remove();
+    throw error;
+  }
+}
+
+/** A sandboxed command ready to start: what to execute, and what to release once it has ended. */
+export interface Confined {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface ConfineOptions {
+  facts: MachineFacts;
+  /** the Node that runs srt */
+  node: string;
+  /** the person's environment, whose proxy settings the egress proxy uses upstream */
+  hostEnv: Record<string, string | undefined>;
+}
+
+/**
+ * `script` under sandbox-runtime, as the runner asks for it (`options.sandbox`): its policy, its own srt
+ * process and settings file, and an egress proxy — the CLI agent's (its socket is among the mounts), or one
+ * started here for the `network` hosts, or with none allowed.
+ */
+export async function confineWithSrt(script: string, options: RunOptions, how: ConfineOptions): Promise<Confined> {
+  const sandbox = options.sandbox!;
+  const hosts = sandbox.network;
+  const policy = await sandboxPolicy(
+    { cwd: options.cwd, writable: sandbox.writable, env: options.env, mounts: sandbox.mounts ?? [], ...(sandbox.home === undefined ? {} : { home: sandbox.home }), ...(hosts === undefined ? {} : { allowedHosts: hosts }) },
+    how.facts,
+  );
+  let proxy: EgressProxy | null = null;
+  if (hosts !== undefined || policy.network.proxySocket === null) {
+    proxy = await startEgressProxy((hosts ?? []).map(parseHost), { upstream: upstreamFrom(how.hostEnv) });
+  }
+  try {
+    const srt = await srtCommand(policy, script, { node: how.node, proxySocket: proxy?.socketPath ?? policy.network.proxySocket! });
+    return {
+      file: srt.file,
+      args: srt.args,
+      // As on Linux for setup with `network:`: Node's own fetch and https use the proxy variables.
+      env: hosts === undefined ? srt.env : { ...srt.env, NODE_USE_ENV_PROXY: '1' },
+      close: async () => {
+        try {
+          await srt.close();
+        } finally {
+          await proxy?.close();
+        }
+      },
+    };
+  } catch (error) {
+    await proxy?.close();
     throw error;
   }
 }
