@@ -4,16 +4,13 @@
  * socket in .git), every row is asserted in bubblewrap's arguments AND in sandbox-runtime's settings (the
  * macOS Seatbelt profile's source), what must be denied included, so the two renderings cannot drift.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapArgs } from '../../src/adapters/sandbox-bwrap.js';
-import { DARWIN_FACTS, machineFacts, sandboxPolicy, SHADOW_GIT_DIR, type PolicyRow, type SandboxPolicy } from '../../src/adapters/sandbox-policy.js';
+import { DARWIN_FACTS, machineFacts, SHADOW_GIT_DIR, type PolicyRow, type SandboxPolicy } from '../../src/adapters/sandbox-policy.js';
 import { SRT_SHARED_TMP, srtEnvironment, srtSettings, type SrtSettings } from '../../src/adapters/sandbox-srt-settings.js';
 import { isInside } from '../../src/adapters/fs-paths.js';
-import { git, makeRepo } from '../helpers/git-repo.js';
+import { policyFixture, type PolicyFixture } from '../helpers/policy-fixture.js';
 
 let dir: string;
 let repo: string;
@@ -21,50 +18,18 @@ let worktree: string;
 let policy: SandboxPolicy;
 let args: string[];
 let settings: SrtSettings;
+let fixture: PolicyFixture;
 const extras = { proxyPort: 40123, privateTmp: '/private-tmp-of-the-command', enforcerPaths: ['/srt/vendor'] };
-const servers: net.Server[] = [];
-let cleanupRepo: (() => Promise<void>) | undefined;
-
-const listen = (p: string) =>
-  new Promise<void>((resolve) => {
-    const s = net.createServer();
-    servers.push(s);
-    s.listen(p, () => resolve());
-  });
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'loopfleet-policy-'));
-  const made = await makeRepo({ 'README.md': 'hi\n' });
-  repo = made.root;
-  worktree = path.join(dir, 'wt');
-  await git(repo, 'worktree', 'add', '--quiet', '-b', 'loop/T-1', worktree);
-  await listen(path.join(repo, '.git', 'fsmonitor--daemon.ipc'));
-  await listen(path.join(dir, 'egress.sock'));
-  await mkdir(path.join(dir, 'extra'));
-  await mkdir(path.join(dir, 'config-copy', '.claude'), { recursive: true });
-  await mkdir(path.join(dir, 'tools', 'bin'), { recursive: true });
-  await mkdir(path.join(dir, 'tools', 'lib'));
-  await writeFile(path.join(dir, 'ca.pem'), 'a CA\n');
-  policy = await sandboxPolicy({
-    cwd: worktree,
-    writable: [path.join(dir, 'extra')],
-    env: { PATH: `${path.join(dir, 'tools', 'bin')}:/usr/bin:/bin`, HOME: '/root', NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') },
-    home: '/root',
-    mounts: [
-      { src: path.join(dir, 'config-copy', '.claude'), dest: '/root/.claude', readOnly: false },
-      { src: path.join(dir, 'egress.sock'), dest: '/tmp/.loopfleet/egress.sock', readOnly: true },
-    ],
-    allowedHosts: ['api.anthropic.com'],
-  });
+  fixture = await policyFixture();
+  ({ policy, dir, repo, worktree } = fixture);
   args = bwrapArgs(policy);
   settings = srtSettings(policy, extras);
-  cleanupRepo = made.cleanup;
 });
 
 afterAll(async () => {
-  for (const s of servers) s.close();
-  await cleanupRepo?.();
-  await rm(dir, { recursive: true, force: true });
+  await fixture.close();
 });
 
 /** Index of `seq` as consecutive arguments, or -1. */
