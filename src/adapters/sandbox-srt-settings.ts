@@ -21,11 +21,11 @@
  *   is loopfleet's, the same on both platforms; `allowedDomains: []` turns srt's network restriction on;
  * - the process rows (uid, capabilities, namespaces) have no Seatbelt equivalent: see below.
  *
- * Seatbelt cannot show a file at another path, so rows whose path is one of the sandbox's own
- * (/tmp/.loopfleet/…: the shadow git folder, the egress socket) are rendered at their source, and the
- * redirection they stood for is done through the environment (`srtEnvironment`): GIT_OBJECT_DIRECTORY
- * (the private object store, the shared one as its alternate), HOME (the config copy's root, where the
- * copies keep their names), TMPDIR.
+ * Seatbelt cannot show a file at another path, so a row bubblewrap shows elsewhere than its source (the
+ * shadow git folder and its object store, a CLI's config copy over ~/.claude) is rendered at its source —
+ * never at its path, which may be the person's own folder — and the redirection it stood for is done
+ * through the environment (`srtEnvironment`): GIT_OBJECT_DIRECTORY (the private object store, the shared
+ * one as its alternate), HOME (the config copy's root, where the copies keep their names), TMPDIR.
  *
  * What srt cannot express, and how loopfleet covers it:
  * - srt always makes /tmp/claude writable (shared by every srt sandbox on the machine) and points TMPDIR
@@ -36,6 +36,8 @@
  * - no uid change, no capability set to drop (a macOS process has none; it runs as the person), no pid,
  *   IPC or network namespace: the command is killed with its process group; SysV/POSIX IPC are as srt
  *   allows them; no process limit (no pids cgroup on macOS).
+ * srt adds write protections of its own under the working folder (`.gitmodules`, `.vscode/`, shell rc
+ * files, …): stricter than the policy, never wider.
  */
 import path from 'node:path';
 import { isInside } from './fs-paths.js';
