@@ -51,7 +51,7 @@ function probe(urls: string[], direct: number): string {
   return `NODE_USE_ENV_PROXY=1 ${process.execPath} -e '${js.replace(/'/g, `'\\''`)}'`;
 }
 
-describe('sandbox-runtime (srt) on Linux, with loopfleet settings and egress proxy', () => {
+describe.runIf(process.platform === 'linux')('sandbox-runtime (srt) on Linux, with loopfleet settings and egress proxy', () => {
   it('needs bubblewrap, socat and ripgrep installed', () => {
     expect(tools, 'install bubblewrap, socat and ripgrep (Debian: apt-get install bubblewrap socat ripgrep)').toEqual([true, true, true]);
   });
