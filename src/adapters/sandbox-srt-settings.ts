@@ -11,8 +11,7 @@
  *   allowWrite folder; srt's denyWrite wins over allowWrite);
  * - hidden (every cover) → denyRead, below a `denyRead: ["/"]` that makes reading deny-by-default: only
  *   what a row shows is readable, and a hidden row inside a shown folder (the private files of /etc) is
- *   denied again (srt emits such a deny after the allow it lies in); and denyWrite, unless a writable row
- *   lies inside it;
+ *   denied again (srt emits such a deny after the allow it lies in);
  * - link → allowRead of the link's own path (macOS keeps /etc, /tmp, /var as links into /private);
  * - private: /dev → allowRead (srt allows only the harmless device files to be opened for writing);
  *   /proc → nothing (macOS has none); /tmp → a folder of loopfleet's for this command, readable and
@@ -88,7 +87,7 @@ export function srtPathOf(row: PolicyRow): string | null {
 }
 
 /** The lists a row lands in (for the row-by-row test and for srtSettings). */
-export function srtRowEntries(row: PolicyRow, extras: SrtExtras, writeRoots: readonly string[] = []): Partial<Record<keyof SrtSettings['filesystem'], string[]>> {
+export function srtRowEntries(row: PolicyRow, extras: SrtExtras): Partial<Record<keyof SrtSettings['filesystem'], string[]>> {
   const at = srtPathOf(row);
   switch (row.access) {
     case 'read':
@@ -99,11 +98,7 @@ export function srtRowEntries(row: PolicyRow, extras: SrtExtras, writeRoots: rea
       // The file the command opens is the one at `path` (the worktree's real `commondir`): both stay unwritable.
       return { allowRead: unique([row.path, row.source]), denyWrite: unique([row.path, row.source]) };
     case 'hidden':
-      if (at === null) return {};
-      // Not writable either, unless a write row lies inside (the worktree under a home or /tmp), which a
-      // denyWrite would override: Seatbelt denies writing there by default anyway; srt's Linux path hides
-      // with a writable tmpfs.
-      return writeRoots.some((w) => isInside(w, at)) ? { denyRead: [at] } : { denyRead: [at], denyWrite: [at] };
+      return at === null ? {} : { denyRead: [at] };
     case 'link':
       return { allowRead: [row.path] };
     case 'proxy-socket':
@@ -117,9 +112,8 @@ export function srtRowEntries(row: PolicyRow, extras: SrtExtras, writeRoots: rea
 
 export function srtSettings(policy: SandboxPolicy, extras: SrtExtras): SrtSettings {
   const fs = { denyRead: ['/'], allowRead: [...(extras.enforcerPaths ?? [])], allowWrite: [] as string[], denyWrite: [...SRT_SHARED_TMP] };
-  const writeRoots = [extras.privateTmp, ...policy.rows.filter((r) => r.access === 'write').map((r) => srtPathOf(r)!)];
   for (const row of policy.rows) {
-    const entries = srtRowEntries(row, extras, writeRoots);
+    const entries = srtRowEntries(row, extras);
     for (const key of ['denyRead', 'allowRead', 'allowWrite', 'denyWrite'] as const) fs[key].push(...(entries[key] ?? []));
   }
   return {
