@@ -36,6 +36,8 @@ export interface CliAgentClientOptions {
   priceUsd?: (model: string, usage: Usage) => number | null;
   /** the Node that runs the egress forwarder inside the sandbox; default this process's */
   node?: string;
+  /** whose enforcer confines sandboxed runs (see ExecaRunnerOptions.platform); default process.platform */
+  platform?: NodeJS.Platform;
 }
 
 function sub(a: Usage, b: Usage): Usage {
@@ -144,6 +146,7 @@ export class CliAgentClient implements ModelClient {
       hostEnv: this.#options.hostEnv ?? process.env,
       sandboxed: this.#options.sandboxAvailable,
       node: this.#options.node ?? process.execPath,
+      platform: this.#options.platform ?? process.platform,
     });
 
     let handlerError: { error: unknown } | null = null;

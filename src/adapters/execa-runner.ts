@@ -9,7 +9,11 @@
  * - memory stays bounded: only the last `maxOutputBytes` of the combined output are kept;
  * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws;
  * - a sandboxed command has a process limit where a pids cgroup can be made: reaching it kills the command,
- *   which then fails (no exit code) with a line saying so.
+ *   which then fails (no exit code) with a line saying so;
+ * - the enforcer follows the platform: bubblewrap on Linux (sandbox.ts), Seatbelt through
+ *   sandbox-runtime on macOS (sandbox-srt.ts), both rendered from the command's one policy
+ *   (sandbox-policy.ts); on macOS every sandboxed command has an egress proxy of its own (with no host
+ *   allowed unless the command was given some), since the proxy port is its only network.
  */
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,6 +24,8 @@ import { probeArgs, sandboxArgs } from './sandbox.js';
 import { humanBytes } from './capped-jsonl.js';
 import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './sandbox-pids.js';
 import { sandboxEgress, type SandboxEgress } from './sandbox-egress.js';
+import { machineFacts, type MachineFacts } from './sandbox-policy.js';
+import { confineWithSrt, seatbeltWorks, type Confined } from './sandbox-srt.js';
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 /** Between SIGTERM to the process group and SIGKILL. */
@@ -122,9 +128,19 @@ export interface ExecaRunnerOptions {
   maxProcesses?: number;
   /** the person's environment, whose proxy settings the egress proxy uses upstream; default process.env */
   hostEnv?: Record<string, string | undefined>;
-  /** the Node that runs the egress forwarder inside the sandbox; default this process's */
+  /** the Node that runs the egress forwarder inside the sandbox (and srt on macOS); default this process's */
   node?: string;
+  /** which enforcer sandboxes: darwin → Seatbelt through sandbox-runtime, else bubblewrap; default process.platform */
+  platform?: NodeJS.Platform;
+  /**
+   * For tests only, with `platform: 'darwin'` on Linux (where srt runs under bubblewrap): the machine facts
+   * of the policy (default those of `platform`) and whether the enforcer works (default: Seatbelt applies a
+   * profile). Together they run the macOS path end to end on this machine.
+   */
+  facts?: MachineFacts;
+  enforcerWorks?: () => Promise<boolean>;
 }
+
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
@@ -132,12 +148,25 @@ export class ExecaRunner implements ProcessRunner {
   readonly #maxProcesses: number;
   readonly #hostEnv: Record<string, string | undefined>;
   readonly #node: string;
+  readonly #platform: NodeJS.Platform;
+  readonly #facts: MachineFacts;
+  readonly #enforcerWorks: (() => Promise<boolean>) | undefined;
+  #seatbelt: Promise<boolean> | undefined;
 
   constructor(options: ExecaRunnerOptions = {}) {
     this.#alter = options.alterSandboxArgs ?? ((args) => args);
     this.#maxProcesses = options.maxProcesses ?? SANDBOX_MAX_PROCESSES;
     this.#hostEnv = options.hostEnv ?? process.env;
     this.#node = options.node ?? process.execPath;
+    this.#platform = options.platform ?? process.platform;
+    this.#facts = options.facts ?? machineFacts(this.#platform);
+    this.#enforcerWorks = options.enforcerWorks;
+  }
+
+  /** whether Seatbelt and sandbox-runtime work here; found once per runner */
+  #seatbeltWorks(): Promise<boolean> {
+    this.#seatbelt ??= this.#enforcerWorks?.() ?? seatbeltWorks();
+    return this.#seatbelt;
   }
 
   /** absolute path of a bwrap that runs a trivial sandbox here, or null; found once per runner */
@@ -158,12 +187,13 @@ export class ExecaRunner implements ProcessRunner {
   }
 
   async sandboxAvailable(): Promise<boolean> {
+    if (this.#platform === 'darwin') return this.#seatbeltWorks();
     return (await this.#sandboxBinary()) !== null;
   }
 
   async run(command: string, options: RunOptions): Promise<RunResult> {
     const hosts = options.sandbox?.network;
-    if (hosts === undefined) return this.#run(command, options);
+    if (hosts === undefined || this.#platform === 'darwin') return this.#run(command, options);
     const bwrap = await this.#sandboxBinary();
     if (bwrap === null) throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
     const egress: SandboxEgress = await sandboxEgress(hosts, command, this.#hostEnv, this.#node);
@@ -181,7 +211,15 @@ export class ExecaRunner implements ProcessRunner {
     let file = '/bin/sh';
     let args = ['-c', script];
     let cgroup: PidsCgroup | null = null;
-    if (options.sandbox) {
+    let env = options.env;
+    let confined: Confined | null = null;
+    if (options.sandbox && this.#platform === 'darwin') {
+      if (!(await this.#seatbeltWorks())) {
+        throw new Error("a sandboxed run was requested but Seatbelt (sandbox-exec) with @anthropic-ai/sandbox-runtime cannot run here: reinstall loopfleet's dependencies, or set `sandbox: off`");
+      }
+      confined = await confineWithSrt(script, options, { facts: this.#facts, node: this.#node, hostEnv: this.#hostEnv });
+      ({ file, args, env } = confined);
+    } else if (options.sandbox) {
       const bwrap = await this.#sandboxBinary();
       if (bwrap === null) {
         throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
@@ -193,7 +231,14 @@ export class ExecaRunner implements ProcessRunner {
       cgroup = await PidsCgroup.create(this.#maxProcesses);
       if (cgroup !== null) ({ file, args } = cgroup.wrap(file, args));
     }
+    try {
+      return await this.#execute(command, file, args, env, cgroup, options);
+    } finally {
+      await confined?.close();
+    }
+  }
 
+  async #execute(command: string, file: string, args: string[], env: Record<string, string>, cgroup: PidsCgroup | null, options: RunOptions): Promise<RunResult> {
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
     const onOutput = options.onOutput;
     const decoder = onOutput ? new StringDecoder('utf8') : null;
@@ -216,7 +261,7 @@ export class ExecaRunner implements ProcessRunner {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const subprocess = execa(file, args, {
       cwd: options.cwd,
-      env: options.env,
+      env,
       extendEnv: false,
       ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
       all: true,
@@ -278,7 +323,8 @@ export class ExecaRunner implements ProcessRunner {
     const spawnFailed =
       result.failed && result.exitCode === undefined && result.signal === undefined && !result.timedOut && !result.isCanceled;
     if (spawnFailed) {
-      throw new Error(`cannot run ${options.sandbox ? 'bwrap' : '/bin/sh'} in ${options.cwd}: ${result.originalMessage ?? result.shortMessage}`, {
+      const what = !options.sandbox ? '/bin/sh' : this.#platform === 'darwin' ? 'srt (sandbox-runtime)' : 'bwrap';
+      throw new Error(`cannot run ${what} in ${options.cwd}: ${result.originalMessage ?? result.shortMessage}`, {
         cause: result,
       });
     }

@@ -54,9 +54,9 @@ export async function isDir(p: string): Promise<boolean> {
 }
 
 /** The system folders of this machine: a folder read-only, a symlink (/bin → usr/bin) as the same symlink. */
-export async function systemMounts(): Promise<Mount[]> {
+export async function systemMounts(folders: readonly string[] = SYSTEM_FOLDERS): Promise<Mount[]> {
   const mounts: Mount[] = [];
-  for (const folder of SYSTEM_FOLDERS) {
+  for (const folder of folders) {
     let info;
     try {
       info = await lstat(folder);

@@ -16,6 +16,8 @@ import { notLoggedIn, rateLimitOf } from './errors.js';
  * - read-only roles get Read, Glob and Grep and have Edit, Write, NotebookEdit and Bash removed, so a
  *   write is refused by Claude Code itself; loopfleet checks the worktree afterwards anyway.
  * Web tools are removed for every role: the sandbox lets the agent reach its model and nothing else.
+ * On macOS, inside loopfleet's Seatbelt sandbox, Claude Code's own sandbox (`sandbox.enabled`, Seatbelt too,
+ * which cannot nest) is turned off with `--settings`, which outranks the user's and the project's settings.
  *
  * A final-answer schema (the reviewer's verdict) is passed with `--json-schema`; the answer is then the
  * `structured_output` of the final result.
@@ -78,7 +80,7 @@ export const claudeCode: AgentPreset = {
   loginHint: 'run `claude /login`, or set ANTHROPIC_API_KEY',
   keyEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   loginFiles: ['.claude/.credentials.json'],
-  build(request, bin) {
+  build(request, bin, _env, sandboxed, _scratch, platform = 'linux') {
     const write = request.access === 'write';
     const argv = [bin, '-p', '--output-format', 'stream-json', '--verbose'];
     argv.push('--model', request.model, '--max-turns', String(request.maxTurns));
@@ -94,6 +96,7 @@ export const claudeCode: AgentPreset = {
     // The reviewer's verdict schema: Claude Code offers a StructuredOutput tool for it, insists that the model
     // call it, and reports what it took as `structured_output`.
     if (request.outputSchema !== undefined) argv.push('--json-schema', JSON.stringify(request.outputSchema));
+    if (sandboxed && platform === 'darwin') argv.push('--settings', JSON.stringify({ sandbox: { enabled: false } }));
     return { argv, stdin: `${request.prompt.trimEnd()}\n`, env: { ...QUIET } };
   },
   classify,

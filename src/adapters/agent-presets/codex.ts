@@ -8,7 +8,9 @@ import { AgentSetupError } from '../../domain/errors.js';
  * `turn.completed` with usage). Codex has no system-prompt flag, so the role's prompt leads the user turn.
  * Read-only roles run with Codex's own sandbox at `read-only`; the implementer at `workspace-write`, or —
  * inside loopfleet's sandbox, where Codex's own bubblewrap cannot nest — with
- * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents for externally sandboxed runs.
+ * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents for externally sandboxed runs. On
+ * macOS every sandboxed role runs so: Codex's sandbox there is Seatbelt, which cannot apply a profile inside
+ * loopfleet's (sandbox-exec refuses nesting); a read-only role's worktree is checked afterwards by loopfleet.
  * Approvals are never asked in exec mode. A final-answer schema (the reviewer's verdict) goes to
  * `--output-schema`, a file in the run's scratch folder. `OPENAI_BASE_URL` is turned into a custom Responses
  * provider. Codex reports no cache writes and no cost: loopfleet prices its tokens from the table.
@@ -40,9 +42,9 @@ export const codex: AgentPreset = {
   loginHint: 'run `codex login`, or set OPENAI_API_KEY',
   keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   loginFiles: ['.codex/auth.json'],
-  build(request, bin, env, sandboxed, scratch) {
+  build(request, bin, env, sandboxed, scratch, platform = 'linux') {
     const argv = [bin, 'exec', '--json', '--skip-git-repo-check'];
-    if (request.access === 'write' && sandboxed) {
+    if (sandboxed && (request.access === 'write' || platform === 'darwin')) {
       // Codex's own sandbox is bubblewrap too and cannot nest inside loopfleet's, which confines the run.
       argv.push('--dangerously-bypass-approvals-and-sandbox');
     } else {

@@ -8,7 +8,9 @@ import { AgentSetupError } from '../../domain/errors.js';
  * (or `auto_edit` when the shell is not offered); read-only roles in `plan`, Gemini's read-only mode.
  * `--skip-trust`: the task's worktree is a folder Gemini has not seen. No system-prompt flag short of
  * replacing Gemini's own (GEMINI_SYSTEM_MD), so the role's prompt leads the user turn. Flags and event
- * shapes as in @google/gemini-cli 0.61.0's help, source and runs against the loopback fake.
+ * shapes as in @google/gemini-cli 0.61.0's help, source and runs against the loopback fake. On macOS, inside
+ * loopfleet's Seatbelt sandbox, Gemini's own (`sandbox-exec`, which cannot nest) is off: GEMINI_SANDBOX=false,
+ * which outranks its settings files.
  */
 
 const NOT_LOGGED_IN = /(please set an auth method|GEMINI_API_KEY|login required|UNAUTHENTICATED|API key not valid)/i;
@@ -35,13 +37,14 @@ export const gemini: AgentPreset = {
   loginHint: 'log in with `gemini`, or set GEMINI_API_KEY',
   keyEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_APPLICATION_CREDENTIALS'],
   loginFiles: ['.gemini/oauth_creds.json'],
-  build(request, bin) {
+  build(request, bin, _env, sandboxed, _scratch, platform = 'linux') {
     const write = request.access === 'write';
     // plan: Gemini's read-only mode; yolo: every tool without a prompt (the shell too), inside loopfleet's confinement
     const mode = !write ? 'plan' : request.shell ? 'yolo' : 'auto_edit';
     const argv = [bin, '--output-format', 'stream-json', '--model', request.model, '--approval-mode', mode, '--skip-trust'];
     argv.push('-p', 'Follow the instructions below.');
-    return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env: {} };
+    const env: Record<string, string> = sandboxed && platform === 'darwin' ? { GEMINI_SANDBOX: 'false' } : {};
+    return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env };
   },
   classify,
 };

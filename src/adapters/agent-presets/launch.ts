@@ -41,6 +41,12 @@ export interface LaunchOptions {
   sandboxed: boolean;
   /** the Node that runs the forwarder inside the sandbox */
   node: string;
+  /**
+   * whose enforcer confines a sandboxed run; default process.platform. On darwin there is no forwarder:
+   * sandbox-runtime points the proxy variables at a loopback port of the egress proxy itself (sandbox-srt.ts),
+   * which the runner finds by its socket among the mounts.
+   */
+  platform?: NodeJS.Platform;
 }
 
 function quote(arg: string): string {
@@ -108,7 +114,8 @@ async function launchIn(
   removeScratch: () => Promise<void>,
 ): Promise<Launch> {
   const env: Record<string, string> = { ...request.env, ...credentialsOf(preset, options.hostEnv) };
-  const invocation = preset.build(request, bin, env, options.sandboxed, scratch);
+  const platform = options.platform ?? process.platform;
+  const invocation = preset.build(request, bin, env, options.sandboxed, scratch, platform);
   for (const [name, content] of Object.entries(invocation.files ?? {})) {
     if (name.includes('/') || name === '..' || name === '.') throw new Error(`${preset.name}: scratch file name ${name} must be a plain name`);
     await writeNew(path.join(scratch, name), content, 0o444);
@@ -144,6 +151,18 @@ async function launchIn(
   }
   try {
     mounts.push({ src: egress.socketPath, dest: SANDBOX_EGRESS_SOCKET, readOnly: true });
+    const closeAll = async () => {
+      try {
+        await egress.close();
+        await closeView();
+      } finally {
+        await removeScratch();
+      }
+    };
+    if (platform === 'darwin') {
+      // A loopback model endpoint is reached through the proxy too: srt's NO_PROXY is unset inside.
+      return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts, allowed, egress, close: closeAll };
+    }
     const tunnels = LOOPBACK.has(endpoint.host) ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }] : [];
     const proxyPort = tunnels.some((t) => t.port === PROXY_PORT) ? PROXY_PORT + 1 : PROXY_PORT;
     const proxy = `http://127.0.0.1:${proxyPort}`;
@@ -157,14 +176,7 @@ async function launchIn(
       mounts,
       allowed,
       egress,
-      close: async () => {
-        try {
-          await egress.close();
-          await closeView();
-        } finally {
-          await removeScratch();
-        }
-      },
+      close: closeAll,
     };
   } catch (error) {
     await egress.close();

@@ -58,9 +58,11 @@ export interface AgentPreset {
   /**
    * `env`: the task environment with the preset's credentials, as the CLI will see it; `sandboxed`: whether
    * loopfleet's sandbox confines the run (a CLI's own sandbox may then be redundant or unable to nest);
-   * `scratch`: the absolute path of the run's own empty folder, where `files` are written (removed after the run)
+   * `scratch`: the absolute path of the run's own empty folder, where `files` are written (removed after the run);
+   * `platform`: whose enforcer confines a sandboxed run (on darwin, Seatbelt: a CLI's own Seatbelt cannot nest
+   * inside it, so it is turned off); default linux
    */
-  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean, scratch: string): PresetInvocation;
+  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean, scratch: string, platform?: NodeJS.Platform): PresetInvocation;
   /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
   classify(outcome: RunOutcome): Error | null;
 }
