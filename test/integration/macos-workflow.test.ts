@@ -40,7 +40,14 @@ async function sandboxAttackTests(): Promise<string[]> {
     if (!/-attacks\.test\.ts$/.test(name)) continue;
     if ((await readFile(path.join(dir, name), 'utf8')).includes('sandboxAvailable()')) found.push(`test/adapters/${name}`);
   }
-  return [...found, 'test/adapters/sandbox-selftest.test.ts'];
+  // Then the self-test and the macOS path's own tests, which switch to the real Seatbelt on a Mac.
+  return [
+    ...found,
+    'test/adapters/sandbox-selftest.test.ts',
+    'test/adapters/sandbox-platform.test.ts',
+    'test/adapters/cli-agent-darwin.test.ts',
+    'test/adapters/agent-presets-darwin.test.ts',
+  ];
 }
 
 describe('the macOS sandbox job', () => {
