@@ -15,6 +15,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** a plain-text answer (a job's log) instead of JSON */
+  text?: string;
 }
 
 export type Handler = (req: RecordedRequest, params: Record<string, string>) => Reply | Promise<Reply>;
@@ -96,6 +98,11 @@ export class FakeHttp {
     this.requests.push(recorded);
     const reply = (await this.#answer(recorded)) ?? { status: 404, body: { message: 'Not Found' } };
     for (const hook of this.#after) hook(recorded, reply);
+    if (reply.text !== undefined) {
+      res.writeHead(reply.status, { 'content-type': 'text/plain; charset=utf-8', ...reply.headers });
+      res.end(reply.text);
+      return;
+    }
     res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', ...reply.headers });
     res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
   }
