@@ -7,7 +7,6 @@ import { openForge } from '../../src/adapters/forge-open.js';
 import { findForgeToken, requireForgeToken } from '../../src/adapters/forge-token.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { InputError } from '../../src/domain/errors.js';
-import { readForgeSetting } from '../../src/domain/forge-setting.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
@@ -68,15 +67,6 @@ describe('which forge', () => {
     expect(remoteAuth(target, 'http://github.com/acme/widgets.git', 'ghp_x')).toBeUndefined();
     const lab = remoteAuth({ ...target, kind: 'gitlab', host: 'gitlab.com' }, 'https://gitlab.com/g/p.git', 'glpat');
     expect(lab?.header).toBe(`Authorization: Basic ${Buffer.from('oauth2:glpat').toString('base64')}`);
-  });
-
-  it('reads the setting from the front matter’s value, naming what is wrong', () => {
-    expect(readForgeSetting(undefined)).toEqual({ setting: 'auto' });
-    expect(readForgeSetting('GitHub')).toEqual({ setting: 'github' });
-    expect(readForgeSetting({ type: 'gitlab', repo: 'g/sub/p' })).toEqual({ setting: { type: 'gitlab', repo: 'g/sub/p' } });
-    expect(readForgeSetting('bitbucket')).toEqual({ problem: expect.stringContaining('not "bitbucket"') });
-    expect(readForgeSetting({ type: 'github', repo: 'a/b/c' })).toEqual({ problem: expect.stringContaining('owner/name on GitHub') });
-    expect(readForgeSetting({ type: 'github', repo: 'a/b', url: 'x' })).toEqual({ problem: 'forge takes only type and repo, not url' });
   });
 });
 
