@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
@@ -89,12 +90,28 @@ export function rateLimitRetryAt(error: RequestErrorLike, now = Date.now()): num
   return now + 60_000;
 }
 
-/** Runs one GitHub call; its failure becomes a ForgeError or ForgeRateLimitError with `token` redacted. */
-export async function githubCall<T>(what: string, token: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw githubError(what, token, error);
+/**
+ * Runs one GitHub call; its failure becomes a ForgeError or ForgeRateLimitError with `token` redacted. A
+ * plain 429 (no "secondary rate limit" message, no `x-ratelimit-remaining: 0`: those the throttling plugin
+ * waits out) waits here as its `retry-after` says, within the same bounds.
+ */
+export async function githubCall<T>(what: string, options: GitHubClientOptions, call: () => Promise<T>): Promise<T> {
+  const maxRetries = options.maxRetries ?? 2;
+  const maxWait = options.maxWaitSeconds ?? 60;
+  for (let retries = 0; ; retries++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (retries < maxRetries && isRequestError(error) && error.status === 429 && !/\bsecondary rate\b/i.test(error.message) && String(error.response?.headers?.['x-ratelimit-remaining'] ?? '') !== '0') {
+        const retryAt = rateLimitRetryAt(error) ?? Date.now();
+        const waitSeconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+        if (waitSeconds <= maxWait) {
+          await sleep(waitSeconds * (options.msPerSecond ?? 1000));
+          continue;
+        }
+      }
+      throw githubError(what, options.token, error);
+    }
   }
 }
 

@@ -76,6 +76,20 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(jenkins).toEqual({ name: 'ci/jenkins', summary: 'Jenkins build 7 broke', logExcerpt: null, url: 'https://ci.example/7' });
   });
 
+  it('takes a GitHub Actions job’s excerpt from the end of its log, fetched from the signed address without the token', async () => {
+    const sha = 'a2'.repeat(20);
+    const log = Array.from({ length: 200 }, (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.1234567Z step ${i}`).join('\n');
+    github.setCheck(sha, 'build', 'failure', null, 'Process completed with exit code 1.', `${log}\n2026-01-01T00:01:00.0000000Z ##[error]2 tests failed`);
+    const [build] = (await forge.ci(sha)).failing;
+    expect(build?.summary).toBe('Process completed with exit code 1.');
+    expect(build?.logExcerpt).toMatch(/step 199\n##\[error\]2 tests failed$/);
+    expect(build?.logExcerpt).not.toMatch(/\d{4}-\d\d-\d\dT/);
+    expect(github.requests.find((r) => r.path.endsWith('/logs'))?.headers.authorization).toBe(`token ${github.token}`);
+    expect(github.blobs.requests).toHaveLength(1);
+    expect(github.blobs.requests[0]?.headers.authorization).toBeUndefined();
+    expect(github.blobs.everythingSentBesides('none')).not.toContain(github.token);
+  });
+
   it('computes the review from each reviewer’s latest verdict', async () => {
     await open('loop/T-1');
     expect(await forge.review(1)).toBe('none');
@@ -172,6 +186,14 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect(await forge.tokenFacts()).toMatchObject({ user: 'loopfleet-bot' });
       expect(performance.now() - before).toBeGreaterThanOrEqual(3 * MS_PER_SECOND);
       expect(github.requests.filter((r) => r.path === '/user')).toHaveLength(2);
+    });
+
+    it('waits out a plain 429 as retry-after says', async () => {
+      github.tooManyRequests(1, 2);
+      const before = performance.now();
+      expect((await forge.tokenFacts()).user).toBe('loopfleet-bot');
+      expect(performance.now() - before).toBeGreaterThanOrEqual(2 * MS_PER_SECOND);
+      expect(github.requests).toHaveLength(2);
     });
 
     it('stops after its bounded retries with a ForgeRateLimitError naming when to come back', async () => {

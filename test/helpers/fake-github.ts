@@ -55,7 +55,10 @@ interface ReviewComment extends Comment {
 }
 
 interface CheckRun {
+  id: number;
   name: string;
+  /** an Actions job's log, served through a redirect to the fake blob storage */
+  actionsLog: string | null;
   status: 'queued' | 'in_progress' | 'completed';
   conclusion: string | null;
   summary: string;
@@ -76,6 +79,8 @@ export interface Protection {
 
 export class FakeGitHub {
   readonly http = new FakeHttp();
+  readonly blobs = new FakeHttp();
+  #blobPort = 0;
   /** the token the fake accepts as `Authorization: token …` or `Bearer …`; anything else is a 401 */
   token = 'ghp_faketoken000000000000000000000000';
   login = 'loopfleet-bot';
@@ -96,7 +101,7 @@ export class FakeGitHub {
   #nextNumber = 1;
   #port = 0;
   #remaining = 5000;
-  #limits: { kind: 'secondary' | 'primary'; count: number; retryAfter: number; reset: number }[] = [];
+  #limits: { kind: 'secondary' | 'primary' | 'too-many'; count: number; retryAfter: number; reset: number }[] = [];
   #failures: { count: number; status: number; message: string }[] = [];
   #clock = Date.parse('2026-01-01T00:00:00Z');
 
@@ -109,11 +114,18 @@ export class FakeGitHub {
 
   async start(): Promise<this> {
     this.#port = await this.http.start();
+    this.#blobPort = await this.blobs.start();
     return this;
   }
 
-  close(): Promise<void> {
-    return this.http.close();
+  async close(): Promise<void> {
+    await this.http.close();
+    await this.blobs.close();
+  }
+
+  /** the fake blob storage job logs are redirected to: another origin, so no token may follow */
+  get blobUrl(): string {
+    return `http://127.0.0.1:${this.#blobPort}`;
   }
 
   get url(): string {
@@ -131,6 +143,11 @@ export class FakeGitHub {
     this.#limits.push({ kind: 'secondary', count, retryAfter, reset: 0 });
   }
 
+  /** The next `count` requests are answered with a plain 429 and `retry-after: seconds`. */
+  tooManyRequests(count: number, retryAfter: number): void {
+    this.#limits.push({ kind: 'too-many', count, retryAfter, reset: 0 });
+  }
+
   /** The next `count` requests are answered with a primary 403: `x-ratelimit-remaining: 0` until `resetEpochSeconds`. */
   primaryLimit(count: number, resetEpochSeconds: number): void {
     this.#limits.push({ kind: 'primary', count, retryAfter: 0, reset: resetEpochSeconds });
@@ -141,10 +158,12 @@ export class FakeGitHub {
     this.#failures.push({ count, status, message });
   }
 
-  setCheck(sha: string, name: string, conclusion: 'success' | 'failure' | 'pending' | 'timed_out' | 'cancelled' | 'neutral', text: string | null = null, summary = ''): void {
+  setCheck(sha: string, name: string, conclusion: 'success' | 'failure' | 'pending' | 'timed_out' | 'cancelled' | 'neutral', text: string | null = null, summary = '', actionsLog: string | null = null): void {
     const runs = (this.#checks.get(sha) ?? []).filter((r) => r.name !== name);
     runs.push({
+      id: this.#nextId++,
       name,
+      actionsLog,
       status: conclusion === 'pending' ? 'in_progress' : 'completed',
       conclusion: conclusion === 'pending' ? null : conclusion,
       summary: summary || `${name}: ${conclusion}`,
@@ -225,6 +244,11 @@ export class FakeGitHub {
   // ---- the API ----
 
   #routes(): void {
+    this.blobs.route('GET', '/logs/:id', (req, p) => {
+      const run = [...this.#checks.values()].flat().find((r) => r.id === Number(p.id));
+      if (run?.actionsLog == null || req.query.get('sig') !== 'signed') return { status: 403, text: 'AuthenticationFailed' };
+      return { status: 200, text: run.actionsLog };
+    });
     const http = this.http;
     http.before((req) => this.#gate(req));
     http.after((_req, reply) => {
@@ -279,17 +303,24 @@ export class FakeGitHub {
     );
     http.route('GET', `${repo}/issues`, (req) => this.#listIssues(req));
     http.route('GET', `${repo}/commits/:ref/check-runs`, (req, p) => {
-      const runs = (this.#checks.get(p.ref ?? '') ?? []).map((r, i) => ({
-        id: i + 1,
+      const runs = (this.#checks.get(p.ref ?? '') ?? []).map((r) => ({
+        id: r.id,
         name: r.name,
         status: r.status,
         conclusion: r.conclusion,
-        html_url: `${this.url}/checks/${i + 1}`,
-        details_url: `${this.url}/checks/${i + 1}/details`,
+        app: { slug: r.actionsLog === null ? 'some-ci' : 'github-actions' },
+        html_url: `${this.url}/checks/${r.id}`,
+        details_url: `${this.url}/checks/${r.id}/details`,
         output: { title: r.name, summary: r.summary, text: r.text },
       }));
       const page = paged(req, runs, this.url);
       return { ...page, body: { total_count: runs.length, check_runs: page.body } };
+    });
+    http.route('GET', `${repo}/actions/jobs/:id/logs`, (_req, p) => {
+      const run = [...this.#checks.values()].flat().find((r) => r.id === Number(p.id) && r.actionsLog !== null);
+      if (run === undefined) return { status: 404, body: { message: 'Not Found' } };
+      // GitHub redirects to signed blob storage on another host.
+      return { status: 302, headers: { location: `${this.blobUrl}/logs/${run.id}?sig=signed` }, body: undefined };
     });
     http.route('GET', `${repo}/commits/:ref/status`, (_req, p) => {
       const statuses = this.#statuses.get(p.ref ?? '') ?? [];
@@ -339,6 +370,7 @@ export class FakeGitHub {
     }
     limit.count -= 1;
     if (limit.count <= 0) this.#limits.shift();
+    if (limit.kind === 'too-many') return { status: 429, headers: { 'retry-after': String(limit.retryAfter) }, body: { message: 'Too Many Requests' } };
     if (limit.kind === 'secondary') {
       return {
         status: 403,
