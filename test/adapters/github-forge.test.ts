@@ -251,6 +251,11 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect((error as Error).message).not.toContain('ghp_wrongtoken');
     });
 
+    it('names a repository the token cannot see (404)', async () => {
+      const other = new GitHubForge('acme/secret', { token: github.token, apiUrl: github.url, msPerSecond: MS_PER_SECOND, writeSpacingMs: 0 });
+      await expect(other.getPullRequest(1)).rejects.toThrow('GitHub reading pull request #1: 404 Not Found');
+    });
+
     it('refuses a repository that is not owner/name', () => {
       expect(() => new GitHubForge('widgets', { token: 't' })).toThrow(/owner\/name/);
     });
