@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chooseForge, parseRemoteUrl, remoteAuth } from '../../src/adapters/forge-select.js';
-import { openForge } from '../../src/adapters/forge-open.js';
+import { openForge, requireForge } from '../../src/adapters/forge-open.js';
 import { findForgeToken, requireForgeToken } from '../../src/adapters/forge-token.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { InputError } from '../../src/domain/errors.js';
@@ -129,6 +129,12 @@ describe('openForge: a real repository’s remote and a loopback GitHub', () => 
       expect((await opened.forge.tokenFacts()).user).toBe('loopfleet-bot');
       const none = await openForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { PATH: '/nonexistent' } });
       expect(none).toEqual({ kind: 'none', reason: expect.stringContaining('no GitHub token'), target: expect.objectContaining({ kind: 'github' }) });
+      const refused = await requireForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { PATH: '/nonexistent' } }, 'BACKLOG.md').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(InputError);
+      expect((refused as Error).message).toBe('BACKLOG.md: land: pr needs a forge: no GitHub token for github.com: set GH_TOKEN or GITHUB_TOKEN, or log in with gh auth login');
+      // The https remote of the forge's host gets the token as loopfleet's git header.
+      const opened2 = await requireForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { GH_TOKEN: github.token, GITHUB_API_URL: github.url } }, 'BACKLOG.md');
+      expect(opened2.auth?.urlPrefix).toBe('https://github.com/');
     } finally {
       await cleanup();
       await github.close();
