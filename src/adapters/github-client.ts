@@ -49,7 +49,8 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
     userAgent: 'loopfleet',
     log: QUIET,
     throttle: {
-      id: `loopfleet-${Math.random().toString(36).slice(2)}`,
+      // One key per API root: every client of this process shares GitHub's write spacing for that host.
+      id: `loopfleet ${options.apiUrl ?? DEFAULT_GITHUB_API}`,
       retryAfterBaseValue: msPerSecond,
       fallbackSecondaryRateRetryAfter: 60,
       onRateLimit: onLimit,

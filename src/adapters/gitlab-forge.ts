@@ -23,7 +23,8 @@ import { reviewFromVerdicts } from './forge-text.js';
  */
 
 const DEVELOPER = 30;
-const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:|draft\s-\s|\[wip\]|wip:)\s*/i;
+/** GitLab's draft markers at the start of a title (`WIP:` as older servers wrote it). */
+const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:)\s*/i;
 const COMPUTING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
 
 interface RawMergeRequest {
