@@ -156,6 +156,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(issues).toEqual([{ number: 1, title: 'Crash on empty input', body: 'steps…', url: 'https://github.example/acme/widgets/issues/1' }]);
   });
 
+  it('reads every page of a long list', async () => {
+    for (let i = 0; i < 130; i++) github.addIssue(`Issue ${i}`, '', ['loopfleet']);
+    expect(await forge.issues('loopfleet')).toHaveLength(130);
+    expect(github.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
+  });
+
   it('reads base’s branch protection: the checks and approvals it requires', async () => {
     expect(await forge.branchProtection('main')).toEqual({ protected: false, requiredChecks: [], requiredApprovals: 0 });
     github.protect('main', { requiredChecks: ['test', 'lint'], requiredApprovals: 2 });

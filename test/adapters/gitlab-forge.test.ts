@@ -88,8 +88,17 @@ describe('GitLabForge against a loopback GitLab', () => {
     expect(await forge.review(1)).toBe('none');
     gitlab.requestChanges(1, alice);
     expect(await forge.review(1)).toBe('changes-requested');
+    gitlab.reviewerStates = false;
+    expect(await forge.review(1)).toBe('changes-requested');
+    gitlab.reviewerStates = true;
     gitlab.approve(1, alice);
     expect(await forge.review(1)).toBe('approved');
+  });
+
+  it('reads every page of a long list', async () => {
+    for (let i = 0; i < 130; i++) gitlab.addIssue(`Issue ${i}`, '', ['loopfleet']);
+    expect(await forge.issues('loopfleet')).toHaveLength(130);
+    expect(gitlab.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
   });
 
   it('lists written notes oldest first after a time, line notes with their place, and whether the author may push', async () => {
