@@ -21,6 +21,8 @@ import { type GitHubClientOptions, type GitHubOctokit, githubCall, githubOctokit
  */
 
 const WRITE_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+/** A create that got a 5xx may have been done (a comment posted twice): it is not repeated on a 5xx. */
+const NOT_REPEATED = { retries: 0 };
 
 interface RawPull {
   number: number;
@@ -76,7 +78,7 @@ export class GitHubForge implements ForgePort {
 
   async openPullRequest(input: OpenPullRequest): Promise<PullRequest> {
     const { data } = await this.#call(`opening a pull request for ${input.head}`, (o, where) =>
-      o.rest.pulls.create({ ...where, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft }),
+      o.rest.pulls.create({ ...where, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft, request: NOT_REPEATED }),
     );
     if (input.labels.length > 0) {
       await this.#call(`labelling pull request #${data.number}`, (o, where) => o.rest.issues.addLabels({ ...where, issue_number: data.number, labels: [...input.labels] }));
@@ -131,7 +133,7 @@ export class GitHubForge implements ForgePort {
   }
 
   async comment(number: number, body: string): Promise<void> {
-    await this.#call(`commenting on #${number}`, (o, where) => o.rest.issues.createComment({ ...where, issue_number: number, body }));
+    await this.#call(`commenting on #${number}`, (o, where) => o.rest.issues.createComment({ ...where, issue_number: number, body, request: NOT_REPEATED }));
   }
 
   async merge(number: number, sha: string, message: string): Promise<MergeOutcome> {

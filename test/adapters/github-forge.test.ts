@@ -239,6 +239,13 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect(github.requests).toHaveLength(2);
     });
 
+    it('does not repeat a comment that got a 502: it may have been posted', async () => {
+      await open('loop/T-1');
+      github.failNext(1, 502, 'Bad gateway');
+      await expect(forge.comment(1, 'attempt 2')).rejects.toThrow('GitHub commenting on #1: 502 Bad gateway');
+      expect(github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
+    });
+
     it('redacts the token from an error, even when the server echoes it, and carries no cause', async () => {
       github.failNext(1, 422, `Validation Failed: token ${github.token} is not allowed (${Buffer.from(`x-access-token:${github.token}`).toString('base64')})`);
       const error = await open('loop/T-1').catch((e: unknown) => e);

@@ -203,6 +203,13 @@ describe('GitLabForge against a loopback GitLab', () => {
       expect((error as Error).cause).toBeUndefined();
     });
 
+    it('does not repeat a POST that got a 502: it may have been done', async () => {
+      await open('loop/T-1');
+      gitlab.failNext(1, 502, 'Bad gateway');
+      await expect(forge.comment(1, 'attempt 2')).rejects.toThrow('GitLab commenting on !1: 502 Bad gateway');
+      expect(gitlab.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/notes'))).toHaveLength(1);
+    });
+
     it('retries a 502 and then succeeds', async () => {
       gitlab.failNext(1, 502, 'Bad gateway');
       expect((await forge.tokenFacts()).user).toBe('loopfleet-bot');
