@@ -34,6 +34,7 @@ export interface GitHubClientOptions {
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
 export type GitHubOctokit = InstanceType<typeof ThrottledOctokit>;
 
+const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
 const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
@@ -62,8 +63,8 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
             notifications: new Bottleneck.Group({ maxConcurrent: 1, minTime: spacing }),
           }),
     },
-    // 403 and 429 are the throttling plugin's to retry; the retry plugin takes 5xx only, with its short backoff.
-    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451], retries: 2, retryAfterBaseValue: msPerSecond },
+    // A 4xx is an answer (403 and 429 are the throttling plugin's to wait out): the retry plugin takes 5xx only.
+    retry: { doNotRetry: CLIENT_ERRORS, retries: 2, retryAfterBaseValue: msPerSecond },
   });
 }
 

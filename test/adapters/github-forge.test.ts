@@ -133,6 +133,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(stale.merged).toBe(false);
     expect(stale.merged ? '' : stale.reason).toMatch(/Head branch was modified/);
     expect(github.pulls[0]?.merged).toBe(false);
+    github.setMergeable(1, false);
+    const blocked = await forge.merge(1, 'b'.repeat(40), 'Merge T-1');
+    expect(blocked.merged ? '' : blocked.reason).toMatch(/405 Pull Request is not mergeable/);
+    // An answer, not an outage: asked once.
+    expect(github.requests.filter((r) => r.method === 'PUT')).toHaveLength(2);
+    github.setMergeable(1, true);
     const done = await forge.merge(1, 'b'.repeat(40), 'Merge T-1\n\nbody');
     expect(done).toEqual({ merged: true, sha: 'e'.repeat(40) });
     const sent = github.requests.filter((r) => r.method === 'PUT').at(-1)?.body;
