@@ -60,12 +60,16 @@ export async function forgeChecks(config: ForgeDoctorConfig, input: ForgeDoctorI
   check(true, 'forge', `${target.kind === 'github' ? 'GitHub' : 'GitLab'} ${target.repo} at ${target.apiUrl}`);
 
   const token = await findForgeToken(target, input.env);
+  const base = config.base ?? (await input.git.currentBranch());
+  // The remote is checked without a token too: an ssh remote needs none, and the person learns both at once.
+  if (remoteUrl !== null) {
+    const auth = token.token === null ? undefined : remoteAuth(target, remoteUrl, token.token);
+    await checkRemote(check, input.git, remote, remoteUrl, base, auth, token.token === null ? [] : [token.token]);
+  }
   if (token.token === null) {
     check(false, 'token', token.missing);
     return checks;
   }
-  const base = config.base ?? (await input.git.currentBranch());
-  if (remoteUrl !== null) await checkRemote(check, input.git, remote, remoteUrl, base, remoteAuth(target, remoteUrl, token.token), token.token);
 
   const options = { token: token.token, apiUrl: target.apiUrl, maxRetries: 1, maxWaitSeconds: 10, ...input.tuning };
   const forge: ForgePort = target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
@@ -100,7 +104,7 @@ async function checkRemote(
   url: string,
   base: string | null,
   auth: Parameters<GitPort['lsRemote']>[2],
-  token: string,
+  secrets: string[],
 ): Promise<void> {
   const shown = `${remote} (${displayUrl(url)})`;
   try {
@@ -110,6 +114,6 @@ async function checkRemote(
     if (base !== null && commit === undefined) check(false, 'remote', `${shown} answers, but has no ${base}: push it first (git push ${remote} ${base})`);
     else check(true, 'remote', `${shown} answers${commit === undefined ? '' : `, ${base} at ${commit.slice(0, 12)}`}${auth === undefined ? '' : ', with the token'}`);
   } catch (error) {
-    check(false, 'remote', redact(`${shown} does not answer: ${(error as Error).message.split('\n')[0] ?? ''}`, [token]));
+    check(false, 'remote', redact(`${shown} does not answer: ${(error as Error).message.split('\n')[0] ?? ''}`, secrets));
   }
 }

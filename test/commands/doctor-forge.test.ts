@@ -62,6 +62,7 @@ describe('doctor: the forge before a night of pull requests', () => {
 
   it('fails on a missing token, naming where to put one, and asks the forge nothing', async () => {
     const out = await lines(githubPr, { PATH: noGh.path, GITHUB_API_URL: github.url });
+    expect(out[1]).toMatch(/^ok remote: origin \(.*\) answers, main at [0-9a-f]{12}$/);
     expect(out.at(-1)).toBe('FAIL token: no GitHub token for 127.0.0.1: set GH_TOKEN or GITHUB_TOKEN, or log in with gh auth login');
     expect(github.requests).toHaveLength(0);
   });
