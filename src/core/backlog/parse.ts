@@ -29,7 +29,7 @@ export interface ParsedBacklog {
 }
 
 /** `source:` as discover writes it: `todo <path>:<line>`, `test <file or command>`, `lint <path>`, `dep <package>`, `gh#<n>`. */
-export const SOURCE_RE = /^(?:todo .+:\d+|test .+|lint .+|dep \S+|gh#\d+)$/;
+export const SOURCE_RE = /^(?:todo .+:\d+|test .+|lint .+|dep \S+|gh#\d+|gl#\d+)$/;
 
 /** Items under a heading with this title are proposals (see `discovered:`). */
 export const DISCOVERED_HEADING = 'Discovered';
@@ -120,7 +120,7 @@ function applyField(task: TaskSpec, f: Field): string | null {
       return null;
     }
     case 'source':
-      if (!SOURCE_RE.test(f.value)) return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package> or gh#<number>)`;
+      if (!SOURCE_RE.test(f.value)) return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number> or gl#<number>)`;
       task.source = f.value;
       return null;
     case 'every': {
