@@ -1,6 +1,10 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WORK_DIR } from '../../src/domain/layout.js';
+import { UsageError } from '../../src/domain/errors.js';
 import type { Role, Usage } from '../../src/domain/types.js';
-import { backlogRepo, runFleet } from '../helpers/fleet-harness.js';
+import { backlogRepo, openFleet, runFleet } from '../helpers/fleet-harness.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 
 // The SDK reads OTEL_* from process.env (this file runs in a process of its own): set per test, put back after.
@@ -154,5 +158,14 @@ describe('a fleet run observed through OpenTelemetry', () => {
     expect(fleet.task('T-1')!.status).toBe('verified');
     expect(session.telemetry).toBeNull();
     expect(r.requests).toEqual([]);
+  });
+
+  it('a bad endpoint is bad input: the start is refused naming the variable, and nothing is written', { timeout: 60_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
+    process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = 'collector.internal:4318/v1/metrics';
+    const refused = openFleet(root, () => ({}));
+    await expect(refused).rejects.toBeInstanceOf(UsageError);
+    await expect(refused).rejects.toThrow(/OTEL_EXPORTER_OTLP_METRICS_ENDPOINT/);
+    expect(existsSync(join(root, WORK_DIR))).toBe(false);
   });
 });

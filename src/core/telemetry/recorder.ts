@@ -110,6 +110,9 @@ export class FleetTelemetry {
       const attributes = { 'loopfleet.task.id': task.id, 'loopfleet.attempt': task.attempt, 'loopfleet.attempt.verify_only': task.verifyOnly } satisfies AllowedAttributes;
       open.attempt = { n: task.attempt, span: this.#telemetry.startSpan(`attempt ${task.attempt}`, { parent: open.task, attributes, startTimeMs: now }), worker: null };
     }
+    // the worker that runs the attempt, once the queue's executor has it on the task (absent without a queue)
+    const worker = (task as TaskState & { worker?: string }).worker;
+    if (open.attempt !== null && worker !== undefined && open.attempt.worker !== worker) this.attemptOnWorker(task.id, open.attempt.n, worker);
     if (this.#phaseSpans && open.attempt !== null && task.status === 'running' && task.phase !== null && open.phase?.name !== task.phase && record?.endedAt === null) {
       this.#endPhase(open, 'ok', now);
       const attributes = { 'loopfleet.task.id': task.id, 'loopfleet.attempt': open.attempt.n, 'loopfleet.phase': task.phase } satisfies AllowedAttributes;

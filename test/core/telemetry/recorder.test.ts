@@ -174,6 +174,14 @@ describe('the fleet recorder', () => {
     expect(d.telemetry.named('attempt 1')[0]!.attributes['loopfleet.worker.id']).toBe('build-box-2-4411-9f2c');
   });
 
+  it('takes the worker from the task record when the queue puts it there', () => {
+    const d = new Drive();
+    d.task('T-1', { status: 'running', attempt: 1, phase: 'setup' }, { outcome: 'running' });
+    d.task('T-1', { worker: 'box-3-12-ff' } as Partial<TaskState>);
+    d.endAttempt('T-1', 'verified');
+    expect(d.telemetry.named('attempt 1')[0]!.attributes['loopfleet.worker.id']).toBe('box-3-12-ff');
+  });
+
   it('is nothing at all on the no-op: no listener is added', () => {
     const events = new FleetEmitter();
     expect(recordFleet(noopTelemetry, events, { counts: () => ({}) as Record<TaskStatus, number> })).toBeNull();
