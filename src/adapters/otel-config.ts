@@ -66,6 +66,8 @@ export interface OpenTelemetryOptions {
   warn: (message: string) => void;
   /** `service.instance.id` (a worker's identity); the SDK's own default otherwise */
   instanceId?: string;
+  /** how long a flush, and closing, may wait for the collector; default 10 s */
+  flushTimeoutMs?: number;
 }
 
 /**

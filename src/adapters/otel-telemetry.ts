@@ -23,7 +23,7 @@ import type { Attributes, Counter, Histogram, InstrumentOptions, ObserveFn, Span
 import type { OpenTelemetryOptions, OtelSignals } from './otel-config.js';
 
 const SCOPE = 'loopfleet';
-/** a flush that the collector does not answer gives up after this long, so closing a run never hangs on it */
+/** a flush (and the shutdown after it) that the collector does not answer gives up after this long by default */
 const FLUSH_TIMEOUT_MS = 10_000;
 
 const propagator = new W3CTraceContextPropagator();
@@ -66,6 +66,23 @@ function parentContext(parent: SpanOptions['parent']): Context {
   return ROOT_CONTEXT;
 }
 
+/** `work` or a rejection after `ms`; the timer does not keep the process alive (an export still in flight is left to its own timeout). */
+function within(work: Promise<void> | undefined, ms: number, what: string): Promise<void> {
+  if (work === undefined) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: the collector did not answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** The SDK rejects a flush with an Error, an array of them, or a bare value: one Error that says what failed. */
+function exportError(reason: unknown): Error {
+  const parts = (Array.isArray(reason) ? reason : [reason]).map((r) => (r instanceof Error ? r.message : String(r)));
+  return new Error(`OTLP export failed: ${parts.join('; ')}`);
+}
+
 function positive(name: string, fallback: number): number {
   const n = getNumberFromEnv(name);
   return n !== undefined && n > 0 ? n : fallback;
@@ -86,9 +103,11 @@ export class OtelTelemetry implements Telemetry {
   readonly #meterProvider: MeterProvider | null;
   readonly #tracer: Tracer;
   readonly #meter: Meter | null;
+  readonly #flushTimeoutMs: number;
   #shutdown: Promise<void> | null = null;
 
   constructor(signals: OtelSignals, options: OpenTelemetryOptions) {
+    this.#flushTimeoutMs = options.flushTimeoutMs ?? FLUSH_TIMEOUT_MS;
     const level = diagLogLevelFromString(getStringFromEnv('OTEL_LOG_LEVEL')) ?? DiagLogLevel.WARN;
     const log = (...args: unknown[]) => options.warn(`OpenTelemetry: ${args.map(String).join(' ')}`);
     diag.setLogger({ error: log, warn: log, info: log, debug: log, verbose: log }, { logLevel: level, suppressOverrideMessage: true });
@@ -157,22 +176,31 @@ export class OtelTelemetry implements Telemetry {
     });
   }
 
-  async flush(): Promise<void> {
-    // both signals are flushed even when one fails; the first failure is the answer
-    const results = await Promise.allSettled([
-      this.#tracerProvider?.forceFlush({ timeoutMillis: FLUSH_TIMEOUT_MS }),
-      this.#meterProvider?.forceFlush({ timeoutMillis: FLUSH_TIMEOUT_MS }),
-    ]);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+  flush(): Promise<void> {
+    return this.#flush(this.#flushTimeoutMs);
   }
 
+  /** Both signals, each within `timeoutMs` (the SDK's own timeouts do not bound a request in flight); the first failure, as one Error, is the answer. */
+  async #flush(timeoutMs: number): Promise<void> {
+    const results = await Promise.allSettled([
+      within(this.#tracerProvider?.forceFlush({ timeoutMillis: timeoutMs }), timeoutMs, 'traces'),
+      within(this.#meterProvider?.forceFlush({ timeoutMillis: timeoutMs }), timeoutMs, 'metrics'),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw exportError(failed.reason);
+  }
+
+  /** Flushes, then stops both providers: all of it within the flush timeout, a collector that hangs included. */
   shutdown(): Promise<void> {
     this.#shutdown ??= (async () => {
+      const deadline = Date.now() + this.#flushTimeoutMs;
       try {
-        await this.flush();
+        await this.#flush(this.#flushTimeoutMs);
       } finally {
-        await Promise.allSettled([this.#tracerProvider?.shutdown(), this.#meterProvider?.shutdown({ timeoutMillis: FLUSH_TIMEOUT_MS })]);
+        // what the flush could not send is not tried again past the deadline: the metric reader's last
+        // collection gets what time is left (spans are already out of the processor's buffer)
+        const left = Math.max(1, deadline - Date.now());
+        await Promise.allSettled([within(this.#tracerProvider?.shutdown(), left, 'traces'), within(this.#meterProvider?.shutdown({ timeoutMillis: left }), left, 'metrics')]);
         diag.disable();
       }
     })();

@@ -123,6 +123,23 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     await t.shutdown().catch(() => undefined);
   });
 
+  it('a collector that never answers: closing gives up within the flush timeout and says what failed', async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
+    });
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const t = await openTelemetry(process.env, { warn: () => undefined, flushTimeoutMs: 500 });
+    t.startSpan('task T-1').end();
+    t.counter('loopfleet.cost', { description: 'c', unit: 'USD' }).add(1);
+    const started = performance.now();
+    await expect(t.shutdown()).rejects.toThrow(/^OTLP export failed: .*(timeout|did not answer)/);
+    // the flush's 500 ms and the shutdown's rest of it, with room for a loaded machine; the exporter's own timeout is 10 s
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
   it('a traceparent that is not W3C starts a new trace instead of joining a made-up one', async () => {
     const r = await receiver();
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${r.url}/v1/traces`;

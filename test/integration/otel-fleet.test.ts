@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WORK_DIR } from '../../src/domain/layout.js';
@@ -167,5 +169,23 @@ describe('a fleet run observed through OpenTelemetry', () => {
     await expect(refused).rejects.toBeInstanceOf(UsageError);
     await expect(refused).rejects.toThrow(/OTEL_EXPORTER_OTLP_METRICS_ENDPOINT/);
     expect(existsSync(join(root, WORK_DIR))).toBe(false);
+  });
+
+  it('a collector that refuses the export: the run ends as usual and the log says the telemetry was not exported', { timeout: 60_000 }, async () => {
+    const server = createServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve(undefined))));
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}));
+    const warnings: string[] = [];
+    h.fleet.events.on('log', (l) => {
+      if (l.level === 'warn') warnings.push(l.message);
+    });
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    expect(warnings.filter((w) => w.startsWith('OpenTelemetry: the last traces and metrics could not be exported: OTLP export failed'))).toHaveLength(1);
   });
 });
