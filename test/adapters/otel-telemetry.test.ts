@@ -6,13 +6,17 @@ import { UsageError } from '../../src/domain/errors.js';
 import { noopTelemetry } from '../../src/ports/telemetry.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
 
-// The SDK reads its settings from process.env: each test sets what it needs and the variables are put back.
-const saved = { ...process.env };
+// The SDK reads its settings from process.env (this file runs in a process of its own): each test starts
+// with no OTEL_* variable, whatever the outer environment has, and sets what it needs.
+const clearOtel = () => {
+  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+};
+clearOtel();
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();
   cleanups = [];
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_') && !(key in saved)) delete process.env[key];
+  clearOtel();
 });
 
 async function receiver(): Promise<OtlpReceiver> {

@@ -9,12 +9,16 @@ import type { Role, Usage } from '../../src/domain/types.js';
 import { backlogRepo, openFleet, runFleet } from '../helpers/fleet-harness.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 
-// The SDK reads OTEL_* from process.env (this file runs in a process of its own): set per test, put back after.
+// The SDK reads OTEL_* from process.env (this file runs in a process of its own): set per test, cleared after.
+const clearOtel = () => {
+  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+};
+clearOtel(); // whatever the outer environment has: each test sets what it needs
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();
   cleanups = [];
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+  clearOtel();
 });
 
 async function receiver(): Promise<OtlpReceiver> {

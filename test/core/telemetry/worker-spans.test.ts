@@ -10,11 +10,15 @@ import { MemoryTelemetry } from '../../helpers/memory-telemetry.js';
 import { fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
 import { OtlpReceiver } from '../../helpers/otlp-receiver.js';
 
+const clearOtel = () => {
+  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+};
+clearOtel(); // whatever the outer environment has: each test sets what it needs
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();
   cleanups = [];
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+  clearOtel();
 });
 
 const counts = () => Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
