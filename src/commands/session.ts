@@ -8,7 +8,6 @@ import { FleetState } from '../core/state.js';
 import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet.js';
-import type { Telemetry } from '../ports/telemetry.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
 import { scanGitConfig } from '../adapters/git-config-scan.js';
 import { neutraliseConfig } from '../adapters/git-exec.js';
@@ -16,9 +15,7 @@ import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
-import { openTelemetry } from '../adapters/otel-config.js';
-import { recordFleet, type FleetTelemetry, type RecorderOptions } from '../core/telemetry/recorder.js';
-import { visible } from '../domain/sanitize.js';
+import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -40,7 +37,7 @@ export interface SessionOptions {
   /** replace services (the demo and tests inject their own model client) */
   services?: (services: FleetServices) => FleetServices;
   /** a coordinator's queue depth and worker count for the OpenTelemetry gauges (default: the local queue, 1) */
-  telemetry?: Pick<RecorderOptions, 'queueDepth' | 'workers' | 'phaseSpans'>;
+  telemetry?: TelemetrySources;
 }
 
 export interface Session {
@@ -49,8 +46,8 @@ export interface Session {
   services: FleetServices;
   /** settings of the person's git configuration the run turns off (git-config-scan.ts), said once at start */
   gitWarnings: string[];
-  /** the run's traces and metrics when OTEL_EXPORTER_OTLP_*ENDPOINT is set, else null */
-  telemetry: FleetTelemetry | null;
+  /** the run's traces and metrics (OTEL_EXPORTER_OTLP_*ENDPOINT): closed with the session */
+  telemetry: SessionTelemetry;
   close(): Promise<void>;
 }
 
@@ -62,25 +59,6 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
     if (value !== undefined) (config.fleetGates as unknown as Record<string, number | null>)[key] = value;
   }
   return { ...backlog, config, tasks: runnableTasks(backlog) };
-}
-
-/**
- * Where OpenTelemetry's warnings go (the SDK's own, an export that failed): the fleet's log while something
- * prints it (the headless printer, the view), else stderr.
- */
-class TelemetryLog {
-  fleet: Fleet | null = null;
-
-  warn(message: string): void {
-    if (this.fleet !== null && this.fleet.events.listenerCount('log') > 0) this.fleet.events.emit('log', { level: 'warn', message });
-    else process.stderr.write(`loopfleet: warning: ${visible(message)}\n`);
-  }
-}
-
-/** Ends the run's open spans and exports what is left; a collector that does not answer is reported, not waited for past the exporter's timeout. */
-async function closeTelemetry(recorder: FleetTelemetry | null, telemetry: Telemetry, log: TelemetryLog): Promise<void> {
-  recorder?.close();
-  await telemetry.shutdown().catch((error: Error) => log.warn(`OpenTelemetry: the last traces and metrics could not be exported: ${error.message}`));
 }
 
 /**
@@ -102,31 +80,24 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
-  // A bad OTEL_EXPORTER_OTLP_*ENDPOINT is bad input: refused here, before the lock and state are written.
-  const telemetryLog = new TelemetryLog();
-  const telemetry = await openTelemetry(options.env, { warn: (message) => telemetryLog.warn(message) });
+  const telemetry = await SessionTelemetry.open(options.env);
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
   const backlogFile = new FsBacklogFile(repo.backlogPath);
   services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
-  let lock: FleetLock;
-  try {
-    lock = await acquireLock(repo.lockPath);
-  } catch (error) {
-    await telemetry.shutdown().catch(() => undefined); // nothing was recorded yet: there is nothing to lose
+  const lock: FleetLock = await acquireLock(repo.lockPath).catch(async (error: unknown) => {
+    await telemetry.close();
     throw error;
-  }
+  });
   let unguard = () => {};
-  let recorder: FleetTelemetry | null = null;
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
-    telemetryLog.fleet = fleet;
-    recorder = recordFleet(telemetry, fleet.events, { counts: () => fleet.summary().counts, ...options.telemetry });
+    telemetry.attach(fleet, options.telemetry);
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
@@ -159,7 +130,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       backlog,
       services,
       gitWarnings: gitConfig.warnings,
-      telemetry: recorder,
+      telemetry,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();
@@ -167,15 +138,14 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
             await fleet.stop();
           } finally {
             unguard();
-            await closeTelemetry(recorder, telemetry, telemetryLog);
+            await telemetry.close();
             await lock.release();
           }
         })()),
     };
   } catch (error) {
     unguard();
-    recorder?.close();
-    await telemetry.shutdown().catch(() => undefined); // the session never started: its few spans are not worth a warning
+    await telemetry.close();
     await lock.release();
     throw error;
   }

@@ -162,7 +162,7 @@ describe('a fleet run observed through OpenTelemetry', () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const { fleet, session } = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}));
     expect(fleet.task('T-1')!.status).toBe('verified');
-    expect(session.telemetry).toBeNull();
+    expect(session.telemetry.recorder).toBeNull();
     expect(r.requests).toEqual([]);
   });
 
