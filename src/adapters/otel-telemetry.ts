@@ -19,7 +19,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, hostDetector, resourceAttributesEnvDetector, resourceFromAttributes, serviceNameEnvDetector } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import type { Attributes, Counter, Histogram, InstrumentOptions, ObserveFn, Span, SpanOptions, Telemetry } from '../ports/telemetry.js';
+import { noopTelemetry, type Attributes, type Counter, type Histogram, type InstrumentOptions, type ObserveFn, type Span, type SpanOptions, type Telemetry } from '../ports/telemetry.js';
 import type { OpenTelemetryOptions, OtelSignals } from './otel-config.js';
 
 const SCOPE = 'loopfleet';
@@ -101,7 +101,8 @@ export class OtelTelemetry implements Telemetry {
   readonly enabled = true;
   readonly #tracerProvider: TracerProvider | null;
   readonly #meterProvider: MeterProvider | null;
-  readonly #tracer: Tracer;
+  /** null with traces off: spans are the no-op's, never a global provider's */
+  readonly #tracer: Tracer | null;
   readonly #meter: Meter | null;
   readonly #flushTimeoutMs: number;
   #shutdown: Promise<void> | null = null;
@@ -146,11 +147,12 @@ export class OtelTelemetry implements Telemetry {
           ],
         })
       : null;
-    this.#tracer = (this.#tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
+    this.#tracer = this.#tracerProvider?.getTracer(SCOPE) ?? null;
     this.#meter = this.#meterProvider?.getMeter(SCOPE) ?? null;
   }
 
   startSpan(name: string, options: SpanOptions = {}): Span {
+    if (this.#tracer === null) return noopTelemetry.startSpan(name, options);
     const span = this.#tracer.startSpan(
       name,
       { ...(options.attributes === undefined ? {} : { attributes: options.attributes as OtelAttributes }), ...(options.startTimeMs === undefined ? {} : { startTime: options.startTimeMs }) },

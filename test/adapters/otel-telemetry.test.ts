@@ -116,6 +116,19 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     expect(r.requests.map((q) => [q.path, q.headers['content-encoding']])).toEqual([['/v1/traces', 'gzip']]);
   });
 
+  it('one signal only: metrics without traces send no span, and a span there is the no-op\'s', async () => {
+    const r = await receiver();
+    process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = `${r.url}/v1/metrics`;
+    const t = await openTelemetry(process.env, { warn: () => undefined });
+    const span = t.startSpan('task T-2');
+    span.end();
+    expect(span.traceparent()).toBeNull();
+    t.counter('loopfleet.tokens', { description: 't', unit: '{token}' }).add(5);
+    await t.shutdown();
+    expect(r.requests.map((q) => q.path)).toEqual(['/v1/metrics']);
+    expect([...r.latest('loopfleet.tokens').values()].map((p) => p.value)).toEqual([5]);
+  });
+
   it('a collector that refuses the export: the flush rejects, so the caller can say so', async () => {
     const server = createServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"bad"}'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
