@@ -15,6 +15,7 @@ import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
+import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -35,6 +36,8 @@ export interface SessionOptions {
   requireModel?: boolean;
   /** replace services (the demo and tests inject their own model client) */
   services?: (services: FleetServices) => FleetServices;
+  /** a coordinator's queue depth and worker count for the OpenTelemetry gauges (default: the local queue, 1) */
+  telemetry?: TelemetrySources;
 }
 
 export interface Session {
@@ -43,6 +46,8 @@ export interface Session {
   services: FleetServices;
   /** settings of the person's git configuration the run turns off (git-config-scan.ts), said once at start */
   gitWarnings: string[];
+  /** the run's traces and metrics (OTEL_EXPORTER_OTLP_*ENDPOINT): closed with the session */
+  telemetry: SessionTelemetry;
   close(): Promise<void>;
 }
 
@@ -75,12 +80,16 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
+  const telemetry = await SessionTelemetry.open(options.env);
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
   const backlogFile = new FsBacklogFile(repo.backlogPath);
   services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
-  const lock: FleetLock = await acquireLock(repo.lockPath);
+  const lock: FleetLock = await acquireLock(repo.lockPath).catch(async (error: unknown) => {
+    await telemetry.close();
+    throw error;
+  });
   let unguard = () => {};
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
@@ -88,6 +97,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
+    telemetry.attach(fleet, options.telemetry);
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
@@ -120,6 +130,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       backlog,
       services,
       gitWarnings: gitConfig.warnings,
+      telemetry,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();
@@ -127,12 +138,14 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
             await fleet.stop();
           } finally {
             unguard();
+            await telemetry.close();
             await lock.release();
           }
         })()),
     };
   } catch (error) {
     unguard();
+    await telemetry.close();
     await lock.release();
     throw error;
   }

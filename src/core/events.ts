@@ -9,7 +9,8 @@ export interface FleetEvents {
   /** streamed agent text */
   'agent-text': [{ id: string; role: Role; attempt: number; text: string }];
   'tool-call': [{ id: string; role: Role; attempt: number; name: string; input: string }];
-  usage: [{ id: string; role: Role; model: string; delta: Usage; task: Usage; taskCostUsd: number; fleet: FleetTotals }];
+  /** `costUsd`: what this report (`delta`) cost; `taskCostUsd` and `fleet` are the totals after it */
+  usage: [{ id: string; role: Role; model: string; delta: Usage; costUsd: number; task: Usage; taskCostUsd: number; fleet: FleetTotals }];
   'phase-output': [{ id: string; phase: Phase; chunk: string }];
   gate: [{ scope: 'task' | 'fleet'; id: string | null; gate: GateName; reason: string }];
   /** tasks added to or dropped from the queue because BACKLOG.md changed */

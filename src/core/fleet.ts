@@ -435,7 +435,7 @@ export class Fleet implements FleetHandle {
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
-    this.events.emit('usage', { id, role, model, delta, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.#totals() });
+    this.events.emit('usage', { id, role, model, delta, costUsd, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.#totals() });
   }
 
   /** The fleet's spending so far; cheap (no pass over the tasks), so every usage report can carry it. */

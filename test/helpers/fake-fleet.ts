@@ -305,7 +305,7 @@ export class FakeFleet implements FleetHandle {
     const next: TaskState = { ...task, usage: addUsage(task.usage, delta), costUsd: task.costUsd + costUsd };
     this.put(next);
     this.totals = { ...this.totals, usage: addUsage(this.totals.usage, delta), costUsd: this.totals.costUsd + costUsd };
-    this.events.emit('usage', { id, role, model, delta, task: next.usage, taskCostUsd: next.costUsd, fleet: this.totals });
+    this.events.emit('usage', { id, role, model, delta, costUsd, task: next.usage, taskCostUsd: next.costUsd, fleet: this.totals });
   }
 
   setState(state: FleetSnapshotSummary['state'], stoppedBy: FleetSnapshotSummary['stoppedBy'] = this.stoppedBy): void {

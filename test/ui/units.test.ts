@@ -149,7 +149,7 @@ describe('fleet reducer', () => {
     const s0 = initFleetState(fleet, 0);
     const usage = { input: 5, output: 5, cacheWrite: 0, cacheRead: 0 };
     const totals = { usage, costUsd: 1.5, elapsedMs: 10, startedAt: null };
-    const s1 = fleetReducer(s0, { type: 'usage', event: { id: 'T-1', role: 'explorer', model: 'm', delta: usage, task: usage, taskCostUsd: 0.5, fleet: totals }, at: 1 });
+    const s1 = fleetReducer(s0, { type: 'usage', event: { id: 'T-1', role: 'explorer', model: 'm', delta: usage, costUsd: 0.5, task: usage, taskCostUsd: 0.5, fleet: totals }, at: 1 });
     expect(s1.tasks.get('T-1')?.task.costUsd).toBe(0.5);
     expect(s1.summary.totals.costUsd).toBe(1.5);
   });
