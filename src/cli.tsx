@@ -39,7 +39,7 @@ Usage:
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
   loopfleet audit               check readiness (setup and checks once on base) and print the cost ceiling
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
-                                lint errors, outdated or vulnerable dependencies, labelled GitHub issues)
+                                lint errors, outdated or vulnerable dependencies, labelled GitHub or GitLab issues)
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network and git settings turned off
   loopfleet demo                the whole system on a sample repository with a scripted model
@@ -57,7 +57,7 @@ Options (the run commands):
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
-  --github-label L              discover: the label of the GitHub issues to propose (default loopfleet)
+  --github-label L              discover: the label of the issues to propose, on GitHub or GitLab (default loopfleet)
   -h, --help                    this help
   -v, --version                 the version
 

@@ -92,5 +92,7 @@ describe('loopfleet discover, the built CLI', () => {
     const help = await execa(process.execPath, [CLI, '--help']);
     expect(help.stdout).toMatch(/loopfleet discover +propose tasks under ## Discovered/);
     expect(help.stdout).toMatch(/--only LIST/);
+    expect(help.stdout).toMatch(/labelled GitHub or GitLab issues\)/);
+    expect(help.stdout).toMatch(/--github-label L +discover: the label of the issues to propose, on GitHub or GitLab \(default loopfleet\)/);
   });
 });
