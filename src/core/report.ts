@@ -39,11 +39,11 @@ const OUTCOME_WORD: Record<string, string> = {
   running: '▶ running',
 };
 
-function tokens(n: number): string {
+export function tokens(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-function usd(n: number): string {
+export function usd(n: number): string {
   return `$${n.toFixed(n < 1 ? 4 : 2)}`;
 }
 
@@ -142,7 +142,7 @@ function fileList(files: readonly string[]): string {
  * `conflict`; none for any other status (what a task left behind is no longer true). The hunks are the
  * detail pane's.
  */
-function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
+export function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
   if (task.status === 'conflict') return task.conflicts ?? [];
   if (task.status !== 'verified') return [];
   return task.conflicts ?? (task.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
