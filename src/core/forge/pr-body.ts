@@ -3,7 +3,6 @@ import { oneLine } from '../../domain/sanitize.js';
 import { totalTokens, type AttemptRecord, type BaselineResult, type CheckResult, type TaskSpec, type TaskState } from '../../domain/types.js';
 import { baseFailure } from '../baseline.js';
 import { checkJson, checksOfAttempt, realAttempts } from '../check-facts.js';
-import { checkLabel } from '../checks.js';
 import { conflictEntries, tokens, usd } from '../report.js';
 import { formatChange, formatCounts } from '../test-counts.js';
 import { firstLines, inertBlock, inertLine, lastLines, neutralise } from './pr-text.js';
@@ -54,7 +53,8 @@ function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string 
   const counts = r.counts == null ? '' : ` — ${formatChange(base?.counts ?? null, r.counts)}`;
   const optional = r.required === false ? ' · not required' : '';
   const note = r.note ? ` — ${inertLine(r.note)}` : '';
-  return `- ${MARK[judged] ?? '?'} ${inertLine(checkLabel(r))} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${counts}${optional}${note}`;
+  const label = r.name !== undefined && r.name !== r.command ? `${r.name} (${r.command})` : r.command;
+  return `- ${MARK[judged] ?? '?'} ${inertLine(label)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${counts}${optional}${note}`;
 }
 
 function baselineLines(baseline: readonly BaselineResult[]): string[] {
