@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LowdbStateStore } from '../../../src/adapters/lowdb-state.js';
 import { findRepo } from '../../../src/commands/repo.js';
 import { statusRows } from '../../../src/commands/status.js';
 import { backlogRepo, openFleet, runFleet } from '../../helpers/fleet-harness.js';
@@ -55,7 +56,11 @@ describe('land: pr', () => {
     await runFleet(root, fixIt, { services: withForge(forge) });
     expect(forge.pulls.map((p) => p.draft)).toEqual([false]);
 
-    // A rerun that lost its record (a crash between the push and the open) finds the PR by its branch.
+    // A rerun that lost its record (a crash after the open, before the state was written) finds the PR by its branch.
+    const store = new LowdbStateStore(join(root, '.loop-worktrees', 'state.json'));
+    const state = (await store.load())!;
+    delete state.tasks['T-1']!.pr;
+    await store.save(state);
     const h = await openFleet(root, fixIt, { services: withForge(forge) });
     await h.fleet.merge('T-1');
     await h.session.close();
@@ -63,6 +68,7 @@ describe('land: pr', () => {
     expect(forge.calls.filter((c) => c === 'openPullRequest')).toHaveLength(1);
     expect(forge.calls).toContain('updatePullRequest');
     expect(h.fleet.task('T-1')!.status).toBe('verified');
+    expect(h.fleet.task('T-1')!.pr?.number).toBe(1);
   });
 
   it('merged on the forge → merged: worktree gone, a squashed branch kept under a ref, the item ticked in the working copy only', { timeout: 120_000 }, async () => {
