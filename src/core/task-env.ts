@@ -41,7 +41,8 @@ export function taskEnv(parent: NodeJS.ProcessEnv, input: TaskEnvInput): Record<
   const listed = new Set(input.passed ?? []);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
-    if (value !== undefined && (isPassedByDefault(name) || listed.has(name))) env[name] = value;
+    // A credential loopfleet holds (model keys, forge tokens) is never passed, even when `env:` lists it.
+    if (value !== undefined && (isPassedByDefault(name) || listed.has(name)) && !isLoopfleetCredential(name)) env[name] = value;
   }
   return loopfleetVariables(env, input);
 }

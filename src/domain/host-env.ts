@@ -6,9 +6,10 @@
 /**
  * Credentials loopfleet holds: the model keys every agent preset reads (their `credentialEnv`, see
  * src/adapters/agent-presets) and the forge tokens. Setup on the person's code gets their environment minus
- * these; the presets' test checks that each preset's own prefix is covered.
+ * these, and the sandbox never gets them, not even when `env:` lists one; the presets' test checks that
+ * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job.
  */
-const CREDENTIAL = /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN)$/;
+const CREDENTIAL = /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN)$/;
 
 export function isLoopfleetCredential(name: string): boolean {
   return CREDENTIAL.test(name);
