@@ -27,7 +27,7 @@ export async function sync(repo: Repo, env: NodeJS.ProcessEnv, out: (line: strin
   const signals = deferSignals((signal) => out(`received ${signal}: finishing the sync first`));
   let session: Awaited<ReturnType<typeof openSession>> | null = null;
   try {
-    session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false, ...(services === undefined ? {} : { services }) });
+    session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false, needForge: true, ...(services === undefined ? {} : { services }) });
     const { fleet } = session;
     if (!fleet.landsByPr) throw new UsageError(`no task in ${repo.backlogPath} lands by pull request: write \`land: pr\` in the front matter (or on a task)`);
     const open = fleet.tasks().filter((t) => t.pr?.state === 'open');

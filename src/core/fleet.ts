@@ -38,6 +38,8 @@ export interface FleetServices extends PipelineServices {
   notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
   /** the forge pull requests go to (`land: pr`); null or absent: none configured */
   forge?: ForgeLink | null;
+  /** why there is no forge, for the refusal of a pull request */
+  forgeMissing?: string;
 }
 
 export interface FleetOptions {
@@ -182,6 +184,7 @@ export class Fleet implements FleetHandle {
       ...shared,
       git: this.#s.git,
       link: this.#s.forge ?? null,
+      missing: this.#s.forgeMissing ?? null,
       landing,
       spec: (id) => this.#backlog.specs.get(id),
       specs: () => this.#backlog.specs,

@@ -1,4 +1,5 @@
 /** Shared vocabulary of the engine. Plain data only: everything here must survive JSON round-trips. */
+import type { ForgeSetting } from './forge-setting.js';
 
 export const TASK_STATUSES = ['queued', 'running', 'awaiting-approval', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -128,7 +129,7 @@ export const LAND_MODES = ['merge', 'pr'] as const;
 export type LandMode = (typeof LAND_MODES)[number];
 
 /** auto: from the remote's URL; none: no forge (land: pr is then refused); or a forge and repository named outright. */
-export type ForgeSetting = 'auto' | 'github' | 'gitlab' | 'none' | { type: 'github' | 'gitlab'; repo: string };
+export type { ForgeSetting } from './forge-setting.js';
 
 export interface PrSettings {
   draft: boolean;

@@ -12,7 +12,11 @@ import { emptyReport, fetchBase, followed, syncPulls, type SyncReport } from './
  * fails does not hold up the next; settled() resolves once every operation started so far has ended.
  */
 
-export type PullRequestServices = Omit<KeepServices, 'link' | 'publisher'> & { link: ForgeLink | null };
+export type PullRequestServices = Omit<KeepServices, 'link' | 'publisher'> & {
+  link: ForgeLink | null;
+  /** why there is no forge (no token, no remote), when `link` is null */
+  missing: string | null;
+};
 
 export interface SyncResult extends SyncReport {
   rebased: string[];
@@ -75,7 +79,10 @@ export class PullRequests {
 
   #need(): { link: ForgeLink; publisher: PrPublisher } {
     if (this.#s.link === null || this.#publisher === null) {
-      throw new RefusedError('land: pr needs a forge: set `forge:` in the front matter (github or gitlab, or { type, repo }) and a token (GH_TOKEN or GITLAB_TOKEN); `loopfleet doctor` checks both');
+      throw new RefusedError(
+        this.#s.missing ??
+          'land: pr needs a forge: set `forge:` in the front matter (github or gitlab, or { type, repo }) and a token (GH_TOKEN or GITLAB_TOKEN); `loopfleet doctor` checks both',
+      );
     }
     return { link: this.#s.link, publisher: this.#publisher };
   }
