@@ -5,6 +5,7 @@ import { checkLabel } from './checks.js';
 import type { FleetSnapshotSummary } from './events.js';
 import { sandboxNotice } from './sandbox-notice.js';
 import { oneLine, visible } from '../domain/sanitize.js';
+import { prWords } from './forge/pr-words.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -169,7 +170,8 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   const progress = progressLine(task);
   if (progress !== null) out.push(`- **Tests:** ${progress}`);
   if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
-  if (task.branch !== null) {
+  if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
       verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
       // Not the worktree: its content is the agent's, and git run there can run a nested repository's config.
@@ -230,7 +232,8 @@ export function renderReport(input: ReportInput): string {
     lines.push('## Not run this time', '');
     for (const t of rest) {
       const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
-      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}`));
+      const pr = t.pr === undefined ? '' : ` · ${prWords(t.pr)} ${t.pr.url}`;
+      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}${pr}`));
     }
     lines.push('');
   }

@@ -135,6 +135,8 @@ export interface PrSettings {
   draft: boolean;
   labels: string[];
   reviewers: string[];
+  /** how often `--watch` reads the open pull requests, ms */
+  syncEveryMs: number;
 }
 
 /**

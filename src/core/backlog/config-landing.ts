@@ -5,13 +5,19 @@
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { LAND_MODES, type ForgeSetting, type LandMode, type PrSettings } from '../../domain/types.js';
+import { parseInterval } from '../units.js';
 import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 
-export const DEFAULT_PR: Readonly<PrSettings> = Object.freeze({ draft: true, labels: Object.freeze(['loopfleet']) as unknown as string[], reviewers: Object.freeze([]) as unknown as string[] });
+export const DEFAULT_PR: Readonly<PrSettings> = Object.freeze({
+  draft: true,
+  labels: Object.freeze(['loopfleet']) as unknown as string[],
+  reviewers: Object.freeze([]) as unknown as string[],
+  syncEveryMs: 2 * 60_000,
+});
 
 export const FORGE_KINDS = ['auto', 'github', 'gitlab', 'none'] as const;
-const PR_KEYS = ['draft', 'labels', 'reviewers'] as const;
+const PR_KEYS = ['draft', 'labels', 'reviewers', 'sync'] as const;
 
 /** A git remote's name as `git remote add` takes it: no spaces, no leading dash, no `..`. */
 const REMOTE_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+$/;
@@ -76,7 +82,7 @@ function readNames(r: Reader, key: string, node: Node | null, at: Node, pattern:
 
 /** `pr: { draft: true, labels: [loopfleet], reviewers: [] }`; an unset key keeps its default. */
 export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | undefined {
-  const pr: PrSettings = { draft: DEFAULT_PR.draft, labels: [...DEFAULT_PR.labels], reviewers: [] };
+  const pr: PrSettings = { ...DEFAULT_PR, labels: [...DEFAULT_PR.labels], reviewers: [] };
   if (node === null || (isScalar(node) && node.value === null)) return pr;
   if (!isMap(node)) return r.fail(at, 'pr must be a mapping, e.g. pr: { draft: true, labels: [loopfleet], reviewers: [] }');
   for (const pair of node.items) {
@@ -101,6 +107,14 @@ export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | und
         const reviewers = readNames(r, 'pr.reviewers', value, keyNode, USER_NAME, '[octocat]');
         if (reviewers === undefined) return undefined;
         pr.reviewers = reviewers;
+        break;
+      }
+      case 'sync': {
+        const v = r.scalar('pr.sync', value, keyNode);
+        if (v === undefined) return undefined;
+        const p = v === null || typeof v === 'boolean' ? null : parseInterval(String(v));
+        if (p === null || !p.ok) return r.fail(keyNode, `pr.sync must be an interval such as 2m or 30s, got '${String(v)}'`);
+        pr.syncEveryMs = p.value;
         break;
       }
       default:

@@ -81,3 +81,22 @@ describe('the pull request body', () => {
     expect(inertLine('a\u001b]52;c;SGVsbG8=\u0007b\nc')).not.toMatch(/[\u0000-\u001f]/);
   });
 });
+
+describe('the morning report of pull requests', () => {
+  it('lists each PR with its state and URL, for the tasks of the run and the others', async () => {
+    const { renderReport } = await import('../../../src/core/report.js');
+    const { defaultConfig } = await import('../../helpers/fake-fleet.js');
+    const pr = { number: 12, url: 'https://github.com/acme/widgets/pull/12', state: 'open' as const, draft: true, ci: 'failing' as const, review: 'none' as const, pushed: null, pushedAttempt: 1, answered: [], ciAnswered: null };
+    const tasks = [fakeTask('T-1', { status: 'verified', pr }), fakeTask('T-2', { status: 'merged', pr: { ...pr, number: 13, url: 'https://github.com/acme/widgets/pull/13', state: 'merged' } })];
+    const counts = { queued: 0, running: 0, verified: 1, failed: 0, conflict: 0, merged: 1, discarded: 0, 'awaiting-approval': 0 };
+    const text = renderReport({
+      repoRoot: '/repo', base: 'main', startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T08:00:00.000Z',
+      summary: { state: 'finished', counts, totals: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null }, stoppedBy: null },
+      tasks, ran: new Set(['T-1']), config: defaultConfig(), sandboxed: true, exitCode: 0,
+    });
+    expect(text).toContain('- **Pull request:** PR #12 draft ✗ci — https://github.com/acme/widgets/pull/12');
+    // an open PR is landed on the forge: no local merge hint
+    expect(text).not.toContain('loopfleet merge T-1');
+    expect(text).toContain('- T-2 Task T-2 — merged · PR #13 merged https://github.com/acme/widgets/pull/13');
+  });
+});

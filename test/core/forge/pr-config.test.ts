@@ -21,10 +21,10 @@ describe('front matter: land, remote, forge, pr', () => {
       md('---', 'land: pr', 'remote: upstream', 'forge: { type: gitlab, repo: group/sub/project }', 'pr: { draft: false, labels: [loopfleet, night shift], reviewers: [alice, bob-2] }', '---', '- [ ] T-1 x', '  land: merge'),
       FILE,
     ).backlog;
-    expect([config.land, config.remote, config.forge, config.pr]).toEqual(['pr', 'upstream', { type: 'gitlab', repo: 'group/sub/project' }, { draft: false, labels: ['loopfleet', 'night shift'], reviewers: ['alice', 'bob-2'] }]);
+    expect([config.land, config.remote, config.forge, config.pr]).toEqual(['pr', 'upstream', { type: 'gitlab', repo: 'group/sub/project' }, { draft: false, labels: ['loopfleet', 'night shift'], reviewers: ['alice', 'bob-2'], syncEveryMs: 120_000 }]);
     expect(tasks[0]!.land).toBe('merge');
     const plain = parseBacklog(md('---', 'check: "true"', '---', '- [ ] T-1 x'), FILE).backlog;
-    expect([plain.config.land, plain.config.remote, plain.config.forge, plain.config.pr]).toEqual(['merge', 'origin', 'auto', { draft: true, labels: ['loopfleet'], reviewers: [] }]);
+    expect([plain.config.land, plain.config.remote, plain.config.forge, plain.config.pr]).toEqual(['merge', 'origin', 'auto', { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 120_000 }]);
     expect(parseBacklog(md('---', 'forge: none', 'pr:', '  draft: true', '---', '- [ ] T-1 x'), FILE).backlog.config.forge).toBe('none');
   });
 
@@ -38,6 +38,7 @@ describe('front matter: land, remote, forge, pr', () => {
     [md('---', 'pr:', '  reviewer: [alice]', '---', '- [ ] T-1 x'), 3, "unknown key 'pr.reviewer' (did you mean 'reviewers'?)"],
     [md('---', 'pr: { reviewers: ["@alice"] }', '---', '- [ ] T-1 x'), 2, "pr.reviewers must be a list of names, e.g. [octocat], got '@alice'"],
     [md('---', 'pr: yes', '---', '- [ ] T-1 x'), 2, 'pr must be a mapping'],
+    [md('---', 'pr: { sync: soon }', '---', '- [ ] T-1 x'), 2, "pr.sync must be an interval such as 2m or 30s, got 'soon'"],
     [md('---', '---', '- [ ] T-1 x', '  land: forge'), 4, "land: must be merge or pr, got 'forge'"],
   ])('refuses bad input with its file and line: %#', (text, line, fragment) => {
     const errs = problems(text);
