@@ -22,16 +22,16 @@ export async function remoteHead(bare: string, branch: string): Promise<string |
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
-/** A person's commit on the remote's main (a clone, a commit, a push), as a teammate would make it. */
-export async function commitOnRemote(bare: string, files: Record<string, string>, message: string): Promise<string> {
+/** A person's commit on the remote's `branch` (a clone, a commit, a push), as a teammate would make it. */
+export async function commitOnRemote(bare: string, files: Record<string, string>, message: string, branch = 'main'): Promise<string> {
   const clone = await mkdtemp(join(tmpdir(), 'loopfleet-clone-'));
   try {
-    await execa('git', ['clone', '--quiet', bare, clone], { env: { ...process.env, ...GIT_ENV } });
+    await execa('git', ['clone', '--quiet', '--branch', branch, bare, clone], { env: { ...process.env, ...GIT_ENV } });
     const { writeFiles } = await import('./git-repo.js');
     await writeFiles(clone, files);
     await git(clone, 'add', '-A');
     await git(clone, 'commit', '--quiet', '-m', message);
-    await git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
+    await git(clone, 'push', '--quiet', 'origin', `HEAD:${branch}`);
     return await git(clone, 'rev-parse', 'HEAD');
   } finally {
     await rm(clone, { recursive: true, force: true });

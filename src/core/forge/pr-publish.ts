@@ -59,7 +59,9 @@ export class PrPublisher {
     if (commit === null) throw new RefusedError(`${id} has no branch ${branch} to push`);
     const record = task.pr;
     const found = await this.#openPull(record, branch);
-    const lease = (record?.state === 'open' ? record.pushed : null) ?? found?.headSha ?? null;
+    // The open PR's head is the remote's branch as it is now, whoever pushed it: it stands for "ours" only
+    // on a rerun that lost its record of what loopfleet pushed.
+    const lease = await this.#lease(branch, record?.pushed != null ? [record.pushed] : [found?.headSha ?? null]);
     if (lease !== commit) {
       const pushed = await git.push(link.remote, `refs/heads/${branch}`, `refs/heads/${branch}`, lease, link.auth);
       if (pushed.kind === 'rejected') {
@@ -99,6 +101,21 @@ export class PrPublisher {
     };
     lifecycle.recordPr(id, next);
     return next;
+  }
+
+  /**
+   * What the remote's branch must hold for the push: nothing when it has no such branch (never pushed, or
+   * deleted after a merge or close); else a commit loopfleet knows as its own there (`known`). Anything else
+   * was pushed by someone else: refused, never overwritten.
+   */
+  async #lease(branch: string, known: ReadonlyArray<string | null>): Promise<string | null> {
+    const ref = `refs/heads/${branch}`;
+    const { git, link } = this.#s;
+    const there = (await git.lsRemote(link.remote, [ref], link.auth)).get(ref) ?? null;
+    if (there === null || known.includes(there)) return there;
+    throw new RefusedError(
+      `${branch} on ${link.remote} is at ${there.slice(0, 8)}, a commit loopfleet did not push: not overwritten (fetch it and look, or delete the remote branch to let loopfleet push again)`,
+    );
   }
 
   /** The task's open pull request: the recorded one while it is open, else whichever the forge has open for the branch. */

@@ -71,6 +71,31 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.pr?.number).toBe(1);
   });
 
+  it('never overwrites a branch someone else pushed to; after a closed PR, a retried task opens a new one', { timeout: 180_000 }, async () => {
+    const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
+    await runFleet(root, fixIt, { services: withForge(forge) });
+    const mine = (await remoteHead(bare, 'loop/T-1'))!;
+    const theirs = await commitOnRemote(bare, { 'theirs.txt': 'a teammate\n' }, 'a teammate pushes to the PR branch', 'loop/T-1');
+    const h = await openFleet(root, fixIt, { services: withForge(forge) });
+    await expect(h.fleet.merge('T-1')).rejects.toThrow(`loop/T-1 on origin is at ${theirs.slice(0, 8)}, a commit loopfleet did not push: not overwritten`);
+    expect(await remoteHead(bare, 'loop/T-1')).toBe(theirs);
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    await h.session.close();
+    expect(mine).not.toBe(theirs);
+
+    // The PR is closed and its branch deleted on the forge; a retry runs the task again and opens a new PR.
+    forge.byHead('loop/T-1').state = 'closed';
+    await git(bare, 'update-ref', '-d', 'refs/heads/loop/T-1');
+    const again = await openFleet(root, fixIt, { services: withForge(forge) });
+    await again.fleet.sync();
+    await again.fleet.retry('T-1');
+    again.fleet.start();
+    await again.fleet.whenIdle();
+    await again.session.close();
+    expect(forge.pulls.map((p) => [p.number, p.state])).toEqual([[1, 'closed'], [2, 'open']]);
+    expect(again.fleet.task('T-1')).toMatchObject({ status: 'verified', pr: { number: 2, state: 'open' } });
+  });
+
   it('merged on the forge → merged: worktree gone, a squashed branch kept under a ref, the item ticked in the working copy only', { timeout: 120_000 }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One\n- [ ] T-2 Two');
     await runFleet(root, fixIt, { services: withForge(forge) });
