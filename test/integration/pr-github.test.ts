@@ -27,7 +27,8 @@ afterEach(async () => {
   await github.close();
 });
 
-const CHECK = `if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail 0\\n'; else printf '# tests 22\\n# pass 15\\n# fail 7\\n'; exit 1; fi`;
+/** The check also prints every variable of its (sandboxed) environment whose name or value says token: the state keeps the output. */
+const CHECK = `env | grep -i token; if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail 0\\n'; else printf '# tests 22\\n# pass 15\\n# fail 7\\n'; exit 1; fi`;
 const fixIt: FakeScript = ({ role, attempt }) => (role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {});
 
 function env(): NodeJS.ProcessEnv {
@@ -74,7 +75,9 @@ describe('pull requests on a loopback GitHub', () => {
     expect(await remoteHead(bare, 'loop/T-1')).toBe(await git(root, 'rev-parse', 'loop/T-1'));
     expect(lines.some((l) => / T-1 PR #\d opened as a draft: /.test(l))).toBe(true);
 
-    // The token is loopfleet's alone: not in state, transcripts, the report, nor any PR body or comment.
+    // The token is loopfleet's alone: not in the check's environment (its output is in the state), the state,
+    // transcripts, the report, nor any PR body or comment.
+    expect(JSON.stringify(await (await import('../helpers/state-file.js')).readState(root))).not.toMatch(/GH_TOKEN/);
     const files = await filesUnder(join(root, '.loop-worktrees'));
     expect(files.some((f) => f.includes('/reports/'))).toBe(true);
     for (const f of files) expect((await readFile(f)).includes(github.token), f).toBe(false);

@@ -28,6 +28,9 @@ describe('pull requests in the TUI', () => {
     expect(rowOf(frame, 'T-3')).toContain('PR #14 draft …ci changes requested');
     expect(rowOf(frame, 'T-4')).toContain('PR #15 merged');
     expect(rowOf(frame, 'T-5')).not.toContain('PR #');
+    await t.press('m');
+    await waitFor(() => expect(t.frame()).toContain('Push loop/T-1 and open or update its pull request into main? y/n'));
+    await t.press('n');
     await t.press(KEY.enter, '5');
     await waitFor(() => expect(t.frame()).toContain('https://github.com/acme/widgets/pull/12'));
     expect(t.frame()).toContain('Pull request');
