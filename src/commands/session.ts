@@ -15,7 +15,6 @@ import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
-import { openForge } from '../adapters/forge-open.js';
 import { landOf } from '../core/forge/forge-link.js';
 import { UsageError } from '../domain/errors.js';
 
@@ -67,6 +66,8 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
  */
 async function forgeServices(backlog: Backlog, git: SimpleGitAdapter, options: SessionOptions): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
   const remote = backlog.config.remote ?? 'origin';
+  // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
+  const { openForge } = await import('../adapters/forge-open.js');
   const opened = await openForge({ setting: backlog.config.forge ?? 'auto', git, remote, env: options.env });
   if (opened.kind === 'forge') return { forge: { forge: opened.forge, remote, ...(opened.auth === undefined ? {} : { auth: opened.auth }) } };
   const why = `land: pr needs a forge, and there is none: ${opened.reason}`;
