@@ -445,7 +445,10 @@ export class Fleet implements FleetHandle {
   }
 
   async discard(id: string): Promise<void> {
+    const pr = this.#state.get(id)?.pr;
     await this.#actions.discard(id);
+    // loopfleet never closes a pull request itself: the person is told where it stays open.
+    if (pr?.state === 'open') this.events.emit('log', { level: 'warn', id, message: `PR #${pr.number} stays open on the forge: close it there (${pr.url})` });
     this.#scheduler.schedule();
   }
 

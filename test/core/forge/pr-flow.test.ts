@@ -122,6 +122,19 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-2')!.status).toBe('verified');
   });
 
+  it('d on a task with an open PR discards it locally and says the PR stays open on the forge (loopfleet never closes one)', { timeout: 120_000 }, async () => {
+    const { root, forge } = await prRepo('', '- [ ] T-1 One');
+    await runFleet(root, fixIt, { services: withForge(forge) });
+    const h = await openFleet(root, fixIt, { services: withForge(forge) });
+    const warnings: string[] = [];
+    h.fleet.events.on('log', (l) => l.level === 'warn' && warnings.push(l.message));
+    await h.fleet.discard('T-1');
+    await h.session.close();
+    expect(h.fleet.task('T-1')!.status).toBe('discarded');
+    expect(warnings).toEqual([`PR #1 stays open on the forge: close it there (${forge.pull(1).url})`]);
+    expect(forge.pull(1).state).toBe('open');
+  });
+
   it('closed unmerged → discarded, the branch kept under the discard ref', { timeout: 120_000 }, async () => {
     const { root, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
@@ -171,6 +184,25 @@ describe('land: pr', () => {
     expect(forge.pull(1).posted[0]).toMatch(/loopfleet pushed a new attempt of T-1/);
     expect(forge.pull(1).posted[0]).toMatch(/1 attempt since the last push · .* tokens · \$0\.\d{4}/);
     expect(forge.pull(1).posted[0]).toMatch(/fixed.txt \| 2 \+-/);
+  });
+
+  it('CI red with no attempt left → failed by its gate, nothing pushed; its PR is still followed to the merge', { timeout: 180_000 }, async () => {
+    const { root, bare, forge } = await prRepo('gates:\n  attempts: 1', '- [ ] T-1 One');
+    await runFleet(root, fixIt, { services: withForge(forge) });
+    const head = forge.byHead('loop/T-1').headSha;
+    forge.setCi(head, { state: 'failing', failing: [{ name: 'lint', summary: '', logExcerpt: null, url: null }] });
+    const h = await openFleet(root, fixIt, { services: withForge(forge) });
+    await h.fleet.sync();
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    expect(h.fleet.task('T-1')).toMatchObject({ status: 'failed', gate: 'attempts', pr: { state: 'open' } });
+    expect(await remoteHead(bare, 'loop/T-1')).toBe(head);
+    expect(h.model.calls).toEqual([]);
+    await mergeOnRemote(bare, 'loop/T-1');
+    forge.byHead('loop/T-1').state = 'merged';
+    expect((await h.fleet.sync()).merged).toEqual(['T-1']);
+    await h.session.close();
+    expect(h.fleet.task('T-1')!.status).toBe('merged');
   });
 
   it('changes requested by a writer → a new attempt with the review as evidence; a non-writer\'s /loopfleet is ignored; none is answered twice', { timeout: 180_000 }, async () => {
