@@ -157,6 +157,8 @@ export interface PrRecord {
   pushedAttempt: number;
   answered: string[];
   ciAnswered: string | null;
+  /** the newest comment time (ISO) a sync has read: the next reads only what came after */
+  commentsSince?: string | null;
 }
 
 /** What `status --json` says of a task's pull request. */

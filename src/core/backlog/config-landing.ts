@@ -13,7 +13,8 @@ export const DEFAULT_PR: Readonly<PrSettings> = Object.freeze({
   draft: true,
   labels: Object.freeze(['loopfleet']) as unknown as string[],
   reviewers: Object.freeze([]) as unknown as string[],
-  syncEveryMs: 2 * 60_000,
+  // Each open PR costs a handful of API requests per pass: every 5 minutes keeps 30 open PRs well inside GitHub's hourly limit.
+  syncEveryMs: 5 * 60_000,
 });
 
 export const FORGE_KINDS = ['auto', 'github', 'gitlab', 'none'] as const;

@@ -98,6 +98,7 @@ export class PrPublisher {
       pushedAttempt: task.attempt,
       answered: kept?.answered ?? [],
       ciAnswered: kept?.ciAnswered ?? null,
+      commentsSince: kept?.commentsSince ?? null,
     };
     lifecycle.recordPr(id, next);
     return next;

@@ -119,7 +119,10 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
     return;
   }
   const answered = new Set(record.answered);
-  const fresh = (await forge.comments(pull.number)).filter((c) => !answered.has(c.id));
+  const read = await forge.comments(pull.number, record.commentsSince ?? undefined);
+  const fresh = read.filter((c) => !answered.has(c.id));
+  const newest = read.reduce<string | null>((max, c) => (max === null || c.createdAt > max ? c.createdAt : max), record.commentsSince ?? null);
+  seen.commentsSince = newest;
   const work = fresh.filter(startsWork);
   const refused = fresh.filter((c) => !c.authorCanWrite && startsWork({ ...c, authorCanWrite: true }));
   for (const c of refused) s.log(id, `PR #${pull.number}: a ${c.kind} by an author who cannot write to the repository is not acted on`, 'warn');

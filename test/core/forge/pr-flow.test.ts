@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LowdbStateStore } from '../../../src/adapters/lowdb-state.js';
 import { findRepo } from '../../../src/commands/repo.js';
-import { statusRows } from '../../../src/commands/status.js';
+import { statusRows, statusTable } from '../../../src/commands/status.js';
+import { ForgeRateLimitError } from '../../../src/ports/forge.js';
 import { backlogRepo, openFleet, runFleet } from '../../helpers/fleet-harness.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
 import { git } from '../../helpers/git-repo.js';
@@ -49,6 +50,27 @@ describe('land: pr', () => {
 
     const rows = await statusRows(await findRepo(root));
     expect(rows[0]!.pr).toEqual({ number: 1, url: pull.url, state: 'open', draft: true, ci: 'pending', review: 'none' });
+    expect(statusTable(rows)).toContain(`· PR #1 draft …ci ${pull.url}`);
+  });
+
+  it('a forge rate limit ends the sync pass early, changing nothing, and the next pass goes on', { timeout: 120_000 }, async () => {
+    const { root, forge } = await prRepo('', '- [ ] T-1 One\n- [ ] T-2 Two');
+    await runFleet(root, fixIt, { services: withForge(forge) });
+    const real = forge.getPullRequest.bind(forge);
+    let limited = true;
+    forge.getPullRequest = async (n) => {
+      if (limited) throw new ForgeRateLimitError('GitHub secondary rate limit', Date.UTC(2026, 0, 1, 1));
+      return real(n);
+    };
+    forge.byHead('loop/T-1').state = 'closed';
+    const h = await openFleet(root, fixIt, { services: withForge(forge) });
+    const first = await h.fleet.sync();
+    expect(first.rateLimited).toBe('GitHub secondary rate limit (until 2026-01-01T01:00:00.000Z)');
+    expect(forge.calls.filter((c) => c === 'ci' || c === 'comments')).toEqual([]);
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    limited = false;
+    expect((await h.fleet.sync()).closed).toEqual(['T-1']);
+    await h.session.close();
   });
 
   it('opens it ready with draft: false, and never a second PR for the same task: m updates the one it finds', { timeout: 120_000 }, async () => {
