@@ -11,7 +11,7 @@ import type { PrServices } from './pr-publish.js';
  *
  * - merged on the forge → `merged` (pr-landed.ts); closed unmerged → `discarded`;
  * - CI failing on the head loopfleet pushed → back to the queue with the failing checks as evidence, once
- *   per head commit (`PrRecord.ciAnswered`);
+ *   per head commit (`PrRecord.ciAnswered`); a head someone else pushed is left to them;
  * - a review asking for changes, or a comment starting with `/loopfleet`, by an author who can write → back
  *   to the queue with those comments (and the line comments that came with them) as evidence. Every comment
  *   read is remembered in `PrRecord.answered` once it started work or was refused, so none starts two
@@ -109,7 +109,8 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
     report.open.push(id);
     return;
   }
-  if (ci.state === 'failing' && record.ciAnswered !== pull.headSha) {
+  // CI on a head someone else pushed is theirs to fix: loopfleet answers only the CI of its own push.
+  if (ci.state === 'failing' && record.ciAnswered !== pull.headSha && pull.headSha === record.pushed) {
     s.lifecycle.recordPr(id, { ...seen, ciAnswered: pull.headSha });
     const names = ci.failing.map((f) => f.name).join(', ') || 'a check';
     const reason = `PR #${pull.number}: CI failing (${names.slice(0, 200)}); a new attempt fixes it`;
