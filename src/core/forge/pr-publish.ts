@@ -125,6 +125,9 @@ export class PrPublisher {
     if (record !== undefined && record.state === 'open') {
       const known = await forge.getPullRequest(record.number);
       if (known.state === 'open') return known;
+      // Closed or merged on the forge while a new attempt ran: that is the person's decision, not a reason to
+      // open another PR. The next sync brings it home (discarded or merged).
+      throw new RefusedError(`PR #${known.number} was ${known.state} on the forge meanwhile: not pushed; \`loopfleet sync\` follows it`);
     }
     const found = await forge.findPullRequest(branch);
     return found !== null && found.state === 'open' ? found : null;

@@ -227,6 +227,29 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.status).toBe('merged');
   });
 
+  it('a PR closed on the forge while its new attempt ran is not reopened: the attempt is not pushed, and the next sync discards the task', { timeout: 180_000 }, async () => {
+    const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
+    await runFleet(root, fixIt, { services: withForge(forge) });
+    const head = forge.byHead('loop/T-1').headSha;
+    forge.addComment(1, { body: '/loopfleet once more' });
+    const warnings: string[] = [];
+    const h = await openFleet(root, (call) => {
+      // The person closes the PR while the new attempt runs.
+      if (call.role === 'implementer') forge.byHead('loop/T-1').state = 'closed';
+      return fixIt(call);
+    }, { services: withForge(forge) });
+    h.fleet.events.on('log', (l) => l.level === 'warn' && warnings.push(l.message));
+    await h.fleet.sync();
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    expect(warnings).toContain("pull request not opened: PR #1 was closed on the forge meanwhile: not pushed; `loopfleet sync` follows it");
+    expect(forge.pulls).toHaveLength(1);
+    expect(await remoteHead(bare, 'loop/T-1')).toBe(head);
+    expect((await h.fleet.sync()).closed).toEqual(['T-1']);
+    await h.session.close();
+    expect(h.fleet.task('T-1')!.status).toBe('discarded');
+  });
+
   it('changes requested by a writer → a new attempt with the review as evidence; a non-writer\'s /loopfleet is ignored; none is answered twice', { timeout: 180_000 }, async () => {
     const { root, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
