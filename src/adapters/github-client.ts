@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
@@ -33,6 +34,7 @@ export interface GitHubClientOptions {
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
 export type GitHubOctokit = InstanceType<typeof ThrottledOctokit>;
 
+const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
 const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
@@ -48,7 +50,8 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
     userAgent: 'loopfleet',
     log: QUIET,
     throttle: {
-      id: `loopfleet-${Math.random().toString(36).slice(2)}`,
+      // One key per API root: every client of this process shares GitHub's write spacing for that host.
+      id: `loopfleet ${options.apiUrl ?? DEFAULT_GITHUB_API}`,
       retryAfterBaseValue: msPerSecond,
       fallbackSecondaryRateRetryAfter: 60,
       onRateLimit: onLimit,
@@ -60,8 +63,8 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
             notifications: new Bottleneck.Group({ maxConcurrent: 1, minTime: spacing }),
           }),
     },
-    // 403 and 429 are the throttling plugin's to retry; the retry plugin takes 5xx only, with its short backoff.
-    retry: { doNotRetry: [400, 401, 403, 404, 409, 410, 422, 429, 451], retries: 2, retryAfterBaseValue: msPerSecond },
+    // A 4xx is an answer (403 and 429 are the throttling plugin's to wait out): the retry plugin takes 5xx only.
+    retry: { doNotRetry: CLIENT_ERRORS, retries: 2, retryAfterBaseValue: msPerSecond },
   });
 }
 
@@ -89,12 +92,28 @@ export function rateLimitRetryAt(error: RequestErrorLike, now = Date.now()): num
   return now + 60_000;
 }
 
-/** Runs one GitHub call; its failure becomes a ForgeError or ForgeRateLimitError with `token` redacted. */
-export async function githubCall<T>(what: string, token: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw githubError(what, token, error);
+/**
+ * Runs one GitHub call; its failure becomes a ForgeError or ForgeRateLimitError with `token` redacted. A
+ * plain 429 (no "secondary rate limit" message, no `x-ratelimit-remaining: 0`: those the throttling plugin
+ * waits out) waits here as its `retry-after` says, within the same bounds.
+ */
+export async function githubCall<T>(what: string, options: GitHubClientOptions, call: () => Promise<T>): Promise<T> {
+  const maxRetries = options.maxRetries ?? 2;
+  const maxWait = options.maxWaitSeconds ?? 60;
+  for (let retries = 0; ; retries++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (retries < maxRetries && isRequestError(error) && error.status === 429 && !/\bsecondary rate\b/i.test(error.message) && String(error.response?.headers?.['x-ratelimit-remaining'] ?? '') !== '0') {
+        const retryAt = rateLimitRetryAt(error) ?? Date.now();
+        const waitSeconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+        if (waitSeconds <= maxWait) {
+          await sleep(waitSeconds * (options.msPerSecond ?? 1000));
+          continue;
+        }
+      }
+      throw githubError(what, options.token, error);
+    }
   }
 }
 

@@ -1,7 +1,6 @@
 import type {
   BranchProtection,
   CiSummary,
-  FailingCheck,
   ForgeComment,
   ForgeIssue,
   ForgePort,
@@ -12,7 +11,8 @@ import type {
   TokenFacts,
 } from '../ports/forge.js';
 import { ForgeError } from '../ports/forge.js';
-import { bounded, combinedState, logTail, reviewFromVerdicts } from './forge-text.js';
+import { reviewFromVerdicts } from './forge-text.js';
+import { githubCi } from './github-ci.js';
 import { type GitHubClientOptions, type GitHubOctokit, githubCall, githubOctokit } from './github-client.js';
 
 /**
@@ -21,7 +21,8 @@ import { type GitHubClientOptions, type GitHubOctokit, githubCall, githubOctokit
  */
 
 const WRITE_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
-const FAILED_CONCLUSIONS = new Set(['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure', 'stale']);
+/** A create that got a 5xx may have been done (a comment posted twice): it is not repeated on a 5xx. */
+const NOT_REPEATED = { retries: 0 };
 
 interface RawPull {
   number: number;
@@ -41,7 +42,7 @@ export class GitHubForge implements ForgePort {
   readonly repo: string;
   #owner: string;
   #name: string;
-  #token: string;
+  #options: GitHubClientOptions;
   #octokit: GitHubOctokit;
 
   constructor(repo: string, options: GitHubClientOptions) {
@@ -52,12 +53,12 @@ export class GitHubForge implements ForgePort {
     this.repo = repo;
     this.#owner = owner;
     this.#name = name;
-    this.#token = options.token;
+    this.#options = options;
     this.#octokit = githubOctokit(options);
   }
 
   #call<T>(what: string, call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>): Promise<T> {
-    return githubCall(what, this.#token, () => call(this.#octokit, { owner: this.#owner, repo: this.#name }));
+    return githubCall(what, this.#options, () => call(this.#octokit, { owner: this.#owner, repo: this.#name }));
   }
 
   async findPullRequest(head: string): Promise<PullRequest | null> {
@@ -77,7 +78,7 @@ export class GitHubForge implements ForgePort {
 
   async openPullRequest(input: OpenPullRequest): Promise<PullRequest> {
     const { data } = await this.#call(`opening a pull request for ${input.head}`, (o, where) =>
-      o.rest.pulls.create({ ...where, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft }),
+      o.rest.pulls.create({ ...where, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft, request: NOT_REPEATED }),
     );
     if (input.labels.length > 0) {
       await this.#call(`labelling pull request #${data.number}`, (o, where) => o.rest.issues.addLabels({ ...where, issue_number: data.number, labels: [...input.labels] }));
@@ -94,37 +95,8 @@ export class GitHubForge implements ForgePort {
     await this.#call(`updating pull request #${number}`, (o, where) => o.rest.pulls.update({ ...where, pull_number: number, ...change }));
   }
 
-  async ci(sha: string): Promise<CiSummary> {
-    const runs = await this.#call(`reading check runs of ${sha}`, (o, where) =>
-      o.paginate(o.rest.checks.listForRef, { ...where, ref: sha, per_page: 100, filter: 'latest' }),
-    );
-    const { data: combined } = await this.#call(`reading the status of ${sha}`, (o, where) => o.rest.repos.getCombinedStatusForRef({ ...where, ref: sha, per_page: 100 }));
-    const states: ('passing' | 'failing' | 'pending')[] = [];
-    const failing: FailingCheck[] = [];
-    for (const run of runs) {
-      if (run.status !== 'completed') {
-        states.push('pending');
-      } else if (FAILED_CONCLUSIONS.has(run.conclusion ?? '')) {
-        states.push('failing');
-        const summary = [run.output.title, run.output.summary].filter((s): s is string => typeof s === 'string' && s.trim() !== '' && s !== run.name).join(': ');
-        failing.push({
-          name: run.name,
-          summary: bounded(summary || `${run.name}: ${run.conclusion}`),
-          logExcerpt: logTail(run.output.text ?? null),
-          url: run.html_url ?? run.details_url ?? null,
-        });
-      } else {
-        states.push('passing');
-      }
-    }
-    for (const status of combined.statuses) {
-      if (status.state === 'pending') states.push('pending');
-      else if (status.state === 'failure' || status.state === 'error') {
-        states.push('failing');
-        failing.push({ name: status.context, summary: bounded(status.description ?? `${status.context}: ${status.state}`), logExcerpt: null, url: status.target_url ?? null });
-      } else states.push('passing');
-    }
-    return { state: combinedState(states), failing };
+  ci(sha: string): Promise<CiSummary> {
+    return githubCi((what, call) => this.#call(what, call), sha);
   }
 
   async review(number: number): Promise<ReviewState> {
@@ -161,7 +133,7 @@ export class GitHubForge implements ForgePort {
   }
 
   async comment(number: number, body: string): Promise<void> {
-    await this.#call(`commenting on #${number}`, (o, where) => o.rest.issues.createComment({ ...where, issue_number: number, body }));
+    await this.#call(`commenting on #${number}`, (o, where) => o.rest.issues.createComment({ ...where, issue_number: number, body, request: NOT_REPEATED }));
   }
 
   async merge(number: number, sha: string, message: string): Promise<MergeOutcome> {
@@ -180,19 +152,20 @@ export class GitHubForge implements ForgePort {
 
   async enableAutoMerge(number: number): Promise<boolean> {
     const { data } = await this.#call(`reading pull request #${number}`, (o, where) => o.rest.pulls.get({ ...where, pull_number: number }));
-    try {
-      await this.#call(`turning on auto-merge for #${number}`, (o) =>
-        o.graphql(
-          'mutation($pullRequestId: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $pullRequestId, mergeMethod: MERGE }) { pullRequest { number } } }',
-          { pullRequestId: data.node_id },
+    // GraphQL answers a refusal (the repository does not allow auto-merge, the PR is clean already) with
+    // `errors` in a 200: that is `false`; a refused request (401, 5xx, a rate limit) is thrown as any other.
+    const refused = await this.#call(`turning on auto-merge for #${number}`, (o) =>
+      o
+        .graphql('mutation($pullRequestId: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $pullRequestId, mergeMethod: MERGE }) { pullRequest { number } } }', { pullRequestId: data.node_id })
+        .then(
+          () => false,
+          (error: unknown) => {
+            if (error instanceof Error && error.name === 'GraphqlResponseError') return true;
+            throw error;
+          },
         ),
-      );
-      return true;
-    } catch (error) {
-      // GraphQL answers a refusal (the repository does not allow auto-merge, the PR is clean already) as errors.
-      if (error instanceof ForgeError) return false;
-      throw error;
-    }
+    );
+    return !refused;
   }
 
   async issues(label: string): Promise<ForgeIssue[]> {

@@ -8,7 +8,8 @@ import { redact } from './forge-text.js';
  *
  * Invariants: the token travels only as the `PRIVATE-TOKEN` header; a 429 (or a 403 naming a rate limit)
  * waits as `Retry-After` or `RateLimit-Reset` says, at most `maxWaitSeconds` and `maxRetries` times per call,
- * then throws a ForgeRateLimitError; a 5xx or a dropped connection is retried twice with a short backoff;
+ * then throws a ForgeRateLimitError; a 5xx or a dropped connection is retried twice with a short backoff
+ * (not for a POST, which may have been done);
  * every error's message has the token redacted and no `cause`.
  */
 
@@ -78,6 +79,9 @@ export class GitLabClient {
   async #send<T>(what: string, method: string, url: string, options: { body?: unknown; accept?: readonly number[]; text?: boolean }): Promise<GitLabResponse<T>> {
     let limited = 0;
     let failed = 0;
+    // A POST that failed on the way may have been done (a note posted twice): only the others are repeated.
+    // A rate limit is a refusal before any work, so it is waited out for every method.
+    const idempotent = method !== 'POST';
     for (;;) {
       let response: Response;
       try {
@@ -89,7 +93,7 @@ export class GitLabClient {
           redirect: 'error',
         });
       } catch (error) {
-        if (failed++ < SERVER_ERROR_RETRIES) {
+        if (idempotent && failed++ < SERVER_ERROR_RETRIES) {
           await sleep(failed * failed * this.#msPerSecond);
           continue;
         }
@@ -109,7 +113,7 @@ export class GitLabClient {
         }
         throw new ForgeRateLimitError(redact(`GitLab ${what}: rate limited until ${new Date(retryAt).toISOString()} (${message})`, [this.#token]), retryAt);
       }
-      if (response.status >= 500 && failed++ < SERVER_ERROR_RETRIES) {
+      if (idempotent && response.status >= 500 && failed++ < SERVER_ERROR_RETRIES) {
         await sleep(failed * failed * this.#msPerSecond);
         continue;
       }

@@ -23,7 +23,8 @@ import { reviewFromVerdicts } from './forge-text.js';
  */
 
 const DEVELOPER = 30;
-const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:|draft\s-\s|\[wip\]|wip:)\s*/i;
+/** GitLab's draft markers at the start of a title (`WIP:` as older servers wrote it). */
+const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:)\s*/i;
 const COMPUTING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
 
 interface RawMergeRequest {
@@ -107,6 +108,8 @@ export class GitLabForge implements ForgePort {
 
   async review(number: number): Promise<ReviewState> {
     const verdicts: ('approved' | 'changes-requested')[] = [];
+    // GitLab's own judgement where it has one (17.x): a reviewer asked for changes.
+    if ((await this.#get(number)).detailed_merge_status === 'requested_changes') verdicts.push('changes-requested');
     const reviewers = await this.#client.request<{ state?: string }[] | null>(`reading reviewers of !${number}`, 'GET', `${this.#project}/merge_requests/${number}/reviewers`, { accept: [404] });
     // Older GitLab has no reviewer states (404): approvals alone decide there.
     if (reviewers.status === 200 && Array.isArray(reviewers.data)) {

@@ -2,11 +2,16 @@
  * Runs the finders over a checkout of base and returns their proposals. Runs nothing an agent wrote and
  * changes nothing but the throw-away checkout it is given: the project's own commands (check, lint) run as
  * the pipeline runs checks, sandboxed when the sandbox is on; npm and gh are the person's tools and run as
- * they would in a terminal (they need the network).
+ * they would in a terminal (they need the network); issues come through the forge client (Octokit, GitLab's
+ * REST API) with the token of loopfleet's own process.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openForge } from '../adapters/forge-open.js';
+import type { ForgeSetting } from '../domain/forge-setting.js';
 import type { Backlog } from '../domain/types.js';
+import { ForgeError, ForgeRateLimitError, type ForgeIssue, type ForgePort } from '../ports/forge.js';
+import type { GitPort } from '../ports/git.js';
 import type { ProcessRunner } from '../ports/process.js';
 import { depProposals, jsonIn, npmError, parseAudit, parseOutdated } from '../core/discover/deps.js';
 import { issueProposal, parseIssues } from '../core/discover/issues.js';
@@ -63,6 +68,8 @@ export interface DiscoverInput {
   remote: RemoteSources;
   only: ReadonlySet<DiscoverSource>;
   githubLabel: string;
+  /** the forge client for issues (absent: gh is asked, as without a forge) */
+  issueForge?: IssueForgeSource;
   /** one line of what was done or skipped, for the person */
   note(line: string): void;
 }
@@ -219,11 +226,45 @@ async function deps(input: DiscoverInput, tracked: ReadonlySet<string>): Promise
   return depProposals(outdated, vulnerable);
 }
 
+/**
+ * Where the issue finder reads issues: the forge client of the remote (GitHub or GitLab), or why there is
+ * none. `gh` is asked instead only where the forge could be GitHub: no forge could be told from the remote,
+ * or GitHub without a token of loopfleet's.
+ */
+export type IssueForgeSource = { kind: 'forge'; forge: Pick<ForgePort, 'kind' | 'issues'> } | { kind: 'none'; reason: string; askGh: boolean };
+
+/** `config` is FleetConfig's: its `forge:` and `remote:` settings decide. */
+export async function issueForgeFor(config: { base: string | null; forge?: ForgeSetting; remote?: string }, git: Pick<GitPort, 'remoteUrl'>, env: Record<string, string | undefined>): Promise<IssueForgeSource> {
+  const setting = config.forge ?? 'auto';
+  const opened = await openForge({ setting, git, remote: config.remote ?? 'origin', env });
+  if (opened.kind === 'forge') return { kind: 'forge', forge: opened.forge };
+  return { kind: 'none', reason: opened.reason, askGh: setting !== 'none' && (opened.target === null || opened.target.kind === 'github') };
+}
+
 async function issues(input: DiscoverInput): Promise<Proposal[]> {
   const label = input.githubLabel;
+  const source = input.issueForge ?? { kind: 'none', reason: 'no forge client', askGh: true };
+  if (source.kind === 'forge') {
+    const name = source.forge.kind === 'github' ? 'GitHub' : 'GitLab';
+    let found: ForgeIssue[];
+    try {
+      found = await source.forge.issues(label);
+    } catch (error) {
+      // The forge's refusal (a scope, a rate limit) ends this finder only; the person reads why.
+      if (!(error instanceof ForgeError || error instanceof ForgeRateLimitError)) throw error;
+      input.note(`issues: ${name} did not list them: ${oneLine(error.message, 300)}`);
+      return [];
+    }
+    input.note(`issues: ${found.length} open ${name} issue(s) labelled ${label}`);
+    return found.map((i) => issueProposal(i, label, source.forge.kind));
+  }
+  if (!source.askGh) {
+    input.note(`issues: skipped, ${oneLine(source.reason, 300)}`);
+    return [];
+  }
   const auth = await input.remote.gh('auth status');
   if (auth === null) {
-    input.note('issues: skipped, gh (the GitHub CLI) is not installed');
+    input.note(`issues: skipped, gh (the GitHub CLI) is not installed, and no forge client (${oneLine(source.reason, 200)})`);
     return [];
   }
   if (auth.exitCode !== 0) {

@@ -6,7 +6,7 @@ import { FsWorkspace } from '../adapters/fs-workspace.js';
 import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { byPriority, knownItems, splitNew, type DiscoverSource, type Proposal } from '../core/discover/proposal.js';
-import { commandSources, findProposals, type RemoteSources } from './discover-run.js';
+import { commandSources, findProposals, issueForgeFor, type RemoteSources } from './discover-run.js';
 import { addProposals } from '../core/discover/write.js';
 import { FsBacklogFile } from '../adapters/fs-files.js';
 import { personEnv, taskEnv } from '../core/task-env.js';
@@ -80,6 +80,7 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
       remote: (options.remote ?? ((cwd, env) => commandSources(runner, cwd, env)))(dir, toolEnv),
       only: options.only,
       githubLabel: options.githubLabel,
+      ...(options.only.has('issues') ? { issueForge: await issueForgeFor(backlog.config, git, options.env) } : {}),
       note: (l) => out(`  · ${l}`),
     });
   } finally {

@@ -17,6 +17,7 @@ import { loadRoles, type RoleDefinition } from '../core/agents.js';
 import { systemPrompt } from '../core/prompts.js';
 import { isSecretName } from '../core/task-env.js';
 import { ROLES, type Backlog, type FleetConfig, type Role } from '../domain/types.js';
+import { forgeChecks } from './doctor-forge.js';
 import { loadBacklog, type Repo } from './repo.js';
 
 /**
@@ -215,6 +216,7 @@ export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: str
   // Not a failure: the sandbox still confines what it can; the person learns that a fork bomb is not bounded.
   if (sandboxed) checks.push({ ok: true, role: 'fleet', what: 'processes', detail: await processLimit() });
   checks.push(...(await checkSetupNetwork(backlog, env, repo.root)));
+  checks.push(...(await forgeChecks(config, { git: new SimpleGitAdapter(repo.root), env })));
   for (const role of ROLES) {
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];

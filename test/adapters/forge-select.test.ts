@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chooseForge, parseRemoteUrl, remoteAuth } from '../../src/adapters/forge-select.js';
-import { openForge } from '../../src/adapters/forge-open.js';
+import { openForge, requireForge } from '../../src/adapters/forge-open.js';
 import { findForgeToken, requireForgeToken } from '../../src/adapters/forge-token.js';
 import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
 import { InputError } from '../../src/domain/errors.js';
-import { readForgeSetting } from '../../src/domain/forge-setting.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
@@ -68,15 +67,6 @@ describe('which forge', () => {
     expect(remoteAuth(target, 'http://github.com/acme/widgets.git', 'ghp_x')).toBeUndefined();
     const lab = remoteAuth({ ...target, kind: 'gitlab', host: 'gitlab.com' }, 'https://gitlab.com/g/p.git', 'glpat');
     expect(lab?.header).toBe(`Authorization: Basic ${Buffer.from('oauth2:glpat').toString('base64')}`);
-  });
-
-  it('reads the setting from the front matter’s value, naming what is wrong', () => {
-    expect(readForgeSetting(undefined)).toEqual({ setting: 'auto' });
-    expect(readForgeSetting('GitHub')).toEqual({ setting: 'github' });
-    expect(readForgeSetting({ type: 'gitlab', repo: 'g/sub/p' })).toEqual({ setting: { type: 'gitlab', repo: 'g/sub/p' } });
-    expect(readForgeSetting('bitbucket')).toEqual({ problem: expect.stringContaining('not "bitbucket"') });
-    expect(readForgeSetting({ type: 'github', repo: 'a/b/c' })).toEqual({ problem: expect.stringContaining('owner/name on GitHub') });
-    expect(readForgeSetting({ type: 'github', repo: 'a/b', url: 'x' })).toEqual({ problem: 'forge takes only type and repo, not url' });
   });
 });
 
@@ -139,6 +129,12 @@ describe('openForge: a real repository’s remote and a loopback GitHub', () => 
       expect((await opened.forge.tokenFacts()).user).toBe('loopfleet-bot');
       const none = await openForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { PATH: '/nonexistent' } });
       expect(none).toEqual({ kind: 'none', reason: expect.stringContaining('no GitHub token'), target: expect.objectContaining({ kind: 'github' }) });
+      const refused = await requireForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { PATH: '/nonexistent' } }, 'BACKLOG.md').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(InputError);
+      expect((refused as Error).message).toBe('BACKLOG.md: land: pr needs a forge: no GitHub token for github.com: set GH_TOKEN or GITHUB_TOKEN, or log in with gh auth login');
+      // The https remote of the forge's host gets the token as loopfleet's git header.
+      const opened2 = await requireForge({ setting: 'auto', git: new SimpleGitAdapter(root), remote: 'origin', env: { GH_TOKEN: github.token, GITHUB_API_URL: github.url } }, 'BACKLOG.md');
+      expect(opened2.auth?.urlPrefix).toBe('https://github.com/');
     } finally {
       await cleanup();
       await github.close();

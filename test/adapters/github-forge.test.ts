@@ -76,6 +76,20 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(jenkins).toEqual({ name: 'ci/jenkins', summary: 'Jenkins build 7 broke', logExcerpt: null, url: 'https://ci.example/7' });
   });
 
+  it('takes a GitHub Actions job’s excerpt from the end of its log, fetched from the signed address without the token', async () => {
+    const sha = 'a2'.repeat(20);
+    const log = Array.from({ length: 200 }, (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.1234567Z step ${i}`).join('\n');
+    github.setCheck(sha, 'build', 'failure', null, 'Process completed with exit code 1.', `${log}\n2026-01-01T00:01:00.0000000Z ##[error]2 tests failed`);
+    const [build] = (await forge.ci(sha)).failing;
+    expect(build?.summary).toBe('Process completed with exit code 1.');
+    expect(build?.logExcerpt).toMatch(/step 199\n##\[error\]2 tests failed$/);
+    expect(build?.logExcerpt).not.toMatch(/\d{4}-\d\d-\d\dT/);
+    expect(github.requests.find((r) => r.path.endsWith('/logs'))?.headers.authorization).toBe(`token ${github.token}`);
+    expect(github.blobs.requests).toHaveLength(1);
+    expect(github.blobs.requests[0]?.headers.authorization).toBeUndefined();
+    expect(github.blobs.everythingSentBesides('none')).not.toContain(github.token);
+  });
+
   it('computes the review from each reviewer’s latest verdict', async () => {
     await open('loop/T-1');
     expect(await forge.review(1)).toBe('none');
@@ -119,6 +133,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(stale.merged).toBe(false);
     expect(stale.merged ? '' : stale.reason).toMatch(/Head branch was modified/);
     expect(github.pulls[0]?.merged).toBe(false);
+    github.setMergeable(1, false);
+    const blocked = await forge.merge(1, 'b'.repeat(40), 'Merge T-1');
+    expect(blocked.merged ? '' : blocked.reason).toMatch(/405 Pull Request is not mergeable/);
+    // An answer, not an outage: asked once.
+    expect(github.requests.filter((r) => r.method === 'PUT')).toHaveLength(2);
+    github.setMergeable(1, true);
     const done = await forge.merge(1, 'b'.repeat(40), 'Merge T-1\n\nbody');
     expect(done).toEqual({ merged: true, sha: 'e'.repeat(40) });
     const sent = github.requests.filter((r) => r.method === 'PUT').at(-1)?.body;
@@ -140,6 +160,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     await open('loop/T-1');
     const issues = await forge.issues('loopfleet');
     expect(issues).toEqual([{ number: 1, title: 'Crash on empty input', body: 'steps…', url: 'https://github.example/acme/widgets/issues/1' }]);
+  });
+
+  it('reads every page of a long list', async () => {
+    for (let i = 0; i < 130; i++) github.addIssue(`Issue ${i}`, '', ['loopfleet']);
+    expect(await forge.issues('loopfleet')).toHaveLength(130);
+    expect(github.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
   });
 
   it('reads base’s branch protection: the checks and approvals it requires', async () => {
@@ -172,6 +198,14 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect(await forge.tokenFacts()).toMatchObject({ user: 'loopfleet-bot' });
       expect(performance.now() - before).toBeGreaterThanOrEqual(3 * MS_PER_SECOND);
       expect(github.requests.filter((r) => r.path === '/user')).toHaveLength(2);
+    });
+
+    it('waits out a plain 429 as retry-after says', async () => {
+      github.tooManyRequests(1, 2);
+      const before = performance.now();
+      expect((await forge.tokenFacts()).user).toBe('loopfleet-bot');
+      expect(performance.now() - before).toBeGreaterThanOrEqual(2 * MS_PER_SECOND);
+      expect(github.requests).toHaveLength(2);
     });
 
     it('stops after its bounded retries with a ForgeRateLimitError naming when to come back', async () => {
@@ -211,6 +245,13 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect(github.requests).toHaveLength(2);
     });
 
+    it('does not repeat a comment that got a 502: it may have been posted', async () => {
+      await open('loop/T-1');
+      github.failNext(1, 502, 'Bad gateway');
+      await expect(forge.comment(1, 'attempt 2')).rejects.toThrow('GitHub commenting on #1: 502 Bad gateway');
+      expect(github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/comments'))).toHaveLength(1);
+    });
+
     it('redacts the token from an error, even when the server echoes it, and carries no cause', async () => {
       github.failNext(1, 422, `Validation Failed: token ${github.token} is not allowed (${Buffer.from(`x-access-token:${github.token}`).toString('base64')})`);
       const error = await open('loop/T-1').catch((e: unknown) => e);
@@ -227,6 +268,11 @@ describe('GitHubForge against a loopback GitHub', () => {
       expect(error).toBeInstanceOf(ForgeError);
       expect((error as Error).message).toBe('GitHub reading the token’s user: 401 Bad credentials');
       expect((error as Error).message).not.toContain('ghp_wrongtoken');
+    });
+
+    it('names a repository the token cannot see (404)', async () => {
+      const other = new GitHubForge('acme/secret', { token: github.token, apiUrl: github.url, msPerSecond: MS_PER_SECOND, writeSpacingMs: 0 });
+      await expect(other.getPullRequest(1)).rejects.toThrow('GitHub reading pull request #1: 404 Not Found');
     });
 
     it('refuses a repository that is not owner/name', () => {

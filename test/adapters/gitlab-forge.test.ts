@@ -88,8 +88,17 @@ describe('GitLabForge against a loopback GitLab', () => {
     expect(await forge.review(1)).toBe('none');
     gitlab.requestChanges(1, alice);
     expect(await forge.review(1)).toBe('changes-requested');
+    gitlab.reviewerStates = false;
+    expect(await forge.review(1)).toBe('changes-requested');
+    gitlab.reviewerStates = true;
     gitlab.approve(1, alice);
     expect(await forge.review(1)).toBe('approved');
+  });
+
+  it('reads every page of a long list', async () => {
+    for (let i = 0; i < 130; i++) gitlab.addIssue(`Issue ${i}`, '', ['loopfleet']);
+    expect(await forge.issues('loopfleet')).toHaveLength(130);
+    expect(gitlab.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
   });
 
   it('lists written notes oldest first after a time, line notes with their place, and whether the author may push', async () => {
@@ -192,6 +201,13 @@ describe('GitLabForge against a loopback GitLab', () => {
       expect(error).toBeInstanceOf(ForgeError);
       expect((error as Error).message).toBe('GitLab reading the token’s user: 400 PRIVATE-TOKEN [redacted] rejected');
       expect((error as Error).cause).toBeUndefined();
+    });
+
+    it('does not repeat a POST that got a 502: it may have been done', async () => {
+      await open('loop/T-1');
+      gitlab.failNext(1, 502, 'Bad gateway');
+      await expect(forge.comment(1, 'attempt 2')).rejects.toThrow('GitLab commenting on !1: 502 Bad gateway');
+      expect(gitlab.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/notes'))).toHaveLength(1);
     });
 
     it('retries a 502 and then succeeds', async () => {

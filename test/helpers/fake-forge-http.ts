@@ -4,8 +4,10 @@ import { readBody, safeParse, serveLoopback } from '../../src/demo/http-util.js'
 /** One request a fake forge received, as it arrived: tests assert what was sent (headers included). */
 export interface RecordedRequest {
   method: string;
-  /** the path without the query */
+  /** the path without the query, URL-decoded */
   path: string;
+  /** the path as sent, still encoded (GitLab's `projects/group%2Fname`) */
+  rawPath: string;
   query: URLSearchParams;
   headers: Record<string, string>;
   body: unknown;
@@ -91,6 +93,7 @@ export class FakeHttp {
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path: decodeURIComponent(url.pathname),
+      rawPath: url.pathname,
       query: url.searchParams,
       headers,
       body: safeParse(await readBody(req)),
@@ -126,8 +129,8 @@ export class FakeHttp {
   }
 }
 
-/** `items` paged the way both forges page (`page`, `per_page`), with a `link` header to the next page. */
-export function paged<T>(req: RecordedRequest, items: readonly T[], baseUrl: string): Reply {
+/** `items` paged the way both forges page (`page`, `per_page`), with a `link` header to the next page on `origin`. */
+export function paged<T>(req: RecordedRequest, items: readonly T[], origin: string): Reply {
   const perPage = Math.max(1, Number(req.query.get('per_page') ?? '30'));
   const page = Math.max(1, Number(req.query.get('page') ?? '1'));
   const slice = items.slice((page - 1) * perPage, page * perPage);
@@ -135,7 +138,7 @@ export function paged<T>(req: RecordedRequest, items: readonly T[], baseUrl: str
   if (page * perPage < items.length) {
     const next = new URLSearchParams(req.query);
     next.set('page', String(page + 1));
-    headers.link = `<${baseUrl}${req.path}?${next.toString()}>; rel="next"`;
+    headers.link = `<${origin}${req.rawPath}?${next.toString()}>; rel="next"`;
   }
   return { status: 200, body: slice, headers };
 }

@@ -48,6 +48,8 @@ export class FakeGitLab {
   /** the token's scopes; null answers `/personal_access_tokens/self` with 404, as older servers do */
   scopes: string[] | null = ['api'];
   pipelineMustSucceed = false;
+  /** false: no reviewers endpoint (404), as older servers; the merge status still says "requested changes" */
+  reviewerStates = true;
   readonly project: string;
   readonly mergeRequests: MergeRequest[] = [];
   readonly issues: { iid: number; title: string; description: string; state: 'opened' | 'closed'; labels: string[] }[] = [];
@@ -205,31 +207,31 @@ export class FakeGitLab {
       return { status: 200, body: this.#mrJson(mr) };
     }));
     http.route('PUT', `${p}/merge_requests/:iid/merge`, withMr((req, mr) => this.#merge(req, mr)));
-    http.route('GET', `${p}/merge_requests/:iid/notes`, withMr((req, mr) => paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => this.#noteJson(n)), this.#origin)));
+    http.route('GET', `${p}/merge_requests/:iid/notes`, withMr((req, mr) => paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => this.#noteJson(n)), this.#server)));
     http.route('POST', `${p}/merge_requests/:iid/notes`, withMr((req, mr) => {
       const { body } = req.body as { body?: string };
       if (typeof body !== 'string') return { status: 400, body: { message: 'body is missing' } };
       return { status: 201, body: { id: this.addNote(mr.iid, 1, body), body } };
     }));
     http.route('GET', `${p}/merge_requests/:iid/discussions`, withMr((req, mr) =>
-      paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => ({ id: n.discussion, individual_note: n.position === null, notes: [this.#noteJson(n)] })), this.#origin),
+      paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => ({ id: n.discussion, individual_note: n.position === null, notes: [this.#noteJson(n)] })), this.#server),
     ));
     http.route('GET', `${p}/merge_requests/:iid/approvals`, withMr((_req, mr) => {
       const by = this.#approvals.get(mr.iid) ?? [];
       return { status: 200, body: { approved: by.length > 0, approved_by: by.map((id) => ({ user: { id, username: this.#users.get(id)?.username } })) } };
     }));
-    http.route('GET', `${p}/merge_requests/:iid/reviewers`, withMr((_req, mr) => ({
+    http.route('GET', `${p}/merge_requests/:iid/reviewers`, withMr((_req, mr) => !this.reviewerStates ? { status: 404, body: { message: '404 Not found' } } : ({
       status: 200,
       body: mr.reviewerIds.map((id) => ({ user: { id, username: this.#users.get(id)?.username }, state: this.#changesRequested.get(mr.iid)?.has(id) ? 'requested_changes' : (this.#approvals.get(mr.iid) ?? []).includes(id) ? 'approved' : 'unreviewed' })),
     })));
     http.route('GET', `${p}/pipelines`, withProject((req) => {
       const all = [...(this.#pipelines.get(req.query.get('sha') ?? '') ?? [])].sort((a, b) => b.id - a.id);
-      return paged(req, all.map((pl) => ({ id: pl.id, status: pl.status, sha: req.query.get('sha'), web_url: `${this.#origin}/pipelines/${pl.id}` })), this.#origin);
+      return paged(req, all.map((pl) => ({ id: pl.id, status: pl.status, sha: req.query.get('sha'), web_url: `${this.#origin}/pipelines/${pl.id}` })), this.#server);
     }));
     http.route('GET', `${p}/pipelines/:id/jobs`, withProject((req, params) => {
       const pipeline = [...this.#pipelines.values()].flat().find((pl) => pl.id === Number(params.id));
       if (pipeline === undefined) return { status: 404, body: { message: '404 Not found' } };
-      return paged(req, pipeline.jobs.map((j) => ({ id: j.id, name: j.name, stage: j.stage, status: j.status, allow_failure: j.allowFailure, failure_reason: j.status === 'failed' ? 'script_failure' : undefined, web_url: `${this.#origin}/jobs/${j.id}` })), this.#origin);
+      return paged(req, pipeline.jobs.map((j) => ({ id: j.id, name: j.name, stage: j.stage, status: j.status, allow_failure: j.allowFailure, failure_reason: j.status === 'failed' ? 'script_failure' : undefined, web_url: `${this.#origin}/jobs/${j.id}` })), this.#server);
     }));
     http.route('GET', `${p}/jobs/:id/trace`, withProject((_req, params) => {
       const job = [...this.#pipelines.values()].flat().flatMap((pl) => pl.jobs).find((j) => j.id === Number(params.id));
@@ -241,13 +243,13 @@ export class FakeGitLab {
         ...jobs.map((j) => ({ name: j.name, status: j.status, description: null, target_url: `${this.#origin}/jobs/${j.id}`, allow_failure: j.allowFailure })),
         ...(this.#statuses.get(params.sha ?? '') ?? []).map((s) => ({ name: s.name, status: s.status, description: s.description, target_url: s.targetUrl, allow_failure: false })),
       ];
-      return paged(req, all, this.#origin);
+      return paged(req, all, this.#server);
     }));
     http.route('GET', `${p}/issues`, withProject((req) => {
       const labels = (req.query.get('labels') ?? '').split(',').filter((l) => l !== '');
       const state = req.query.get('state');
       const matching = this.issues.filter((i) => (state === null || i.state === state) && labels.every((l) => i.labels.includes(l)));
-      return paged(req, matching.map((i) => ({ iid: i.iid, id: 9000 + i.iid, title: i.title, description: i.description, state: i.state, web_url: `https://gitlab.example/${this.project}/-/issues/${i.iid}` })), this.#origin);
+      return paged(req, matching.map((i) => ({ iid: i.iid, id: 9000 + i.iid, title: i.title, description: i.description, state: i.state, web_url: `https://gitlab.example/${this.project}/-/issues/${i.iid}` })), this.#server);
     }));
     http.route('GET', `${p}/protected_branches/:branch*`, withProject((_req, params) =>
       this.#protected.has(params.branch ?? '') ? { status: 200, body: { name: params.branch, push_access_levels: [{ access_level: 40 }], merge_access_levels: [{ access_level: 30 }] } } : { status: 404, body: { message: '404 Not found' } },
@@ -259,6 +261,10 @@ export class FakeGitLab {
     }));
     // The project itself last: its pattern takes the whole rest of the path.
     http.route('GET', p, withProject(() => ({ status: 200, body: { id: 77, path_with_namespace: this.project, only_allow_merge_if_pipeline_succeeds: this.pipelineMustSucceed } })));
+  }
+
+  get #server(): string {
+    return `http://127.0.0.1:${this.#port}`;
   }
 
   get #origin(): string {
@@ -287,7 +293,7 @@ export class FakeGitLab {
     const state = req.query.get('state') ?? 'all';
     const source = req.query.get('source_branch');
     const matching = this.mergeRequests.filter((m) => (state === 'all' || m.state === state) && (source === null || m.source === source)).sort((a, b) => b.iid - a.iid);
-    return paged(req, matching.map((m) => this.#mrJson(m)), this.#origin);
+    return paged(req, matching.map((m) => this.#mrJson(m)), this.#server);
   }
 
   #createMr(req: RecordedRequest): Reply {
@@ -355,7 +361,7 @@ export class FakeGitLab {
       labels: m.labels,
       reviewers: m.reviewerIds.map((id) => ({ id, username: this.#users.get(id)?.username })),
       has_conflicts: m.hasConflicts,
-      detailed_merge_status: m.hasConflicts ? 'conflict' : 'mergeable',
+      detailed_merge_status: m.hasConflicts ? 'conflict' : (this.#changesRequested.get(m.iid)?.size ?? 0) > 0 ? 'requested_changes' : 'mergeable',
       merge_when_pipeline_succeeds: m.autoMerge,
       merge_commit_sha: m.mergeCommit,
     };
