@@ -16,7 +16,6 @@ import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { landOf } from '../core/forge/forge-link.js';
-import { UsageError } from '../domain/errors.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -67,13 +66,12 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
 async function forgeServices(backlog: Backlog, git: SimpleGitAdapter, options: SessionOptions): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
   const remote = backlog.config.remote ?? 'origin';
   // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
-  const { openForge } = await import('../adapters/forge-open.js');
-  const opened = await openForge({ setting: backlog.config.forge ?? 'auto', git, remote, env: options.env });
+  const { openForge, requireForge } = await import('../adapters/forge-open.js');
+  const input = { setting: backlog.config.forge ?? 'auto', git, remote, env: options.env };
+  // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
+  const opened = (options.needForge ?? options.requireModel ?? true) ? await requireForge(input, backlog.path) : await openForge(input);
   if (opened.kind === 'forge') return { forge: { forge: opened.forge, remote, ...(opened.auth === undefined ? {} : { auth: opened.auth }) } };
-  const why = `land: pr needs a forge, and there is none: ${opened.reason}`;
-  // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land.
-  if (options.needForge ?? options.requireModel ?? true) throw new UsageError(`${backlog.path}: ${why}`);
-  return { forge: null, forgeMissing: why };
+  return { forge: null, forgeMissing: `land: pr needs a forge: ${opened.reason}` };
 }
 
 /**

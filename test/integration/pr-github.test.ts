@@ -148,7 +148,7 @@ describe('pull requests on a loopback GitHub', () => {
 
     const other = await prRepo('- [ ] T-2 Two');
     const before = await readdir(other.root);
-    await expect(openFleet(other.root, fixIt, { env: { GH_TOKEN: '', GITHUB_TOKEN: '', PATH: '/usr/bin:/bin' } })).rejects.toThrow(/land: pr needs a forge, and there is none/);
+    await expect(openFleet(other.root, fixIt, { env: { GH_TOKEN: '', GITHUB_TOKEN: '', PATH: '/usr/bin:/bin' } })).rejects.toThrow(/land: pr needs a forge: no GitHub token/);
     expect(await readdir(other.root)).toEqual(before);
   });
 });
