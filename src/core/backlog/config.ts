@@ -89,7 +89,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   discover: null,
   land: 'merge',
   remote: 'origin',
-  forge: 'auto',
+  // `forge:` stays unset unless written: doctor checks a forge only for a fleet that asks for one.
   pr: DEFAULT_PR,
 }) as Readonly<FleetConfig>;
 

@@ -24,7 +24,7 @@ describe('front matter: land, remote, forge, pr', () => {
     expect([config.land, config.remote, config.forge, config.pr]).toEqual(['pr', 'upstream', { type: 'gitlab', repo: 'group/sub/project' }, { draft: false, labels: ['loopfleet', 'night shift'], reviewers: ['alice', 'bob-2'], syncEveryMs: 300_000 }]);
     expect(tasks[0]!.land).toBe('merge');
     const plain = parseBacklog(md('---', 'check: "true"', '---', '- [ ] T-1 x'), FILE).backlog;
-    expect([plain.config.land, plain.config.remote, plain.config.forge, plain.config.pr]).toEqual(['merge', 'origin', 'auto', { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 }]);
+    expect([plain.config.land, plain.config.remote, plain.config.forge, plain.config.pr]).toEqual(['merge', 'origin', undefined, { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 }]);
     expect(parseBacklog(md('---', 'forge: none', 'pr:', '  draft: true', '---', '- [ ] T-1 x'), FILE).backlog.config.forge).toBe('none');
   });
 
