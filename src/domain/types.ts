@@ -159,6 +159,8 @@ export interface PrRecord {
   ciAnswered: string | null;
   /** the newest comment time (ISO) a sync has read: the next reads only what came after */
   commentsSince?: string | null;
+  /** why the PR sent its task back (red CI, a review): the next push's comment says so */
+  sentBackFor?: string | null;
 }
 
 /** What `status --json` says of a task's pull request. */

@@ -79,7 +79,7 @@ export class PrPublisher {
       pull = found;
       if (lease !== commit && record !== undefined && record.pushed !== null) {
         const diffStat = options.diffSincePush === false ? '' : (await git.diffSummary(this.#s.paths.worktreeOf(id), record.pushed).catch(() => null))?.stat ?? '';
-        await link.forge.comment(found.number, followUpComment({ task: lifecycle.get(id)!, sinceAttempt: record.pushedAttempt, diffStat, why: options.why ?? null }));
+        await link.forge.comment(found.number, followUpComment({ task: lifecycle.get(id)!, sinceAttempt: record.pushedAttempt, diffStat, why: options.why ?? record.sentBackFor ?? null }));
       }
       this.#s.log(id, `PR #${found.number} updated: ${found.url}`);
     } else {
@@ -99,6 +99,8 @@ export class PrPublisher {
       answered: kept?.answered ?? [],
       ciAnswered: kept?.ciAnswered ?? null,
       commentsSince: kept?.commentsSince ?? null,
+      // Said in this push's comment: the next push has its own reason.
+      sentBackFor: null,
     };
     lifecycle.recordPr(id, next);
     return next;

@@ -111,9 +111,9 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   }
   // CI on a head someone else pushed is theirs to fix: loopfleet answers only the CI of its own push.
   if (ci.state === 'failing' && record.ciAnswered !== pull.headSha && pull.headSha === record.pushed) {
-    s.lifecycle.recordPr(id, { ...seen, ciAnswered: pull.headSha });
     const names = ci.failing.map((f) => f.name).join(', ') || 'a check';
     const reason = `PR #${pull.number}: CI failing (${names.slice(0, 200)}); a new attempt fixes it`;
+    s.lifecycle.recordPr(id, { ...seen, ciAnswered: pull.headSha, sentBackFor: `the CI failed (${names.slice(0, 200)})` });
     s.lifecycle.prWork(id, reason, ciEvidence(pull.number, pull.headSha, ci));
     s.log(id, reason, 'warn');
     report.sentBack.push({ id, reason });
@@ -135,8 +135,9 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   // The line comments by writers that came with a review belong to it: they are answered with it.
   const context = fresh.filter((c: ForgeComment) => c.authorCanWrite && c.kind === 'review-comment' && !work.includes(c));
   const used = [...work, ...context];
-  s.lifecycle.recordPr(id, { ...seen, answered: [...record.answered, ...refused.map((c) => c.id), ...used.map((c) => c.id)] });
-  const reason = `PR #${pull.number}: ${work.some((c) => c.kind === 'review') ? 'changes requested' : 'asked for a new attempt'} by a reviewer; a new attempt answers it`;
+  const asked = work.some((c) => c.kind === 'review') ? 'changes requested' : 'asked for a new attempt';
+  const reason = `PR #${pull.number}: ${asked} by a reviewer; a new attempt answers it`;
+  s.lifecycle.recordPr(id, { ...seen, answered: [...record.answered, ...refused.map((c) => c.id), ...used.map((c) => c.id)], sentBackFor: `${asked} by a reviewer` });
   s.lifecycle.prWork(id, reason, reviewEvidence(pull.number, used));
   s.log(id, reason);
   report.sentBack.push({ id, reason });

@@ -203,7 +203,7 @@ describe('land: pr', () => {
     expect(head).not.toBe(first);
     expect(task.pr).toMatchObject({ number: 1, pushed: head, ci: 'pending', ciAnswered: first });
     expect(forge.pull(1).posted).toHaveLength(1);
-    expect(forge.pull(1).posted[0]).toMatch(/loopfleet pushed a new attempt of T-1/);
+    expect(forge.pull(1).posted[0]).toMatch(/^loopfleet pushed a new attempt of T-1 — the CI failed \\\(e2e \\\(ubuntu\\\)\\\)\./);
     expect(forge.pull(1).posted[0]).toMatch(/1 attempt since the last push · .* tokens · \$0\.\d{4}/);
     expect(forge.pull(1).posted[0]).toMatch(/fixed.txt \| 2 \+-/);
   });
