@@ -37,6 +37,8 @@ Usage:
   loopfleet retry <id>          queue a failed, conflict or discarded task again (r)
   loopfleet approve <id>        approve the plan of a task awaiting approval; it runs next time (a)
   loopfleet prune               remove worktrees a crash or a manual deletion left behind
+  loopfleet sync                read every open pull request once (land: pr): merged, closed, red CI and
+                                review comments drive their tasks; branches behind base are rebased
   loopfleet audit               check readiness (setup and checks once on base) and print the cost ceiling
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
                                 lint errors, outdated or vulnerable dependencies, labelled GitHub or GitLab issues)
@@ -69,7 +71,7 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover', 'sync']);
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
@@ -207,6 +209,8 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/manage.js')).manage(repo, command, rest[0]!, env, out);
     case 'prune':
       return (await import('./commands/manage.js')).prune(repo, env, out);
+    case 'sync':
+      return (await import('./commands/sync.js')).sync(repo, env, out);
     case 'audit':
       return (await import('./commands/audit.js')).audit(repo, env, out);
     case 'discover':

@@ -16,6 +16,7 @@ import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
+import { landOf } from '../core/forge/forge-link.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -38,6 +39,8 @@ export interface SessionOptions {
   services?: (services: FleetServices) => FleetServices;
   /** a coordinator's queue depth and worker count for the OpenTelemetry gauges (default: the local queue, 1) */
   telemetry?: TelemetrySources;
+  /** a task lands by pull request and the forge cannot be reached (no token, no remote): refuse to start (exit 2); default: for a run, not for merge/discard/retry */
+  needForge?: boolean;
 }
 
 export interface Session {
@@ -62,6 +65,21 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
 }
 
 /**
+ * The forge of a backlog whose tasks land by pull request (`forge:`, `remote:`, the token from the
+ * environment). Without one, a run refuses to start when `needForge`, and otherwise says why at the first PR.
+ */
+async function forgeServices(backlog: Backlog, git: SimpleGitAdapter, options: SessionOptions): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
+  const remote = backlog.config.remote ?? 'origin';
+  // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
+  const { openForge, requireForge } = await import('../adapters/forge-open.js');
+  const input = { setting: backlog.config.forge ?? 'auto', git, remote, env: options.env };
+  // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
+  const opened = (options.needForge ?? options.requireModel ?? true) ? await requireForge(input, backlog.path) : await openForge(input);
+  if (opened.kind === 'forge') return { forge: { forge: opened.forge, remote, ...(opened.auth === undefined ? {} : { auth: opened.auth }) } };
+  return { forge: null, forgeMissing: `land: pr needs a forge: ${opened.reason}` };
+}
+
+/**
  * Everything a run needs, in an order that writes nothing until the input is known good: validate the
  * backlog and base first, then take the lock, then prune what a crash left and open state.
  */
@@ -77,6 +95,9 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const base = await resolveBase(repo, checked, git);
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
   if (options.services !== undefined) services = options.services(services);
+  if (services.forge === undefined && (checked.config.land === 'pr' || checked.tasks.some((t) => landOf(t, checked.config) === 'pr'))) {
+    services = { ...services, ...(await forgeServices(checked, git, options)) };
+  }
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);

@@ -8,6 +8,7 @@ import { taskGates } from '../core/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
+import { prWords } from '../core/forge/pr-words.js';
 import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/check-facts.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
@@ -30,7 +31,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     if (t === undefined) {
       return {
         id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], conflicts: [], waitingFor: null, ...recurring,
+        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], conflicts: [], waitingFor: null, pr: null, ...recurring,
       };
     }
     return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
@@ -60,6 +61,7 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     conflicts: conflictsJson(t),
     // queued behind a task whose planned files overlap this one's
     waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
+    pr: t.pr === undefined ? null : { number: t.pr.number, url: t.pr.url, state: t.pr.state, draft: t.pr.draft, ci: t.pr.ci, review: t.pr.review },
   };
 }
 
@@ -82,7 +84,8 @@ export function statusTable(rows: TaskStatusJson[]): string {
   const lines = rows.map((r) => {
     const phase = r.phase === null ? '' : `/${r.phase}`;
     const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
-    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts;
+    const pr = r.pr == null ? '' : ` · ${prWords(r.pr)} ${r.pr.url}`;
+    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr;
     return oneLine(`${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`);
   });
   return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');

@@ -6,6 +6,8 @@ import { openSession, type SessionOptions } from './session.js';
 import { closeAndReport, notifySummary } from './overnight.js';
 import { untilTime } from './until.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
+import type { Fleet } from '../core/fleet.js';
+import { syncLines } from './sync.js';
 
 export interface WatchOptions extends SessionOptions {
   /** `--until HH:MM`, local time; null: until a signal or a fleet gate */
@@ -46,6 +48,7 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     out(`watching until ${at.toString()}`);
   }
   const discovering = discoverLoop(repo, options, () => fleet.config.discover ?? null, out, ended);
+  const syncing = syncLoop(fleet, out, ended);
   try {
     const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
@@ -55,6 +58,7 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     const why = await ended;
     out(`stopping: ${why}`);
     await discovering;
+    await syncing;
     const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
     const c = fleet.summary().counts;
     out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
@@ -69,6 +73,29 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await session.close(); // idempotent
+  }
+}
+
+/**
+ * Reads every open pull request (`land: pr`) now and then every `pr.sync` (read afresh: BACKLOG.md may
+ * change it) until `ended` settles; a pass that did something prints what. A failed pass is reported and
+ * tried again next time. Nothing is read while no task lands by pull request.
+ */
+async function syncLoop(fleet: Fleet, out: (line: string) => void, ended: Promise<string>): Promise<void> {
+  let stopped = false;
+  void ended.then(() => (stopped = true));
+  while (!stopped) {
+    if (fleet.landsByPr) {
+      try {
+        for (const line of syncLines(await fleet.sync())) out(`sync: ${line}`);
+      } catch (error) {
+        out(`sync failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    const waitMs = Math.min(fleet.config.pr?.syncEveryMs ?? 120_000, MAX_TIMER_MS);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
   }
 }
 

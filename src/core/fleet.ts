@@ -24,6 +24,8 @@ import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
 import { SetupTrust } from './setup-trust.js';
+import { PullRequests, type SyncResult } from './forge/pull-requests.js';
+import type { ForgeLink } from './forge/forge-link.js';
 import type { Backlog, FleetConfig, GateName, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
 export interface FleetServices extends PipelineServices {
@@ -34,6 +36,10 @@ export interface FleetServices extends PipelineServices {
   tickDone: (id: string) => Promise<boolean>;
   /** runs the `notify:` command with the event on stdin; resolves when it has ended (it never rejects) */
   notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
+  /** the forge pull requests go to (`land: pr`); null or absent: none configured */
+  forge?: ForgeLink | null;
+  /** why there is no forge, for the refusal of a pull request */
+  forgeMissing?: string;
 }
 
 export interface FleetOptions {
@@ -73,6 +79,7 @@ export class Fleet implements FleetHandle {
   #runner!: TaskRunner;
   #actions!: FleetActions;
   #merges!: Merging;
+  #pulls!: PullRequests;
   #diskFull: DiskFullError | null = null;
   #limit: ResourceLimitError | null = null;
   #accounting!: Accounting;
@@ -173,6 +180,24 @@ export class Fleet implements FleetHandle {
     };
     const landing = new Landing({ ...shared, git: this.#s.git, actions: this.#actions });
     this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
+    this.#pulls = new PullRequests({
+      ...shared,
+      git: this.#s.git,
+      link: this.#s.forge ?? null,
+      missing: this.#s.forgeMissing ?? null,
+      landing,
+      spec: (id) => this.#backlog.specs.get(id),
+      specs: () => this.#backlog.specs,
+      config: () => this.#backlog.config,
+      order: () => this.#backlog.order,
+      tickDone: this.#s.tickDone,
+      autoLand: (id) => {
+        const spec = this.#backlog.specs.get(id);
+        return spec !== undefined && (this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto');
+      },
+      signal: this.#stop.signal,
+      log: (id, message, level = 'info') => this.events.emit('log', { level, message, ...(id === 'fleet' ? {} : { id }) }),
+    });
     this.#runner = new TaskRunner({
       ...shared,
       clock: this.#s.clock,
@@ -292,6 +317,7 @@ export class Fleet implements FleetHandle {
     this.#phase.release();
     this.#scheduler.dispose();
     await this.#merges.settled();
+    await this.#pulls.settled();
     await this.#notifier.drained();
     await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
@@ -315,9 +341,23 @@ export class Fleet implements FleetHandle {
     this.#scheduler.schedule();
   }
 
+  /** Merge a verified task; under `land: pr`, push its branch and open or update its pull request instead. */
   async merge(id: string): Promise<void> {
-    await this.#merges.merge(id);
+    if (this.#pulls.lands(id)) await this.#pulls.publish(id);
+    else await this.#merges.merge(id);
     this.#scheduler.schedule();
+  }
+
+  /** whether any task lands through a pull request (`land: pr`) */
+  get landsByPr(): boolean {
+    return this.#backlog.order.some((id) => this.#pulls.lands(id));
+  }
+
+  /** One pass over the open pull requests (see core/forge/pr-sync.ts); tasks it sends back start as usual. */
+  async sync(): Promise<SyncResult> {
+    const result = await this.#pulls.sync();
+    this.#scheduler.schedule();
+    return result;
   }
 
   /**
@@ -326,7 +366,9 @@ export class Fleet implements FleetHandle {
    * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
    */
   async mergeAll(ids: readonly string[] = this.#backlog.order): Promise<QueueResult> {
-    const result = await this.#merges.land(ids, this.#backlog.specs, this.#backlog.config);
+    // Tasks that land by pull request have their PRs opened or updated; the forge merges them.
+    for (const id of ids.filter((i) => this.#pulls.lands(i) && this.#state.get(i)?.status === 'verified')) await this.#pulls.afterVerified(id);
+    const result = await this.#merges.land(ids.filter((i) => !this.#pulls.lands(i)), this.#backlog.specs, this.#backlog.config);
     this.#scheduler.schedule();
     return result;
   }
@@ -403,7 +445,10 @@ export class Fleet implements FleetHandle {
   }
 
   async discard(id: string): Promise<void> {
+    const pr = this.#state.get(id)?.pr;
     await this.#actions.discard(id);
+    // loopfleet never closes a pull request itself: the person is told where it stays open.
+    if (pr?.state === 'open') this.events.emit('log', { level: 'warn', id, message: `PR #${pr.number} stays open on the forge: close it there (${pr.url})` });
     this.#scheduler.schedule();
   }
 
@@ -427,6 +472,11 @@ export class Fleet implements FleetHandle {
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
   async #run(spec: TaskSpec): Promise<void> {
     await this.#runner.run(spec, this.#backlog.config);
+    if (this.#pulls.lands(spec.id)) {
+      // Landed on the forge: a sync merges it once CI is green when its autonomy allows (pr-keep.ts).
+      if (this.#state.get(spec.id)?.status === 'verified') await this.#pulls.afterVerified(spec.id);
+      return;
+    }
     if ((this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
       await this.#landVerified(spec.id);
     }

@@ -46,6 +46,15 @@ export class Landing {
     return result;
   }
 
+  /**
+   * The merge queue's steps over the verified tasks among `ids` onto `onto` (a ref: the remote's base, for
+   * pull requests), with `land` in place of the local merge. Nothing is forecast.
+   */
+  async queue(ids: readonly string[], specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal, onto: string, land: QueueSteps['land']): Promise<QueueResult> {
+    const verified = ids.filter((id) => this.#s.lifecycle.get(id)?.status === 'verified' && specs.has(id));
+    return runMergeQueue(verified, { ...this.#steps(specs, config, signal, onto), land });
+  }
+
   /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */
   async forecast(ids: readonly string[]): Promise<void> {
     const { lifecycle, paths, base } = this.#s;
@@ -57,8 +66,9 @@ export class Landing {
     }
   }
 
-  #steps(specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal): QueueSteps {
-    const { git, lifecycle, paths, base } = this.#s;
+  #steps(specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal, onto = this.#s.base): QueueSteps {
+    const { git, lifecycle, paths } = this.#s;
+    const base = onto;
     const log = (id: string, message: string, level: 'info' | 'warn' = 'info') => this.#s.events.emit('log', { level, id, message });
     return {
       rebase: async (id) => {
@@ -92,7 +102,7 @@ export class Landing {
           return await this.#s.pipeline.recheck({
             spec,
             config,
-            base,
+            base: onto,
             repoRoot: this.#s.repoRoot,
             worktree,
             branch,
@@ -101,7 +111,7 @@ export class Landing {
             previousPlan: null,
             approvedPlan: null,
             stopAfterPlan: false,
-            env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
+            env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
             // A recheck runs no setup.
             hostEnv: {},
             evidence: null,

@@ -6,6 +6,7 @@ import type { FleetSnapshotSummary } from './events.js';
 import { sandboxNotice } from './sandbox-notice.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { oneLine, visible } from '../domain/sanitize.js';
+import { prWords } from './forge/pr-words.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -42,11 +43,11 @@ const OUTCOME_WORD: Record<string, string> = {
   running: '▶ running',
 };
 
-function tokens(n: number): string {
+export function tokens(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-function usd(n: number): string {
+export function usd(n: number): string {
   return `$${n.toFixed(n < 1 ? 4 : 2)}`;
 }
 
@@ -145,7 +146,7 @@ function fileList(files: readonly string[]): string {
  * `conflict`; none for any other status (what a task left behind is no longer true). The hunks are the
  * detail pane's.
  */
-function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
+export function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
   if (task.status === 'conflict') return task.conflicts ?? [];
   if (task.status !== 'verified') return [];
   return task.conflicts ?? (task.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
@@ -172,7 +173,8 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   const progress = progressLine(task);
   if (progress !== null) out.push(`- **Tests:** ${progress}`);
   if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
-  if (task.branch !== null) {
+  if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
       verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
       // Not the worktree: its content is the agent's, and git run there can run a nested repository's config.
@@ -233,7 +235,8 @@ export function renderReport(input: ReportInput): string {
     lines.push('## Not run this time', '');
     for (const t of rest) {
       const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
-      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}`));
+      const pr = t.pr === undefined ? '' : ` · ${prWords(t.pr)} ${t.pr.url}`;
+      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}${pr}`));
     }
     lines.push('');
   }

@@ -6,6 +6,7 @@ import {
   addUsage,
   type ConflictDetail,
   type GateName,
+  type PrRecord,
   type Phase,
   type Role,
   type RunRecord,
@@ -386,6 +387,61 @@ export class TaskLifecycle {
       t.conflictsWith = [];
       t.conflicts = [];
       // The budget goes on: each return to the queue is an attempt, so the attempts gate bounds the cycle.
+    });
+  }
+
+  /**
+   * The task's pull request as loopfleet last saw it (opened, found again, pushed to, read by a sync). No
+   * status change; one `task` event when the record changed.
+   */
+  recordPr(id: string, pr: PrRecord): void {
+    const task = this.#need(id);
+    if (isDeepStrictEqual(task.pr, pr)) return;
+    this.#write(id, (t) => {
+      t.pr = structuredClone(pr);
+    }, true);
+    this.#tell(task, task.status);
+  }
+
+  /** The pull request was merged on the forge: the task is `merged`, its worktree and branch already gone. */
+  prMerged(id: string, reason: string | null): void {
+    this.#transition(id, 'prMerged', 'merged', (t) => {
+      if (t.pr !== undefined) t.pr.state = 'merged';
+      t.reason = reason;
+      t.phase = null;
+      t.branch = null;
+      t.conflictsWith = [];
+      t.conflicts = [];
+    });
+  }
+
+  /** The pull request was closed unmerged: the task is `discarded`, its branch kept under the recoverable ref. */
+  prClosed(id: string, reason: string): void {
+    this.#transition(id, 'prClosed', 'discarded', (t) => {
+      if (t.pr !== undefined) t.pr.state = 'closed';
+      delete t.approvedPlan;
+      t.reason = reason;
+      t.phase = null;
+      t.branch = null;
+      t.conflictsWith = [];
+      t.conflicts = [];
+    });
+  }
+
+  /**
+   * The pull request's CI failed or a reviewer asked for changes: back to the queue for a new attempt on the
+   * same branch, told `evidence`. The budget goes on, so the task's gates bound how often a PR sends it back.
+   */
+  prWork(id: string, reason: string, evidence: string): void {
+    this.#transition(id, 'prWork', 'queued', (t) => {
+      const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
+      if (last !== undefined) last.evidence = evidence;
+      t.reason = reason;
+      t.gate = null;
+      t.phase = null;
+      t.verifyOnly = false;
+      t.conflictsWith = [];
+      t.conflicts = [];
     });
   }
 

@@ -78,6 +78,12 @@ export const FROM = {
   sendBack: ['verified'],
   /** the predicted conflicts of a verified branch (no status change) */
   forecast: ['verified'],
+  /** its pull request was merged on the forge (by a person, or by loopfleet under `autonomy: auto`) */
+  prMerged: ['verified', 'failed', 'conflict'],
+  /** its pull request was closed unmerged on the forge */
+  prClosed: ['verified', 'failed', 'conflict'],
+  /** its pull request's CI failed, or a reviewer asked for changes: a new attempt, pushed to the same PR */
+  prWork: ['verified'],
   /** a recurring task's run ended: found nothing to change (still running), merged, or discarded */
   reschedule: ['running', 'merged', 'discarded'],
 } as const satisfies Record<string, readonly TaskStatus[]>;

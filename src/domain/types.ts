@@ -1,4 +1,5 @@
 /** Shared vocabulary of the engine. Plain data only: everything here must survive JSON round-trips. */
+import type { ForgeSetting } from './forge-setting.js';
 
 export const TASK_STATUSES = ['queued', 'running', 'awaiting-approval', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -114,6 +115,62 @@ export interface FleetConfig {
   notifyOn?: string[] | null;
   /** `discover: { every, only }` — `loopfleet --watch` runs discover this often with these finders */
   discover?: { everyMs: number; only: string[] } | null;
+  /** `land:` — how a verified task lands: the local merge (default) or a pull request on the forge */
+  land?: LandMode;
+  /** `remote:` — where task branches are pushed and base is fetched (default origin) */
+  remote?: string;
+  /** `forge:` — which forge holds the remote's repository (default auto: from the remote's URL) */
+  forge?: ForgeSetting;
+  /** `pr:` — how pull requests are opened */
+  pr?: PrSettings;
+}
+
+export const LAND_MODES = ['merge', 'pr'] as const;
+export type LandMode = (typeof LAND_MODES)[number];
+
+/** auto: from the remote's URL; none: no forge (land: pr is then refused); or a forge and repository named outright. */
+export type { ForgeSetting } from './forge-setting.js';
+
+export interface PrSettings {
+  draft: boolean;
+  labels: string[];
+  reviewers: string[];
+  /** how often `--watch` reads the open pull requests, ms */
+  syncEveryMs: number;
+}
+
+/**
+ * A task's pull request (GitHub) or merge request (GitLab), as loopfleet last saw it. `pushed` is the
+ * commit loopfleet last pushed to the branch: the lease of its next push. `answered` holds the ids of the
+ * comments and reviews that already started an attempt (or were judged not to), so none starts two;
+ * `ciAnswered` the head commit whose failing CI already sent the task back.
+ */
+export interface PrRecord {
+  number: number;
+  url: string;
+  state: 'open' | 'merged' | 'closed';
+  draft: boolean;
+  ci: 'pending' | 'passing' | 'failing' | 'none';
+  review: 'none' | 'approved' | 'changes-requested';
+  pushed: string | null;
+  /** the attempt whose commit was last pushed: a later push's comment counts what came after it */
+  pushedAttempt: number;
+  answered: string[];
+  ciAnswered: string | null;
+  /** the newest comment time (ISO) a sync has read: the next reads only what came after */
+  commentsSince?: string | null;
+  /** why the PR sent its task back (red CI, a review): the next push's comment says so */
+  sentBackFor?: string | null;
+}
+
+/** What `status --json` says of a task's pull request. */
+export interface PrStatusJson {
+  number: number;
+  url: string;
+  state: PrRecord['state'];
+  draft: boolean;
+  ci: PrRecord['ci'];
+  review: PrRecord['review'];
 }
 
 /** One named check. A check with `required: false` is run and reported but never fails a task. */
@@ -168,6 +225,8 @@ export interface TaskSpec {
   autonomy?: Autonomy;
   /** `every:` — a recurring task: queued again this many milliseconds after each run ends */
   everyMs?: number;
+  /** `land:` of this task, over the front matter's */
+  land?: LandMode;
 }
 
 /**
@@ -355,6 +414,8 @@ export interface TaskState {
   runs?: RunRecord[];
   /** a recurring task waits in `queued` until this time; null or absent: it may start now */
   nextRunAt?: string | null;
+  /** the task's pull request once one was opened or found (`land: pr`); absent otherwise */
+  pr?: PrRecord;
 }
 
 /** One finished run of a recurring task: its own cost and tokens, not the task's running totals. */
@@ -409,6 +470,8 @@ export interface TaskStatusJson {
   nextRun?: string | null;
   /** a recurring task's finished runs */
   runs?: RunRecord[];
+  /** the task's pull request (`land: pr`); null when it has none */
+  pr?: PrStatusJson | null;
 }
 
 export interface CheckStatusJson {

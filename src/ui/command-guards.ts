@@ -1,6 +1,6 @@
 import type { FleetSnapshotSummary } from '../core/events.js';
 import { commandRefusal, type TaskCommand as AnyTaskCommand } from '../domain/task-rules.js';
-import type { TaskState } from '../domain/types.js';
+import type { FleetConfig, TaskState } from '../domain/types.js';
 import { discardedRef, taskBranch } from '../domain/layout.js';
 
 /**
@@ -20,18 +20,24 @@ export function branchOf(task: TaskState): string {
   return task.branch ?? taskBranch(task.id);
 }
 
+/** Whether `m` on the task opens or updates its pull request (`land: pr`) rather than merging locally. */
+export function mergesByPr(task: TaskState, config: Pick<FleetConfig, 'land'>): boolean {
+  return task.pr?.state === 'open' || config.land === 'pr';
+}
+
 /** The question asked before a merge or discard; it names exactly what will happen. */
-export function confirmPrompt(command: 'merge' | 'discard', task: TaskState, base: string): string {
+export function confirmPrompt(command: 'merge' | 'discard', task: TaskState, base: string, pr = false): string {
   const branch = branchOf(task);
+  if (command === 'merge' && pr) return `Push ${branch} and open or update its pull request into ${base}? y/n`;
   if (command === 'merge') return `Merge ${branch} into ${base}? y/n`;
   return `Discard ${task.id}: remove its worktree and branch ${branch} (kept as ${discardedRef(task.id)})? y/n`;
 }
 
-export function progressText(command: TaskCommand, task: TaskState, base: string): string {
+export function progressText(command: TaskCommand, task: TaskState, base: string, pr = false): string {
   const branch = branchOf(task);
   switch (command) {
     case 'merge':
-      return `Merging ${branch} into ${base}…`;
+      return pr ? `Pushing ${branch} for its pull request…` : `Merging ${branch} into ${base}…`;
     case 'discard':
       return `Discarding ${task.id}…`;
     case 'retry':
@@ -41,11 +47,11 @@ export function progressText(command: TaskCommand, task: TaskState, base: string
   }
 }
 
-export function doneText(command: TaskCommand, task: TaskState, base: string): string {
+export function doneText(command: TaskCommand, task: TaskState, base: string, pr = false): string {
   const branch = branchOf(task);
   switch (command) {
     case 'merge':
-      return `Merged ${branch} into ${base}`;
+      return pr ? `Pushed ${branch}: its pull request is open` : `Merged ${branch} into ${base}`;
     case 'discard':
       return `Discarded ${task.id} (recoverable from ${discardedRef(task.id)})`;
     case 'retry':

@@ -6,6 +6,7 @@ import { outcomeColor, type ColorName } from './theme.js';
 import type { DetailTab } from './view-state.js';
 import { taskBranch } from '../domain/layout.js';
 import { runLines } from './run-history.js';
+import { prLines } from './pr-lines.js';
 
 /** One terminal line of the detail pane, already wrapped to the pane's width. */
 export interface StyledLine {
@@ -251,8 +252,11 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
     }
     case 'check':
       return checkLines(src.task, src.phaseOutput, w);
-    case 'review':
-      return reviewLines(src.task, src.review, w);
+    case 'review': {
+      // A task that lands by pull request: the PR comes first, with its URL.
+      const pr = prLines(src.task, w);
+      return pr.length === 0 ? reviewLines(src.task, src.review, w) : [...pr, { text: '' }, ...reviewLines(src.task, src.review, w)];
+    }
     case 'history': {
       // A recurring task's runs come first: the attempts below are those of its runs.
       const runs = runLines(src.task, w);

@@ -6,6 +6,8 @@ import { progressLine } from '../core/check-facts.js';
 import { TITLE_KEEP, type RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
 import { ratioColor, STATUS_COLOR, STATUS_SYMBOL, type ColorName } from './theme.js';
+import { prWords } from '../core/forge/pr-words.js';
+import { prColor } from './pr-lines.js';
 
 export interface TaskRowProps {
   task: TaskState;
@@ -76,6 +78,11 @@ function TitleCell({ task, size, now }: { task: TaskState; size: number; now: nu
 
 /** An annotation in its forms, longest first, each with the gap before it; none for a plain row. */
 function annotation(task: TaskState, now: number, room: number): { marks: string[]; color?: ColorName; dim?: boolean } {
+  // A task that landed by pull request: the PR's state is what the person acts on (on the forge).
+  if (task.pr !== undefined && (task.status === 'verified' || task.pr.state !== 'open')) {
+    const words = prWords(task.pr);
+    return { marks: [`  ${words}`, `  PR #${task.pr.number}`], color: prColor(task.pr) };
+  }
   const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
   // A predicted conflict is what the person must know before pressing m.
   if (conflicts.length > 0) return { marks: [`  ⚠ conflicts with ${conflicts.join(', ')}`, `  ⚠ ${conflicts.join(', ')}`, '  ⚠'], color: 'yellow' };

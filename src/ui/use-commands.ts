@@ -2,7 +2,7 @@ import { useRef, type Dispatch } from 'react';
 import { useApp } from 'ink';
 import type { FleetHandle } from '../core/events.js';
 import type { TaskState } from '../domain/types.js';
-import { confirmPrompt, doneText, errorText, pauseAction, progressText, refusal, type TaskCommand } from './command-guards.js';
+import { confirmPrompt, doneText, errorText, mergesByPr, pauseAction, progressText, refusal, type TaskCommand } from './command-guards.js';
 import type { FleetUiState } from './fleet-reducer.js';
 import { HELP_LINES } from './help-overlay.js';
 import { Command } from './key-bindings.js';
@@ -51,14 +51,15 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
 
   const runTaskCommand = (command: TaskCommand, task: TaskState): void => {
     const base = fleet.base;
-    say(progressText(command, task, base));
+    const pr = mergesByPr(task, fleet.config);
+    say(progressText(command, task, base, pr));
     const call =
       command === 'merge' ? fleet.merge(task.id)
       : command === 'discard' ? fleet.discard(task.id)
       : command === 'retry' ? fleet.retry(task.id)
       : new Promise<void>((resolve) => resolve(fleet.approve(task.id)));
     call.then(
-      () => say(doneText(command, task, base)),
+      () => say(doneText(command, task, base, pr)),
       (error: unknown) => say(errorText(error), 'error'),
     );
   };
@@ -67,7 +68,7 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     const task = taskOf(selection.id);
     const why = refusal(command, task);
     if (why !== null || task === undefined) return say(why ?? 'No task selected', 'error');
-    dispatch({ type: 'confirm', confirm: { command, id: task.id, prompt: confirmPrompt(command, task, fleet.base) } });
+    dispatch({ type: 'confirm', confirm: { command, id: task.id, prompt: confirmPrompt(command, task, fleet.base, mergesByPr(task, fleet.config)) } });
   };
 
   /** The verified tasks in list order: the order the queue lands them in. */

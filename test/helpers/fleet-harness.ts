@@ -14,7 +14,7 @@ export interface Harness {
 export async function openFleet(
   root: string,
   script: FakeScript,
-  options: { autoMerge?: boolean; overrides?: Overrides; watch?: boolean; services?: (s: FleetServices) => FleetServices } = {},
+  options: { autoMerge?: boolean; overrides?: Overrides; watch?: boolean; services?: (s: FleetServices) => FleetServices; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Harness> {
   const repo = await findRepo(root);
   const model = new FakeModel(script);
@@ -22,7 +22,7 @@ export async function openFleet(
     overrides: options.overrides ?? {},
     autoMerge: options.autoMerge ?? false,
     watch: options.watch ?? false,
-    env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+    env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ...options.env },
     services: (s) => ({ ...(options.services?.(s) ?? s), model, cliModel: model }),
   });
   return { fleet: session.fleet, model, session };

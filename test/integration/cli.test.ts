@@ -62,7 +62,7 @@ describe('the built CLI as a subprocess', () => {
       const rows = JSON.parse(status.stdout) as Array<Record<string, unknown>>;
       expect(rows.map((r) => [r.id, r.status])).toEqual([['T-1', 'verified'], ['T-2', 'failed']]);
       // The documented fields keep their names; verification facts are added after them.
-      expect(Object.keys(rows[0]!)).toEqual(['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'tokens', 'costUsd', 'branch', 'reason', 'checks', 'counts', 'baseline', 'proof', 'conflictsWith', 'conflicts', 'waitingFor']);
+      expect(Object.keys(rows[0]!)).toEqual(['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'tokens', 'costUsd', 'branch', 'reason', 'checks', 'counts', 'baseline', 'proof', 'conflictsWith', 'conflicts', 'waitingFor', 'pr']);
       expect(rows[0]!.tokens).toBeGreaterThan(0);
       expect(rows[0]!.costUsd).toBeGreaterThan(0);
       expect(rows[0]!.branch).toBe('loop/T-1');

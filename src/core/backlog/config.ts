@@ -9,6 +9,7 @@ import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } fro
 import { parseDuration, parseSize, parseUsd } from '../units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
+import { DEFAULT_PR, readForge, readLand, readPr, readRemote } from './config-landing.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -86,6 +87,10 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   prove: false,
   notifyOn: null,
   discover: null,
+  land: 'merge',
+  remote: 'origin',
+  // `forge:` stays unset unless written: doctor checks a forge only for a fleet that asks for one.
+  pr: DEFAULT_PR,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -99,6 +104,7 @@ export function defaultConfig(): FleetConfig {
     tests: [],
     prices: {},
     env: [],
+    pr: { ...DEFAULT_PR, labels: [...DEFAULT_PR.labels], reviewers: [] },
   };
 }
 
@@ -107,7 +113,7 @@ export const CONFIG_KEYS = [
   'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
   'discovered', 'lessons', 'autonomy',
   'max_file_bytes', 'max_bytes', 'tests', 'prove', 'network',
-  'notify_on', 'discover',
+  'notify_on', 'discover', 'land', 'remote', 'forge', 'pr',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -293,6 +299,18 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         break;
       case 'discover':
         assign('discover', readDiscover(r, value, keyNode));
+        break;
+      case 'land':
+        assign('land', readLand(r, value, keyNode));
+        break;
+      case 'remote':
+        assign('remote', readRemote(r, value, keyNode));
+        break;
+      case 'forge':
+        assign('forge', readForge(r, value, keyNode));
+        break;
+      case 'pr':
+        assign('pr', readPr(r, value, keyNode));
         break;
       case 'lessons': {
         const v = r.scalar(key, value, keyNode);

@@ -3,7 +3,7 @@
  * person can fix them in one edit; nothing is returned for a file with any problem.
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
-import { AUTONOMY_LEVELS, TASK_PRIORITIES, type Autonomy, type Backlog, type TaskPriority, type TaskSpec } from '../../domain/types.js';
+import { AUTONOMY_LEVELS, LAND_MODES, TASK_PRIORITIES, type Autonomy, type Backlog, type LandMode, type TaskPriority, type TaskSpec } from '../../domain/types.js';
 import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../units.js';
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
@@ -13,7 +13,7 @@ import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.j
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
 
-export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority', 'autonomy', 'every'] as const;
+export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority', 'autonomy', 'every', 'land'] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
 /** An item that had no id and was given one; `title` locates it again when the id is written back. */
@@ -139,6 +139,12 @@ function applyField(task: TaskSpec, f: Field): string | null {
       const v = f.value.toLowerCase();
       if (!(AUTONOMY_LEVELS as readonly string[]).includes(v)) return `autonomy: must be ${AUTONOMY_LEVELS.join(', ')}, got '${f.value}'`;
       task.autonomy = v as Autonomy;
+      return null;
+    }
+    case 'land': {
+      const v = f.value.toLowerCase();
+      if (!(LAND_MODES as readonly string[]).includes(v)) return `land: must be ${LAND_MODES.join(' or ')}, got '${f.value}'`;
+      task.land = v as LandMode;
       return null;
     }
   }
