@@ -1,0 +1,224 @@
+/**
+ * A worker's side of the attempt queue on BullMQ.
+ *
+ * Invariants:
+ * - a BullMQ job completes exactly when its attempt's final event (`result` or `failed`) is in its stream;
+ *   a handler that ends without one (it threw, or this worker gave the job up) hands the job back to wait;
+ * - a job this worker gave up (close without drain) is sealed: nothing more is written for it from here;
+ * - the lock is renewed while the handler runs; a worker that dies stops renewing, and another worker's
+ *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times).
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Worker, WaitingError, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { AttemptJob, ControlMessage, JobChannel, WorkerEvent, WorkerIdentity, WorkerQueue } from '../ports/attempt-queue.js';
+import { QUEUE_NAME } from './bullmq-names.js';
+import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
+import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
+import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
+import { appendEvent, isFinal, jobKeys, lastSeq, readControl, type JobKeys } from './redis-streams.js';
+import type { QueueAddress } from './redis-url.js';
+
+export interface WorkerTiming {
+  /** how long a job's lock lasts without renewal: a dead worker's job is taken by another after it */
+  lockMs: number;
+  /** how often this worker looks for stalled jobs (of any worker) */
+  stalledCheckMs: number;
+  heartbeatMs: number;
+  /** how often a job may stall before BullMQ fails it */
+  maxStalledCount: number;
+  /** how many times a job may start on workers before this one reports it failed instead of handing it back */
+  maxStarts: number;
+}
+
+export const DEFAULT_TIMING: WorkerTiming = { lockMs: 30_000, stalledCheckMs: 15_000, heartbeatMs: HEARTBEAT_MS, maxStalledCount: 3, maxStarts: 5 };
+
+export function newIdentity(concurrency: number): WorkerIdentity {
+  const host = hostname();
+  return { id: `${host}-${process.pid}-${randomBytes(3).toString('hex')}`, host, concurrency };
+}
+
+type Handler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
+
+class StreamJobChannel implements JobChannel {
+  readonly #redis: Redis;
+  readonly #keys: JobKeys;
+  #seq: number;
+  #sealed = false;
+  #finished = false;
+  readonly #readers = new Set<Redis>();
+
+  constructor(redis: Redis, keys: JobKeys, seq: number) {
+    this.#redis = redis;
+    this.#keys = keys;
+    this.#seq = seq;
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  seal(): void {
+    this.#sealed = true;
+    for (const r of this.#readers) r.disconnect();
+  }
+
+  async emit(event: WorkerEvent): Promise<void> {
+    if (this.#sealed) throw new Error('this worker gave the job back: it sends nothing more for it');
+    if (this.#finished) throw new Error(`the job's final event was sent already; ${event.kind} is not`);
+    const seq = ++this.#seq;
+    if (isFinal(event)) this.#finished = true;
+    await appendEvent(this.#redis, this.#keys, seq, event);
+  }
+
+  messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
+    const reader = this.#redis.duplicate();
+    this.#readers.add(reader);
+    const readers = this.#readers;
+    const keys = this.#keys;
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* readControl(reader, keys, signal);
+        } finally {
+          readers.delete(reader);
+          reader.disconnect();
+        }
+      },
+    };
+  }
+}
+
+interface Running {
+  controller: AbortController;
+  channel: StreamJobChannel | null;
+}
+
+export class BullmqWorkerQueue implements WorkerQueue {
+  readonly #address: QueueAddress;
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #identity: WorkerIdentity;
+  readonly #timing: WorkerTiming;
+  readonly #log: QueueLog;
+  readonly #running = new Map<string, Running>();
+  #worker: Worker | null = null;
+  #refusing: string | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #closing: Promise<void> | null = null;
+  #closed = false;
+
+  private constructor(address: QueueAddress, redis: Redis, identity: WorkerIdentity, timing: WorkerTiming, log: QueueLog) {
+    this.#address = address;
+    this.#redis = redis;
+    this.#prefix = keyPrefix(address);
+    this.#identity = identity;
+    this.#timing = timing;
+    this.#log = log;
+  }
+
+  /** Connects (Redis must answer within `connectTimeoutMs`) and starts the heartbeat. */
+  static async open(address: QueueAddress, identity: WorkerIdentity, log: QueueLog, timing: Partial<WorkerTiming> = {}, connectTimeoutMs = 10_000): Promise<BullmqWorkerQueue> {
+    const redis = await connect(address, connectTimeoutMs, errorReporter(log, address));
+    const queue = new BullmqWorkerQueue(address, redis, identity, { ...DEFAULT_TIMING, ...timing }, log);
+    await queue.#beat();
+    queue.#timer = setInterval(() => void queue.#beat(), queue.#timing.heartbeatMs);
+    queue.#timer.unref();
+    return queue;
+  }
+
+  get identity(): WorkerIdentity {
+    return this.#identity;
+  }
+
+  async #beat(): Promise<void> {
+    if (this.#closed) return;
+    await beat(this.#redis, this.#prefix, { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing }, this.#timing.heartbeatMs).catch(
+      // An outage: the next beat after the reconnect writes it again; the hash expires meanwhile, as it should.
+      () => undefined,
+    );
+  }
+
+  async setRefusing(reason: string | null): Promise<void> {
+    this.#refusing = reason;
+    await this.#beat();
+  }
+
+  process(identity: WorkerIdentity, handler: Handler): void {
+    if (identity.id !== this.#identity.id) throw new Error(`process() got identity ${identity.id}, the queue was opened for ${this.#identity.id}`);
+    if (this.#worker !== null) throw new Error('process() was called already');
+    if (this.#refusing !== null) throw new Error(`this worker refuses jobs: ${this.#refusing}`);
+    const worker = new Worker(QUEUE_NAME, (job, token, signal) => this.#run(job, token, signal, handler), {
+      connection: connectionOptions(this.#address),
+      prefix: this.#prefix,
+      name: identity.id,
+      concurrency: identity.concurrency,
+      lockDuration: this.#timing.lockMs,
+      stalledInterval: this.#timing.stalledCheckMs,
+      maxStalledCount: this.#timing.maxStalledCount,
+      // Keep finished jobs: a job that exists in any state makes the coordinator's second add a no-op.
+      removeOnComplete: { count: Number.MAX_SAFE_INTEGER },
+      removeOnFail: { count: Number.MAX_SAFE_INTEGER },
+    });
+    worker.on('error', errorReporter(this.#log, this.#address));
+    this.#worker = worker;
+  }
+
+  async #run(job: Job, token: string | undefined, bullSignal: AbortSignal | undefined, handler: Handler): Promise<void> {
+    const data = job.data as AttemptJob;
+    const keys = jobKeys(this.#prefix, data.jobId);
+    const running: Running = { controller: new AbortController(), channel: null };
+    this.#running.set(data.jobId, running);
+    bullSignal?.addEventListener('abort', () => running.controller.abort(bullSignal.reason), { once: true });
+    void this.#beat();
+    let failure: unknown = null;
+    try {
+      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys));
+      running.channel = channel;
+      if (running.controller.signal.aborted) channel.seal();
+      await channel.emit({ kind: 'claimed', worker: this.#identity });
+      try {
+        await handler(data, channel, running.controller.signal);
+      } catch (error) {
+        failure = error;
+      }
+      if (channel.finished) return;
+      // Started too often (a handler that keeps failing on every worker): the coordinator is told, once.
+      if (!running.controller.signal.aborted && job.attemptsStarted >= this.#timing.maxStarts) {
+        const message = failure instanceof Error ? failure.message : 'the handler ended without a result';
+        await channel.emit({ kind: 'failed', error: { kind: 'error', message: `job started ${job.attemptsStarted} times without an outcome: ${message}` } });
+        return;
+      }
+      channel.seal();
+    } finally {
+      this.#running.delete(data.jobId);
+      void this.#beat();
+    }
+    if (failure !== null && !running.controller.signal.aborted) {
+      this.#log('warn', `job ${data.jobId} handed back: ${failure instanceof Error ? failure.message : String(failure)}`);
+    }
+    await job.moveToWait(token);
+    throw new WaitingError();
+  }
+
+  close(drain: boolean): Promise<void> {
+    if (!drain) {
+      for (const r of this.#running.values()) {
+        r.channel?.seal();
+        r.controller.abort(new Error('the worker stops: the job goes back to the queue'));
+      }
+    }
+    this.#closing ??= (async () => {
+      try {
+        await this.#worker?.close();
+      } finally {
+        this.#closed = true;
+        if (this.#timer !== null) clearInterval(this.#timer);
+        await forget(this.#redis, this.#prefix, this.#identity.id).catch(() => undefined);
+        await this.#redis.quit().catch(() => this.#redis.disconnect());
+      }
+    })();
+    return this.#closing;
+  }
+}
