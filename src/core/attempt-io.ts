@@ -15,6 +15,8 @@ export interface AttemptInput {
   worktree: string;
   branch: string;
   attempt: number;
+  /** how many times this attempt number was interrupted and started again before (0: the first run) */
+  rerun?: number;
   /** skip explore and implement: verify the branch as it is (after a rebase) */
   verifyOnly: boolean;
   /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */

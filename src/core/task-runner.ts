@@ -174,6 +174,8 @@ export class TaskRunner {
         worktree,
         branch,
         attempt: n,
+        // startAttempt numbered the earlier runs of attempt n that were interrupted -n.
+        rerun: (life.get(id)?.attempts ?? []).filter((a) => a.n === -n).length,
         verifyOnly,
         previousPlan,
         approvedPlan: task.approvedPlan ?? null,
