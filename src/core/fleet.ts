@@ -11,6 +11,7 @@ import { PortPool } from './port-pool.js';
 import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
+import { InProcessExecutor, type AttemptExecutor } from './executor/attempt-executor.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
@@ -34,6 +35,8 @@ export interface FleetServices extends PipelineServices {
   tickDone: (id: string) => Promise<boolean>;
   /** runs the `notify:` command with the event on stdin; resolves when it has ended (it never rejects) */
   notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
+  /** where attempts run; absent: the fleet's own pipeline, in this process */
+  executor?: AttemptExecutor;
 }
 
 export interface FleetOptions {
@@ -175,6 +178,7 @@ export class Fleet implements FleetHandle {
     this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
     this.#runner = new TaskRunner({
       ...shared,
+      executor: this.#s.executor ?? new InProcessExecutor(this.#pipeline),
       clock: this.#s.clock,
       workspace: this.#s.workspace,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },

@@ -165,6 +165,13 @@ export class TaskLifecycle {
     });
   }
 
+  /** The worker that runs the attempt (an attempt run on a worker): told like a phase. */
+  setWorker(id: string, worker: string): void {
+    this.#transition(id, 'setWorker', 'running', (t) => {
+      t.worker = worker;
+    });
+  }
+
   /**
    * An attempt ended and the task stays `running` until its next step is decided (another attempt, or a
    * gate). When the status follows from the attempt alone, the transition that sets it takes `ended` instead.

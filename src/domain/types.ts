@@ -355,6 +355,8 @@ export interface TaskState {
   runs?: RunRecord[];
   /** a recurring task waits in `queued` until this time; null or absent: it may start now */
   nextRunAt?: string | null;
+  /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
+  worker?: string;
 }
 
 /** One finished run of a recurring task: its own cost and tokens, not the task's running totals. */
