@@ -177,7 +177,6 @@ export class BullmqWorkerQueue implements WorkerQueue {
       const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys));
       running.channel = channel;
       if (running.controller.signal.aborted) channel.seal();
-      await channel.emit({ kind: 'claimed', worker: this.#identity });
       try {
         await handler(data, channel, running.controller.signal);
       } catch (error) {

@@ -93,6 +93,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     let runs = 0;
     w.process(w.identity, async (_job, channel) => {
       runs++;
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       await channel.emit(result);
     });
     const events = await drain(c, 'T-1:1');
@@ -107,6 +108,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const c = await coordinator(redis.url);
     const w = await worker(redis.url);
     w.process(w.identity, async (_job, channel) => {
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       for (const phase of ['setup', 'explore', 'implement', 'verify'] as const) await channel.emit({ kind: 'phase', phase });
       for (let i = 0; i < 50; i++) await channel.emit({ kind: 'output', phase: 'verify', chunk: `line ${i}\n` });
       await channel.emit(result);
@@ -126,6 +128,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const w = await worker(redis.url);
     const release = deferred();
     w.process(w.identity, async (_job, channel) => {
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       await channel.emit({ kind: 'phase', phase: 'implement' });
       await release.promise;
       await channel.emit(result);
@@ -158,6 +161,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const down = deferred();
     const wroteDuringOutage = deferred();
     w.process(w.identity, async (_job, channel) => {
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       await channel.emit({ kind: 'phase', phase: 'setup' });
       await down.promise;
       // Issued while Redis is away: ioredis keeps them in its offline queue.
@@ -220,6 +224,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const ran: string[] = [];
     w.process(w.identity, async (j, channel) => {
       ran.push(j.jobId);
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       await channel.emit(result);
     });
     const events = await drain(c, 'T-5:1');
@@ -243,6 +248,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const taken: string[] = [];
     w.process(w.identity, async (j, channel, signal) => {
       taken.push(j.jobId);
+      await channel.emit({ kind: 'claimed', worker: w.identity });
       const messages: ControlMessage[] = [];
       for await (const m of channel.messages(signal)) {
         messages.push(m);
@@ -299,6 +305,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const inside = deferred();
     let aborted: unknown = null;
     a.process(a.identity, async (_j, channel: JobChannel, signal) => {
+      await channel.emit({ kind: 'claimed', worker: a.identity });
       inside.resolve();
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       aborted = signal.reason;
@@ -311,7 +318,10 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     expect(String(aborted)).toMatch(/goes back to the queue/);
     expect(await c.depth()).toBe(1);
     const b = await worker(redis.url);
-    b.process(b.identity, async (_j, channel) => channel.emit(result));
+    b.process(b.identity, async (_j, channel) => {
+      await channel.emit({ kind: 'claimed', worker: b.identity });
+      await channel.emit(result);
+    });
     const events = await drain(c, 'T-9:1');
     expect(events.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'result']);
     expect(events[1]!.event).toMatchObject({ worker: { id: b.identity.id } });
