@@ -48,6 +48,8 @@ export class BullmqCoordinatorQueue implements CoordinatorQueue {
 
   events(jobId: string, signal: AbortSignal): AsyncIterable<SequencedEvent> {
     const reader = this.#redis.duplicate();
+    // Its outages are the main connection's too, which reports them; the read resumes after the reconnect.
+    reader.on('error', () => undefined);
     this.#readers.add(reader);
     const readers = this.#readers;
     const keys = jobKeys(this.#prefix, jobId);

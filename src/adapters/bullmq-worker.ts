@@ -74,6 +74,8 @@ class StreamJobChannel implements JobChannel {
 
   messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
     const reader = this.#redis.duplicate();
+    // Its outages are the main connection's too, which reports them; the read resumes after the reconnect.
+    reader.on('error', () => undefined);
     this.#readers.add(reader);
     const readers = this.#readers;
     const keys = this.#keys;

@@ -32,22 +32,31 @@ export function connectionOptions(address: QueueAddress): ConnectionOptions {
 }
 
 /**
- * A connection that has answered PING once, or the reason it could not within `timeoutMs` (Redis not
- * there at start: the caller says so rather than waiting forever).
+ * A connection that has answered PING, or the reason it could not within `timeoutMs` (Redis not there at
+ * start: the caller says so rather than waiting forever). Reconnect attempts go on meanwhile, so a Redis
+ * that comes up within the time is found; errors are reported through `onError` only once connected.
  */
 export async function connect(address: QueueAddress, timeoutMs: number, onError: (error: Error) => void): Promise<Redis> {
   const redis = new Redis(connectionOptions(address));
   let lastError: Error | null = null;
+  let connected = false;
   redis.on('error', (error: Error) => {
     lastError = error;
-    onError(error);
+    if (connected) onError(error);
   });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      redis.connect().then(() => redis.ping()),
+      (async () => {
+        redis.connect().catch(() => undefined);
+        await new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+        await redis.ping();
+      })(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer from Redis at ${address.display} within ${timeoutMs} ms${lastError === null ? '' : `: ${(lastError as Error).message}`}`)), timeoutMs);
+        timer = setTimeout(() => {
+          const why = lastError === null ? 'no answer' : (lastError as Error).message;
+          reject(new Error(`${why} (tried for ${Math.round(timeoutMs / 1000)} s)`));
+        }, timeoutMs);
       }),
     ]);
   } catch (error) {
@@ -56,6 +65,7 @@ export async function connect(address: QueueAddress, timeoutMs: number, onError:
   } finally {
     clearTimeout(timer);
   }
+  connected = true;
   return redis;
 }
 

@@ -15,6 +15,8 @@ import { SimpleGitAdapter } from '../adapters/simple-git.js';
 import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
+import type { QueueAddress } from '../adapters/redis-url.js';
+import { openRemoteExecutor } from './queue-executor.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -33,6 +35,8 @@ export interface SessionOptions {
   env: NodeJS.ProcessEnv;
   /** false for merge/discard/prune: no credentials needed */
   requireModel?: boolean;
+  /** `--queue`: attempts run on workers fed through this Redis; absent: in this process */
+  queue?: QueueAddress;
   /** replace services (the demo and tests inject their own model client) */
   services?: (services: FleetServices) => FleetServices;
 }
@@ -75,12 +79,19 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
+  // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
+  let log: (level: 'info' | 'warn', message: string) => void = (level, message) => serviceLog.target(level === 'info' ? 'warn' : level, message);
+  const remote = options.queue === undefined ? null : await openRemoteExecutor(options.queue, services, (level, message) => log(level, message));
+  if (remote !== null) services = { ...services, executor: remote.executor };
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
   const backlogFile = new FsBacklogFile(repo.backlogPath);
   services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
-  const lock: FleetLock = await acquireLock(repo.lockPath);
+  const lock: FleetLock = await acquireLock(repo.lockPath).catch(async (error: unknown) => {
+    await remote?.close();
+    throw error;
+  });
   let unguard = () => {};
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
@@ -90,6 +101,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
+    log = (level, message) => fleet.events.emit('log', { level, message });
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
@@ -127,12 +139,14 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
             await fleet.stop();
           } finally {
             unguard();
+            await remote?.close();
             await lock.release();
           }
         })()),
     };
   } catch (error) {
     unguard();
+    await remote?.close();
     await lock.release();
     throw error;
   }

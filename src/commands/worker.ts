@@ -1,0 +1,119 @@
+/**
+ * `loopfleet worker --queue redis://…`: takes attempt jobs from the fleet's queue and runs each with this
+ * machine's own pipeline (its model credentials, agents, process runner and sandbox) on a repository cache
+ * of the job's remote, then reports back through the queue (core/executor/job-runner.ts).
+ *
+ * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
+ * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
+ * hands back what still runs (another worker restarts those attempts) and exits 0.
+ */
+import { join } from 'node:path';
+import { BullmqWorkerQueue, newIdentity } from '../adapters/bullmq-worker.js';
+import type { QueueAddress } from '../adapters/redis-url.js';
+import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
+import { runJob } from '../core/executor/job-runner.js';
+import { defaultConfig } from '../core/backlog/config.js';
+import { PortPool } from '../core/port-pool.js';
+import { UsageError } from '../domain/errors.js';
+import { visible } from '../domain/sanitize.js';
+import { systemClock } from '../ports/clock.js';
+import { defaultCacheRoot, RepoCache } from './worker-cache.js';
+import { serviceLog, sharedRunner } from './services.js';
+
+export interface WorkerOptions {
+  queue: QueueAddress;
+  concurrency: number;
+  /** the repository cache's folder; null: ~/.cache/loopfleet/repos */
+  cache: string | null;
+  /** how long running attempts may go on after SIGTERM before they are handed back */
+  graceMs: number;
+  /** how long a job's lock holds without renewal: a dead worker's job goes to another after it */
+  lockMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Why this machine must not take jobs, or null: bubblewrap runs here and its sandbox holds. */
+async function refusal(): Promise<string | null> {
+  const runner = sharedRunner();
+  if (!(await runner.sandboxAvailable())) return 'bubblewrap (bwrap) cannot run here: a worker runs agent-written code only in its sandbox';
+  const escapes = await sandboxSelfTest(runner);
+  return escapes.length === 0 ? null : `the sandbox is weaker than promised: ${escapes.join('; ')}`;
+}
+
+export async function worker(options: WorkerOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const identity = newIdentity(options.concurrency);
+  const log = (level: 'info' | 'warn', message: string) => err(`loopfleet worker: ${level}: ${visible(message)}`);
+  serviceLog.target = (level, message) => err(`loopfleet worker: ${level}: model client: ${visible(message)}`);
+  let queue: BullmqWorkerQueue;
+  try {
+    queue = await BullmqWorkerQueue.open(options.queue, identity, log, { lockMs: options.lockMs, stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)) });
+  } catch (error) {
+    throw new UsageError(`--queue: cannot reach Redis at ${options.queue.display}: ${(error as Error).message}`);
+  }
+
+  let stopping: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (stopping = resolve));
+  let signals = 0;
+  let handBack: () => void = () => undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) stopping(signal);
+    else handBack();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const why = await refusal();
+    if (why !== null) {
+      err(`loopfleet worker: refusing jobs: ${visible(why)}`);
+      await queue.setRefusing(why);
+      out(`worker ${identity.id} on ${options.queue.display}: refusing jobs until it is stopped`);
+      await stopped;
+      await queue.close(true);
+      return 0;
+    }
+    const cache = new RepoCache(options.cache ?? defaultCacheRoot(options.env), options.env);
+    const ports = new PortPool(defaultConfig().ports);
+    queue.process(identity, async (job, channel, signal) => {
+      const id = visible(job.jobId);
+      out(`job ${id}: started`);
+      try {
+        const cached = await cache.get(job.remoteUrl, job.config);
+        await runJob(job, channel, signal, {
+          identity,
+          pipeline: cached.pipeline,
+          git: cached.git,
+          workspace: cached.services.workspace,
+          worktreeOf: (taskId) => join(cached.repo.workDir, taskId),
+          ports,
+          clock: systemClock,
+          parentEnv: options.env,
+        });
+        out(`job ${id}: reported`);
+      } catch (error) {
+        out(`job ${id}: handed back: ${visible(error instanceof Error ? error.message : String(error))}`);
+        throw error;
+      }
+    });
+    out(`worker ${identity.id} on ${options.queue.display}: taking jobs, ${options.concurrency} at once`);
+    const signal = await stopped;
+    out(`received ${signal}: no new jobs; running attempts have ${Math.round(options.graceMs / 1000)} s to finish`);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      handBack = resolve;
+      timer = setTimeout(resolve, options.graceMs);
+    });
+    const drained = queue.close(true).then(() => true);
+    if (!(await Promise.race([drained, graceOver.then(() => false)]))) {
+      out('handing back the attempts that still run');
+      await queue.close(false);
+    }
+    clearTimeout(timer);
+    out(`worker ${identity.id} stopped`);
+    return 0;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await queue.close(false);
+  }
+}
