@@ -31,6 +31,8 @@ export function baseRef(commit: string): string {
 
 export class RemoteBranches {
   readonly #d: RemoteBranchDeps;
+  /** base commits on the remote, or being pushed there: attempts that start together push their base once */
+  readonly #bases = new Map<string, Promise<void>>();
 
   constructor(deps: RemoteBranchDeps) {
     this.#d = deps;
@@ -46,8 +48,8 @@ export class RemoteBranches {
     const baseCommit = await git.revParse(base);
     if (baseCommit === null) throw new Error(`base branch ${base} does not resolve to a commit`);
     const head = `refs/heads/${branch}`;
-    const there = await git.lsRemote(remote, [baseRef(baseCommit), head], auth);
-    if (there.get(baseRef(baseCommit)) !== baseCommit) await this.#push(baseCommit, baseRef(baseCommit), there.get(baseRef(baseCommit)) ?? null);
+    await this.#publishBase(baseCommit);
+    const there = await git.lsRemote(remote, [head], auth);
     const local = await git.revParse(head);
     const remoteTip = there.get(head) ?? null;
     const start = local !== null && local !== baseCommit ? local : remoteTip === null ? null : baseCommit;
@@ -72,6 +74,21 @@ export class RemoteBranches {
     await git.updateRef(`refs/heads/${branch}`, commit);
     await git.addWorktree(place.worktree, branch, place.base);
     await workspace.prepare(place.repoRoot, place.worktree);
+  }
+
+  #publishBase(commit: string): Promise<void> {
+    let published = this.#bases.get(commit);
+    if (published === undefined) {
+      published = (async () => {
+        const ref = baseRef(commit);
+        const there = (await this.#d.git.lsRemote(this.#d.remote, [ref], this.#d.auth)).get(ref) ?? null;
+        if (there !== commit) await this.#push(commit, ref, there);
+      })();
+      // A push that failed is tried again by the next attempt.
+      published.catch(() => this.#bases.delete(commit));
+      this.#bases.set(commit, published);
+    }
+    return published;
   }
 
   async #push(commit: string, ref: string, expect: string | null): Promise<void> {
