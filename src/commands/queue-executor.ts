@@ -11,7 +11,6 @@ import { RemoteExecutor } from '../core/executor/remote-executor.js';
 import type { FleetServices } from '../core/fleet.js';
 import { UsageError } from '../domain/errors.js';
 import type { AttemptExecutor } from '../core/executor/attempt-executor.js';
-import type { GitPort, PushResult, RemoteAuth } from '../ports/git.js';
 
 export const QUEUE_REMOTE = 'origin';
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -26,27 +25,6 @@ export interface OpenedRemote {
 function workerUrl(url: string, repoRoot: string): string {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^:]+:/.test(url) || isAbsolute(url)) return url;
   return resolve(repoRoot, url);
-}
-
-/**
- * The coordinator's git with one rule added: a ref named by its own commit (`refs/loopfleet/base/<c>`)
- * can only ever hold `<c>`, so a push of it refused because another attempt pushed it meanwhile is done.
- */
-function baseRefIdempotent(git: GitPort): GitPort {
-  return new Proxy(git, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof value !== 'function') return value;
-      if (prop !== 'push') return (value as (...args: unknown[]) => unknown).bind(target);
-      return async (remote: string, source: string, ref: string, expect: string | null, auth?: RemoteAuth): Promise<PushResult> => {
-        const pushed = await target.push(remote, source, ref, expect, auth);
-        const named = /^refs\/loopfleet\/base\/([0-9a-f]{40,64})$/.exec(ref)?.[1];
-        if (pushed.kind === 'pushed' || named === undefined || named !== source) return pushed;
-        const there = await target.lsRemote(remote, [ref], auth);
-        return there.get(ref) === named ? { kind: 'pushed', commit: named } : pushed;
-      };
-    },
-  });
 }
 
 export async function openRemoteExecutor(address: QueueAddress, services: FleetServices, log: (level: 'info' | 'warn', message: string) => void): Promise<OpenedRemote> {
@@ -64,7 +42,7 @@ export async function openRemoteExecutor(address: QueueAddress, services: FleetS
     queue,
     remoteUrl: workerUrl(url, services.git.root),
     remote: QUEUE_REMOTE,
-    git: baseRefIdempotent(services.git),
+    git: services.git,
     workspace: services.workspace,
     warn: (message) => log('warn', message),
   });
