@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
 import { demoScript } from '../../src/demo/scripts.js';
+import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
 import { startFleet, type Fleet } from './workers-fleet.js';
 
@@ -8,6 +10,29 @@ afterEach(async () => {
   await fleet?.close();
   fleet = null;
 });
+
+/** a promise with its resolver, to order a test's steps on what happened rather than on time */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** `script`, with the first implementer call for `taskId` held until `release` settles; `reached` resolves when it arrives */
+function holdFirstImplementer(script: Script, taskId: string) {
+  const reached = deferred();
+  const release = deferred();
+  let held = false;
+  const wrapped: Script = async (req) => {
+    if (!held && req.role === 'implementer' && req.taskId === taskId) {
+      held = true;
+      reached.resolve();
+      await release.promise;
+    }
+    return script(req);
+  };
+  return { script: wrapped, reached: reached.promise, release: release.resolve };
+}
 
 const pass = (ids: string[]) => demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 5, delayMs: 10 });
 
@@ -37,5 +62,36 @@ describe('a coordinator and workers in processes of their own, over a real Redis
       expect(r.exitCode).toBe(0);
       expect(r.all).toMatch(/stopped/);
     }
+  });
+
+  it('a worker killed with SIGKILL mid-attempt: the attempt restarts on another worker, one attempt charged, its spending kept, one push', { timeout: 90_000 }, async () => {
+    const ids = ['T-1', 'T-2'];
+    const held = holdFirstImplementer(pass(ids), 'T-1');
+    fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
+    await execa('git', ['-C', fleet.remote, 'config', 'core.logAllRefUpdates', 'always']);
+    const w1 = await fleet.worker('w1');
+    const w2 = await fleet.worker('w2');
+    const coordinator = fleet.coordinator();
+    await held.reached;
+    const victim = /job T-1:1: started/.test(w1.output()) ? w1 : w2;
+    const survivor = victim === w1 ? w2 : w1;
+    victim.child.kill('SIGKILL');
+    await victim.child;
+    held.release();
+    const done = await coordinator.child;
+    expect(done.exitCode).toBe(0);
+    const s = (await fleet.state())!;
+    for (const id of ids) expect(s.tasks[id]!.status).toBe('verified');
+    const t1 = s.tasks['T-1']!;
+    expect(t1.attempt).toBe(1);
+    expect(t1.attempts.map((a) => a.outcome)).toEqual(['verified']);
+    // The explorer ran twice (once on the dead worker): both are booked.
+    expect(t1.usage.output).toBeGreaterThan(s.tasks['T-2']!.usage.output);
+    expect(survivor.output()).toMatch(/job T-1:1: started/);
+    expect(t1.worker).toContain(survivor.output().match(/worker (\S+) on/)![1]);
+    expect(await git(fleet.root, 'show', 'loop/T-1:T-1.txt')).toBe('T-1');
+    // One push of loop/T-1 (the reflog of the remote's branch: created once, never moved).
+    const pushes = (await git(fleet.remote, 'reflog', 'show', 'refs/heads/loop/T-1')).split('\n').filter(Boolean);
+    expect(pushes).toHaveLength(1);
   });
 });
