@@ -94,4 +94,41 @@ describe('a coordinator and workers in processes of their own, over a real Redis
     const pushes = (await git(fleet.remote, 'reflog', 'show', 'refs/heads/loop/T-1')).split('\n').filter(Boolean);
     expect(pushes).toHaveLength(1);
   });
+
+  it('a fleet cost gate trips on usage summed across workers and stops every running attempt, queued ones never start', { timeout: 90_000 }, async () => {
+    const ids = ['T-1', 'T-2', 'T-3', 'T-4', 'T-5', 'T-6'];
+    const release = deferred();
+    const base = pass(ids);
+    // Every implementer waits: the explorers' spending alone trips the gate while three attempts run.
+    const script: Script = async (req) => {
+      if (req.role === 'implementer') await release.promise;
+      return base(req);
+    };
+    fleet = await startFleet({ ids, script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 3' });
+    const workers = [await fleet.worker('w1'), await fleet.worker('w2'), await fleet.worker('w3')];
+    const coordinator = fleet.coordinator(['--overnight', '--max-cost', '0.006']);
+    const done = await coordinator.child;
+    release.resolve();
+    expect(done.exitCode).toBe(1);
+    expect(done.all).toMatch(/fleet gate fleet_cost/);
+    const s = (await fleet.state())!;
+    // No one task spent the limit: the gate summed what several workers reported.
+    const spent = ids.map((id) => s.tasks[id]!.costUsd);
+    expect(Math.max(...spent)).toBeLessThan(0.006);
+    expect(spent.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(0.006);
+    const spenders = new Set(ids.filter((id) => s.tasks[id]!.costUsd > 0).map((id) => s.tasks[id]!.worker));
+    expect(spenders.size).toBeGreaterThan(1);
+    const statuses = ids.map((id) => s.tasks[id]!.status);
+    expect(statuses.filter((x) => x === 'running')).toEqual([]);
+    expect(statuses.filter((x) => x === 'verified')).toEqual([]);
+    // Every job a worker started was stopped and reported; none is left waiting for a worker.
+    for (const w of workers) {
+      const started = w.output().match(/job (\S+): started/g) ?? [];
+      const reported = w.output().match(/job (\S+): reported/g) ?? [];
+      expect(reported.length).toBe(started.length);
+    }
+    const startedIds = workers.flatMap((w) => [...w.output().matchAll(/job (\S+): started/g)].map((m) => m[1]));
+    expect(startedIds.length).toBeLessThan(ids.length);
+    expect(await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')).toBe(':0\r\n');
+  });
 });
