@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { demoScript } from '../../src/demo/scripts.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import type { Script } from '../../src/demo/script-types.js';
 import type { StateData } from '../../src/ports/state-store.js';
@@ -131,3 +132,29 @@ export async function startFleet(opts: { ids: string[]; script: Script; front?: 
   };
   return fleet;
 }
+
+/** a promise with its resolver, to order a test's steps on what happened rather than on time */
+export function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** `script`, with the first implementer call for `taskId` held until `release` settles; `reached` resolves when it arrives */
+export function holdFirstImplementer(script: Script, taskId: string) {
+  const reached = deferred();
+  const release = deferred();
+  let held = false;
+  const wrapped: Script = async (req) => {
+    if (!held && req.role === 'implementer' && req.taskId === taskId) {
+      held = true;
+      reached.resolve();
+      await release.promise;
+    }
+    return script(req);
+  };
+  return { script: wrapped, reached: reached.promise, release: release.resolve };
+}
+
+export const pass = (ids: string[]) => demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 5, delayMs: 10 });
+

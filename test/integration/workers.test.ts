@@ -1,40 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { demoScript } from '../../src/demo/scripts.js';
 import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
-import { startFleet, type Fleet } from './workers-fleet.js';
+import { deferred, holdFirstImplementer, pass, startFleet, type Fleet } from './workers-fleet.js';
 
 let fleet: Fleet | null = null;
 afterEach(async () => {
   await fleet?.close();
   fleet = null;
 });
-
-/** a promise with its resolver, to order a test's steps on what happened rather than on time */
-function deferred<T = void>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** `script`, with the first implementer call for `taskId` held until `release` settles; `reached` resolves when it arrives */
-function holdFirstImplementer(script: Script, taskId: string) {
-  const reached = deferred();
-  const release = deferred();
-  let held = false;
-  const wrapped: Script = async (req) => {
-    if (!held && req.role === 'implementer' && req.taskId === taskId) {
-      held = true;
-      reached.resolve();
-      await release.promise;
-    }
-    return script(req);
-  };
-  return { script: wrapped, reached: reached.promise, release: release.resolve };
-}
-
-const pass = (ids: string[]) => demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 5, delayMs: 10 });
 
 describe('a coordinator and workers in processes of their own, over a real Redis', () => {
   it('lands twelve tasks verified on three workers, their branches fetched back from the remote', { timeout: 120_000 }, async () => {
