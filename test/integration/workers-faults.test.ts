@@ -103,4 +103,27 @@ describe('faults of a fleet on workers', () => {
     weak.child.kill('SIGTERM');
     expect((await weak.child).exitCode).toBe(0);
   });
+
+  it('SIGTERM: the worker takes no new job, hands back what still runs when the grace period ends, and exits 0; another worker finishes it', { timeout: 90_000 }, async () => {
+    const ids = ['T-1'];
+    const held = holdFirstImplementer(pass(ids), 'T-1');
+    fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"' });
+    const leaving = await fleet.worker('leaving', ['--grace', '1s']);
+    const coordinator = fleet.coordinator();
+    await held.reached;
+    leaving.child.kill('SIGTERM');
+    const left = await leaving.child;
+    expect(left.exitCode).toBe(0);
+    expect(left.all).toMatch(/received SIGTERM: no new jobs/);
+    expect(left.all).toMatch(/handing back the attempts that still run/);
+    expect(left.all).toMatch(/job T-1:1: handed back/);
+    held.release();
+    const staying = await fleet.worker('staying');
+    const done = await coordinator.child;
+    expect(done.exitCode).toBe(0);
+    const s = (await fleet.state())!;
+    expect(s.tasks['T-1']!.status).toBe('verified');
+    expect(s.tasks['T-1']!.attempt).toBe(1);
+    expect(staying.output()).toMatch(/job T-1:1: started/);
+  });
 });
