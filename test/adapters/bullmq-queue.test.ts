@@ -177,6 +177,7 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     });
     // Wait until the first phase was written (observable in Redis), then take Redis away with its data.
     const probe = new Redis(connectionOptions(parseQueueUrl(server.url)));
+    probe.on('error', () => undefined); // it is down on purpose
     closers.push(async () => probe.disconnect());
     const keys = jobKeys(keyPrefix(parseQueueUrl(server.url)), 'T-4:1');
     for (const deadline = Date.now() + 10_000; (await probe.xlen(keys.events)) < 2; ) {

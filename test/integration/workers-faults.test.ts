@@ -17,7 +17,7 @@ afterEach(async () => {
 const OUTAGE_MS = 5_000;
 
 describe('faults of a fleet on workers', () => {
-  it('Redis stopped for five seconds mid-run: the run completes and no event is lost', { timeout: 90_000 }, async () => {
+  it('Redis stopped for five seconds mid-run: the run completes and no event is lost', { timeout: 120_000 }, async () => {
     const ids = ['T-1', 'T-2', 'T-3'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 3' });
@@ -48,7 +48,7 @@ describe('faults of a fleet on workers', () => {
     expect(started.sort()).toEqual(['T-1:1', 'T-2:1', 'T-3:1']);
   });
 
-  it('the coordinator killed with SIGKILL and started again resumes from its state and the queue', { timeout: 90_000 }, async () => {
+  it('the coordinator killed with SIGKILL and started again resumes from its state and the queue', { timeout: 120_000 }, async () => {
     const ids = ['T-1', 'T-2'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
@@ -74,7 +74,7 @@ describe('faults of a fleet on workers', () => {
     expect(s.tasks['T-1']!.attempts.at(-1)!.outcome).toBe('verified');
   });
 
-  it('a worker whose sandbox fails its self-test refuses jobs, says why, and a sound worker takes the job', { timeout: 90_000 }, async () => {
+  it('a worker whose sandbox fails its self-test refuses jobs, says why, and a sound worker takes the job', { timeout: 120_000 }, async () => {
     const ids = ['T-1'];
     fleet = await startFleet({ ids, script: pass(ids), front: 'check: test -n "$(ls T-*.txt)"' });
     // A "bubblewrap" that isolates nothing: the self-test's escapes succeed.
@@ -104,7 +104,7 @@ describe('faults of a fleet on workers', () => {
     expect((await weak.child).exitCode).toBe(0);
   });
 
-  it('SIGTERM: the worker takes no new job, hands back what still runs when the grace period ends, and exits 0; another worker finishes it', { timeout: 90_000 }, async () => {
+  it('SIGTERM: the worker takes no new job, hands back what still runs when the grace period ends, and exits 0; another worker finishes it', { timeout: 120_000 }, async () => {
     const ids = ['T-1'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"' });
