@@ -91,7 +91,7 @@ describe('remote attempts under faults', () => {
 
     expect(h.fleet.stoppedBy).toBe('fleet_tokens');
     expect(h.fleet.tasks().map((t) => t.status)).toEqual(['queued', 'queued', 'queued', 'queued']);
-    for (const t of h.fleet.tasks()) expect(t.attempts.map((a) => a.outcome)).toEqual(['interrupted']);
+    for (const t of h.fleet.tasks()) expect(t.attempts.map((a) => [a.outcome, a.outcome === 'interrupted' ? null : a.reason])).toEqual([['interrupted', null]]);
     expect(implementing).toHaveLength(3);
     const cancelled = new Map(queue.cancelled.map((c) => [c.jobId, c]));
     expect([...cancelled.keys()].sort()).toEqual(['T-1:1', 'T-2:1', 'T-3:1', 'T-4:1']);
