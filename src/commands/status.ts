@@ -60,6 +60,7 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     conflicts: conflictsJson(t),
     // queued behind a task whose planned files overlap this one's
     waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
+    ...(t.worker === undefined ? {} : { worker: t.worker }),
   };
 }
 

@@ -151,6 +151,8 @@ export class TaskLifecycle {
       t.gate = null;
       t.phase = 'setup';
       t.verifyOnly = false;
+      // set again when a worker takes the attempt; an attempt run here has none
+      delete t.worker;
       t.startedAt ??= now;
       if (t.nextRunAt != null) t.nextRunAt = null;
       const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');

@@ -411,6 +411,8 @@ export interface TaskStatusJson {
   nextRun?: string | null;
   /** a recurring task's finished runs */
   runs?: RunRecord[];
+  /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
+  worker?: string;
 }
 
 export interface CheckStatusJson {

@@ -60,6 +60,8 @@ interface JobRecord {
   running: Running | null;
   /** bumped by a reconnect: live event streams deliver the unacknowledged events again */
   rewinds: number;
+  /** events whose acknowledgement was lost once already */
+  lostOnce: Set<number>;
   /** how many times a worker took it */
   taken: number;
   changes: Changes;
@@ -71,7 +73,9 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
   readonly #jobs = new Map<string, JobRecord>();
   readonly #waiting: string[] = [];
   readonly #workers = new Set<MemoryWorkerQueue>();
-  readonly #lost = new Set<string>();
+  #loseAck: ((jobId: string, delivered: SequencedEvent) => boolean) | null = null;
+  /** every delivery as it was made, in order: `jobId#seq` (a redelivery appears twice) */
+  readonly delivered: string[] = [];
   /** every ack as it was made, in order: `jobId#seq` */
   readonly acks: string[] = [];
   readonly enqueued: string[] = [];
@@ -85,9 +89,12 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
     return w;
   }
 
-  /** The acknowledgement of `seq` is lost once (a connection that dropped): the stream redelivers from there. */
-  loseAck(jobId: string, seq: number): void {
-    this.#lost.add(`${jobId}#${seq}`);
+  /**
+   * Acknowledgements of the events `test` picks are lost, each once (a connection that dropped just then):
+   * the job's stream delivers again from the first event not acknowledged.
+   */
+  loseAcks(test: (jobId: string, delivered: SequencedEvent) => boolean): void {
+    this.#loseAck = test;
   }
 
   job(jobId: string): Readonly<JobRecord> | undefined {
@@ -105,7 +112,7 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
 
   async enqueue(job: AttemptJob): Promise<void> {
     if (this.#jobs.has(job.jobId)) return;
-    this.#jobs.set(job.jobId, { job: structuredClone(job), state: 'waiting', events: [], acked: new Set(), messages: [], running: null, rewinds: 0, taken: 0, changes: new Changes() });
+    this.#jobs.set(job.jobId, { job: structuredClone(job), state: 'waiting', events: [], acked: new Set(), messages: [], running: null, rewinds: 0, lostOnce: new Set(), taken: 0, changes: new Changes() });
     this.#waiting.push(job.jobId);
     this.enqueued.push(job.jobId);
     this.#changed();
@@ -125,7 +132,9 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
       // Delivered from the first one not acknowledged; an acknowledged event is never delivered again.
       while (cursor < record.events.length && record.acked.has(record.events[cursor]!.seq)) cursor++;
       if (cursor < record.events.length) {
-        yield structuredClone(record.events[cursor++]!);
+        const next = record.events[cursor++]!;
+        this.delivered.push(`${jobId}#${next.seq}`);
+        yield structuredClone(next);
         continue;
       }
       const last = record.events.at(-1);
@@ -137,7 +146,9 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
   async ack(jobId: string, seq: number): Promise<void> {
     const record = this.#need(jobId);
     const key = `${jobId}#${seq}`;
-    if (this.#lost.delete(key)) {
+    const event = record.events[seq - 1];
+    if (event !== undefined && !record.lostOnce.has(seq) && this.#loseAck?.(jobId, event) === true) {
+      record.lostOnce.add(seq);
       record.rewinds++;
       record.changes.notify();
       return;
@@ -229,6 +240,7 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
     worker.running.set(jobId, running);
     void running.settled.finally(() => {
       worker.running.delete(jobId);
+      this.#changed();
       queueMicrotask(() => this.dispatch());
     });
     this.#changed();

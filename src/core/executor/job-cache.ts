@@ -11,6 +11,7 @@ import type { AttemptJob } from '../../ports/attempt-queue.js';
 import type { GitPort, RemoteAuth } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
 import { baseRef } from './remote-branches.js';
+import { raced } from './git-races.js';
 
 export interface JobCacheDeps {
   git: GitPort;
@@ -18,11 +19,26 @@ export interface JobCacheDeps {
   auth?: RemoteAuth;
 }
 
-export async function prepareCache(job: AttemptJob, worktree: string, deps: JobCacheDeps): Promise<void> {
-  const { git, workspace, auth } = deps;
+/** One job at a time prepares a given cache: the fetch and the worktree moves of two jobs never interleave. */
+const preparing = new Map<string, Promise<unknown>>();
+
+export function prepareCache(job: AttemptJob, worktree: string, deps: JobCacheDeps): Promise<void> {
+  const root = deps.git.root;
+  const run = (preparing.get(root) ?? Promise.resolve()).then(() => prepare(job, worktree, deps));
+  const settled = run.catch(() => undefined);
+  preparing.set(root, settled);
+  void settled.then(() => {
+    if (preparing.get(root) === settled) preparing.delete(root);
+  });
+  return run;
+}
+
+async function prepare(job: AttemptJob, worktree: string, deps: JobCacheDeps): Promise<void> {
+  const { workspace, auth } = deps;
+  const git = deps.git;
   const start = `refs/loopfleet/start/${job.branch}`;
   const specs = [`+${baseRef(job.baseCommit)}:${baseRef(job.baseCommit)}`, ...(job.branchCommit === null ? [] : [`+refs/heads/${job.branch}:${start}`])];
-  await git.fetch(job.remoteUrl, specs, auth);
+  await raced(() => git.fetch(job.remoteUrl, specs, auth));
   const base = await git.revParse(baseRef(job.baseCommit));
   if (base !== job.baseCommit) throw new Error(`the remote's ${baseRef(job.baseCommit)} is at ${base ?? 'nothing'}, not the job's base commit`);
   if (job.branchCommit !== null) {
@@ -30,16 +46,15 @@ export async function prepareCache(job: AttemptJob, worktree: string, deps: JobC
     if (fetched !== job.branchCommit) throw new Error(`the remote's ${job.branch} is at ${fetched ?? 'nothing'}, not at ${job.branchCommit} as the job says`);
   }
 
-  const head = (await git.listWorktrees()).find((w) => w.path === worktree)?.head ?? null;
+  const head = (await raced(() => git.listWorktrees())).find((w) => w.path === worktree)?.head ?? null;
   if (await workspace.exists(worktree)) {
     if (job.branchCommit !== null && head === job.branchCommit) {
       // What an earlier attempt here left uncommitted is not part of the branch the job names.
-      await git.resetHard(worktree, job.branchCommit);
+      await raced(() => git.resetHard(worktree, job.branchCommit!));
       return;
     }
-    await git.removeWorktree(worktree, true);
+    await raced(() => git.removeWorktree(worktree, true));
   }
-  await git.pruneWorktrees();
-  if (job.branchCommit !== null) await git.updateRef(`refs/heads/${job.branch}`, job.branchCommit);
-  else if (await git.branchExists(job.branch)) await git.deleteBranch(job.branch, true);
+  if (job.branchCommit !== null) await raced(() => git.updateRef(`refs/heads/${job.branch}`, job.branchCommit!));
+  else if (await raced(() => git.branchExists(job.branch))) await raced(() => git.deleteBranch(job.branch, true));
 }

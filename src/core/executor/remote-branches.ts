@@ -9,6 +9,7 @@
  */
 import type { GitPort, RemoteAuth } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
+import { raced } from './git-races.js';
 
 export interface RemoteBranchDeps {
   /** the coordinator's repository */
@@ -64,7 +65,7 @@ export class RemoteBranches {
   async fetchBack(branch: string, commit: string, place: { repoRoot: string; worktree: string; base: string }): Promise<void> {
     const { git, workspace, remote, auth } = this.#d;
     const fetched = `refs/loopfleet/fetched/${branch}`;
-    await git.fetch(remote, [`+refs/heads/${branch}:${fetched}`], auth);
+    await raced(() => git.fetch(remote, [`+refs/heads/${branch}:${fetched}`], auth));
     const got = await git.revParse(fetched);
     if (got !== commit) throw new Error(`the remote's ${branch} is at ${got ?? 'nothing'}, not at ${commit}, the commit the worker said it pushed`);
     if (await workspace.exists(place.worktree)) {

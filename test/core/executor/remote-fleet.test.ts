@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { findRepo } from '../../../src/commands/repo.js';
+import { statusRows } from '../../../src/commands/status.js';
 import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
 import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
@@ -30,6 +32,7 @@ describe('attempts that run on workers', () => {
 
     const tasks = h.fleet.tasks();
     expect(tasks.map((t) => t.status)).toEqual(['verified', 'verified', 'verified']);
+    expect(tasks.map((t) => t.attempts.map((x) => [x.outcome, x.reason]))).toEqual(tasks.map(() => [['verified', null]]));
     // Nothing ran here: the coordinator's model was never called, the workers' were.
     expect(h.model.calls).toHaveLength(0);
     expect(a.model.calls.length + b.model.calls.length).toBe(6);
@@ -46,8 +49,13 @@ describe('attempts that run on workers', () => {
     }
     expect(queue.enqueued.sort()).toEqual(['T-1:1', 'T-2:1', 'T-3:1']);
 
+    const workers = new Map(tasks.map((t) => [t.id, t.worker]));
     const merged = await h.fleet.mergeAll();
     expect(merged.merged).toEqual(['T-1', 'T-2', 'T-3']);
+    await h.session.close();
+    // status --json says which worker ran each task
+    const rows = await statusRows(await findRepo(root));
+    expect(rows.map((r) => [r.id, r.status, r.worker])).toEqual(['T-1', 'T-2', 'T-3'].map((id) => [id, 'merged', workers.get(id)]));
     expect((await git(root, 'ls-tree', '--name-only', 'main')).split('\n')).toEqual(expect.arrayContaining(['one.txt', 'two.txt', 'three.txt']));
   });
 });
