@@ -328,6 +328,29 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     expect(events[1]!.event).toMatchObject({ worker: { id: b.identity.id } });
   });
 
+  it('hands back the job of a handler that throws, runs it again, and reports a job that keeps failing once it started too often', async () => {
+    redis = await startRedis();
+    const c = await coordinator(redis.url);
+    const w = await worker(redis.url, 1, { ...FAST, maxStarts: 3 });
+    const runs = new Map<string, number>();
+    w.process(w.identity, async (j, channel) => {
+      const n = (runs.get(j.jobId) ?? 0) + 1;
+      runs.set(j.jobId, n);
+      await channel.emit({ kind: 'claimed', worker: w.identity });
+      if (j.taskId === 'T-10' && n === 1) throw new Error('the cache could not be fetched');
+      if (j.taskId === 'T-11') throw new Error('always broken');
+      await channel.emit(result);
+    });
+    await c.enqueue(job('T-10'));
+    const once = await drain(c, 'T-10:1');
+    expect(once.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'result']);
+    await c.enqueue(job('T-11'));
+    const broken = await drain(c, 'T-11:1');
+    expect(broken.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'claimed', 'failed']);
+    expect(broken.at(-1)!.event).toMatchObject({ kind: 'failed', error: { kind: 'error', message: expect.stringMatching(/started 3 times without an outcome: always broken/) } });
+    expect(runs.get('T-11:1')).toBe(3);
+  });
+
   it('keeps two fleets on one Redis apart by name', async () => {
     redis = await startRedis();
     const one = await coordinator(`${redis.url}/0?name=one`);
