@@ -14,6 +14,8 @@ import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { runJob } from '../core/executor/job-runner.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { PortPool } from '../core/port-pool.js';
+import { isSecretName } from '../core/task-env.js';
+import type { AttemptJob } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
 import { systemClock } from '../ports/clock.js';
@@ -38,6 +40,16 @@ async function refusal(): Promise<string | null> {
   if (!(await runner.sandboxAvailable())) return 'bubblewrap (bwrap) cannot run here: a worker runs agent-written code only in its sandbox';
   const escapes = await sandboxSelfTest(runner);
   return escapes.length === 0 ? null : `the sandbox is weaker than promised: ${escapes.join('; ')}`;
+}
+
+/**
+ * The job as this worker runs it: the variables it names (`env:` on the coordinator) are passed from this
+ * machine's environment, except secrets (model keys, tokens): those of a worker never reach a job's
+ * sandbox, whatever the queue asks. Returns the names left out, to say so.
+ */
+export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: string[] } {
+  const withheld = job.passedEnv.filter((name) => isSecretName(name));
+  return { job: { ...job, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) }, withheld };
 }
 
 export async function worker(options: WorkerOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
@@ -74,9 +86,11 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
     }
     const cache = new RepoCache(options.cache ?? defaultCacheRoot(options.env), options.env);
     const ports = new PortPool(defaultConfig().ports);
-    queue.process(identity, async (job, channel, signal) => {
-      const id = visible(job.jobId);
+    queue.process(identity, async (queued, channel, signal) => {
+      const id = visible(queued.jobId);
       out(`job ${id}: started`);
+      const { job, withheld } = jobForThisWorker(queued);
+      if (withheld.length > 0) err(`loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`);
       try {
         const cached = await cache.get(job.remoteUrl, job.config);
         await runJob(job, channel, signal, {
