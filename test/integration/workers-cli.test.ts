@@ -5,11 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { CLI } from './workers-fleet.js';
+import { CLI, pass, startFleet, type Fleet } from './workers-fleet.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 let redis: RedisServer | null = null;
+let fleet: Fleet | null = null;
 afterEach(async () => {
+  await fleet?.close();
+  fleet = null;
   for (const c of cleanups.splice(0)) await c();
   await redis?.close();
   redis = null;
@@ -60,5 +63,17 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/no git remote 'origin'/);
     expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
+  });
+
+  it('--watch --queue runs tasks on a worker and stays up until SIGTERM, then reports', { timeout: 120_000 }, async () => {
+    fleet = await startFleet({ ids: ['T-1'], script: pass(['T-1']), front: 'check: test -n "$(ls T-*.txt)"' });
+    const w = await fleet.worker('w1');
+    const coordinator = fleet.coordinator(['--watch']);
+    await fleet.until('T-1 verified', (s) => s.tasks['T-1']?.status === 'verified');
+    coordinator.child.kill('SIGTERM');
+    const done = await coordinator.child;
+    expect(done.exitCode).toBe(130);
+    expect(done.all).toMatch(/done: 1 verified/);
+    expect(w.output()).toMatch(/job T-1:1: started/);
   });
 });
