@@ -17,7 +17,7 @@ import { QUEUE_NAME } from './bullmq-names.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
-import { appendEvent, isFinal, jobKeys, lastSeq, readControl, type JobKeys } from './redis-streams.js';
+import { appendEvent, expireStreams, isFinal, jobKeys, lastSeq, readControl, type JobKeys } from './redis-streams.js';
 import type { QueueAddress } from './redis-url.js';
 
 export interface WorkerTiming {
@@ -31,6 +31,9 @@ export interface WorkerTiming {
   /** how many times a job may start on workers before this one reports it failed instead of handing it back */
   maxStarts: number;
 }
+
+/** How long a finished job and its streams stay in Redis (a week: longer than any run that may ask for them again). */
+export const RETAIN_MS = 7 * 24 * 3600 * 1000;
 
 export const DEFAULT_TIMING: WorkerTiming = { lockMs: 30_000, stalledCheckMs: 15_000, heartbeatMs: HEARTBEAT_MS, maxStalledCount: 3, maxStarts: 5 };
 
@@ -70,6 +73,7 @@ class StreamJobChannel implements JobChannel {
     const seq = ++this.#seq;
     if (isFinal(event)) this.#finished = true;
     await appendEvent(this.#redis, this.#keys, seq, event);
+    if (isFinal(event)) await expireStreams(this.#redis, this.#keys, RETAIN_MS);
   }
 
   messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
@@ -159,9 +163,9 @@ export class BullmqWorkerQueue implements WorkerQueue {
       lockDuration: this.#timing.lockMs,
       stalledInterval: this.#timing.stalledCheckMs,
       maxStalledCount: this.#timing.maxStalledCount,
-      // Keep finished jobs: a job that exists in any state makes the coordinator's second add a no-op.
-      removeOnComplete: { count: Number.MAX_SAFE_INTEGER },
-      removeOnFail: { count: Number.MAX_SAFE_INTEGER },
+      // Finished jobs are kept for RETAIN_MS: while a job exists in any state, a second add is a no-op.
+      removeOnComplete: { age: RETAIN_MS / 1000 },
+      removeOnFail: { age: RETAIN_MS / 1000 },
     });
     worker.on('error', errorReporter(this.#log, this.#address));
     this.#worker = worker;

@@ -78,6 +78,11 @@ async function ensureGroup(redis: Redis, keys: JobKeys): Promise<void> {
   }
 }
 
+/** Both streams of a finished job go after `ms` (the coordinator reads the final event well before). */
+export async function expireStreams(redis: Redis, keys: JobKeys, ms: number): Promise<void> {
+  await redis.multi().pexpire(keys.events, ms).pexpire(keys.control, ms).exec();
+}
+
 export async function ackEvent(redis: Redis, keys: JobKeys, seq: number): Promise<void> {
   await redis.xack(keys.events, GROUP, `0-${seq}`);
 }

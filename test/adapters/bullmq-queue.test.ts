@@ -99,6 +99,8 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const events = await drain(c, 'T-1:1');
     expect(events.map((e) => e.event.kind)).toEqual(['claimed', 'result']);
     await c.enqueue(job('T-1')); // finished: still a no-op
+    const ttl = Number((await redis.command('PTTL', 'lf:loopfleet:ev:T-1:1')).slice(1));
+    expect(ttl).toBeGreaterThan(6 * 24 * 3600 * 1000); // the finished job's stream goes after a week
     expect(await c.depth()).toBe(0);
     expect(runs).toBe(1);
   });
