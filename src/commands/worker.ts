@@ -43,13 +43,16 @@ async function refusal(): Promise<string | null> {
 }
 
 /**
- * The job as this worker runs it: the variables it names (`env:` on the coordinator) are passed from this
- * machine's environment, except secrets (model keys, tokens): those of a worker never reach a job's
- * sandbox, whatever the queue asks. Returns the names left out, to say so.
+ * The job as this worker runs it, whatever the queue asks: the variables it names (`env:` on the
+ * coordinator) are passed from this machine's environment except secrets (model keys, tokens), and its
+ * code runs in this worker's sandbox (`sandbox: off` is a choice for one's own machine, not for a worker's).
+ * Returns what was not honoured, to say so.
  */
-export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: string[] } {
+export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: string[]; sandboxKept: boolean } {
   const withheld = job.passedEnv.filter((name) => isSecretName(name));
-  return { job: { ...job, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) }, withheld };
+  const sandboxKept = job.config.sandbox === 'off';
+  const config = sandboxKept ? { ...job.config, sandbox: 'auto' as const } : job.config;
+  return { job: { ...job, config, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) }, withheld, sandboxKept };
 }
 
 export async function worker(options: WorkerOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
@@ -89,8 +92,9 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
     queue.process(identity, async (queued, channel, signal) => {
       const id = visible(queued.jobId);
       out(`job ${id}: started`);
-      const { job, withheld } = jobForThisWorker(queued);
+      const { job, withheld, sandboxKept } = jobForThisWorker(queued);
       if (withheld.length > 0) err(`loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`);
+      if (sandboxKept) err(`loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`);
       try {
         const cached = await cache.get(job.remoteUrl, job.config);
         await runJob(job, channel, signal, {

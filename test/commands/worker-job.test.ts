@@ -31,4 +31,12 @@ describe('a job as a worker runs it', () => {
     expect(withheld).toEqual(['ANTHROPIC_API_KEY', 'GH_TOKEN', 'ANTHROPIC_AUTH_TOKEN']);
     expect(job.passedEnv).toHaveLength(5); // the queued job is left as it is
   });
+
+  it('runs a job that says sandbox: off in its sandbox all the same', () => {
+    const off = { ...job, config: { ...job.config, sandbox: 'off' as const } };
+    const { job: ran, sandboxKept } = jobForThisWorker(off);
+    expect(ran.config.sandbox).toBe('auto');
+    expect(sandboxKept).toBe(true);
+    expect(jobForThisWorker(job).sandboxKept).toBe(false);
+  });
 });
