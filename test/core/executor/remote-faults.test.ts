@@ -55,7 +55,7 @@ describe('remote attempts under faults', () => {
 
     for (const id of ['T-1', 'T-2']) {
       const t = h.fleet.task(id)!;
-      expect(t.status).toBe('verified');
+      expect(t.attempts.map((a) => [a.outcome, a.reason])).toEqual([['verified', null]]);
       expect(t.usage).toEqual({ input: 200, output: 40, cacheWrite: 0, cacheRead: 0 });
       const record = queue.job(`${id}:1`)!;
       const redelivered = record.events.filter((e) => lost(e.event.kind)).map((e) => `${id}:1#${e.seq}`);

@@ -8,11 +8,7 @@ import { join } from 'node:path';
 import { findRepo } from '../../../src/commands/repo.js';
 import { buildServices } from '../../../src/commands/services.js';
 import { defaultConfig } from '../../../src/core/backlog/config.js';
-import { Pipeline } from '../../../src/core/pipeline.js';
-import { PortPool } from '../../../src/core/port-pool.js';
-import { RemoteExecutor } from '../../../src/core/executor/remote-executor.js';
-import { runJob } from '../../../src/core/executor/job-runner.js';
-import { systemClock } from '../../../src/ports/clock.js';
+import { withQueue, workerHandler } from '../../../src/commands/remote-attempts.js';
 import type { FleetServices } from '../../../src/core/fleet.js';
 import type { WorkerIdentity } from '../../../src/ports/attempt-queue.js';
 import { WORK_DIR } from '../../../src/domain/layout.js';
@@ -38,11 +34,8 @@ export async function bareRemote(cleanups: Array<() => Promise<void>>, root: str
 }
 
 /** The coordinator's services with its attempts sent through `queue`. */
-export function remoteServices(queue: MemoryAttemptQueue, remote: string, warnings: string[] = []): (s: FleetServices) => FleetServices {
-  return (s) => ({
-    ...s,
-    executor: new RemoteExecutor({ queue, git: s.git, workspace: s.workspace, remote: 'origin', remoteUrl: remote, warn: (m) => warnings.push(m) }),
-  });
+export function remoteServices(queue: MemoryAttemptQueue, remote: string): (s: FleetServices) => FleetServices {
+  return (s) => withQueue(s, queue, { remote: 'origin', remoteUrl: remote });
 }
 
 export interface WorkerMachine {
@@ -62,18 +55,8 @@ export async function workerMachine(cleanups: Array<() => Promise<void>>, queue:
   const model = new FakeModel(script);
   const services = { ...(await buildServices(repo, { path: repo.backlogPath, config: defaultConfig(), tasks: [] }, TEST_ENV)), model, cliModel: model };
   await services.git.ensureExcluded(`/${WORK_DIR}/`);
-  const pipeline = new Pipeline(services);
   const identity: WorkerIdentity = { id: `${name}-1`, host: name, concurrency };
   const worker = queue.worker();
-  const deps = {
-    identity,
-    pipeline,
-    git: services.git,
-    workspace: services.workspace,
-    worktreeOf: (id: string) => join(repo.workDir, id),
-    ports: new PortPool({ from: 4100, to: 4199 }),
-    clock: systemClock,
-    parentEnv: TEST_ENV,
-  };
-  return { identity, model, cache, queue: worker, start: () => worker.process(identity, (job, channel, signal) => runJob(job, channel, signal, deps)) };
+  const handler = workerHandler({ repo, services, identity, env: TEST_ENV });
+  return { identity, model, cache, queue: worker, start: () => worker.process(identity, handler) };
 }
