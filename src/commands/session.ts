@@ -16,7 +16,7 @@ import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import type { QueueAddress } from '../adapters/redis-url.js';
-import { openRemoteExecutor } from './queue-executor.js';
+import { openQueue } from './queue-executor.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -81,8 +81,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
   // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
   let log: (level: 'info' | 'warn', message: string) => void = (level, message) => serviceLog.target(level === 'info' ? 'warn' : level, message);
-  const remote = options.queue === undefined ? null : await openRemoteExecutor(options.queue, services, (level, message) => log(level, message));
-  if (remote !== null) services = { ...services, executor: remote.executor };
+  const remote = options.queue === undefined ? null : await openQueue(options.queue, services, (level, message) => log(level, message));
+  if (remote !== null) services = remote.services;
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);

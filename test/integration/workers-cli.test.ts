@@ -61,7 +61,7 @@ describe('--queue and loopfleet worker on the command line', () => {
     redis = await startRedis();
     const r = await run(root, ['--overnight', '--queue', redis.url]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/no git remote 'origin'/);
+    expect(r.stderr).toMatch(/no remote named "origin"/);
     expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
   });
 
