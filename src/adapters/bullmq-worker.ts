@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker, WaitingError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AttemptJob, ControlMessage, JobChannel, WorkerEvent, WorkerIdentity, WorkerQueue } from '../ports/attempt-queue.js';
-import { QUEUE_NAME } from './bullmq-names.js';
+import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
@@ -99,6 +99,8 @@ class StreamJobChannel implements JobChannel {
 interface Running {
   controller: AbortController;
   channel: StreamJobChannel | null;
+  /** the job's lock is no longer this worker's: nothing of the job may be touched from here */
+  lost: boolean;
 }
 
 export class BullmqWorkerQueue implements WorkerQueue {
@@ -168,13 +170,24 @@ export class BullmqWorkerQueue implements WorkerQueue {
       removeOnFail: { age: RETAIN_MS / 1000 },
     });
     worker.on('error', errorReporter(this.#log, this.#address));
+    // A lock that could not be renewed may be another worker's by now: this one gives the job up at once,
+    // so the attempt never runs on two workers for longer than a renewal interval.
+    worker.on('lockRenewalFailed', (bullIds) => {
+      for (const bullId of bullIds) {
+        const running = this.#running.get(attemptJobId(bullId));
+        if (running === undefined) continue;
+        running.lost = true;
+        running.channel?.seal();
+        running.controller.abort(new Error(`this worker lost the lock of job ${attemptJobId(bullId)}: another worker may run it now`));
+      }
+    });
     this.#worker = worker;
   }
 
   async #run(job: Job, token: string | undefined, bullSignal: AbortSignal | undefined, handler: Handler): Promise<void> {
     const data = job.data as AttemptJob;
     const keys = jobKeys(this.#prefix, data.jobId);
-    const running: Running = { controller: new AbortController(), channel: null };
+    const running: Running = { controller: new AbortController(), channel: null, lost: false };
     this.#running.set(data.jobId, running);
     bullSignal?.addEventListener('abort', () => running.controller.abort(bullSignal.reason), { once: true });
     void this.#beat();
@@ -203,7 +216,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
     if (failure !== null && !running.controller.signal.aborted) {
       this.#log('warn', `job ${data.jobId} handed back: ${failure instanceof Error ? failure.message : String(failure)}`);
     }
-    await job.moveToWait(token);
+    // With its lock lost the job is not this worker's to move: the stalled check (or its new worker) has it.
+    if (!running.lost) await job.moveToWait(token);
     throw new WaitingError();
   }
 

@@ -353,6 +353,34 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     expect(runs.get('T-11:1')).toBe(3);
   });
 
+  it('gives a job up at once when its lock could not be renewed (another worker may have it), and another worker finishes it', async () => {
+    redis = await startRedis();
+    const c = await coordinator(redis.url);
+    const a = await worker(redis.url);
+    const inside = deferred();
+    let reason: unknown = null;
+    a.process(a.identity, async (_j, channel, signal) => {
+      await channel.emit({ kind: 'claimed', worker: a.identity });
+      inside.resolve();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      reason = signal.reason;
+      throw signal.reason;
+    });
+    await c.enqueue(job('T-12'));
+    await inside.promise;
+    // The lock goes (as after an outage longer than the lock): the next renewal fails.
+    expect(await redis.command('DEL', `lf:loopfleet:${QUEUE_NAME}:${bullJobId('T-12:1')}:lock`)).toBe(':1\r\n');
+    const b = await worker(redis.url);
+    b.process(b.identity, async (_j, channel) => {
+      await channel.emit({ kind: 'claimed', worker: b.identity });
+      await channel.emit(result);
+    });
+    const events = await drain(c, 'T-12:1');
+    expect(String(reason)).toMatch(/lost the lock of job T-12:1/);
+    expect(events.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'result']);
+    expect(events[1]!.event).toMatchObject({ worker: { id: b.identity.id } });
+  });
+
   it('keeps two fleets on one Redis apart by name', async () => {
     redis = await startRedis();
     const one = await coordinator(`${redis.url}/0?name=one`);
