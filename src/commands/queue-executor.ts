@@ -15,6 +15,8 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 export interface OpenedQueue {
   services: FleetServices;
+  /** one line on the workers live now, for the start of a run */
+  census(): Promise<{ level: 'info' | 'warn'; message: string }>;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,17 @@ export async function openQueue(address: QueueAddress, services: FleetServices, 
   let closing: Promise<void> | null = null;
   return {
     services: withQueue(services, queue, { remote: remote.remote, remoteUrl: workerUrl(remote.remoteUrl, services.git.root) }),
+    census: async () => {
+      const workers = await queue.workers();
+      const refusing = workers.filter((w) => w.refusing !== null);
+      const taking = workers.length - refusing.length;
+      if (taking === 0) {
+        const why = refusing.length === 0 ? '' : ` (${refusing.length} refusing: ${refusing[0]!.refusing})`;
+        return { level: 'warn', message: `no worker takes jobs from ${address.display} yet${why}: attempts wait until one does (loopfleet worker --queue ${address.display})` };
+      }
+      const slots = workers.filter((w) => w.refusing === null).reduce((n, w) => n + w.identity.concurrency, 0);
+      return { level: 'info', message: `${taking} worker(s) take jobs from ${address.display}, ${slots} attempt(s) at once${refusing.length === 0 ? '' : `; ${refusing.length} refusing`}` };
+    },
     close: () => (closing ??= queue.close()),
   };
 }

@@ -47,6 +47,8 @@ export interface Session {
   services: FleetServices;
   /** settings of the person's git configuration the run turns off (git-config-scan.ts), said once at start */
   gitWarnings: string[];
+  /** with --queue: the workers live at start (a warning when none takes jobs), said once at start */
+  queueNotice: { level: 'info' | 'warn'; message: string } | null;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
     log = (level, message) => fleet.events.emit('log', { level, message });
+    const queueNotice = remote === null ? null : await remote.census();
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
@@ -132,6 +135,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       backlog,
       services,
       gitWarnings: gitConfig.warnings,
+      queueNotice,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();

@@ -94,6 +94,7 @@ describe('faults of a fleet on workers', () => {
       if (Date.now() > deadline) throw new Error(`the job never waited for a worker:\n${coordinator.output()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
+    await coordinator.printed(/warning: no worker takes jobs from redis:\/\/127\.0\.0\.1:\d+\/0 yet \(1 refusing: the sandbox is weaker than promised/);
     const sound = await fleet.worker('sound');
     const done = await coordinator.child;
     expect(done.exitCode).toBe(0);

@@ -102,7 +102,13 @@ export async function startFleet(opts: { ids: string[]; script: Script; front?: 
       });
       const p = track(name, child);
       procs.push(p);
-      await p.printed(/taking jobs|refusing jobs/);
+      await p.printed(/(taking jobs|refusing jobs until)/);
+      // Its heartbeat is in Redis (another process's state: polled) before the test goes on.
+      const id = /worker (\S+) on/.exec(p.output())![1]!;
+      for (const deadline = Date.now() + 15_000; (await redis.command('EXISTS', `lf:loopfleet:worker:${id}`)) !== ':1\r\n'; ) {
+        if (Date.now() > deadline) throw new Error(`${name}'s heartbeat never reached Redis:\n${p.output()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       return p;
     },
     state: async () => {

@@ -18,6 +18,7 @@ describe('a coordinator and workers in processes of their own, over a real Redis
     const coordinator = fleet.coordinator();
     const done = await coordinator.child;
     expect(done.all).toMatch(/done: 12 verified/);
+    expect(done.all).toContain(`3 worker(s) take jobs from ${fleet.redis.url}/0, 3 attempt(s) at once`);
     expect(done.exitCode).toBe(0);
     const s = (await fleet.state())!;
     for (const id of ids) {
