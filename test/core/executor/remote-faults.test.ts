@@ -194,4 +194,60 @@ describe('remote attempts under faults', () => {
     expect((events.at(-1) as { error: { message: string } }).error.message).toMatch(/^loop\/T-1 was not pushed: the remote refused the lease .*another worker pushed it/);
     expect(await git(remote, 'rev-parse', 'loop/T-1')).toBe(other);
   });
+
+  it('an attempt interrupted by a fleet stop runs again as a job of its own, the interrupted job cancelled', { timeout: 90_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
+    const remote = await bareRemote(cleanups, root);
+    const queue = new MemoryAttemptQueue();
+    const implementing = deferred();
+    let calls = 0;
+    const w = await workerMachine(cleanups, queue, remote, (call) => {
+      if (call.role !== 'implementer') return {};
+      calls++;
+      if (calls > 1) return writeOwnFile(call);
+      implementing.fire();
+      return { until: untilAborted(call.request.signal) };
+    }, 'host-a');
+    w.start();
+    const first = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote) });
+    first.fleet.start();
+    await implementing.promise;
+    await first.session.close();
+    expect(first.fleet.task('T-1')!.attempts.map((a) => [a.n, a.outcome])).toEqual([[1, 'interrupted']]);
+    expect(queue.cancelled.map((c) => [c.jobId, c.state, c.error.kind])).toEqual([['T-1:1', 'active', 'stop']]);
+
+    const second = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote) });
+    cleanups.push(() => second.session.close());
+    second.fleet.start();
+    await second.fleet.whenIdle();
+    const t = second.fleet.task('T-1')!;
+    expect(t.status).toBe('verified');
+    expect(t.attempts.map((a) => [a.n, a.outcome])).toEqual([[-1, 'interrupted'], [1, 'verified']]);
+    expect(queue.enqueued).toEqual(['T-1:1', 'T-1:1.1']);
+    expect(queue.job('T-1:1')!.events.at(-1)!.event.kind).toBe('failed');
+    // the rerun made sure the job it replaces runs nowhere any more (it had ended: nothing to do)
+    expect(queue.cancelled.map((c) => [c.jobId, c.state])).toEqual([['T-1:1', 'active'], ['T-1:1', 'done']]);
+  });
+
+  it("a worker's malformed event fails the attempt, naming the job and what was wrong, and nothing of it is applied", { timeout: 60_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\ngates:\n  attempts: 2', '- [ ] T-1 One');
+    const remote = await bareRemote(cleanups, root);
+    const queue = new MemoryAttemptQueue();
+    const hostile = queue.worker();
+    hostile.process({ id: 'hostile', host: 'hostile', concurrency: 1 }, async (_, channel) => {
+      await channel.emit({ kind: 'claimed', worker: { id: 'evil\u001b]52;c;SGVsbG8=\u0007', host: 'x', concurrency: 1 } });
+      await channel.emit({ kind: 'agent', role: 'implementer', model: 'm', event: { type: 'usage', model: 'm', usage: { input: 1e9, output: 0, cacheWrite: 0, cacheRead: 0 } } });
+    });
+    const h = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote) });
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+
+    const t = h.fleet.task('T-1')!;
+    expect(t.status).toBe('failed');
+    expect(t.attempts.map((a) => [a.outcome, a.reason])).toEqual([1, 2].map((n) => ['error', `job T-1:${n}: event 1 from the worker is malformed: worker id is not 1–120 printable characters`]));
+    expect(t.worker).toBeUndefined();
+    expect(t.usage.input).toBe(0);
+    expect(queue.enqueued).toEqual(['T-1:1', 'T-1:2']);
+  });
 });

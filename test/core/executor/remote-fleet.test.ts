@@ -6,6 +6,8 @@ import { git } from '../../helpers/git-repo.js';
 import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
 import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -14,6 +16,16 @@ afterEach(async () => {
 });
 
 const WORDS: Record<string, string> = { 'T-1': 'one', 'T-2': 'two', 'T-3': 'three', 'T-4': 'four' };
+function deferred(): { promise: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { promise, fire };
+}
+
+const PLAN = (what: string) => `1. Add ${what} to calc.js\n\n\`\`\`files\ncalc.js\n\`\`\``;
+
 const writeOwnFile: FakeScript = ({ role, task }) => (role === 'implementer' ? { edits: { [`${WORDS[task]}.txt`]: `${task}\n` } } : {});
 
 describe('attempts that run on workers', () => {
@@ -57,5 +69,46 @@ describe('attempts that run on workers', () => {
     const rows = await statusRows(await findRepo(root));
     expect(rows.map((r) => [r.id, r.status, r.worker])).toEqual(['T-1', 'T-2', 'T-3'].map((id) => [id, 'merged', workers.get(id)]));
     expect((await git(root, 'ls-tree', '--name-only', 'main')).split('\n')).toEqual(expect.arrayContaining(['one.txt', 'two.txt', 'three.txt']));
+  });
+
+  it("a worker's plan that overlaps a running task's waits, answered by the coordinator, then implements on the base that has the other's change", { timeout: 120_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 2', '- [ ] T-1 One\n- [ ] T-2 Two', { 'calc.js': 'base\n' });
+    const remote = await bareRemote(cleanups, root);
+    const queue = new MemoryAttemptQueue();
+    const oneImplementing = deferred();
+    const twoWaiting = deferred();
+    const seenByTwo: string[] = [];
+    const script: FakeScript = ({ role, task, request }) => {
+      if (role === 'explorer') return task === 'T-1' ? { text: PLAN('one') } : { text: PLAN('two'), until: oneImplementing.promise };
+      if (role !== 'implementer') return {};
+      const now = readFileSync(join(request.workdir, 'calc.js'), 'utf8');
+      if (task === 'T-2') seenByTwo.push(now);
+      const edits = { 'calc.js': `${now}${task === 'T-1' ? 'one' : 'two'}\n` };
+      if (task !== 'T-1') return { edits };
+      oneImplementing.fire();
+      return { edits, until: twoWaiting.promise };
+    };
+    const w = await workerMachine(cleanups, queue, remote, script, 'host-a', 2);
+    w.start();
+    const h = await openFleet(root, script, { autoMerge: true, services: remoteServices(queue, remote) });
+    cleanups.push(() => h.session.close());
+    h.fleet.events.on('task', ({ task }) => {
+      if (task.id === 'T-2' && task.waitingFor != null) twoWaiting.fire();
+    });
+    h.fleet.start();
+    await h.fleet.whenIdle();
+
+    expect(h.fleet.task('T-1')!.status).toBe('merged');
+    const two = h.fleet.task('T-2')!;
+    expect(two.status).toBe('merged');
+    expect(two.attempts.some((a) => a.outcome === 'interrupted' && /waiting: overlaps T-1 on calc.js/.test(a.reason ?? ''))).toBe(true);
+    expect(two.attempts.filter((a) => a.n > 0).map((a) => a.outcome)).toEqual(['verified']);
+    expect(w.model.calls.filter((c) => c.task === 'T-2').map((c) => c.role)).toEqual(['explorer', 'implementer']);
+    expect(seenByTwo).toEqual(['base\none\n']);
+    expect(await git(root, 'show', 'main:calc.js')).toBe('base\none\ntwo');
+    // the plan was answered over the queue: T-2's first job carries the question and its answer
+    const first = queue.job('T-2:1')!;
+    const asked = first.events.find((e) => e.event.kind === 'planned')!.event as { request: string };
+    expect(first.messages).toContainEqual({ kind: 'plan-answer', request: asked.request, blocker: { id: 'T-1', files: ['calc.js'] } });
   });
 });
