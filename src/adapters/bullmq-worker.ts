@@ -2,8 +2,8 @@
  * A worker's side of the attempt queue on BullMQ.
  *
  * Invariants:
- * - a BullMQ job completes exactly when its attempt's final event (`result` or `failed`) is in its stream;
- *   a handler that ends without one (it threw, or this worker gave the job up) hands the job back to wait;
+ * - a BullMQ job completes when its handler returns, or once its final event (`result` or `failed`) is in
+ *   its stream; a handler that throws without one, or whose job this worker gave up, hands the job back;
  * - a job this worker gave up (close without drain) is sealed: nothing more is written for it from here;
  * - the lock is renewed while the handler runs; a worker that dies stops renewing, and another worker's
  *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times).
@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Worker, WaitingError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { AttemptJob, ControlMessage, JobChannel, WorkerEvent, WorkerIdentity, WorkerQueue } from '../ports/attempt-queue.js';
 import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
@@ -107,7 +107,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
   readonly #address: QueueAddress;
   readonly #redis: Redis;
   readonly #prefix: string;
-  readonly #identity: WorkerIdentity;
+  #identity: WorkerIdentity | null;
   readonly #timing: WorkerTiming;
   readonly #log: QueueLog;
   readonly #running = new Map<string, Running>();
@@ -117,31 +117,49 @@ export class BullmqWorkerQueue implements WorkerQueue {
   #closing: Promise<void> | null = null;
   #closed = false;
 
-  private constructor(address: QueueAddress, redis: Redis, identity: WorkerIdentity, timing: WorkerTiming, log: QueueLog) {
+  /**
+   * A worker side on `address`; commands wait until Redis answers (see `open` to wait for it first).
+   * `identity`, when known, starts the heartbeat now; else `process` gives it.
+   */
+  constructor(address: QueueAddress, log: QueueLog, timing: Partial<WorkerTiming> = {}, identity: WorkerIdentity | null = null, redis?: Redis) {
     this.#address = address;
-    this.#redis = redis;
     this.#prefix = keyPrefix(address);
-    this.#identity = identity;
-    this.#timing = timing;
+    this.#timing = { ...DEFAULT_TIMING, ...timing };
     this.#log = log;
+    if (redis === undefined) {
+      redis = new Redis(connectionOptions(address));
+      redis.on('error', errorReporter(log, address));
+    }
+    this.#redis = redis;
+    this.#identity = null;
+    if (identity !== null) this.#identify(identity);
   }
 
-  /** Connects (Redis must answer within `connectTimeoutMs`) and starts the heartbeat. */
+  /** Connects (Redis must answer within `connectTimeoutMs`, else it rejects naming the error) and starts the heartbeat. */
   static async open(address: QueueAddress, identity: WorkerIdentity, log: QueueLog, timing: Partial<WorkerTiming> = {}, connectTimeoutMs = 10_000): Promise<BullmqWorkerQueue> {
     const redis = await connect(address, connectTimeoutMs, errorReporter(log, address));
-    const queue = new BullmqWorkerQueue(address, redis, identity, { ...DEFAULT_TIMING, ...timing }, log);
+    const queue = new BullmqWorkerQueue(address, log, timing, identity, redis);
     await queue.#beat();
-    queue.#timer = setInterval(() => void queue.#beat(), queue.#timing.heartbeatMs);
-    queue.#timer.unref();
     return queue;
   }
 
   get identity(): WorkerIdentity {
+    if (this.#identity === null) throw new Error('this worker has no identity before process()');
     return this.#identity;
   }
 
+  #identify(identity: WorkerIdentity): void {
+    if (this.#identity !== null) {
+      if (this.#identity.id !== identity.id) throw new Error(`process() got identity ${identity.id}, the queue was opened for ${this.#identity.id}`);
+      return;
+    }
+    this.#identity = identity;
+    this.#timer = setInterval(() => void this.#beat(), this.#timing.heartbeatMs);
+    this.#timer.unref();
+  }
+
   async #beat(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#closed || this.#identity === null) return;
     await beat(this.#redis, this.#prefix, { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing }, this.#timing.heartbeatMs).catch(
       // An outage: the next beat after the reconnect writes it again; the hash expires meanwhile, as it should.
       () => undefined,
@@ -153,10 +171,12 @@ export class BullmqWorkerQueue implements WorkerQueue {
     await this.#beat();
   }
 
+  /** Takes jobs; a worker that refuses (setRefusing) takes none, and says so in its heartbeat. */
   process(identity: WorkerIdentity, handler: Handler): void {
-    if (identity.id !== this.#identity.id) throw new Error(`process() got identity ${identity.id}, the queue was opened for ${this.#identity.id}`);
+    this.#identify(identity);
     if (this.#worker !== null) throw new Error('process() was called already');
-    if (this.#refusing !== null) throw new Error(`this worker refuses jobs: ${this.#refusing}`);
+    void this.#beat();
+    if (this.#refusing !== null) return;
     const worker = new Worker(QUEUE_NAME, (job, token, signal) => this.#run(job, token, signal, handler), {
       connection: connectionOptions(this.#address),
       prefix: this.#prefix,
@@ -190,7 +210,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
     const running: Running = { controller: new AbortController(), channel: null, lost: false };
     this.#running.set(data.jobId, running);
     bullSignal?.addEventListener('abort', () => running.controller.abort(bullSignal.reason), { once: true });
-    void this.#beat();
+    // Written before the handler starts: whoever sees the job's first event sees this worker running it.
+    await this.#beat();
     let failure: unknown = null;
     try {
       const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys));
@@ -198,6 +219,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
       if (running.controller.signal.aborted) channel.seal();
       try {
         await handler(data, channel, running.controller.signal);
+        // A handler that returns is done with the job, unless this worker had given the job up by then.
+        if (!running.lost && !running.controller.signal.aborted) return;
       } catch (error) {
         failure = error;
       }
@@ -234,7 +257,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
       } finally {
         this.#closed = true;
         if (this.#timer !== null) clearInterval(this.#timer);
-        await forget(this.#redis, this.#prefix, this.#identity.id).catch(() => undefined);
+        if (this.#identity !== null) await forget(this.#redis, this.#prefix, this.#identity.id).catch(() => undefined);
         await this.#redis.quit().catch(() => this.#redis.disconnect());
       }
     })();
