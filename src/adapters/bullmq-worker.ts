@@ -30,12 +30,14 @@ export interface WorkerTiming {
   maxStalledCount: number;
   /** how many times a job may start on workers before this one reports it failed instead of handing it back */
   maxStarts: number;
+  /** close without draining waits this long for aborted handlers to end, then returns (their locks lapse with the process) */
+  giveUpMs: number;
 }
 
 /** How long a finished job and its streams stay in Redis (a week: longer than any run that may ask for them again). */
 export const RETAIN_MS = 7 * 24 * 3600 * 1000;
 
-export const DEFAULT_TIMING: WorkerTiming = { lockMs: 30_000, stalledCheckMs: 15_000, heartbeatMs: HEARTBEAT_MS, maxStalledCount: 3, maxStarts: 5 };
+export const DEFAULT_TIMING: WorkerTiming = { lockMs: 30_000, stalledCheckMs: 15_000, heartbeatMs: HEARTBEAT_MS, maxStalledCount: 3, maxStarts: 5, giveUpMs: 10_000 };
 
 export function newIdentity(concurrency: number): WorkerIdentity {
   const host = hostname();
@@ -261,6 +263,19 @@ export class BullmqWorkerQueue implements WorkerQueue {
         await this.#redis.quit().catch(() => this.#redis.disconnect());
       }
     })();
-    return this.#closing;
+    if (drain) return this.#closing;
+    // A handler that ignores its abort must not hold the worker forever: its job's lock lapses once this process ends.
+    let timer: NodeJS.Timeout | undefined;
+    const givenUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#timing.giveUpMs);
+      timer.unref();
+    });
+    return Promise.race([this.#closing.then(() => true), givenUp.then(() => false)]).then(async (closed) => {
+      clearTimeout(timer);
+      if (closed) return;
+      this.#closed = true;
+      if (this.#timer !== null) clearInterval(this.#timer);
+      if (this.#identity !== null) await forget(this.#redis, this.#prefix, this.#identity.id).catch(() => undefined);
+    });
   }
 }

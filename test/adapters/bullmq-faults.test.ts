@@ -176,4 +176,19 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     expect(events.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'result']);
     expect(events[1]!.event).toMatchObject({ worker: { id: b.identity.id } });
   });
+
+  it('stops without draining even when a handler ignores its abort, within the give-up time', async () => {
+    const redis = await rig.start();
+    const c = await coordinator(redis.url);
+    const a = await worker(redis.url);
+    const inside = deferred();
+    a.process(a.identity, async () => {
+      inside.resolve();
+      await new Promise(() => undefined); // never ends, abort or not
+    });
+    await c.enqueue(job('T-14'));
+    await inside.promise;
+    await a.close(false); // resolves after FAST.giveUpMs instead of never
+    expect((await c.workers()).map((w) => w.identity.id)).not.toContain(a.identity.id);
+  });
 });

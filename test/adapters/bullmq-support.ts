@@ -8,7 +8,7 @@ import type { AttemptJob, SequencedEvent, WorkerEvent } from '../../src/ports/at
 import { jobIdOf } from '../../src/ports/attempt-queue.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 
-export const FAST: Partial<WorkerTiming> = { lockMs: 1_500, stalledCheckMs: 500, heartbeatMs: 500 };
+export const FAST: Partial<WorkerTiming> = { lockMs: 1_500, stalledCheckMs: 500, heartbeatMs: 500, giveUpMs: 1_000 };
 const quiet = () => undefined;
 
 export function job(taskId: string, attempt = 1): AttemptJob {
