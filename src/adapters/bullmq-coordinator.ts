@@ -53,10 +53,12 @@ export class BullmqCoordinatorQueue implements CoordinatorQueue {
     this.#readers.add(reader);
     const readers = this.#readers;
     const keys = jobKeys(this.#prefix, jobId);
+    const queue = this.#queue;
+    const exists = async () => (await queue.getJob(bullJobId(jobId))) !== undefined;
     return {
       async *[Symbol.asyncIterator]() {
         try {
-          yield* readEvents(reader, keys, signal);
+          yield* readEvents(reader, keys, signal, exists);
         } finally {
           readers.delete(reader);
           reader.disconnect();

@@ -108,7 +108,7 @@ function pairs(flat: unknown[]): Array<[string, unknown]> {
  * reply was lost comes back. Ends after the final event was yielded (and the caller came back for more,
  * i.e. acknowledged it), or when `signal` aborts.
  */
-export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSignal): AsyncGenerator<SequencedEvent> {
+export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSignal, jobExists: () => Promise<boolean>): AsyncGenerator<SequencedEvent> {
   const abort = () => reader.disconnect();
   signal.addEventListener('abort', abort, { once: true });
   let recheck = true;
@@ -136,12 +136,19 @@ export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSig
         }
         throw error;
       }
-      for (const entry of reply?.[0]?.[1] ?? []) {
+      const entries = reply?.[0]?.[1] ?? [];
+      for (const entry of entries) {
         const item = parseEvent(entry, keys.events);
         if (item.seq < next) continue;
         next = item.seq + 1;
         yield item;
         if (isFinal(item.event)) return;
+      }
+      // Quiet for a whole block: a job that is gone (Redis restarted without its data, the job removed)
+      // will never say more, so its reader is told once, as the job's end, rather than waiting forever.
+      if (!fromPending && entries.length === 0 && !(await jobExists())) {
+        yield { seq: next, event: { kind: 'failed', error: { kind: 'error', message: `job ${keys.events.slice(keys.events.indexOf(':ev:') + 4)} is no longer in Redis (restarted without its data?): the attempt is lost` } } };
+        return;
       }
     }
   } finally {

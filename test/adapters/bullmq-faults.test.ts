@@ -191,4 +191,13 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     await a.close(false); // resolves after FAST.giveUpMs instead of never
     expect((await c.workers()).map((w) => w.identity.id)).not.toContain(a.identity.id);
   });
+
+  it('ends the events of a job that is gone from Redis (restarted empty) with a failed event, instead of waiting forever', async () => {
+    const redis = await rig.start();
+    const c = await coordinator(redis.url);
+    await c.enqueue(job('T-15'));
+    expect(await redis.command('FLUSHALL')).toBe('+OK\r\n');
+    const events = await drain(c, 'T-15:1');
+    expect(events).toEqual([{ seq: 1, event: { kind: 'failed', error: { kind: 'error', message: expect.stringMatching(/job T-15:1 is no longer in Redis/) } } }]);
+  });
 });
