@@ -17,4 +17,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'cache.ts', title: '5. prompt caching' },
   { file: 'model-share.ts', title: '6. model vs orchestrator time per task' },
   { file: 'state-scale.ts', title: '7. state at scale (50 and 20,000 tasks)' },
+  { file: 'workers.ts', title: '8. 40 tasks on 1 vs 4 workers over Redis' },
 ];

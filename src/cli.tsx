@@ -45,6 +45,9 @@ Usage:
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network and git settings turned off
   loopfleet demo                the whole system on a sample repository with a scripted model
+  loopfleet worker --queue URL [--concurrency N] [--cache DIR]
+                                on any machine with git, bubblewrap and model credentials: take attempts
+                                of a fleet run with --queue URL and run them here; SIGTERM stops it
 
 Options (the run commands):
   --concurrency N               pipelines at once (overrides the front matter)
@@ -55,6 +58,13 @@ Options (the run commands):
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
   --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
+  --queue redis://HOST:PORT[/DB][?name=NAME]
+                                run attempts on workers fed through this Redis (the interactive view,
+                                --overnight, --watch, worker); the git remote origin carries the code
+  --cache DIR                   worker: its repository cache (default ~/.cache/loopfleet/repos)
+  --grace T                     worker: after SIGTERM, how long running attempts may finish before they
+                                are handed back to other workers (default 10m)
+  --lock-timeout T              worker: a job whose worker stopped answering for T goes to another (30s)
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
@@ -71,7 +81,8 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover', 'sync']);
+const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover', 'sync', 'worker']);
+const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout'] as const;
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 function version(): string {
@@ -127,6 +138,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
         limit: { type: 'string' },
         only: { type: 'string' },
         'github-label': { type: 'string' },
+        queue: { type: 'string' },
+        cache: { type: 'string' },
+        grace: { type: 'string' },
+        'lock-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -186,6 +201,30 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     };
   }
 
+  const workerStray = WORKER_OPTIONS.find((o) => values[o] !== undefined);
+  if (workerStray !== undefined && command !== 'worker') throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
+  if (values.queue !== undefined && command !== undefined && command !== 'worker') throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
+  const { parseQueueUrl } = await import('./adapters/redis-url.js');
+  const queue = values.queue === undefined ? undefined : parseQueueUrl(values.queue);
+  if (command === 'worker') {
+    const fleetOnly = (['max-tokens', 'max-cost', 'max-time', 'auto-merge', 'no-wait'] as const).find((o) => values[o] !== undefined);
+    if (fleetOnly !== undefined) throw new UsageError(`--${fleetOnly} is an option of the coordinator (the fleet run with --queue), not of \`loopfleet worker\``);
+    if (queue === undefined) throw new UsageError('loopfleet worker needs --queue redis://HOST:PORT[/DB], the Redis of the fleet it works for');
+    const { worker } = await import('./commands/worker.js');
+    return worker(
+      {
+        queue,
+        concurrency: overrides.concurrency ?? 1,
+        cache: values.cache ?? null,
+        graceMs: option('grace', values.grace, parseDuration) ?? 600_000,
+        lockMs: option('lock-timeout', values['lock-timeout'], parseDuration) ?? 30_000,
+        env: process.env,
+      },
+      out,
+      stderrLine,
+    );
+  }
+
   if (command === 'demo') {
     const { demo } = await import('./commands/demo.js');
     return demo({ headless: values.overnight === true || !process.stdout.isTTY, color, overrides, out });
@@ -218,7 +257,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
-      const options = { overrides, autoMerge: values['auto-merge'] === true, noWait: values['no-wait'] === true, watch: true, env };
+      const options = { overrides, autoMerge: values['auto-merge'] === true, noWait: values['no-wait'] === true, watch: true, env, ...(queue === undefined ? {} : { queue }) };
       if (values.watch) return (await import('./commands/watch.js')).watch(repo, { ...options, until }, out);
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });

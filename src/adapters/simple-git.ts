@@ -77,8 +77,10 @@ export class SimpleGitAdapter implements GitPort {
 
   async branchExists(branch: string): Promise<boolean> {
     assertRefName(branch, 'branch');
-    const branches = await this.#at().api(['branch', '--list'], (g) => g.branchLocal());
-    return branches.all.includes(branch);
+    // show-ref reads the ref alone; `git branch --list` also reads every worktree's files, and fails while
+    // another task's worktree is being added (its `commondir` half-written).
+    const { exitCode } = await this.#at().run(['show-ref', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}`], { ok: [0, 1] });
+    return exitCode === 0;
   }
 
   async revParse(ref: string): Promise<string | null> {

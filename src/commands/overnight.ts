@@ -104,6 +104,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
+    if (session.queueNotice !== null) out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();

@@ -69,6 +69,11 @@ const sdkLogger = {
 /** One runner per process: bubblewrap is probed, and the sandbox self-tested, once. */
 const processRunner = new ExecaRunner();
 
+/** the process's one runner (a worker self-tests its sandbox before it builds any services) */
+export function sharedRunner(): ExecaRunner {
+  return processRunner;
+}
+
 /** whether bubblewrap runs here (probed once per process, as every run here sees it) */
 export function sandboxRunsHere(): Promise<boolean> {
   return processRunner.sandboxAvailable();

@@ -17,6 +17,8 @@ import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 import { landOf } from '../core/forge/forge-link.js';
+import type { QueueAddress } from '../adapters/redis-url.js';
+import { openQueue } from './queue-executor.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -35,6 +37,8 @@ export interface SessionOptions {
   env: NodeJS.ProcessEnv;
   /** false for merge/discard/prune: no credentials needed */
   requireModel?: boolean;
+  /** `--queue`: attempts run on workers fed through this Redis; absent: in this process */
+  queue?: QueueAddress;
   /** replace services (the demo and tests inject their own model client) */
   services?: (services: FleetServices) => FleetServices;
   /** a coordinator's queue depth and worker count for the OpenTelemetry gauges (default: the local queue, 1) */
@@ -51,6 +55,8 @@ export interface Session {
   gitWarnings: string[];
   /** the run's traces and metrics (OTEL_EXPORTER_OTLP_*ENDPOINT): closed with the session */
   telemetry: SessionTelemetry;
+  /** with --queue: the workers live at start (a warning when none takes jobs), said once at start */
+  queueNotice: { level: 'info' | 'warn'; message: string } | null;
   close(): Promise<void>;
 }
 
@@ -101,7 +107,14 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
-  const telemetry = await SessionTelemetry.open(options.env);
+  // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
+  let log: (level: 'info' | 'warn', message: string) => void = (level, message) => serviceLog.target(level === 'info' ? 'warn' : level, message);
+  const remote = options.queue === undefined ? null : await openQueue(options.queue, services, (level, message) => log(level, message));
+  if (remote !== null) services = remote.services;
+  const telemetry = await SessionTelemetry.open(options.env).catch(async (error: unknown) => {
+    await remote?.close();
+    throw error;
+  });
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
@@ -109,6 +122,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
   const lock: FleetLock = await acquireLock(repo.lockPath).catch(async (error: unknown) => {
     await telemetry.close();
+    await remote?.close();
     throw error;
   });
   let unguard = () => {};
@@ -121,6 +135,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     telemetry.attach(fleet, options.telemetry);
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
+    log = (level, message) => fleet.events.emit('log', { level, message });
+    const queueNotice = remote === null ? null : await remote.census();
     serviceLog.target = (level, message) => fleet.events.emit('log', { level, message: `model client: ${message}` });
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
@@ -152,6 +168,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       services,
       gitWarnings: gitConfig.warnings,
       telemetry,
+      queueNotice,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();
@@ -160,6 +177,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
           } finally {
             unguard();
             await telemetry.close();
+            await remote?.close();
             await lock.release();
           }
         })()),
@@ -167,6 +185,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   } catch (error) {
     unguard();
     await telemetry.close();
+    await remote?.close();
     await lock.release();
     throw error;
   }

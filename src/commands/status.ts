@@ -62,6 +62,7 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     // queued behind a task whose planned files overlap this one's
     waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
     pr: t.pr === undefined ? null : { number: t.pr.number, url: t.pr.url, state: t.pr.state, draft: t.pr.draft, ci: t.pr.ci, review: t.pr.review },
+    ...(t.worker === undefined ? {} : { worker: t.worker }),
   };
 }
 

@@ -53,6 +53,7 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
+    if (session.queueNotice !== null) out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
     out(`loopfleet --watch: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();
     const why = await ended;

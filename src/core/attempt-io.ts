@@ -15,6 +15,8 @@ export interface AttemptInput {
   worktree: string;
   branch: string;
   attempt: number;
+  /** how many times this attempt number was interrupted and started again before (0: the first run) */
+  rerun?: number;
   /** skip explore and implement: verify the branch as it is (after a rebase) */
   verifyOnly: boolean;
   /** the plan of the attempt that produced the branch, for the reviewer of a verify-only attempt */
@@ -46,9 +48,19 @@ export interface AttemptObserver {
   notice(message: string, level: 'info' | 'warn'): void;
   /**
    * The plan this attempt is about to implement: the task whose planned files it overlaps (it must wait),
-   * or null — and then the plan is this task's claim. Synchronous, so two plans never pass each other.
+   * or null — and then the plan is this task's claim. The task runner answers synchronously, so two plans
+   * never pass each other; an executor that relays the question (a worker's plan) answers when the answer
+   * has come back, and the pipeline awaits it.
    */
-  planned?(plan: string): { id: string; files: string[] } | null;
+  planned?(plan: string): PlanBlocker | null | Promise<PlanBlocker | null>;
+  /** the worker that took the attempt (a remote executor only); told again when another worker restarts it */
+  worker?(id: string): void;
+}
+
+/** The task a plan overlaps, and the shared paths. */
+export interface PlanBlocker {
+  id: string;
+  files: string[];
 }
 
 /** The task's gates as one attempt sees them. */

@@ -11,6 +11,7 @@ import { PortPool } from './port-pool.js';
 import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
+import { InProcessExecutor, type AttemptExecutor } from './executor/attempt-executor.js';
 import { Landing } from './landing.js';
 import type { QueueResult } from './merge-queue.js';
 import { FleetActions } from './fleet-actions.js';
@@ -40,6 +41,8 @@ export interface FleetServices extends PipelineServices {
   forge?: ForgeLink | null;
   /** why there is no forge, for the refusal of a pull request */
   forgeMissing?: string;
+  /** where attempts run; absent: the fleet's own pipeline, in this process */
+  executor?: AttemptExecutor;
 }
 
 export interface FleetOptions {
@@ -200,6 +203,7 @@ export class Fleet implements FleetHandle {
     });
     this.#runner = new TaskRunner({
       ...shared,
+      executor: this.#s.executor ?? new InProcessExecutor(this.#pipeline),
       clock: this.#s.clock,
       workspace: this.#s.workspace,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },

@@ -135,7 +135,7 @@ export class Pipeline {
           return result;
         }
       }
-      const blocker = input.observer.planned?.(result.plan) ?? null;
+      const blocker = (await input.observer.planned?.(result.plan)) ?? null;
       if (blocker !== null) {
         result.outcome = 'interrupted';
         result.reason = `waiting: overlaps ${blocker.id} on ${blocker.files.join(', ')}`;

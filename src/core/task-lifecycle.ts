@@ -152,6 +152,8 @@ export class TaskLifecycle {
       t.gate = null;
       t.phase = 'setup';
       t.verifyOnly = false;
+      // set again when a worker takes the attempt; an attempt run here has none
+      delete t.worker;
       t.startedAt ??= now;
       if (t.nextRunAt != null) t.nextRunAt = null;
       const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');
@@ -163,6 +165,13 @@ export class TaskLifecycle {
   setPhase(id: string, phase: Phase): void {
     this.#transition(id, 'setPhase', 'running', (t) => {
       t.phase = phase;
+    });
+  }
+
+  /** The worker that runs the attempt (an attempt run on a worker): told like a phase. */
+  setWorker(id: string, worker: string): void {
+    this.#transition(id, 'setWorker', 'running', (t) => {
+      t.worker = worker;
     });
   }
 

@@ -2,7 +2,7 @@ import { GateError, RateLimitError, ResourceLimitError, StopError } from '../dom
 import { FleetHeldError, type LimitGate } from './rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from './gates.js';
 import type { AttemptObserver, AttemptResult, CallBudget } from './attempt-io.js';
-import type { Pipeline } from './pipeline.js';
+import type { AttemptExecutor } from './executor/attempt-executor.js';
 import type { FleetEmitter } from './events.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { EndedAttempt } from './task-transitions.js';
@@ -28,7 +28,8 @@ export interface UsageBook {
 /** What the task runner is built with, once per fleet. */
 export interface TaskRunnerServices {
   lifecycle: TaskLifecycle;
-  pipeline: Pipeline;
+  /** where attempts run: the fleet's pipeline in this process, or workers behind a queue */
+  executor: AttemptExecutor;
   events: FleetEmitter;
   clock: Clock;
   workspace: Workspace;
@@ -88,7 +89,7 @@ export class TaskRunner {
     }
   }
 
-  /** One attempt: start it, run the pipeline under the gates, record how it ended, decide what follows. */
+  /** One attempt: start it, run it (the executor) under the gates, record how it ended, decide what follows. */
   async #attempt(spec: TaskSpec, config: FleetConfig, budget: TaskBudget, task: Readonly<TaskState>, evidence: string | null): Promise<Settled> {
     const { lifecycle: life, clock, paths } = this.#s;
     const id = spec.id;
@@ -154,6 +155,7 @@ export class TaskRunner {
         if (blocker === null) life.recordPlan(id, plan);
         return blocker;
       },
+      worker: (worker) => life.setWorker(id, worker),
       output: (phase: Phase, chunk: string) => {
         this.#s.events.emit('phase-output', { id, phase, chunk });
         this.#transcript(id, n, { type: 'output', phase, chunk });
@@ -164,7 +166,7 @@ export class TaskRunner {
     let error: unknown = null;
     const envInput = { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env };
     try {
-      result = await this.#s.pipeline.run({
+      result = await this.#s.executor.run({
         spec,
         config,
         base: this.#s.base,
@@ -172,6 +174,8 @@ export class TaskRunner {
         worktree,
         branch,
         attempt: n,
+        // startAttempt numbered the earlier runs of attempt n that were interrupted -n.
+        rerun: (life.get(id)?.attempts ?? []).filter((a) => a.n === -n).length,
         verifyOnly,
         previousPlan,
         approvedPlan: task.approvedPlan ?? null,

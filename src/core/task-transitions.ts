@@ -56,6 +56,7 @@ export class IllegalTransitionError extends Error {
 export const FROM = {
   startAttempt: ['queued', 'running'],
   setPhase: ['running'],
+  setWorker: ['running'],
   finishAttempt: ['running'],
   verify: ['running'],
   fail: ['queued', 'running'],

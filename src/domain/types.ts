@@ -416,6 +416,8 @@ export interface TaskState {
   nextRunAt?: string | null;
   /** the task's pull request once one was opened or found (`land: pr`); absent otherwise */
   pr?: PrRecord;
+  /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
+  worker?: string;
 }
 
 /** One finished run of a recurring task: its own cost and tokens, not the task's running totals. */
@@ -472,6 +474,8 @@ export interface TaskStatusJson {
   runs?: RunRecord[];
   /** the task's pull request (`land: pr`); null when it has none */
   pr?: PrStatusJson | null;
+  /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
+  worker?: string;
 }
 
 export interface CheckStatusJson {

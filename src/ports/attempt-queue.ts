@@ -11,7 +11,7 @@
  * - the git remote carries the code: the worker fetches `baseCommit` (and `branchCommit` when set) and
  *   pushes `loop/<id>` after an attempt that produced a commit; the coordinator fetches it back.
  *
- * Invariant: a job id is `<task id>:<attempt>` (see jobIdOf), so enqueueing the same attempt twice never
+ * Invariant: a job id is `<task id>:<attempt>` (`.<rerun>` after an interruption; see jobIdOf), so enqueueing the same attempt twice never
  * runs it twice; a job is run by one worker at a time (a stalled job is taken by another worker only after
  * its lock expired, and the attempt then restarts from the job, its spending so far already booked).
  */
@@ -132,6 +132,10 @@ export interface WorkerQueue {
   setRefusing(reason: string | null): Promise<void>;
 }
 
-export function jobIdOf(taskId: string, attempt: number): string {
-  return `${taskId}:${attempt}`;
+/**
+ * `rerun`: how many times this attempt number was interrupted (a fleet stop, a limit) and started again; a
+ * rerun is a job of its own (`T-1:2.1`), so the interrupted job, finished or cancelled, never stands in for it.
+ */
+export function jobIdOf(taskId: string, attempt: number, rerun = 0): string {
+  return rerun === 0 ? `${taskId}:${attempt}` : `${taskId}:${attempt}.${rerun}`;
 }

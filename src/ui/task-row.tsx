@@ -97,6 +97,8 @@ function annotation(task: TaskState, now: number, room: number): { marks: string
     const left = room - Math.min(width(oneLine(task.title)), TITLE_KEEP + 1);
     return { marks: left >= 12 ? [truncate(reason, left)] : [], color: STATUS_COLOR[task.status] };
   }
+  // Attempts that run on workers (a queue): where this one runs.
+  if (task.status === 'running' && task.worker !== undefined) return { marks: [`  @${oneLine(task.worker)}`, '  @'], dim: true };
   const tests = progressLine(task);
   if (tests === null) return { marks: [] };
   // "7/22 failing → 1/22", or its end alone ("→ 1/22") where the whole does not fit.

@@ -1,0 +1,137 @@
+/**
+ * `loopfleet worker --queue redis://…`: takes attempt jobs from the fleet's queue and runs each with this
+ * machine's own pipeline (its model credentials, agents, process runner and sandbox) on a repository cache
+ * of the job's remote, then reports back through the queue (core/executor/job-runner.ts).
+ *
+ * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
+ * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
+ * hands back what still runs (another worker restarts those attempts) and exits 0.
+ */
+import { join } from 'node:path';
+import { BullmqWorkerQueue, newIdentity } from '../adapters/bullmq-worker.js';
+import type { QueueAddress } from '../adapters/redis-url.js';
+import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
+import { runJob } from '../core/executor/job-runner.js';
+import { defaultConfig } from '../core/backlog/config.js';
+import { PortPool } from '../core/port-pool.js';
+import { isSecretName } from '../core/task-env.js';
+import type { AttemptJob } from '../ports/attempt-queue.js';
+import { UsageError } from '../domain/errors.js';
+import { visible } from '../domain/sanitize.js';
+import { systemClock } from '../ports/clock.js';
+import { defaultCacheRoot, RepoCache } from './worker-cache.js';
+import { serviceLog, sharedRunner } from './services.js';
+
+export interface WorkerOptions {
+  queue: QueueAddress;
+  concurrency: number;
+  /** the repository cache's folder; null: ~/.cache/loopfleet/repos */
+  cache: string | null;
+  /** how long running attempts may go on after SIGTERM before they are handed back */
+  graceMs: number;
+  /** how long a job's lock holds without renewal: a dead worker's job goes to another after it */
+  lockMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Why this machine must not take jobs, or null: bubblewrap runs here and its sandbox holds. */
+async function refusal(): Promise<string | null> {
+  const runner = sharedRunner();
+  if (!(await runner.sandboxAvailable())) return 'bubblewrap (bwrap) cannot run here: a worker runs agent-written code only in its sandbox';
+  const escapes = await sandboxSelfTest(runner);
+  return escapes.length === 0 ? null : `the sandbox is weaker than promised: ${escapes.join('; ')}`;
+}
+
+/**
+ * The job as this worker runs it, whatever the queue asks: the variables it names (`env:` on the
+ * coordinator) are passed from this machine's environment except secrets (model keys, tokens), and its
+ * code runs in this worker's sandbox (`sandbox: off` is a choice for one's own machine, not for a worker's).
+ * Returns what was not honoured, to say so.
+ */
+export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: string[]; sandboxKept: boolean } {
+  const withheld = job.passedEnv.filter((name) => isSecretName(name));
+  const sandboxKept = job.config.sandbox === 'off';
+  const config = sandboxKept ? { ...job.config, sandbox: 'auto' as const } : job.config;
+  return { job: { ...job, config, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) }, withheld, sandboxKept };
+}
+
+export async function worker(options: WorkerOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+  const identity = newIdentity(options.concurrency);
+  const log = (level: 'info' | 'warn', message: string) => err(`loopfleet worker: ${level}: ${visible(message)}`);
+  serviceLog.target = (level, message) => err(`loopfleet worker: ${level}: model client: ${visible(message)}`);
+  let queue: BullmqWorkerQueue;
+  try {
+    queue = await BullmqWorkerQueue.open(options.queue, identity, log, { lockMs: options.lockMs, stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)) });
+  } catch (error) {
+    throw new UsageError(`--queue: cannot reach Redis at ${options.queue.display}: ${(error as Error).message}`);
+  }
+
+  let stopping: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (stopping = resolve));
+  let signals = 0;
+  let handBack: () => void = () => undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) stopping(signal);
+    else handBack();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const why = await refusal();
+    if (why !== null) {
+      err(`loopfleet worker: refusing jobs: ${visible(why)}`);
+      await queue.setRefusing(why);
+      out(`worker ${identity.id} on ${options.queue.display}: refusing jobs until it is stopped`);
+      await stopped;
+      await queue.close(true);
+      return 0;
+    }
+    const cache = new RepoCache(options.cache ?? defaultCacheRoot(options.env), options.env);
+    const ports = new PortPool(defaultConfig().ports);
+    queue.process(identity, async (queued, channel, signal) => {
+      const id = visible(queued.jobId);
+      out(`job ${id}: started`);
+      const { job, withheld, sandboxKept } = jobForThisWorker(queued);
+      if (withheld.length > 0) err(`loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`);
+      if (sandboxKept) err(`loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`);
+      try {
+        const cached = await cache.get(job.remoteUrl, job.config);
+        await runJob(job, channel, signal, {
+          identity,
+          pipeline: cached.pipeline,
+          git: cached.git,
+          workspace: cached.services.workspace,
+          worktreeOf: (taskId) => join(cached.repo.workDir, taskId),
+          ports,
+          clock: systemClock,
+          parentEnv: options.env,
+        });
+        out(`job ${id}: reported`);
+      } catch (error) {
+        out(`job ${id}: handed back: ${visible(error instanceof Error ? error.message : String(error))}`);
+        throw error;
+      }
+    });
+    out(`worker ${identity.id} on ${options.queue.display}: taking jobs, ${options.concurrency} at once`);
+    const signal = await stopped;
+    out(`received ${signal}: no new jobs; running attempts have ${Math.round(options.graceMs / 1000)} s to finish`);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      handBack = resolve;
+      timer = setTimeout(resolve, options.graceMs);
+    });
+    const drained = queue.close(true).then(() => true);
+    if (!(await Promise.race([drained, graceOver.then(() => false)]))) {
+      out('handing back the attempts that still run');
+      await queue.close(false);
+    }
+    clearTimeout(timer);
+    out(`worker ${identity.id} stopped`);
+    return 0;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await queue.close(false);
+  }
+}

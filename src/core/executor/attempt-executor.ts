@@ -1,0 +1,24 @@
+/**
+ * Where an attempt runs. The task runner hands every attempt to an executor and settles what comes back
+ * through the lifecycle (the one writer of task state), whichever executor ran it: the result, or an error
+ * of the class the local pipeline throws (GateError, StopError, RateLimitError, ResourceLimitError, Error).
+ */
+import type { AttemptInput, AttemptResult } from '../attempt-io.js';
+import type { Pipeline } from '../pipeline.js';
+
+export interface AttemptExecutor {
+  run(input: AttemptInput): Promise<AttemptResult>;
+}
+
+/** The one-machine path: the fleet's own pipeline, in this process. */
+export class InProcessExecutor implements AttemptExecutor {
+  readonly #pipeline: Pipeline;
+
+  constructor(pipeline: Pipeline) {
+    this.#pipeline = pipeline;
+  }
+
+  run(input: AttemptInput): Promise<AttemptResult> {
+    return this.#pipeline.run(input);
+  }
+}

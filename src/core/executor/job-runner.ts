@@ -1,0 +1,227 @@
+/**
+ * The worker's side of an attempt: one job, run by the worker's own pipeline on its cache repository
+ * exactly as the coordinator's would run it, reported as events.
+ *
+ * Invariants: events are emitted in the order the pipeline reports them, each emit awaited before the next;
+ * a job handed back (the worker's signal aborted: it stops, or lost the job) emits nothing more and throws,
+ * so the queue gives the job to another worker; `loop/<id>` is pushed only with the lease the job names
+ * (another worker's push makes it fail, never forced), and only before the `result` it belongs to.
+ */
+import type { AttemptJob, JobChannel, WireError, WorkerEvent, WorkerIdentity } from '../../ports/attempt-queue.js';
+import type { Clock } from '../../ports/clock.js';
+import type { GitPort, RemoteAuth } from '../../ports/git.js';
+import type { Workspace } from '../../ports/workspace.js';
+import type { AttemptInput, AttemptObserver, CallBudget, PlanBlocker } from '../attempt-io.js';
+import type { AttemptExecutor } from './attempt-executor.js';
+import type { PortPool } from '../port-pool.js';
+import { personEnv, taskEnv } from '../task-env.js';
+import { baseRef } from './remote-branches.js';
+import { fromWireError, toWireError } from './wire-error.js';
+import { prepareCache } from './job-cache.js';
+
+export interface JobRunnerDeps {
+  identity: WorkerIdentity;
+  /** the worker's pipeline, built on its cache repository */
+  pipeline: AttemptExecutor;
+  /** the worker's cache repository */
+  git: GitPort;
+  workspace: Workspace;
+  worktreeOf: (taskId: string) => string;
+  ports: PortPool;
+  clock: Clock;
+  /** the worker's own environment: where `job.passedEnv` values and PATH come from */
+  parentEnv: NodeJS.ProcessEnv;
+  /** a token for the remote, when it takes one over https */
+  auth?: RemoteAuth;
+}
+
+/** The job was handed back (the worker stops or lost it): nothing more is said on its channel. */
+export class JobHandedBackError extends Error {
+  override readonly name = 'JobHandedBackError';
+}
+
+/** Runs one job to its `result` or `failed` event; throws (the job goes back to the queue) when `signal` aborts. */
+export async function runJob(job: AttemptJob, channel: JobChannel, signal: AbortSignal, deps: JobRunnerDeps): Promise<void> {
+  const controls = new Controls(channel, signal);
+  const events = new Emitter(channel, signal);
+  const port = deps.ports.acquire(job.taskId);
+  try {
+    await events.now({ kind: 'claimed', worker: deps.identity });
+    const worktree = deps.worktreeOf(job.taskId);
+    await prepareCache(job, worktree, deps);
+    const base = baseRef(job.baseCommit);
+    const envInput = { taskId: job.taskId, worktree, branch: job.branch, base: job.base, gitRoot: deps.git.root, port, passed: job.passedEnv };
+    const result = await deps.pipeline.run({
+      spec: job.spec,
+      config: job.config,
+      base,
+      repoRoot: deps.git.root,
+      worktree,
+      branch: job.branch,
+      attempt: job.attempt,
+      verifyOnly: job.verifyOnly,
+      previousPlan: job.previousPlan,
+      approvedPlan: job.approvedPlan,
+      stopAfterPlan: job.stopAfterPlan,
+      rebaseFirst: job.rebaseFirst,
+      env: taskEnv(deps.parentEnv, envInput),
+      hostEnv: personEnv(deps.parentEnv, envInput),
+      evidence: job.evidence,
+      signal: controls.signal,
+      observer: observer(events, controls),
+      budget: budget(job, controls, deps.clock),
+    } satisfies AttemptInput);
+    await events.drained();
+    const head = await deps.git.revParse(`refs/heads/${job.branch}`);
+    if (head !== null && head !== (job.branchCommit ?? job.baseCommit)) {
+      controls.check();
+      const pushed = await deps.git.push(job.remoteUrl, head, `refs/heads/${job.branch}`, job.branchCommit, deps.auth);
+      if (pushed.kind === 'rejected') {
+        const message = `${job.branch} was not pushed: the remote refused the lease (${pushed.reason}); another worker pushed it since the job was made`;
+        await events.now({ kind: 'failed', error: { kind: 'error', message } });
+        return;
+      }
+      await events.now({ kind: 'pushed', branch: job.branch, commit: pushed.commit });
+    }
+    await events.now({ kind: 'result', result });
+  } catch (caught) {
+    if (signal.aborted || caught instanceof JobHandedBackError) throw caught instanceof JobHandedBackError ? caught : new JobHandedBackError(`job ${job.jobId} handed back`, { cause: caught });
+    // An abort from the coordinator is why whatever was thrown was thrown.
+    const error: WireError = controls.abortedBy ?? toWireError(caught);
+    await events.drained().catch(() => undefined);
+    await events.now({ kind: 'failed', error });
+  } finally {
+    controls.close();
+    deps.ports.release(job.taskId);
+  }
+}
+
+function observer(events: Emitter, controls: Controls): AttemptObserver {
+  return {
+    phase: (phase) => events.later({ kind: 'phase', phase }),
+    agentEvent: (role, model, event) => events.later({ kind: 'agent', role, model, event }),
+    output: (phase, chunk) => events.later({ kind: 'output', phase, chunk }),
+    notice: (message, level) => events.later({ kind: 'notice', message, level }),
+    planned: async (plan) => {
+      const request = `${crypto.randomUUID()}`;
+      const answer = controls.answerTo(request);
+      await events.now({ kind: 'planned', plan, request });
+      return answer;
+    },
+  };
+}
+
+function budget(job: AttemptJob, controls: Controls, clock: Clock): CallBudget {
+  const started = clock.now();
+  return {
+    beforeCall: () => controls.check(),
+    remainingMs: () => (job.remainingMs === null ? Number.MAX_SAFE_INTEGER : Math.max(1, job.remainingMs - (clock.now() - started))),
+  };
+}
+
+/** The job's events, emitted one after another; an emit that fails hands the job back. */
+class Emitter {
+  readonly #channel: JobChannel;
+  readonly #signal: AbortSignal;
+  #tail: Promise<void> = Promise.resolve();
+  #failed: unknown = null;
+
+  constructor(channel: JobChannel, signal: AbortSignal) {
+    this.#channel = channel;
+    this.#signal = signal;
+  }
+
+  /** queued after every event before it (an observer call cannot wait) */
+  later(event: WorkerEvent): void {
+    this.#tail = this.#tail.then(() => this.#emit(event));
+    this.#tail.catch(() => undefined);
+  }
+
+  /** emitted after every event before it, and waited for */
+  now(event: WorkerEvent): Promise<void> {
+    this.later(event);
+    return this.drained();
+  }
+
+  async drained(): Promise<void> {
+    await this.#tail;
+    if (this.#failed !== null) throw this.#failed;
+  }
+
+  async #emit(event: WorkerEvent): Promise<void> {
+    if (this.#failed !== null) return;
+    if (this.#signal.aborted) {
+      this.#failed = new JobHandedBackError('the job was handed back');
+      return;
+    }
+    try {
+      await this.#channel.emit(event);
+    } catch (error) {
+      this.#failed = new JobHandedBackError(`an event could not be sent: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+}
+
+/** The coordinator's control messages for the job: plan answers, and an abort that stops the attempt. */
+class Controls {
+  readonly #controller = new AbortController();
+  readonly #closed = new AbortController();
+  readonly #waiting = new Map<string, (blocker: PlanBlocker | null) => void>();
+  readonly #answered = new Map<string, PlanBlocker | null>();
+  abortedBy: WireError | null = null;
+
+  constructor(channel: JobChannel, handedBack: AbortSignal) {
+    const onHandedBack = () => this.#controller.abort(new JobHandedBackError('the job was handed back'));
+    if (handedBack.aborted) onHandedBack();
+    else handedBack.addEventListener('abort', onHandedBack, { once: true });
+    this.#closed.signal.addEventListener('abort', () => handedBack.removeEventListener('abort', onHandedBack), { once: true });
+    void this.#pump(channel, AbortSignal.any([handedBack, this.#closed.signal]));
+  }
+
+  /** what the pipeline's agents and commands run under */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** throws the coordinator's abort as the class it named (GateError, StopError, …), or the hand-back */
+  check(): void {
+    if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
+  }
+
+  answerTo(request: string): Promise<PlanBlocker | null> {
+    if (this.#answered.has(request)) return Promise.resolve(this.#answered.get(request)!);
+    return new Promise((resolve, reject) => {
+      const signal = this.#controller.signal;
+      const onAbort = () => reject(signal.reason);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.set(request, (blocker) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(blocker);
+      });
+    });
+  }
+
+  close(): void {
+    this.#closed.abort();
+  }
+
+  async #pump(channel: JobChannel, signal: AbortSignal): Promise<void> {
+    try {
+      for await (const message of channel.messages(signal)) {
+        if (message.kind === 'abort') {
+          this.abortedBy ??= message.error;
+          this.#controller.abort(fromWireError(message.error));
+          continue;
+        }
+        const waiter = this.#waiting.get(message.request);
+        this.#waiting.delete(message.request);
+        if (waiter !== undefined) waiter(message.blocker);
+        else this.#answered.set(message.request, message.blocker);
+      }
+    } catch (error) {
+      // Messages that can no longer be read are a job this worker cannot be told to stop: hand it back.
+      if (!signal.aborted) this.#controller.abort(new JobHandedBackError(`control messages failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+    }
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Attempts that run on workers: the coordinator's side of the queue. The task runner is unchanged — it
+ * gets the same observer calls, in the same order, that the local pipeline makes, and the same result or
+ * error class — so the lifecycle stays the one writer of task state and the gates stay the coordinator's.
+ *
+ * Invariants: each event (by its `seq`) is applied once and acknowledged only after it was applied, so a
+ * redelivered event books nothing twice and an unacknowledged one is never lost; an attempt whose signal
+ * aborts (a task gate, a fleet gate, a stop) has its job cancelled and rejects with the signal's reason at
+ * once, whatever the worker is doing; a plan is answered from `observer.planned` the moment it is applied,
+ * so two plans never pass each other here either.
+ */
+import { jobIdOf, type AttemptJob, type CoordinatorQueue, type SequencedEvent, type WorkerEvent } from '../../ports/attempt-queue.js';
+import type { AttemptInput, AttemptResult } from '../attempt-io.js';
+import type { AttemptExecutor } from './attempt-executor.js';
+import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
+import { checkEvent } from './wire-events.js';
+import { fromWireError, toWireError } from './wire-error.js';
+
+export interface RemoteExecutorDeps extends RemoteBranchDeps {
+  queue: CoordinatorQueue;
+  /** the remote's URL as workers reach it (AttemptJob.remoteUrl) */
+  remoteUrl: string;
+  /** something went wrong outside any attempt (a cancel that failed): said, never thrown */
+  warn: (message: string) => void;
+}
+
+/** Past the largest timer: no time gate. */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+type Ended = { result: AttemptResult } | { error: Error };
+
+export class RemoteExecutor implements AttemptExecutor {
+  readonly #d: RemoteExecutorDeps;
+  readonly #branches: RemoteBranches;
+
+  constructor(deps: RemoteExecutorDeps) {
+    this.#d = deps;
+    this.#branches = new RemoteBranches(deps);
+  }
+
+  async run(input: AttemptInput): Promise<AttemptResult> {
+    const { queue } = this.#d;
+    const rerun = input.rerun ?? 0;
+    const jobId = jobIdOf(input.spec.id, input.attempt, rerun);
+    if (input.signal.aborted) throw input.signal.reason;
+    // The run this one replaces was interrupted here: should its job still be on a worker, it stops.
+    if (rerun > 0) await this.#cancel(jobIdOf(input.spec.id, input.attempt, rerun - 1), new Error('the attempt was started again'));
+    const published = await this.#branches.publish(input.base, input.branch);
+    if (input.signal.aborted) throw input.signal.reason;
+    const job = this.#job(jobId, input, published.baseCommit, published.branchCommit);
+
+    const following = new AbortController();
+    let onAbort = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        following.abort();
+        void this.#cancel(jobId, input.signal.reason);
+        reject(input.signal.reason);
+      };
+    });
+    input.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([queue.enqueue(job), aborted]);
+      const ended = await Promise.race([this.#follow(jobId, input, following.signal), aborted]);
+      if ('error' in ended) throw ended.error;
+      return ended.result;
+    } finally {
+      input.signal.removeEventListener('abort', onAbort);
+      following.abort();
+    }
+  }
+
+  #job(jobId: string, input: AttemptInput, baseCommit: string, branchCommit: string | null): AttemptJob {
+    const remaining = input.budget.remainingMs();
+    return {
+      jobId,
+      taskId: input.spec.id,
+      attempt: input.attempt,
+      remoteUrl: this.#d.remoteUrl,
+      base: input.base,
+      baseCommit,
+      branch: input.branch,
+      branchCommit,
+      spec: input.spec,
+      config: input.config,
+      verifyOnly: input.verifyOnly,
+      previousPlan: input.previousPlan,
+      approvedPlan: input.approvedPlan,
+      stopAfterPlan: input.stopAfterPlan,
+      rebaseFirst: input.rebaseFirst === true,
+      evidence: input.evidence,
+      passedEnv: [...(input.config.env ?? [])],
+      remainingMs: remaining >= NO_LIMIT ? null : remaining,
+    };
+  }
+
+  /** The job's events in order until its outcome; each applied once, then acknowledged. */
+  async #follow(jobId: string, input: AttemptInput, signal: AbortSignal): Promise<Ended> {
+    const seen = { applied: 0, worker: null as string | null };
+    for await (const delivered of this.#d.queue.events(jobId, signal)) {
+      if (signal.aborted) break;
+      const { seq } = delivered;
+      // A redelivery of what was applied already (its acknowledgement was lost): acknowledged again only.
+      if (seq <= seen.applied) {
+        await this.#d.queue.ack(jobId, seq);
+        continue;
+      }
+      if (seq !== seen.applied + 1) throw new Error(`job ${jobId}: event ${seq} came after ${seen.applied}; the events between are missing`);
+      const ended = await this.#apply(jobId, delivered, input, seen);
+      seen.applied = seq;
+      await this.#d.queue.ack(jobId, seq);
+      if (ended !== null) return ended;
+    }
+    if (signal.aborted) throw input.signal.reason ?? new Error(`job ${jobId}: stopped following it`);
+    throw new Error(`job ${jobId}: its events ended without a result`);
+  }
+
+  async #apply(jobId: string, delivered: SequencedEvent, input: AttemptInput, seen: { worker: string | null }): Promise<Ended | null> {
+    let event: WorkerEvent;
+    try {
+      event = checkEvent(delivered.event);
+    } catch (error) {
+      return { error: new Error(`job ${jobId}: event ${delivered.seq} from the worker is malformed: ${(error as Error).message}`) };
+    }
+    const { observer } = input;
+    switch (event.kind) {
+      case 'claimed':
+        if (seen.worker !== null) {
+          // The job's worker stopped (killed, or it handed the job back) and another took it: the attempt
+          // starts over there; what it spent so far stays booked.
+          observer.notice(`attempt ${input.attempt} restarts on worker ${event.worker.id}: worker ${seen.worker} stopped running it`, 'warn');
+          observer.phase('setup');
+        }
+        seen.worker = event.worker.id;
+        observer.worker?.(event.worker.id);
+        return null;
+      case 'phase':
+        observer.phase(event.phase);
+        return null;
+      case 'agent':
+        observer.agentEvent(event.role, event.model, event.event);
+        return null;
+      case 'output':
+        observer.output(event.phase, event.chunk);
+        return null;
+      case 'notice':
+        observer.notice(event.message, event.level);
+        return null;
+      case 'planned': {
+        const blocker = (await observer.planned?.(event.plan)) ?? null;
+        await this.#d.queue.send(jobId, { kind: 'plan-answer', request: event.request, blocker });
+        return null;
+      }
+      case 'pushed':
+        if (event.branch !== input.branch) return { error: new Error(`job ${jobId}: the worker pushed ${event.branch}, not the task's branch ${input.branch}`) };
+        await this.#branches.fetchBack(input.branch, event.commit, { repoRoot: input.repoRoot, worktree: input.worktree, base: input.base });
+        return null;
+      case 'result':
+        return { result: event.result };
+      case 'failed':
+        return { error: fromWireError(event.error) };
+    }
+  }
+
+  async #cancel(jobId: string, reason: unknown): Promise<void> {
+    try {
+      await this.#d.queue.cancel(jobId, toWireError(reason));
+    } catch (error) {
+      this.#d.warn(`job ${jobId} could not be cancelled: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
