@@ -5,7 +5,7 @@ import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
 import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
 import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
-import type { FakeScript } from '../../helpers/fake-model.js';
+import type { FakeScript, FakeTurn } from '../../helpers/fake-model.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -118,7 +118,7 @@ describe('attempts that run on workers', () => {
     const queue = new MemoryAttemptQueue();
     const foundByTwo: boolean[] = [];
     let a: Awaited<ReturnType<typeof workerMachine>> | null = null;
-    const script: FakeScript = ({ role, attempt, request }) => {
+    const script: FakeScript = ({ role, attempt, request }): FakeTurn => {
       if (role !== 'implementer') return {};
       if (attempt === 1) {
         // host-a takes no job after this one: the next attempt runs on host-b
