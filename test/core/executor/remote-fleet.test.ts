@@ -37,12 +37,15 @@ describe('attempts that run on workers', () => {
     const b = await workerMachine(cleanups, queue, remote, writeOwnFile, 'host-b', 2);
     a.start();
     b.start();
-    const h = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote) });
+    const traced = (taskId: string, attempt: number) => `00-${'1'.repeat(31)}${taskId.slice(-1)}-${'2'.repeat(15)}${attempt}-01`;
+    const h = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote, traced) });
     cleanups.push(() => h.session.close());
     h.fleet.start();
     await h.fleet.whenIdle();
 
     const tasks = h.fleet.tasks();
+    // each job carries the trace context of its attempt's span on the coordinator
+    for (const t of tasks) expect(queue.job(`${t.id}:1`)!.job.traceparent).toBe(traced(t.id, 1));
     expect(tasks.map((t) => t.status)).toEqual(['verified', 'verified', 'verified']);
     expect(tasks.map((t) => t.attempts.map((x) => [x.outcome, x.reason]))).toEqual(tasks.map(() => [['verified', null]]));
     // Nothing ran here: the coordinator's model was never called, the workers' were.
