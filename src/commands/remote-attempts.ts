@@ -34,8 +34,17 @@ export async function queueRemote(git: GitPort, name = 'origin'): Promise<QueueR
   return { remote: name, remoteUrl };
 }
 
-/** The coordinator's services with every attempt sent to workers through `queue`. */
-export function withQueue(services: FleetServices, queue: CoordinatorQueue, remote: QueueRemote, auth?: RemoteAuth): FleetServices {
+/**
+ * The coordinator's services with every attempt sent to workers through `queue`. `traceparentOf`: the
+ * attempt's span here (the session's telemetry), so a worker's spans join the task's trace.
+ */
+export function withQueue(
+  services: FleetServices,
+  queue: CoordinatorQueue,
+  remote: QueueRemote,
+  auth?: RemoteAuth,
+  traceparentOf?: (taskId: string, attempt: number) => string | null,
+): FleetServices {
   const executor = new RemoteExecutor({
     queue,
     git: services.git,
@@ -43,6 +52,7 @@ export function withQueue(services: FleetServices, queue: CoordinatorQueue, remo
     remote: remote.remote,
     remoteUrl: remote.remoteUrl,
     ...(auth === undefined ? {} : { auth }),
+    ...(traceparentOf === undefined ? {} : { traceparentOf }),
     warn: (message) => serviceLog.target('warn', message),
   });
   return { ...services, executor };

@@ -22,6 +22,8 @@ export interface RemoteExecutorDeps extends RemoteBranchDeps {
   remoteUrl: string;
   /** something went wrong outside any attempt (a cancel that failed): said, never thrown */
   warn: (message: string) => void;
+  /** the W3C trace context of the attempt's span here, so the worker's spans join the task's trace */
+  traceparentOf?: (taskId: string, attempt: number) => string | null;
 }
 
 /** Past the largest timer: no time gate. */
@@ -72,6 +74,7 @@ export class RemoteExecutor implements AttemptExecutor {
 
   #job(jobId: string, input: AttemptInput, baseCommit: string, branchCommit: string | null): AttemptJob {
     const remaining = input.budget.remainingMs();
+    const traceparent = this.#d.traceparentOf?.(input.spec.id, input.attempt) ?? null;
     return {
       jobId,
       taskId: input.spec.id,
@@ -91,6 +94,7 @@ export class RemoteExecutor implements AttemptExecutor {
       evidence: input.evidence,
       passedEnv: [...(input.config.env ?? [])],
       remainingMs: remaining >= NO_LIMIT ? null : remaining,
+      ...(traceparent === null ? {} : { traceparent }),
     };
   }
 

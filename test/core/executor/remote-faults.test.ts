@@ -250,4 +250,31 @@ describe('remote attempts under faults', () => {
     expect(t.usage.input).toBe(0);
     expect(queue.enqueued).toEqual(['T-1:1', 'T-1:2']);
   });
+
+  it("a task's own gate tripped by its worker's usage fails that task, aborting its attempt on the worker; the others go on", { timeout: 90_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 2\ngates:\n  tokens: 500', '- [ ] T-1 One\n- [ ] T-2 Two');
+    const remote = await bareRemote(cleanups, root);
+    const queue = new MemoryAttemptQueue();
+    const script: FakeScript = (call) => {
+      if (call.role !== 'implementer') return {};
+      if (call.task === 'T-2') return writeOwnFile(call);
+      // T-1's implementer alone takes it over its own gate, whatever its worker does next
+      return { usage: { input: 1000, output: 0, cacheWrite: 0, cacheRead: 0 } };
+    };
+    const w = await workerMachine(cleanups, queue, remote, script, 'host-a', 2);
+    w.start();
+    const h = await openFleet(root, script, { services: remoteServices(queue, remote) });
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await queue.until(() => w.queue.running.size === 0);
+
+    const one = h.fleet.task('T-1')!;
+    expect(one.status).toBe('failed');
+    expect(one.gate).toBe('tokens');
+    expect(h.fleet.task('T-2')!.status).toBe('verified');
+    expect(h.fleet.stoppedBy).toBeNull();
+    expect(queue.cancelled.map((c) => [c.jobId, c.state, c.error.kind, c.error.detail])).toEqual([['T-1:1', 'active', 'gate', { gate: 'tokens', scope: 'task' }]]);
+    expect(queue.job('T-1:1')!.messages.at(-1)).toMatchObject({ kind: 'abort', error: { kind: 'gate', detail: { gate: 'tokens', scope: 'task' } } });
+  });
 });

@@ -5,8 +5,8 @@ import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
 import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
 import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
-import type { FakeScript } from '../../helpers/fake-model.js';
-import { readFileSync } from 'node:fs';
+import type { FakeScript, FakeTurn } from '../../helpers/fake-model.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 let cleanups: Array<() => Promise<void>> = [];
@@ -37,12 +37,15 @@ describe('attempts that run on workers', () => {
     const b = await workerMachine(cleanups, queue, remote, writeOwnFile, 'host-b', 2);
     a.start();
     b.start();
-    const h = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote) });
+    const traced = (taskId: string, attempt: number) => `00-${'1'.repeat(31)}${taskId.slice(-1)}-${'2'.repeat(15)}${attempt}-01`;
+    const h = await openFleet(root, writeOwnFile, { services: remoteServices(queue, remote, traced) });
     cleanups.push(() => h.session.close());
     h.fleet.start();
     await h.fleet.whenIdle();
 
     const tasks = h.fleet.tasks();
+    // each job carries the trace context of its attempt's span on the coordinator
+    for (const t of tasks) expect(queue.job(`${t.id}:1`)!.job.traceparent).toBe(traced(t.id, 1));
     expect(tasks.map((t) => t.status)).toEqual(['verified', 'verified', 'verified']);
     expect(tasks.map((t) => t.attempts.map((x) => [x.outcome, x.reason]))).toEqual(tasks.map(() => [['verified', null]]));
     // Nothing ran here: the coordinator's model was never called, the workers' were.
@@ -110,5 +113,41 @@ describe('attempts that run on workers', () => {
     const first = queue.job('T-2:1')!;
     const asked = first.events.find((e) => e.event.kind === 'planned')!.event as { request: string };
     expect(first.messages).toContainEqual({ kind: 'plan-answer', request: asked.request, blocker: { id: 'T-1', files: ['calc.js'] } });
+  });
+
+  it("a later attempt on another worker builds on the branch the first attempt pushed, as a local one builds on its worktree", { timeout: 120_000 }, async () => {
+    const root = await backlogRepo(cleanups, 'check: test -f done.txt\nreview: false', '- [ ] T-1 One');
+    const remote = await bareRemote(cleanups, root);
+    const queue = new MemoryAttemptQueue();
+    const foundByTwo: boolean[] = [];
+    let a: Awaited<ReturnType<typeof workerMachine>> | null = null;
+    const script: FakeScript = ({ role, attempt, request }): FakeTurn => {
+      if (role !== 'implementer') return {};
+      if (attempt === 1) {
+        // host-a takes no job after this one: the next attempt runs on host-b
+        void a!.queue.setRefusing('taking no more jobs');
+        return { edits: { 'first.txt': 'attempt 1\n' } };
+      }
+      foundByTwo.push(existsSync(join(request.workdir, 'first.txt')));
+      return { edits: { 'done.txt': 'attempt 2\n' } };
+    };
+    a = await workerMachine(cleanups, queue, remote, script, 'host-a');
+    const b = await workerMachine(cleanups, queue, remote, script, 'host-b');
+    a.start();
+    b.start();
+    const h = await openFleet(root, script, { services: remoteServices(queue, remote) });
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+
+    const t = h.fleet.task('T-1')!;
+    expect(t.attempts.map((x) => x.outcome)).toEqual(['check-failed', 'verified']);
+    expect(queue.job('T-1:1')!.events[0]!.event).toMatchObject({ kind: 'claimed', worker: { id: 'host-a-1' } });
+    expect(queue.job('T-1:2')!.events[0]!.event).toMatchObject({ kind: 'claimed', worker: { id: 'host-b-1' } });
+    // attempt 2's job named attempt 1's commit, and host-b started from it
+    expect(queue.job('T-1:2')!.job.branchCommit).toBe(t.attempts[0]!.commit);
+    expect(foundByTwo).toEqual([true]);
+    expect(await git(root, 'rev-parse', 'loop/T-1~1')).toBe(t.attempts[0]!.commit);
+    expect((await git(root, 'ls-tree', '--name-only', 'loop/T-1')).split('\n')).toEqual(expect.arrayContaining(['first.txt', 'done.txt']));
   });
 });

@@ -34,8 +34,8 @@ export async function bareRemote(cleanups: Array<() => Promise<void>>, root: str
 }
 
 /** The coordinator's services with its attempts sent through `queue`. */
-export function remoteServices(queue: MemoryAttemptQueue, remote: string): (s: FleetServices) => FleetServices {
-  return (s) => withQueue(s, queue, { remote: 'origin', remoteUrl: remote });
+export function remoteServices(queue: MemoryAttemptQueue, remote: string, traceparentOf?: (taskId: string, attempt: number) => string | null): (s: FleetServices) => FleetServices {
+  return (s) => withQueue(s, queue, { remote: 'origin', remoteUrl: remote }, undefined, traceparentOf);
 }
 
 export interface WorkerMachine {
