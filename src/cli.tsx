@@ -43,7 +43,8 @@ Usage:
   loopfleet discover            propose tasks under ## Discovered in BACKLOG.md (TODOs, failing tests,
                                 lint errors, outdated or vulnerable dependencies, labelled GitHub or GitLab issues)
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
-                                sandbox's process limit, setup's network and git settings turned off
+                                sandbox's process limit, setup's network, git settings turned off, and
+                                the forge (land: pr or forge:): remote, token, scopes, branch protection
   loopfleet demo                the whole system on a sample repository with a scripted model
   loopfleet worker --queue URL [--concurrency N] [--cache DIR]
                                 on any machine with git, bubblewrap and model credentials: take attempts
@@ -76,6 +77,7 @@ Options (the run commands):
 Environment:
   ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN   credentials for the Messages API
   ANTHROPIC_BASE_URL                          any Anthropic-compatible endpoint (root URL, no /v1)
+  OTEL_EXPORTER_OTLP_ENDPOINT                 send traces and metrics over OTLP/HTTP (and the other OTEL_* variables)
 
 Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts, or a fleet gate
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.

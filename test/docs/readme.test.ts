@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseBacklog } from '../../src/core/backlog/parse.js';
 
 /**
  * The README names files, tests and in-page sections; each must exist. A renamed test or a moved adapter
@@ -79,6 +80,16 @@ describe('README.md', () => {
   it('says no paragraph twice', () => {
     const paragraphs = README.split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p.length > 120);
     expect(paragraphs.filter((p, i) => paragraphs.indexOf(p) !== i)).toEqual([]);
+  });
+
+  it('its BACKLOG.md example and the pull-request front matter parse as written', () => {
+    const example = README.split('## BACKLOG.md\n\n```markdown\n')[1]!.split('\n```\n')[0]!;
+    const { config, tasks } = parseBacklog(example, 'BACKLOG.md').backlog;
+    expect(tasks.map((t) => t.id)).toEqual(['T-1', 'T-2', 'T-3']);
+    expect([config.land, config.remote, config.forge, config.pr]).toEqual(['merge', 'origin', undefined, { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 }]);
+    const prYaml = README.split('## Pull requests: `land: pr`')[1]!.split('```yaml\n')[1]!.split('\n```')[0]!;
+    const pr = parseBacklog(`---\ncheck: npm test\n${prYaml}\n---\n- [ ] T-1 x\n`, 'BACKLOG.md').backlog.config;
+    expect([pr.land, pr.remote, pr.forge]).toEqual(['pr', 'origin', 'auto']);
   });
 
   it('anchorOf follows GitHub', () => {
