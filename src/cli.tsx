@@ -46,12 +46,13 @@ Usage:
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
   loopfleet demo                the whole system on a sample repository with a scripted model
-  loopfleet worker --queue URL [--concurrency N] [--cache DIR]
+  loopfleet worker --queue URL [--concurrency N] [--cache DIR] [--grace T] [--lock-timeout T]
                                 on any machine with git, bubblewrap and model credentials: take attempts
                                 of a fleet run with --queue URL and run them here; SIGTERM stops it
 
 Options (the run commands):
-  --concurrency N               pipelines at once (overrides the front matter)
+  --concurrency N               pipelines at once (overrides the front matter); worker: attempts at once
+                                on this machine (default 1)
   --max-tokens N                fleet token gate, e.g. 5M
   --max-cost USD                fleet cost gate in dollars
   --max-time T                  fleet wall-clock gate, e.g. 8h
@@ -61,7 +62,8 @@ Options (the run commands):
   --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
   --queue redis://HOST:PORT[/DB][?name=NAME]
                                 run attempts on workers fed through this Redis (the interactive view,
-                                --overnight, --watch, worker); the git remote origin carries the code
+                                --overnight, --watch, worker); the git remote origin carries the code;
+                                rediss:// for TLS, redis://:PASSWORD@HOST for a password (never printed)
   --cache DIR                   worker: its repository cache (default ~/.cache/loopfleet/repos)
   --grace T                     worker: after SIGTERM, how long running attempts may finish before they
                                 are handed back to other workers (default 10m)
