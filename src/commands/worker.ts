@@ -14,6 +14,8 @@ import { workerAttemptSpans } from '../core/telemetry/worker-spans.js';
 import type { QueueAddress } from '../adapters/redis-url.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { runJob } from '../core/executor/job-runner.js';
+import { InProcessExecutor } from '../core/executor/attempt-executor.js';
+import { Pipeline } from '../core/pipeline.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { PortPool } from '../core/port-pool.js';
 import { isSecretName } from '../core/task-env.js';
@@ -121,6 +123,7 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
           ports,
           clock: systemClock,
           parentEnv: options.env,
+          roles: { own: cached.services.roles, pipeline: (roles) => new InProcessExecutor(new Pipeline({ ...cached.services, roles })) },
         });
         out(`job ${id}: reported`);
       } catch (error) {

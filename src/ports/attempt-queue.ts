@@ -46,6 +46,11 @@ export interface AttemptJob {
   remainingMs: number | null;
   /** W3C trace context of the attempt's span on the coordinator, so a worker's spans join the task's trace */
   traceparent?: string;
+  /**
+   * The coordinator's role definitions, each as a role file's text (core/executor/wire-roles.ts), so the
+   * repository's `agents/` reach workers; absent: the worker's own. Checked on the worker like any job input.
+   */
+  roles?: Record<Role, string>;
 }
 
 /** An error as it crosses the wire: its class by name, so the coordinator settles it as the local path would. */

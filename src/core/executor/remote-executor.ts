@@ -14,6 +14,9 @@ import type { AttemptInput, AttemptResult } from '../attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
 import { checkEvent } from './wire-events.js';
+import { rolesToWire, type WireRoles } from './wire-roles.js';
+import type { RoleDefinition } from '../agents.js';
+import type { Role } from '../../domain/types.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 export interface RemoteExecutorDeps extends RemoteBranchDeps {
@@ -24,6 +27,8 @@ export interface RemoteExecutorDeps extends RemoteBranchDeps {
   warn: (message: string) => void;
   /** the W3C trace context of the attempt's span here, so the worker's spans join the task's trace */
   traceparentOf?: (taskId: string, attempt: number) => string | null;
+  /** the role definitions the coordinator loaded (the repository's `agents/` over the packaged ones), sent with each job */
+  roles?: Record<Role, RoleDefinition>;
 }
 
 /** Past the largest timer: no time gate. */
@@ -34,10 +39,12 @@ type Ended = { result: AttemptResult } | { error: Error };
 export class RemoteExecutor implements AttemptExecutor {
   readonly #d: RemoteExecutorDeps;
   readonly #branches: RemoteBranches;
+  readonly #roles: WireRoles | null;
 
   constructor(deps: RemoteExecutorDeps) {
     this.#d = deps;
     this.#branches = new RemoteBranches(deps);
+    this.#roles = deps.roles === undefined ? null : rolesToWire(deps.roles);
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
@@ -95,6 +102,7 @@ export class RemoteExecutor implements AttemptExecutor {
       passedEnv: [...(input.config.env ?? [])],
       remainingMs: remaining >= NO_LIMIT ? null : remaining,
       ...(traceparent === null ? {} : { traceparent }),
+      ...(this.#roles === null ? {} : { roles: this.#roles }),
     };
   }
 
