@@ -114,6 +114,12 @@ export interface CoordinatorQueue {
   send(jobId: string, message: ControlMessage): Promise<void>;
   /** removes a job that no worker has taken; a running one gets an `abort` */
   cancel(jobId: string, error: WireError): Promise<void>;
+  /**
+   * `live`: the job waits for a worker, runs, or has events not yet acknowledged, and was never cancelled —
+   * a coordinator started again follows it rather than running the attempt anew. `ended`: anything else
+   * (gone from the queue, failed, cancelled, its final event acknowledged).
+   */
+  status(jobId: string): Promise<'live' | 'ended'>;
   /** jobs waiting for a worker */
   depth(): Promise<number>;
   workers(): Promise<WorkerInfo[]>;
