@@ -162,7 +162,13 @@ export async function aborted(redis: Redis, keys: JobKeys): Promise<boolean> {
   const entries = (await redis.xrange(keys.control, '-', '+')) as Entry[];
   return entries.some((entry) => {
     const text = field(entry[1], 'm');
-    return text !== undefined && (JSON.parse(text) as ControlMessage).kind === 'abort';
+    if (text === undefined) return false;
+    try {
+      return (JSON.parse(text) as Partial<ControlMessage> | null)?.kind === 'abort';
+    } catch {
+      // Not a message this coordinator wrote: it stops nothing.
+      return false;
+    }
   });
 }
 
