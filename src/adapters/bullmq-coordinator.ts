@@ -9,7 +9,7 @@ import type { AttemptJob, ControlMessage, CoordinatorQueue, SequencedEvent, Wire
 import { bullJobId, QUEUE_NAME } from './bullmq-names.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { liveWorkers } from './redis-heartbeat.js';
-import { ackEvent, jobKeys, readEvents, sendControl } from './redis-streams.js';
+import { aborted, ackEvent, jobKeys, readEvents, sendControl, settled } from './redis-streams.js';
 import type { QueueAddress } from './redis-url.js';
 
 /** BullMQ states of a job that no worker holds */
@@ -90,6 +90,27 @@ export class BullmqCoordinatorQueue implements CoordinatorQueue {
       }
     }
     await this.send(jobId, { kind: 'abort', error });
+  }
+
+  async status(jobId: string): Promise<'live' | 'ended'> {
+    const job = await this.#queue.getJob(bullJobId(jobId));
+    const state = job === undefined ? 'gone' : await job.getState();
+    if (state === 'gone' || state === 'failed' || state === 'unknown') return 'ended';
+    const keys = jobKeys(this.#prefix, jobId);
+    if (await aborted(this.#redis, keys)) return 'ended';
+    const hasEvents = (await this.#redis.exists(keys.events)) === 1;
+    // Finished, its events expired: nothing is left to follow.
+    if (state === 'completed' && !hasEvents) return 'ended';
+    // A finished job whose result this coordinator never applied is followed for that result.
+    if (hasEvents) {
+      try {
+        if (await settled(this.#redis, keys)) return 'ended';
+      } catch (error) {
+        // No consumer group yet: nothing was ever read from it.
+        if (!(error as Error).message.startsWith('NOGROUP')) throw error;
+      }
+    }
+    return 'live';
   }
 
   async depth(): Promise<number> {

@@ -88,7 +88,7 @@ export async function ackEvent(redis: Redis, keys: JobKeys, seq: number): Promis
 }
 
 /** whether the coordinator has acknowledged the job's final event already (nothing is left to read) */
-async function settled(redis: Redis, keys: JobKeys): Promise<boolean> {
+export async function settled(redis: Redis, keys: JobKeys): Promise<boolean> {
   const last = (await redis.xrevrange(keys.events, '+', '-', 'COUNT', 1)) as Entry[];
   if (last.length === 0 || !isFinal(parseEvent(last[0]!, keys.events).event)) return false;
   const groups = (await redis.xinfo('GROUPS', keys.events)) as unknown[][];
@@ -155,6 +155,21 @@ export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSig
     signal.removeEventListener('abort', abort);
     reader.off('ready', onReconnect);
   }
+}
+
+/** whether an `abort` was sent to the job (its attempt was stopped, or replaced) */
+export async function aborted(redis: Redis, keys: JobKeys): Promise<boolean> {
+  const entries = (await redis.xrange(keys.control, '-', '+')) as Entry[];
+  return entries.some((entry) => {
+    const text = field(entry[1], 'm');
+    if (text === undefined) return false;
+    try {
+      return (JSON.parse(text) as Partial<ControlMessage> | null)?.kind === 'abort';
+    } catch {
+      // Not a message this coordinator wrote: it stops nothing.
+      return false;
+    }
+  });
 }
 
 export async function sendControl(redis: Redis, keys: JobKeys, message: ControlMessage): Promise<void> {

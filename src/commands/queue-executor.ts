@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { BullmqCoordinatorQueue, type QueueLog } from '../adapters/bullmq-coordinator.js';
 import type { QueueAddress } from '../adapters/redis-url.js';
 import type { FleetServices } from '../core/fleet.js';
+import type { TelemetrySources } from './session-telemetry.js';
 import { UsageError } from '../domain/errors.js';
 import { queueRemote, withQueue } from './remote-attempts.js';
 
@@ -17,6 +18,8 @@ export interface OpenedQueue {
   services: FleetServices;
   /** one line on the workers live now, for the start of a run */
   census(): Promise<{ level: 'info' | 'warn'; message: string }>;
+  /** the OpenTelemetry gauges fed from the queue; the workers record the phase spans */
+  telemetry: TelemetrySources;
   close(): Promise<void>;
 }
 
@@ -26,8 +29,16 @@ export function workerUrl(url: string, repoRoot: string): string {
   return resolve(repoRoot, url);
 }
 
-/** `services` with every attempt sent to workers through the queue at `address`. */
-export async function openQueue(address: QueueAddress, services: FleetServices, log: QueueLog): Promise<OpenedQueue> {
+/**
+ * `services` with every attempt sent to workers through the queue at `address`. `traceparentOf`: the
+ * attempt's span on the coordinator (SessionTelemetry.traceparentOf), carried by each job.
+ */
+export async function openQueue(
+  address: QueueAddress,
+  services: FleetServices,
+  log: QueueLog,
+  traceparentOf?: (taskId: string, attempt: number) => string | null,
+): Promise<OpenedQueue> {
   const remote = await queueRemote(services.git);
   let queue: BullmqCoordinatorQueue;
   try {
@@ -37,7 +48,12 @@ export async function openQueue(address: QueueAddress, services: FleetServices, 
   }
   let closing: Promise<void> | null = null;
   return {
-    services: withQueue(services, queue, { remote: remote.remote, remoteUrl: workerUrl(remote.remoteUrl, services.git.root) }),
+    services: withQueue(services, queue, { remote: remote.remote, remoteUrl: workerUrl(remote.remoteUrl, services.git.root) }, undefined, traceparentOf),
+    telemetry: {
+      queueDepth: () => queue.depth(),
+      workers: async () => (await queue.workers()).filter((w) => w.refusing === null).length,
+      phaseSpans: false,
+    },
     census: async () => {
       const workers = await queue.workers();
       const refusing = workers.filter((w) => w.refusing !== null);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { UsageError } from '../domain/errors.js';
 import { RemoteExecutor } from '../core/executor/remote-executor.js';
 import { runJob } from '../core/executor/job-runner.js';
+import { InProcessExecutor } from '../core/executor/attempt-executor.js';
 import { Pipeline } from '../core/pipeline.js';
 import { PortPool } from '../core/port-pool.js';
 import { defaultConfig } from '../core/backlog/config.js';
@@ -53,6 +54,7 @@ export function withQueue(
     remoteUrl: remote.remoteUrl,
     ...(auth === undefined ? {} : { auth }),
     ...(traceparentOf === undefined ? {} : { traceparentOf }),
+    roles: services.roles,
     warn: (message) => serviceLog.target('warn', message),
   });
   return { ...services, executor };
@@ -77,7 +79,8 @@ export function workerHandler(options: WorkerHandlerOptions): JobHandler {
   const { repo, services } = options;
   const deps = {
     identity: options.identity,
-    pipeline: new Pipeline(services),
+    pipeline: new InProcessExecutor(new Pipeline(services)),
+    roles: { own: services.roles, pipeline: (roles: PipelineServices['roles']) => new InProcessExecutor(new Pipeline({ ...services, roles })) },
     git: services.git,
     workspace: services.workspace,
     worktreeOf: (id: string) => join(repo.workDir, id),

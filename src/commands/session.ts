@@ -109,12 +109,16 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
   // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
   let log: (level: 'info' | 'warn', message: string) => void = (level, message) => serviceLog.target(level === 'info' ? 'warn' : level, message);
-  const remote = options.queue === undefined ? null : await openQueue(options.queue, services, (level, message) => log(level, message));
+  // Telemetry before the queue: each job carries its attempt's trace context (traceparentOf).
+  const telemetry = await SessionTelemetry.open(options.env);
+  const remote =
+    options.queue === undefined
+      ? null
+      : await openQueue(options.queue, services, (level, message) => log(level, message), telemetry.traceparentOf).catch(async (error: unknown) => {
+          await telemetry.close();
+          throw error;
+        });
   if (remote !== null) services = remote.services;
-  const telemetry = await SessionTelemetry.open(options.env).catch(async (error: unknown) => {
-    await remote?.close();
-    throw error;
-  });
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
@@ -132,7 +136,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
-    telemetry.attach(fleet, options.telemetry);
+    telemetry.attach(fleet, { ...remote?.telemetry, ...options.telemetry });
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
     log = (level, message) => fleet.events.emit('log', { level, message });

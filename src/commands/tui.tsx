@@ -33,6 +33,7 @@ export async function tui(repo: Repo, options: SessionOptions & { color: boolean
     await renderTui(fleet, {
       color: options.color,
       sandboxCause,
+      startNotice: session.queueNotice === null ? null : { level: session.queueNotice.level, text: session.queueNotice.message },
       onEditBacklog: () => runEditor(fleet.backlogPath),
     });
     await session.close();

@@ -9,13 +9,17 @@
  */
 import { join } from 'node:path';
 import { BullmqWorkerQueue, newIdentity } from '../adapters/bullmq-worker.js';
+import { openTelemetry } from '../adapters/otel-config.js';
+import { workerAttemptSpans } from '../core/telemetry/worker-spans.js';
 import type { QueueAddress } from '../adapters/redis-url.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
 import { runJob } from '../core/executor/job-runner.js';
+import { InProcessExecutor } from '../core/executor/attempt-executor.js';
+import { Pipeline } from '../core/pipeline.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { PortPool } from '../core/port-pool.js';
 import { isSecretName } from '../core/task-env.js';
-import type { AttemptJob } from '../ports/attempt-queue.js';
+import type { AttemptJob, WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
 import { systemClock } from '../ports/clock.js';
@@ -59,10 +63,14 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
   const identity = newIdentity(options.concurrency);
   const log = (level: 'info' | 'warn', message: string) => err(`loopfleet worker: ${level}: ${visible(message)}`);
   serviceLog.target = (level, message) => err(`loopfleet worker: ${level}: model client: ${visible(message)}`);
+  // A bad OTEL_EXPORTER_OTLP_*ENDPOINT is bad input (exit 2) before Redis is touched. The SDK reads this
+  // process's own environment, whatever `options.env` holds.
+  const telemetry = await openTelemetry(process.env, { warn: (message) => log('warn', message), instanceId: identity.id });
   let queue: BullmqWorkerQueue;
   try {
     queue = await BullmqWorkerQueue.open(options.queue, identity, log, { lockMs: options.lockMs, stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)) });
   } catch (error) {
+    await telemetry.shutdown().catch(() => undefined);
     throw new UsageError(`--queue: cannot reach Redis at ${options.queue.display}: ${(error as Error).message}`);
   }
 
@@ -95,9 +103,18 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
       const { job, withheld, sandboxKept } = jobForThisWorker(queued);
       if (withheld.length > 0) err(`loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`);
       if (sandboxKept) err(`loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`);
+      // The phases as children of the coordinator's attempt span (job.traceparent); ids and names only.
+      const spans = workerAttemptSpans(telemetry, job, identity.id);
+      const traced = {
+        messages: (s: AbortSignal) => channel.messages(s),
+        emit: (event: WorkerEvent) => {
+          spans.observe(event);
+          return channel.emit(event);
+        },
+      };
       try {
         const cached = await cache.get(job.remoteUrl, job.config);
-        await runJob(job, channel, signal, {
+        await runJob(job, traced, signal, {
           identity,
           pipeline: cached.pipeline,
           git: cached.git,
@@ -106,11 +123,14 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
           ports,
           clock: systemClock,
           parentEnv: options.env,
+          roles: { own: cached.services.roles, pipeline: (roles) => new InProcessExecutor(new Pipeline({ ...cached.services, roles })) },
         });
         out(`job ${id}: reported`);
       } catch (error) {
         out(`job ${id}: handed back: ${visible(error instanceof Error ? error.message : String(error))}`);
         throw error;
+      } finally {
+        spans.end();
       }
     });
     out(`worker ${identity.id} on ${options.queue.display}: taking jobs, ${options.concurrency} at once`);
@@ -133,5 +153,7 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     await queue.close(false);
+    // After the drain, so the last phases are exported; bounded by the flush timeout.
+    await telemetry.shutdown().catch((error: Error) => log('warn', `OpenTelemetry: ${error.message}`));
   }
 }

@@ -46,6 +46,11 @@ export interface AttemptJob {
   remainingMs: number | null;
   /** W3C trace context of the attempt's span on the coordinator, so a worker's spans join the task's trace */
   traceparent?: string;
+  /**
+   * The coordinator's role definitions, each as a role file's text (core/executor/wire-roles.ts), so the
+   * repository's `agents/` reach workers; absent: the worker's own. Checked on the worker like any job input.
+   */
+  roles?: Record<Role, string>;
 }
 
 /** An error as it crosses the wire: its class by name, so the coordinator settles it as the local path would. */
@@ -109,6 +114,12 @@ export interface CoordinatorQueue {
   send(jobId: string, message: ControlMessage): Promise<void>;
   /** removes a job that no worker has taken; a running one gets an `abort` */
   cancel(jobId: string, error: WireError): Promise<void>;
+  /**
+   * `live`: the job waits for a worker, runs, or has events not yet acknowledged, and was never cancelled —
+   * a coordinator started again follows it rather than running the attempt anew. `ended`: anything else
+   * (gone from the queue, failed, cancelled, its final event acknowledged).
+   */
+  status(jobId: string): Promise<'live' | 'ended'>;
   /** jobs waiting for a worker */
   depth(): Promise<number>;
   workers(): Promise<WorkerInfo[]>;

@@ -4,7 +4,7 @@ import type { FleetHandle } from '../core/events.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { detailLines, type StyledLine } from './detail-content.js';
 import { DetailPane } from './detail-pane.js';
-import { countByStatus, liveFleetElapsed } from './fleet-reducer.js';
+import { countByStatus, liveFleetElapsed, type Notice } from './fleet-reducer.js';
 import { FleetBar, fleetBarLines, fleetTokens } from './fleet-bar.js';
 import { Footer } from './footer.js';
 import { basename } from './format.js';
@@ -40,15 +40,17 @@ export interface AppProps {
   bell?: boolean;
   /** what stops bubblewrap on this host, for the fleet bar's sandbox warning */
   sandboxCause?: SandboxCause | null;
+  /** a line said at start (with --queue: the workers that take jobs, or that none does), shown until another notice */
+  startNotice?: Notice | null;
 }
 
 const NO_LINES: readonly StyledLine[] = [];
 const NO_PLAN_EDITOR = (): Promise<string> => Promise.reject(new Error('no editor for plans here'));
 
 /** The whole TUI: fleet bar, task list, detail pane or help, status line and footer, sized to the terminal. */
-export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true, sandboxCause = null }: AppProps): ReactNode {
+export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true, sandboxCause = null, startNotice = null }: AppProps): ReactNode {
   const { columns, rows } = useWindowSize();
-  const [state, refreshSummary] = useFleetState(fleet);
+  const [state, refreshSummary] = useFleetState(fleet, startNotice);
   useBell(fleet, bell);
   const [view, dispatch] = useReducer(viewReducer, initialViewState);
   const selection = useSelection(state.order);

@@ -47,7 +47,7 @@ export type FleetAction =
   | { type: 'log'; event: Payload<'log'> }
   | { type: 'batch'; actions: readonly FleetAction[] };
 
-export function initFleetState(fleet: Pick<FleetHandle, 'tasks' | 'summary'>, at = Date.now()): FleetUiState {
+export function initFleetState(fleet: Pick<FleetHandle, 'tasks' | 'summary'>, at = Date.now(), notice: Notice | null = null): FleetUiState {
   const tasks = new Map<string, TaskEntry>();
   const order: string[] = [];
   for (const task of fleet.tasks()) {
@@ -55,7 +55,7 @@ export function initFleetState(fleet: Pick<FleetHandle, 'tasks' | 'summary'>, at
     order.push(task.id);
     tasks.set(task.id, { task, receivedAt: at });
   }
-  return { order, tasks, summary: fleet.summary(), summaryAt: at, output: new Map(), phaseOutput: new Map(), notice: null };
+  return { order, tasks, summary: fleet.summary(), summaryAt: at, output: new Map(), phaseOutput: new Map(), notice };
 }
 
 /**

@@ -2,6 +2,7 @@ import { render } from 'ink';
 import type { FleetHandle } from '../core/events.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { App } from './app.js';
+import type { Notice } from './fleet-reducer.js';
 import { editText, runEditor } from './editor.js';
 
 export interface RenderTuiOptions {
@@ -23,6 +24,8 @@ export interface RenderTuiOptions {
   onRender?: (metrics: { renderTime: number }) => void;
   /** what stops bubblewrap on this host, for the fleet bar's sandbox warning */
   sandboxCause?: SandboxCause | null;
+  /** a line said at start, in the status line until another notice replaces it */
+  startNotice?: Notice | null;
 }
 
 /** `--no-color` and `NO_COLOR` (https://no-color.org: any non-empty value) both turn colour off. */
@@ -40,7 +43,7 @@ export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Pro
   const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
   const onEditPlan = opts.onEditPlan ?? ((id: string, plan: string) => editText(plan, `${id}-plan.md`, { stdin }));
   const stdout = opts.stdout ?? process.stdout;
-  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} sandboxCause={opts.sandboxCause ?? null} />, {
+  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} sandboxCause={opts.sandboxCause ?? null} startNotice={opts.startNotice ?? null} />, {
     stdout,
     // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
     interactive: Boolean(stdout.isTTY),

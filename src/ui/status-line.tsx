@@ -32,6 +32,7 @@ export function StatusLine({ confirm, status, notice }: StatusLineProps): ReactN
     );
   }
   if (notice !== null) {
+    if (notice.level === 'info') return <Styled wrap="truncate-end">{singleLine(notice.text)}</Styled>;
     return (
       <Styled color={notice.level === 'error' ? 'red' : 'yellow'} wrap="truncate-end">
         {`${notice.level === 'error' ? '✗' : '⚠'} ${singleLine(notice.text)}`}

@@ -1,7 +1,7 @@
 import { useCallback, useLayoutEffect, useReducer } from 'react';
 import type { FleetEvents, FleetHandle } from '../core/events.js';
 import type { TaskState } from '../domain/types.js';
-import { fleetReducer, initFleetState, type FleetAction, type FleetUiState } from './fleet-reducer.js';
+import { fleetReducer, initFleetState, type FleetAction, type FleetUiState, type Notice } from './fleet-reducer.js';
 import { useThrottledQueue } from './use-throttled.js';
 
 /** At most this many state updates per second reach React, however fast the engine emits. */
@@ -15,8 +15,8 @@ export const FLEET_UPDATES_PER_SECOND = 10;
  * The second element re-reads `fleet.summary()` now (after pause/resume), queued behind the events
  * already received so an older event cannot overwrite it.
  */
-export function useFleetState(fleet: FleetHandle): [FleetUiState, () => void] {
-  const [state, dispatch] = useReducer(fleetReducer, fleet, (f: FleetHandle) => initFleetState(f));
+export function useFleetState(fleet: FleetHandle, startNotice: Notice | null = null): [FleetUiState, () => void] {
+  const [state, dispatch] = useReducer(fleetReducer, fleet, (f: FleetHandle) => initFleetState(f, Date.now(), startNotice));
   const queue = useThrottledQueue<FleetAction>(
     (actions) => dispatch(actions.length === 1 && actions[0] !== undefined ? actions[0] : { type: 'batch', actions }),
     1000 / FLEET_UPDATES_PER_SECOND,

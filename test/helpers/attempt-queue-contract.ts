@@ -182,6 +182,50 @@ export function describeAttemptQueue(name: string, make: () => Promise<QueueUnde
       }
     });
 
+    it('says a job is live while it waits, runs or has an outcome not yet acknowledged; ended once gone, cancelled or acknowledged', async () => {
+      const q = await make();
+      try {
+        expect(await q.coordinator.status('T-9:1')).toBe('ended');
+        // No worker yet: waiting is live; a cancelled waiting job has ended.
+        await q.coordinator.enqueue(job('T-2'));
+        expect(await q.coordinator.status('T-2:1')).toBe('live');
+        await q.coordinator.cancel('T-2:1', { kind: 'stop', message: 'stopped' });
+        expect(await q.coordinator.status('T-2:1')).toBe('ended');
+        const release = deferred();
+        const running = deferred();
+        const w = q.worker();
+        w.process(identity('w1'), async (j, channel) => {
+          await channel.emit({ kind: 'phase', phase: 'setup' });
+          if (j.taskId === 'T-3') {
+            // Runs until aborted.
+            running.fire();
+            await messagesUntil(channel, (m) => m.kind === 'abort');
+            await channel.emit({ kind: 'failed', error: { kind: 'stop', message: 'aborted' } });
+            return;
+          }
+          await release.promise;
+          await channel.emit({ kind: 'failed', error: { kind: 'error', message: 'end' } });
+        });
+        await q.coordinator.enqueue(job('T-1'));
+        expect((await take(q.coordinator, 'T-1:1', 1, true)).map((e) => e.seq)).toEqual([1]);
+        expect(await q.coordinator.status('T-1:1')).toBe('live');
+        release.fire();
+        // Its outcome, read but not acknowledged (a coordinator killed then): still to be followed.
+        expect((await take(q.coordinator, 'T-1:1', 1, false)).map((e) => e.event.kind)).toEqual(['failed']);
+        expect(await q.coordinator.status('T-1:1')).toBe('live');
+        expect((await take(q.coordinator, 'T-1:1', 1, true)).map((e) => e.event.kind)).toEqual(['failed']);
+        expect(await q.coordinator.status('T-1:1')).toBe('ended');
+        // A running job told to stop has ended for whoever comes next, whatever its worker still does.
+        await q.coordinator.enqueue(job('T-3'));
+        await running.promise;
+        expect(await q.coordinator.status('T-3:1')).toBe('live');
+        await q.coordinator.cancel('T-3:1', { kind: 'stop', message: 'the attempt was started again' });
+        expect(await q.coordinator.status('T-3:1')).toBe('ended');
+      } finally {
+        await q.close();
+      }
+    });
+
     it('a handler that throws hands its job back; a worker that refuses takes none', async () => {
       const q = await make();
       try {

@@ -179,6 +179,13 @@ export class MemoryAttemptQueue implements CoordinatorQueue {
     this.#changed();
   }
 
+  async status(jobId: string): Promise<'live' | 'ended'> {
+    const record = this.#jobs.get(jobId);
+    if (record === undefined || record.state === 'cancelled' || record.messages.some((m) => m.kind === 'abort')) return 'ended';
+    const last = record.events.at(-1);
+    return last !== undefined && TERMINAL.has(last.event.kind) && record.acked.has(last.seq) ? 'ended' : 'live';
+  }
+
   async depth(): Promise<number> {
     return this.#waiting.length;
   }

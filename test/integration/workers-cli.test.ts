@@ -56,6 +56,20 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
   });
 
+  it('a worker given an OTLP endpoint it cannot export to exits 2 naming the variable, before it connects to Redis', { timeout: 30_000 }, async () => {
+    const home = await repo();
+    // Nothing listens at port 1: reaching Redis would fail too, so the message shows which check came first.
+    const r = await execa(process.execPath, [CLI, 'worker', '--queue', 'redis://127.0.0.1:1', '--cache', join(home, 'cache')], {
+      cwd: home,
+      env: { ...env, HOME: home, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://127.0.0.1:4317' },
+      reject: false,
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: loopfleet exports OTLP over HTTP; expected an http:\/\/ or https:\/\/ URL, not grpc:/);
+    expect(r.stderr).not.toMatch(/cannot reach Redis/);
+    expect(existsSync(join(home, 'cache'))).toBe(false);
+  });
+
   it('a coordinator in a repository without the remote origin says workers need it, exit 2', async () => {
     const root = await repo();
     redis = await startRedis();

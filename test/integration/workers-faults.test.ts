@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
 import { holdFirstImplementer, pass, startFleet, type Fleet } from './workers-fleet.js';
 
@@ -48,20 +49,27 @@ describe('faults of a fleet on workers', () => {
     expect(started.sort()).toEqual(['T-1:1', 'T-2:1', 'T-3:1']);
   });
 
-  it('the coordinator killed with SIGKILL and started again resumes from its state and the queue', { timeout: 120_000 }, async () => {
+  it('the coordinator killed with SIGKILL and started again follows the job that still runs: one claim, verified, nothing booked twice', { timeout: 120_000 }, async () => {
     const ids = ['T-1', 'T-2'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
-    fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
-    await fleet.worker('w1');
-    await fleet.worker('w2');
+    const calls: string[] = [];
+    const script: Script = (req) => {
+      // An agent's first turn: one run of the role.
+      if (req.assistantTurns === 0) calls.push(`${req.taskId}/${req.role}`);
+      return held.script(req);
+    };
+    fleet = await startFleet({ ids, script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
+    const workers = [await fleet.worker('w1'), await fleet.worker('w2')];
     const first = fleet.coordinator();
     await held.reached;
     first.child.kill('SIGKILL');
     await first.child;
     const crashed = (await fleet.state())!;
     expect(crashed.tasks['T-1']!.status).toBe('running');
-    held.release();
     const second = fleet.coordinator();
+    // The worker is still in T-1's implementer when the new coordinator takes its job up again.
+    await second.printed(/attempt 1 goes on as job T-1:1/);
+    held.release();
     const done = await second.child;
     expect(done.exitCode).toBe(0);
     const s = (await fleet.state())!;
@@ -69,9 +77,25 @@ describe('faults of a fleet on workers', () => {
       expect(s.tasks[id]!.status).toBe('verified');
       expect(await git(fleet.root, 'show', `loop/${id}:${id}.txt`)).toBe(id);
     }
-    // The interrupted attempt was run again, not charged as another attempt.
+    // The interrupted attempt was followed again, not charged as another attempt, not run again.
     expect(s.tasks['T-1']!.attempt).toBe(1);
     expect(s.tasks['T-1']!.attempts.at(-1)!.outcome).toBe('verified');
+    expect(done.all).toMatch(/attempt 1 goes on as job T-1:1 \(on worker \S+\): followed again from its first unacknowledged event/);
+    const started = workers.flatMap((w) => [...w.output().matchAll(/job (\S+): started/g)].map((m) => m[1]));
+    expect(started.filter((j) => j!.startsWith('T-1:'))).toEqual(['T-1:1']);
+    const holder = workers.find((w) => /job T-1:1: started/.test(w.output()))!;
+    expect(s.tasks['T-1']!.worker).toBe(/worker (\S+) on/.exec(holder.output())![1]);
+    // Each role of T-1 was asked once, and its usage is booked in one attempt record: the explorer's in the
+    // run the crash interrupted, the rest in the run that followed the same job; nothing twice.
+    const t1 = s.tasks['T-1']!;
+    expect(calls.filter((c) => c.startsWith('T-1/')).sort()).toEqual(['T-1/explorer', 'T-1/implementer', 'T-1/verifier']);
+    expect(t1.attempts.map((a) => [a.n, a.outcome, Object.keys(a.usageByRole).sort()])).toEqual([
+      [-1, 'interrupted', ['explorer']],
+      [1, 'verified', ['implementer', 'verifier']],
+    ]);
+    const booked = t1.attempts.flatMap((a) => Object.values(a.usageByRole)).reduce((n, u) => n + u.output, 0);
+    expect(t1.usage.output).toBe(booked);
+    expect(booked).toBeGreaterThan(0);
   });
 
   it('a worker whose sandbox fails its self-test refuses jobs, says why, and a sound worker takes the job', { timeout: 120_000 }, async () => {

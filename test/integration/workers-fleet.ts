@@ -68,17 +68,17 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
-export async function startFleet(opts: { ids: string[]; script: Script; front?: string }): Promise<Fleet> {
+export async function startFleet(opts: { ids: string[]; script: Script; front?: string; env?: NodeJS.ProcessEnv; files?: Record<string, string> }): Promise<Fleet> {
   const redis = await startRedis();
   const model = await startModelServer({ apiKeys: [KEY], script: opts.script });
   const dir = await mkdtemp(join(tmpdir(), 'loopfleet-workers-'));
   const remote = join(dir, 'remote.git');
   await execa('git', ['init', '--bare', '--quiet', '--initial-branch=main', remote]);
   const front = opts.front ?? 'check: test -n "$(ls T-*.txt)"\nconcurrency: 4';
-  const repo = await makeRepo({ 'BACKLOG.md': backlog(front, opts.ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n')) });
+  const repo = await makeRepo({ ...opts.files, 'BACKLOG.md': backlog(front, opts.ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n')) });
   await git(repo.root, 'remote', 'add', 'origin', remote);
   await git(repo.root, 'push', '--quiet', 'origin', 'main');
-  const env = { ...process.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: KEY };
+  const env = { ...process.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: KEY, ...opts.env };
   const procs: Proc[] = [];
   const fleet: Fleet = {
     redis,

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
 import { render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
+import type { Notice } from '../../src/ui/fleet-reducer.js';
 import { FakeFleet, type FakeFleetOptions } from '../helpers/fake-fleet.js';
 
 export const KEY = {
@@ -66,17 +67,18 @@ export interface SetupOptions extends FakeFleetOptions {
   color?: boolean;
   bell?: boolean;
   fleet?: FakeFleet;
+  startNotice?: Notice | null;
 }
 
 /** Render the App over a FakeFleet in a terminal of the given size. */
 export async function setup(options: SetupOptions = {}): Promise<Setup> {
-  const { columns = 120, rows = 30, color = false, bell = true, ...fleetOptions } = options;
+  const { columns = 120, rows = 30, color = false, bell = true, startNotice = null, ...fleetOptions } = options;
   const fleet = options.fleet ?? new FakeFleet(fleetOptions);
   const edits: number[] = [];
   const onEditBacklog = async (): Promise<void> => {
     edits.push(Date.now());
   };
-  const r = render(<App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} />);
+  const r = render(<App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} startNotice={startNotice} />);
   const first = plain(r.lastFrame());
   resize(r.stdout, columns, rows);
   // The view lays itself out for the new size on a later render, which a loaded machine may delay: wait for

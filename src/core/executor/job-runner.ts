@@ -18,6 +18,9 @@ import { personEnv, taskEnv } from '../task-env.js';
 import { baseRef } from './remote-branches.js';
 import { fromWireError, toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
+import { rolesFromWire } from './wire-roles.js';
+import type { RoleDefinition } from '../agents.js';
+import type { Role } from '../../domain/types.js';
 
 export interface JobRunnerDeps {
   identity: WorkerIdentity;
@@ -33,6 +36,11 @@ export interface JobRunnerDeps {
   parentEnv: NodeJS.ProcessEnv;
   /** a token for the remote, when it takes one over https */
   auth?: RemoteAuth;
+  /**
+   * A job that carries the coordinator's roles runs on `pipeline(roles)`, the roles checked against the
+   * worker's `own` (wire-roles.ts); without this, every job runs on `pipeline` and the worker's roles.
+   */
+  roles?: { own: Record<Role, RoleDefinition>; pipeline: (roles: Record<Role, RoleDefinition>) => AttemptExecutor };
 }
 
 /** The job was handed back (the worker stops or lost it): nothing more is said on its channel. */
@@ -47,11 +55,13 @@ export async function runJob(job: AttemptJob, channel: JobChannel, signal: Abort
   const port = deps.ports.acquire(job.taskId);
   try {
     await events.now({ kind: 'claimed', worker: deps.identity });
+    // Before anything is fetched: roles the worker must not run fail the job (sent to the coordinator).
+    const pipeline = job.roles === undefined || deps.roles === undefined ? deps.pipeline : deps.roles.pipeline(rolesFromWire(job.jobId, job.roles, deps.roles.own));
     const worktree = deps.worktreeOf(job.taskId);
     await prepareCache(job, worktree, deps);
     const base = baseRef(job.baseCommit);
     const envInput = { taskId: job.taskId, worktree, branch: job.branch, base: job.base, gitRoot: deps.git.root, port, passed: job.passedEnv };
-    const result = await deps.pipeline.run({
+    const result = await pipeline.run({
       spec: job.spec,
       config: job.config,
       base,

@@ -14,6 +14,9 @@ import type { AttemptInput, AttemptResult } from '../attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
 import { checkEvent } from './wire-events.js';
+import { rolesToWire, type WireRoles } from './wire-roles.js';
+import type { RoleDefinition } from '../agents.js';
+import type { Role } from '../../domain/types.js';
 import { fromWireError, toWireError } from './wire-error.js';
 
 export interface RemoteExecutorDeps extends RemoteBranchDeps {
@@ -24,6 +27,8 @@ export interface RemoteExecutorDeps extends RemoteBranchDeps {
   warn: (message: string) => void;
   /** the W3C trace context of the attempt's span here, so the worker's spans join the task's trace */
   traceparentOf?: (taskId: string, attempt: number) => string | null;
+  /** the role definitions the coordinator loaded (the repository's `agents/` over the packaged ones), sent with each job */
+  roles?: Record<Role, RoleDefinition>;
 }
 
 /** Past the largest timer: no time gate. */
@@ -34,22 +39,27 @@ type Ended = { result: AttemptResult } | { error: Error };
 export class RemoteExecutor implements AttemptExecutor {
   readonly #d: RemoteExecutorDeps;
   readonly #branches: RemoteBranches;
+  readonly #roles: WireRoles | null;
 
   constructor(deps: RemoteExecutorDeps) {
     this.#d = deps;
     this.#branches = new RemoteBranches(deps);
+    this.#roles = deps.roles === undefined ? null : rolesToWire(deps.roles);
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
     const { queue } = this.#d;
     const rerun = input.rerun ?? 0;
-    const jobId = jobIdOf(input.spec.id, input.attempt, rerun);
     if (input.signal.aborted) throw input.signal.reason;
+    // A run of this attempt that was interrupted here without stopping its job (this coordinator was
+    // killed): its job still runs or waits, and is followed again rather than replaced.
+    const live = rerun > 0 ? await this.#liveRun(input.spec.id, input.attempt, rerun) : null;
+    const jobId = live ?? jobIdOf(input.spec.id, input.attempt, rerun);
     // The run this one replaces was interrupted here: should its job still be on a worker, it stops.
-    if (rerun > 0) await this.#cancel(jobIdOf(input.spec.id, input.attempt, rerun - 1), new Error('the attempt was started again'));
-    const published = await this.#branches.publish(input.base, input.branch);
+    if (live === null && rerun > 0) await this.#cancel(jobIdOf(input.spec.id, input.attempt, rerun - 1), new Error('the attempt was started again'));
+    const job = live === null ? await this.#publishedJob(jobId, input) : null;
     if (input.signal.aborted) throw input.signal.reason;
-    const job = this.#job(jobId, input, published.baseCommit, published.branchCommit);
+    const holder = live === null ? null : await this.#reattached(live, input);
 
     const following = new AbortController();
     let onAbort = () => {};
@@ -62,14 +72,37 @@ export class RemoteExecutor implements AttemptExecutor {
     });
     input.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await Promise.race([queue.enqueue(job), aborted]);
-      const ended = await Promise.race([this.#follow(jobId, input, following.signal), aborted]);
+      if (job !== null) await Promise.race([queue.enqueue(job), aborted]);
+      const ended = await Promise.race([this.#follow(jobId, input, following.signal, live === null ? null : { worker: holder }), aborted]);
       if ('error' in ended) throw ended.error;
       return ended.result;
     } finally {
       input.signal.removeEventListener('abort', onAbort);
       following.abort();
     }
+  }
+
+  /** The latest earlier run of attempt `attempt` whose job the queue still holds live, or null. */
+  async #liveRun(taskId: string, attempt: number, rerun: number): Promise<string | null> {
+    for (let k = rerun - 1; k >= 0; k--) {
+      const id = jobIdOf(taskId, attempt, k);
+      if ((await this.#d.queue.status(id)) === 'live') return id;
+    }
+    return null;
+  }
+
+  /** Said once, and the worker that holds the job (its `claimed` was applied before the restart) told. */
+  async #reattached(jobId: string, input: AttemptInput): Promise<string | null> {
+    const holder = (await this.#d.queue.workers()).find((w) => w.running.includes(jobId));
+    if (holder !== undefined) input.observer.worker?.(holder.identity.id);
+    const where = holder === undefined ? 'no worker runs it now' : `on worker ${holder.identity.id}`;
+    input.observer.notice(`attempt ${input.attempt} goes on as job ${jobId} (${where}): followed again from its first unacknowledged event`, 'info');
+    return holder?.identity.id ?? null;
+  }
+
+  async #publishedJob(jobId: string, input: AttemptInput): Promise<AttemptJob> {
+    const published = await this.#branches.publish(input.base, input.branch);
+    return this.#job(jobId, input, published.baseCommit, published.branchCommit);
   }
 
   #job(jobId: string, input: AttemptInput, baseCommit: string, branchCommit: string | null): AttemptJob {
@@ -95,15 +128,24 @@ export class RemoteExecutor implements AttemptExecutor {
       passedEnv: [...(input.config.env ?? [])],
       remainingMs: remaining >= NO_LIMIT ? null : remaining,
       ...(traceparent === null ? {} : { traceparent }),
+      ...(this.#roles === null ? {} : { roles: this.#roles }),
     };
   }
 
-  /** The job's events in order until its outcome; each applied once, then acknowledged. */
-  async #follow(jobId: string, input: AttemptInput, signal: AbortSignal): Promise<Ended> {
-    const seen = { applied: 0, worker: null as string | null };
+  /**
+   * The job's events in order until its outcome; each applied once, then acknowledged. `resumed`: a job
+   * followed again after a restart (and the worker that holds it), whose events before the first one
+   * delivered were applied (and acknowledged) by the coordinator before it.
+   */
+  async #follow(jobId: string, input: AttemptInput, signal: AbortSignal, resumed: { worker: string | null } | null): Promise<Ended> {
+    const seen = { applied: 0, worker: resumed?.worker ?? null, resumed: resumed !== null };
     for await (const delivered of this.#d.queue.events(jobId, signal)) {
       if (signal.aborted) break;
       const { seq } = delivered;
+      if (seen.resumed) {
+        seen.resumed = false;
+        seen.applied = seq - 1;
+      }
       // A redelivery of what was applied already (its acknowledgement was lost): acknowledged again only.
       if (seq <= seen.applied) {
         await this.#d.queue.ack(jobId, seq);
