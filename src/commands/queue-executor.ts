@@ -1,8 +1,8 @@
 /**
  * `--queue` on the coordinator: the fleet's attempts go to workers through BullMQ on Redis, with the git
- * remote `origin` as the data plane (workers fetch from and push to the URL it names).
+ * remote of `remote:` (default `origin`) as the data plane (workers fetch from and push to the URL it names).
  *
- * Before anything is written: `origin` must exist and Redis must answer, else exit 2 with what is missing.
+ * Before anything is written: that remote must exist and Redis must answer, else exit 2 with what is missing.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { BullmqCoordinatorQueue, type QueueLog } from '../adapters/bullmq-coordinator.js';
@@ -38,8 +38,9 @@ export async function openQueue(
   services: FleetServices,
   log: QueueLog,
   traceparentOf?: (taskId: string, attempt: number) => string | null,
+  remoteName = 'origin',
 ): Promise<OpenedQueue> {
-  const remote = await queueRemote(services.git);
+  const remote = await queueRemote(services.git, remoteName);
   let queue: BullmqCoordinatorQueue;
   try {
     queue = await BullmqCoordinatorQueue.open(address, log, CONNECT_TIMEOUT_MS);

@@ -114,7 +114,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const remote =
     options.queue === undefined
       ? null
-      : await openQueue(options.queue, services, (level, message) => log(level, message), telemetry.traceparentOf).catch(async (error: unknown) => {
+      : await openQueue(options.queue, services, (level, message) => log(level, message), telemetry.traceparentOf, checked.config.remote ?? 'origin').catch(async (error: unknown) => {
           await telemetry.close();
           throw error;
         });

@@ -79,6 +79,18 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
   });
 
+  it('a coordinator uses the remote that remote: names, and says so when it is missing, exit 2', async () => {
+    const r0 = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nremote: upstream', '- [ ] T-1 One') });
+    cleanups.push(r0.cleanup);
+    // origin exists, upstream does not: the queue must not fall back to origin.
+    await git(r0.root, 'remote', 'add', 'origin', join(r0.root, 'nowhere.git'));
+    redis = await startRedis();
+    const r = await run(r0.root, ['--overnight', '--queue', redis.url]);
+    expect(r.stderr).toMatch(/no remote named "upstream"/);
+    expect(r.exitCode).toBe(2);
+    expect(existsSync(join(r0.root, '.loop-worktrees', 'state.json'))).toBe(false);
+  });
+
   it('--watch --queue runs tasks on a worker and stays up until SIGTERM, then reports', { timeout: 120_000 }, async () => {
     fleet = await startFleet({ ids: ['T-1'], script: pass(['T-1']), front: 'check: test -n "$(ls T-*.txt)"' });
     const w = await fleet.worker('w1');
