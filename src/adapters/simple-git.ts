@@ -9,17 +9,17 @@
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { DirtyWorktreeError, RefusedError } from '../domain/errors.js';
+import { RefusedError } from '../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../domain/layout.js';
 import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, PushResult, RemoteAuth, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../ports/git.js';
 import * as remotes from './git-remote.js';
 import { commitSnapshot, diffEntries, readBlob, readPatch } from './git-commit.js';
 import { configReach } from './git-config-facts.js';
-import { COMMIT_CONFIG, GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
-import { discoverGitLayout } from './git-layout.js';
+import { GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './git-exec.js';
 import { mergeBranch } from './git-merge.js';
 import { forecastConflicts } from './git-forecast.js';
 import { replayOnto } from './git-replay.js';
+import { rebaseOnto } from './git-rebase.js';
 import { exists } from './fs-paths.js';
 import { parseWorktreeList, taskWorktreePath } from './git-worktrees.js';
 
@@ -283,38 +283,10 @@ export class SimpleGitAdapter implements GitPort {
     );
   }
 
-
   async rebase(worktree: string, base: string): Promise<boolean> {
     assertRefName(base, 'base');
     const target = await this.#worktreePath(worktree, false);
-    const git = this.#at(target);
-    const layout = await discoverGitLayout(target);
-    const rebaseState = async (): Promise<boolean> =>
-      layout !== null &&
-      ((await exists(path.join(layout.adminDir, 'rebase-merge'))) || (await exists(path.join(layout.adminDir, 'rebase-apply'))));
-    // `rebase --abort` moves the branch named in that state back to the commit named there: only a rebase
-    // started here may be aborted here.
-    if (await rebaseState()) {
-      throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
-    }
-    // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
-    // --ignore-submodules=dirty: a gitlink staged in the index shows, but git never enters the repository
-    // it names (whose fsmonitor and hooks are the agent's).
-    const dirty = (await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no', '--ignore-submodules=dirty'])).stdout;
-    if (dirty !== '') throw new DirtyWorktreeError(target, porcelainNames(dirty), `not rebased onto ${base}`);
-    try {
-      await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);
-      return true;
-    } catch (error) {
-      if (await rebaseState()) {
-        await git.run(['rebase', '--abort']);
-        return false;
-      }
-      // Refused before it started (an untracked file in the way): nothing moved.
-      const said = error instanceof GitCommandError ? /error: (.*)/.exec(error.stderr)?.[1] : undefined;
-      if (said !== undefined) throw new RefusedError(`cannot rebase onto ${base}: ${said.trim()}`, { cause: error });
-      throw error;
-    }
+    return rebaseOnto(this.#at(target), target, base);
   }
 
   async replayOnto(worktree: string, onto: string, keep: string): Promise<ConflictForecast> {
@@ -394,12 +366,4 @@ export class SimpleGitAdapter implements GitPort {
   lsRemote(remote: string, refs: readonly string[], auth?: RemoteAuth): Promise<Map<string, string>> {
     return remotes.lsRemote(this.#at(), this.#env, remote, refs, auth);
   }
-}
-
-/** The paths of `git status --porcelain -z --no-renames`: one `XY path` entry per NUL. */
-function porcelainNames(out: string): string[] {
-  return out
-    .split('\0')
-    .filter((entry) => entry !== '')
-    .map((entry) => entry.slice(3));
 }

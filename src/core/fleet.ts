@@ -1,66 +1,37 @@
 import { join } from 'node:path';
-import type { Clock } from '../ports/clock.js';
-import type { StateStore } from '../ports/state-store.js';
-import type { Workspace } from '../ports/workspace.js';
-import { DiskFullError, ResourceLimitError, StopError } from '../domain/errors.js';
+import { StopError, type DiskFullError, type ResourceLimitError } from '../domain/errors.js';
+import { StopCauses } from './fleet-stops.js';
 import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
 import { FleetBudget } from './gates.js';
 import { BacklogView } from './backlog-view.js';
-import { Pipeline, type PipelineServices } from './pipeline.js';
+import { Pipeline } from './pipeline.js';
 import { PortPool } from './port-pool.js';
+import type { FleetOptions, FleetServices } from './fleet-services.js';
 import { WORK_DIR, taskBranch } from '../domain/layout.js';
 import { FleetState } from './state.js';
 import { TaskRunner } from './task-runner.js';
-import { InProcessExecutor, type AttemptExecutor } from './executor/attempt-executor.js';
-import { Landing } from './landing.js';
+import { InProcessExecutor } from './executor/attempt-executor.js';
 import type { QueueResult } from './merge-queue.js';
-import { FleetActions } from './fleet-actions.js';
-import { Merging } from './merging.js';
 import { RateLimits } from './rate-limits.js';
 import { RunPhase } from './run-phase.js';
 import type { TaskChange } from './task-transitions.js';
-import { autonomyOf } from '../domain/task-rules.js';
 import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
 import { SetupTrust } from './setup-trust.js';
-import { PullRequests, type SyncResult } from './forge/pull-requests.js';
-import type { ForgeLink } from './forge/forge-link.js';
+import type { SyncResult } from './forge/pull-requests.js';
+import { FleetLanding } from './fleet-landing.js';
 import type { Backlog, FleetConfig, GateName, Role, TaskSpec, TaskState, Usage } from '../domain/types.js';
 
-export interface FleetServices extends PipelineServices {
-  store: StateStore;
-  clock: Clock;
-  workspace: Workspace;
-  /** ticks `[x]` on the task's item in BACKLOG.md; false when the item is gone */
-  tickDone: (id: string) => Promise<boolean>;
-  /** runs the `notify:` command with the event on stdin; resolves when it has ended (it never rejects) */
-  notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
-  /** the forge pull requests go to (`land: pr`); null or absent: none configured */
-  forge?: ForgeLink | null;
-  /** why there is no forge, for the refusal of a pull request */
-  forgeMissing?: string;
-  /** where attempts run; absent: the fleet's own pipeline, in this process */
-  executor?: AttemptExecutor;
-}
-
-export interface FleetOptions {
-  repoRoot: string;
-  backlog: Backlog;
-  base: string;
-  /** land each verified task through the merge queue as it is verified */
-  autoMerge: boolean;
-  parentEnv: NodeJS.ProcessEnv;
-  /** --no-wait: a rate or usage limit fails the task and stops the run instead of holding the fleet */
-  noWait?: boolean;
-}
+export type { FleetOptions, FleetServices } from './fleet-services.js';
 
 /**
  * The fleet: the one handle the commands, the TUI and the headless printer hold; they only listen to
  * `events` and call the commands. It wires the engine's parts and keeps none of their state: which queued
- * task starts when is the Scheduler's, the phase and a limit's hold RunPhase's, merges and forecasts
- * Merging's, what the backlog lists BacklogView's, one task's attempt the TaskRunner's. Invariants: a
+ * task starts when is the Scheduler's, the phase and a limit's hold RunPhase's, how a finished task lands
+ * (merges, forecasts, pull requests) FleetLanding's, why the run stopped StopCauses', what the backlog lists
+ * BacklogView's, one task's attempt the TaskRunner's. Invariants: a
  * stopped fleet never starts again; stop() returns only once every task, merge, forecast and notify
  * command it started has ended and the state is saved.
  */
@@ -80,14 +51,10 @@ export class Fleet implements FleetHandle {
   readonly #stop = new AbortController();
   #state!: FleetState;
   #runner!: TaskRunner;
-  #actions!: FleetActions;
-  #merges!: Merging;
-  #pulls!: PullRequests;
-  #diskFull: DiskFullError | null = null;
-  #limit: ResourceLimitError | null = null;
+  #landing!: FleetLanding;
   #accounting!: Accounting;
   readonly #budget: FleetBudget;
-  #stoppedBy: GateName | null = null;
+  readonly #causes: StopCauses;
   readonly #limits: RateLimits;
   readonly #phase: RunPhase;
   /** set by start(): a fleet opened only to merge or discard never starts tasks */
@@ -127,21 +94,14 @@ export class Fleet implements FleetHandle {
         if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
       },
     }, this.#backlog.config.concurrency);
-    this.#budget = new FleetBudget(() => this.#backlog.config.fleetGates, () => services.clock.now(), (gate) => {
-      if (this.#stop.signal.aborted) return;
-      this.#stoppedBy = gate.gate;
-      this.events.emit('gate', { scope: 'fleet', id: null, gate: gate.gate, reason: gate.message });
-      void this.stop(gate);
-    });
+    this.#causes = new StopCauses({ events: this.events, stop: (reason) => this.stop(reason), stopping: () => this.#stop.signal.aborted });
+    this.#budget = new FleetBudget(() => this.#backlog.config.fleetGates, () => services.clock.now(), (gate) => this.#causes.gateTripped(gate));
     this.#limits = new RateLimits({
       now: () => services.clock.now(),
       hold: (reason, until, backoff) => this.hold(reason, until, backoff),
       holding: () => this.#phase.holding,
       probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#backlog.config.concurrency),
-      stop: (reason) => {
-        this.events.emit('log', { level: 'warn', message: `stopping: ${reason}` });
-        void this.stop(new StopError(reason));
-      },
+      stop: (reason) => this.#causes.rateLimited(reason),
     }, options.noWait === true);
     this.events.on('gate', (gate) => this.#notifier.send({ event: 'gate', ...gate }));
   }
@@ -155,21 +115,10 @@ export class Fleet implements FleetHandle {
     // The caller may have opened the state already (to know which ids are taken): it is not read twice.
     this.#state = state ?? (await FleetState.open(this.#s.store, this.#s.clock));
     const lifecycle = this.#state.lifecycle;
-    this.#state.onSaveError((error) => this.#saveFailed(error));
+    this.#state.onSaveError((error) => this.#causes.saveFailed(error));
     lifecycle.listen((change) => this.#taskChanged(change));
     this.#accounting = new Accounting(this.#state);
     const paths = { worktreeOf: (id: string) => this.worktreeOf(id), branchOf: (id: string) => this.branchOf(id) };
-    this.#actions = new FleetActions({
-      git: this.#s.git,
-      lifecycle,
-      base: this.base,
-      paths,
-      tickDone: this.#s.tickDone,
-      markRan: (id) => this.#ranThisRun.add(id),
-      recurring: (id) => this.#backlog.specs.get(id)?.everyMs !== undefined,
-      setupTrust: this.#setupTrust,
-      log: (message, id) => this.events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
-    });
     // What the merge queue and the task runner both work with: the same worktrees, ports and pipeline.
     const shared = {
       lifecycle,
@@ -181,25 +130,22 @@ export class Fleet implements FleetHandle {
       base: this.base,
       parentEnv: this.#opts.parentEnv,
     };
-    const landing = new Landing({ ...shared, git: this.#s.git, actions: this.#actions });
-    this.#merges = new Merging({ landing, actions: this.#actions, events: this.events, stop: this.#stop.signal });
-    this.#pulls = new PullRequests({
-      ...shared,
+    this.#landing = new FleetLanding({
+      shared,
+      state: this.#state,
       git: this.#s.git,
-      link: this.#s.forge ?? null,
-      missing: this.#s.forgeMissing ?? null,
-      landing,
+      setupTrust: this.#setupTrust,
+      forge: this.#s.forge ?? null,
+      forgeMissing: this.#s.forgeMissing ?? null,
+      tickDone: this.#s.tickDone,
       spec: (id) => this.#backlog.specs.get(id),
       specs: () => this.#backlog.specs,
       config: () => this.#backlog.config,
       order: () => this.#backlog.order,
-      tickDone: this.#s.tickDone,
-      autoLand: (id) => {
-        const spec = this.#backlog.specs.get(id);
-        return spec !== undefined && (this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto');
-      },
-      signal: this.#stop.signal,
-      log: (id, message, level = 'info') => this.events.emit('log', { level, message, ...(id === 'fleet' ? {} : { id }) }),
+      autoMerge: this.#opts.autoMerge,
+      markRan: (id) => this.#ranThisRun.add(id),
+      schedule: () => this.#scheduler.schedule(),
+      stop: this.#stop.signal,
     });
     this.#runner = new TaskRunner({
       ...shared,
@@ -250,13 +196,13 @@ export class Fleet implements FleetHandle {
       state: this.#phase.current,
       counts: this.#backlog.counts(this.#state),
       totals: this.#totals(),
-      stoppedBy: this.#stoppedBy,
+      stoppedBy: this.#causes.gate,
       ...(hold === null ? {} : { hold }),
     };
   }
 
   get stoppedBy(): GateName | null {
-    return this.#stoppedBy;
+    return this.#causes.gate;
   }
 
   /** Tasks that started an attempt or were merged during this run. */
@@ -320,8 +266,7 @@ export class Fleet implements FleetHandle {
     this.#budget.dispose();
     this.#phase.release();
     this.#scheduler.dispose();
-    await this.#merges.settled();
-    await this.#pulls.settled();
+    await this.#landing.settled();
     await this.#notifier.drained();
     await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
@@ -346,35 +291,28 @@ export class Fleet implements FleetHandle {
   }
 
   /** Merge a verified task; under `land: pr`, push its branch and open or update its pull request instead. */
-  async merge(id: string): Promise<void> {
-    if (this.#pulls.lands(id)) await this.#pulls.publish(id);
-    else await this.#merges.merge(id);
-    this.#scheduler.schedule();
+  merge(id: string): Promise<void> {
+    return this.#landing.merge(id);
   }
 
   /** whether any task lands through a pull request (`land: pr`) */
   get landsByPr(): boolean {
-    return this.#backlog.order.some((id) => this.#pulls.lands(id));
+    return this.#landing.landsByPr;
   }
 
   /** One pass over the open pull requests (see core/forge/pr-sync.ts); tasks it sends back start as usual. */
-  async sync(): Promise<SyncResult> {
-    const result = await this.#pulls.sync();
-    this.#scheduler.schedule();
-    return result;
+  sync(): Promise<SyncResult> {
+    return this.#landing.sync();
   }
 
   /**
    * The merge queue over the verified tasks in backlog order (or just `ids`): each is rebased onto base as
    * the previous merge left it, checked again there, and merged only when the checks pass; one that
    * conflicts or fails goes back for a new attempt with that as evidence. Merges never run two at once.
+   * Tasks that land by pull request have their PRs opened or updated instead; the forge merges them.
    */
-  async mergeAll(ids: readonly string[] = this.#backlog.order): Promise<QueueResult> {
-    // Tasks that land by pull request have their PRs opened or updated; the forge merges them.
-    for (const id of ids.filter((i) => this.#pulls.lands(i) && this.#state.get(i)?.status === 'verified')) await this.#pulls.afterVerified(id);
-    const result = await this.#merges.land(ids.filter((i) => !this.#pulls.lands(i)), this.#backlog.specs, this.#backlog.config);
-    this.#scheduler.schedule();
-    return result;
+  mergeAll(ids: readonly string[] = this.#backlog.order): Promise<QueueResult> {
+    return this.#landing.mergeAll(ids);
   }
 
   /**
@@ -399,31 +337,17 @@ export class Fleet implements FleetHandle {
 
   /** the full disk that stopped the run, if one did */
   get diskFull(): DiskFullError | null {
-    return this.#diskFull;
+    return this.#causes.diskFull;
   }
 
   /** the limit (open files, memory) that stopped the run, if one did */
   get limit(): ResourceLimitError | null {
-    return this.#limit;
+    return this.#causes.limit;
   }
 
-  /**
-   * The machine ran out of open files or memory: the run stops at once, said in one line; the attempts it
-   * was in are queued again, not charged (nothing an agent did caused it).
-   */
+  /** The machine ran out of open files or memory: the run stops at once (see StopCauses.resourceLimit). */
   resourceLimit(error: ResourceLimitError): void {
-    if (this.#limit !== null) return;
-    this.#limit = error;
-    this.events.emit('log', { level: 'error', message: error.message });
-    void this.stop(new StopError(error.message.slice(0, error.message.indexOf(':')))).catch(() => undefined);
-  }
-
-  /** A state save that failed for a full disk stops the run: nothing more is spent that could not be recorded. */
-  #saveFailed(error: Error): void {
-    if (!(error instanceof DiskFullError) || this.#diskFull !== null) return;
-    this.#diskFull = error;
-    this.events.emit('log', { level: 'error', message: error.message });
-    void this.stop(new StopError('disk full')).catch(() => undefined);
+    this.#causes.resourceLimit(error);
   }
 
   /** true while BACKLOG.md is gone (see backlogGone) */
@@ -433,32 +357,21 @@ export class Fleet implements FleetHandle {
 
   /** Stop the merge queue after the task it is on (its check is aborted; base stays at the last good merge). */
   stopLanding(): void {
-    this.#merges.stopLanding();
+    this.#landing.stopLanding();
   }
 
   /** A task awaiting approval runs again implementing `plan` (default: the explorer's plan, as it is). */
   approve(id: string, plan?: string): void {
-    this.#actions.approve(id, plan);
-    this.#scheduler.schedule();
+    this.#landing.approve(id, plan);
   }
 
-  /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
-  async #landVerified(id: string): Promise<void> {
-    // Through the merge queue: rebased onto base as it is now and checked again before it lands.
-    await this.mergeAll([id]).catch((error: Error) => this.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
-  }
-
-  async discard(id: string): Promise<void> {
-    const pr = this.#state.get(id)?.pr;
-    await this.#actions.discard(id);
-    // loopfleet never closes a pull request itself: the person is told where it stays open.
-    if (pr?.state === 'open') this.events.emit('log', { level: 'warn', id, message: `PR #${pr.number} stays open on the forge: close it there (${pr.url})` });
-    this.#scheduler.schedule();
+  discard(id: string): Promise<void> {
+    return this.#landing.discard(id);
   }
 
   /** A failed or discarded task runs again with a fresh budget; a conflict one is rebased (or replayed, see FleetActions.retry). */
-  async retry(id: string): Promise<void> {
-    if (await this.#actions.retry(id)) this.#scheduler.schedule();
+  retry(id: string): Promise<void> {
+    return this.#landing.retry(id);
   }
 
   /** Every task transition: one `task` event (a copy), and for a status change the fleet's counts and `notify:`. */
@@ -466,7 +379,7 @@ export class Fleet implements FleetHandle {
     this.events.emit('task', { task, previousStatus });
     if (previousStatus === null || previousStatus === task.status) return;
     // A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again.
-    if (task.status === 'verified' || task.status === 'merged') this.#merges.forecast(this.#backlog.order);
+    if (task.status === 'verified' || task.status === 'merged') this.#landing.forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
@@ -476,14 +389,7 @@ export class Fleet implements FleetHandle {
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
   async #run(spec: TaskSpec): Promise<void> {
     await this.#runner.run(spec, this.#backlog.config);
-    if (this.#pulls.lands(spec.id)) {
-      // Landed on the forge: a sync merges it once CI is green when its autonomy allows (pr-keep.ts).
-      if (this.#state.get(spec.id)?.status === 'verified') await this.#pulls.afterVerified(spec.id);
-      return;
-    }
-    if ((this.#opts.autoMerge || autonomyOf(spec, this.#backlog.config) === 'auto') && this.#state.get(spec.id)?.status === 'verified') {
-      await this.#landVerified(spec.id);
-    }
+    await this.#landing.afterRun(spec);
   }
 
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {

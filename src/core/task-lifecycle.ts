@@ -1,25 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../ports/clock.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
-import {
-  ZERO_USAGE,
-  addUsage,
-  type ConflictDetail,
-  type GateName,
-  type PrRecord,
-  type Phase,
-  type Role,
-  type RunRecord,
-  type TaskGates,
-  type TaskSpec,
-  type TaskState,
-  type TaskStatus,
-  type Usage,
-  totalTokens,
-} from '../domain/types.js';
-import { newAttempt } from './attempt.js';
+import type { ConflictDetail, GateName, PrRecord, Phase, Role, RunRecord, TaskGates, TaskSpec, TaskState, TaskStatus, Usage } from '../domain/types.js';
+import { bookUsage, endAttempt, endRun, newRecord, refreshSpec, requeueEdit, specChanged, startAttempt } from './task-edits.js';
+import * as landing from './task-pr-edits.js';
 import { type EndedAttempt, FROM, IllegalTransitionError, type RequeueCause, type TaskChange, type TaskChangeListener, type Transition } from './task-transitions.js';
-
 
 /**
  * The one writer of task records.
@@ -84,28 +69,7 @@ export class TaskLifecycle {
   ensure(spec: TaskSpec, gates: TaskGates): Readonly<TaskState> {
     const existing = this.#records[spec.id];
     if (existing === undefined) {
-      const task: TaskState = {
-        id: spec.id,
-        title: spec.title,
-        status: statusWhenTicked(spec.done, undefined),
-        phase: null,
-        attempt: 0,
-        maxAttempts: gates.attempts,
-        usage: { ...ZERO_USAGE },
-        costUsd: 0,
-        branch: null,
-        reason: null,
-        gate: null,
-        attempts: [],
-        elapsedMs: 0,
-        startedAt: null,
-        updatedAt: this.#now(),
-        unpricedModels: [],
-        verifyOnly: false,
-        gates,
-        budget: { fromAttempt: 0, usage: { ...ZERO_USAGE }, costUsd: 0, elapsedMs: 0 },
-        ...(spec.everyMs === undefined ? {} : { everyMs: spec.everyMs }),
-      };
+      const task = newRecord(spec, gates, this.#now());
       this.#records[spec.id] = task;
       this.#count(spec.id, null, task.status);
       this.#save(spec.id, true);
@@ -117,19 +81,8 @@ export class TaskLifecycle {
         t.phase = null;
       });
     }
-    if (
-      existing.title !== spec.title ||
-      existing.maxAttempts !== gates.attempts ||
-      JSON.stringify(existing.gates) !== JSON.stringify(gates) ||
-      existing.everyMs !== spec.everyMs
-    ) {
-      this.#write(spec.id, (t) => {
-        t.title = spec.title;
-        t.maxAttempts = gates.attempts;
-        t.gates = gates;
-        if (spec.everyMs === undefined) delete t.everyMs;
-        else t.everyMs = spec.everyMs;
-      });
+    if (specChanged(existing, spec, gates)) {
+      this.#write(spec.id, (t) => refreshSpec(t, spec, gates));
       this.#tell(existing, existing.status);
     }
     return existing;
@@ -143,23 +96,7 @@ export class TaskLifecycle {
   /** Attempt `n` starts: `running`, phase `setup`. An interrupted attempt `n` is replaced by this one, its spending kept. */
   startAttempt(id: string, n: number, branch: string): void {
     const now = this.#now();
-    this.#transition(id, 'startAttempt', 'running', (t) => {
-      t.waitingFor = null;
-      t.currentPlan = null;
-      t.attempt = n;
-      t.branch = branch;
-      t.reason = null;
-      t.gate = null;
-      t.phase = 'setup';
-      t.verifyOnly = false;
-      // set again when a worker takes the attempt; an attempt run here has none
-      delete t.worker;
-      t.startedAt ??= now;
-      if (t.nextRunAt != null) t.nextRunAt = null;
-      const interrupted = t.attempts.findIndex((a) => a.n === n && a.outcome === 'interrupted');
-      if (interrupted !== -1) t.attempts[interrupted]!.n = -n;
-      t.attempts.push(newAttempt(n, now));
-    });
+    this.#transition(id, 'startAttempt', 'running', (t) => startAttempt(t, n, branch, now));
   }
 
   setPhase(id: string, phase: Phase): void {
@@ -246,58 +183,8 @@ export class TaskLifecycle {
 
   /** `ended`: the attempt the task was in, for a requeue `interrupted`. */
   requeue(id: string, cause: RequeueCause, ended?: EndedAttempt): void {
-    switch (cause.kind) {
-      case 'interrupted':
-        return this.#transition(id, 'requeueInterrupted', 'queued', (t) => {
-          endAttempt(t, ended);
-          t.phase = null;
-          t.reason = `interrupted: ${cause.reason}`;
-        });
-      case 'crashed': {
-        // The attempt it was in is kept as `interrupted` (its spending stays in the totals) and runs again
-        // under the same number.
-        const now = this.#now();
-        return this.#transition(id, 'requeueCrashed', 'queued', (t) => {
-          const a = t.attempts.find((x) => x.n === t.attempt && x.outcome === 'running');
-          if (a !== undefined) {
-            a.outcome = 'interrupted';
-            a.reason = 'the fleet stopped while the attempt ran';
-            a.endedAt = now;
-          }
-          t.phase = null;
-          t.reason = 'resumed after an interrupted run';
-        });
-      }
-      case 'retry':
-        return this.#transition(id, 'requeueRetry', 'queued', (t) => {
-          t.reason = null;
-          t.conflictsWith = [];
-          t.conflicts = [];
-          delete t.approvedPlan;
-          t.gate = null;
-          t.budget = freshBudget(t);
-        });
-      case 'rebased':
-        return this.#transition(id, 'requeueRebased', 'queued', (t) => {
-          t.reason = 'rebased onto the new base; verifying again';
-          t.verifyOnly = true;
-          t.conflictsWith = [];
-          t.conflicts = [];
-          t.budget = freshBudget(t);
-        });
-      case 'replayed':
-        // A person's `r`: a fresh budget, as for any retry; the attempt that made the branch carries the
-        // conflict as the evidence the next one is told.
-        return this.#transition(id, 'requeueReplayed', 'queued', (t) => {
-          const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
-          if (last !== undefined) last.evidence = cause.evidence;
-          t.reason = 'replayed onto the new base with conflict markers; a new attempt resolves them';
-          t.verifyOnly = false;
-          t.conflictsWith = [];
-          t.conflicts = [];
-          t.budget = freshBudget(t);
-        });
-    }
+    const name = ({ interrupted: 'requeueInterrupted', crashed: 'requeueCrashed', retry: 'requeueRetry', rebased: 'requeueRebased', replayed: 'requeueReplayed' } as const)[cause.kind];
+    this.#transition(id, name, 'queued', requeueEdit(cause, this.#now(), ended));
   }
 
   merge(id: string, reason: string | null): void {
@@ -336,23 +223,7 @@ export class TaskLifecycle {
     const nextRunAt = new Date(Date.parse(now) + everyMs).toISOString();
     this.#transition(id, 'reschedule', 'queued', (t) => {
       endAttempt(t, ended);
-      const first = t.attempts.find((a) => a.n > t.budget.fromAttempt);
-      const run: RunRecord = {
-        startedAt: first?.startedAt ?? t.startedAt ?? now,
-        endedAt: now,
-        outcome,
-        costUsd: Math.max(0, t.costUsd - t.budget.costUsd),
-        tokens: Math.max(0, totalTokens(t.usage) - totalTokens(t.budget.usage)),
-      };
-      t.runs = [...(t.runs ?? []), run];
-      t.nextRunAt = nextRunAt;
-      // A merged or discarded branch is gone; a run that changed nothing keeps its worktree for the next.
-      if (outcome !== 'unchanged') t.branch = null;
-      t.phase = null;
-      t.gate = null;
-      t.verifyOnly = false;
-      t.reason = outcome === 'unchanged' ? `nothing to change; next run at ${nextRunAt}` : `${outcome}; next run at ${nextRunAt}`;
-      t.budget = freshBudget(t);
+      endRun(t, outcome, now, nextRunAt);
     });
   }
 
@@ -368,17 +239,7 @@ export class TaskLifecycle {
    * the price table does not know. Bookkeeping: the fleet tells subscribers with its `usage` event.
    */
   book(id: string, role: Role, delta: Usage, costUsd: number, unpriced: string | null): Readonly<TaskState> {
-    return this.#write(id, (t) => {
-      t.usage = addUsage(t.usage, delta);
-      t.costUsd += costUsd;
-      if (unpriced !== null && !t.unpricedModels.includes(unpriced)) t.unpricedModels.push(unpriced);
-      const attempt = t.attempts.at(-1);
-      if (attempt !== undefined) {
-        attempt.usageByRole[role] = addUsage(attempt.usageByRole[role] ?? { ...ZERO_USAGE }, delta);
-        attempt.costByRole[role] = (attempt.costByRole[role] ?? 0) + costUsd;
-        attempt.costUsd += costUsd;
-      }
-    });
+    return this.#write(id, (t) => bookUsage(t, role, delta, costUsd, unpriced));
   }
 
   /**
@@ -386,17 +247,7 @@ export class TaskLifecycle {
    * fail there — goes back to the queue within its budget; `evidence` is what its next attempt is told.
    */
   sendBack(id: string, reason: string, evidence: string): void {
-    this.#transition(id, 'sendBack', 'queued', (t) => {
-      const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
-      if (last !== undefined) last.evidence = evidence;
-      t.reason = `sent back by the merge queue: ${reason}`;
-      t.gate = null;
-      t.phase = null;
-      t.verifyOnly = false;
-      t.conflictsWith = [];
-      t.conflicts = [];
-      // The budget goes on: each return to the queue is an attempt, so the attempts gate bounds the cycle.
-    });
+    this.#transition(id, 'sendBack', 'queued', (t) => landing.sendBack(t, reason, evidence));
   }
 
   /**
@@ -414,27 +265,12 @@ export class TaskLifecycle {
 
   /** The pull request was merged on the forge: the task is `merged`, its worktree and branch already gone. */
   prMerged(id: string, reason: string | null): void {
-    this.#transition(id, 'prMerged', 'merged', (t) => {
-      if (t.pr !== undefined) t.pr.state = 'merged';
-      t.reason = reason;
-      t.phase = null;
-      t.branch = null;
-      t.conflictsWith = [];
-      t.conflicts = [];
-    });
+    this.#transition(id, 'prMerged', 'merged', (t) => landing.prMerged(t, reason));
   }
 
   /** The pull request was closed unmerged: the task is `discarded`, its branch kept under the recoverable ref. */
   prClosed(id: string, reason: string): void {
-    this.#transition(id, 'prClosed', 'discarded', (t) => {
-      if (t.pr !== undefined) t.pr.state = 'closed';
-      delete t.approvedPlan;
-      t.reason = reason;
-      t.phase = null;
-      t.branch = null;
-      t.conflictsWith = [];
-      t.conflicts = [];
-    });
+    this.#transition(id, 'prClosed', 'discarded', (t) => landing.prClosed(t, reason));
   }
 
   /**
@@ -442,16 +278,7 @@ export class TaskLifecycle {
    * same branch, told `evidence`. The budget goes on, so the task's gates bound how often a PR sends it back.
    */
   prWork(id: string, reason: string, evidence: string): void {
-    this.#transition(id, 'prWork', 'queued', (t) => {
-      const last = t.attempts.findLast((a) => a.outcome !== 'interrupted' && a.outcome !== 'running');
-      if (last !== undefined) last.evidence = evidence;
-      t.reason = reason;
-      t.gate = null;
-      t.phase = null;
-      t.verifyOnly = false;
-      t.conflictsWith = [];
-      t.conflicts = [];
-    });
+    this.#transition(id, 'prWork', 'queued', (t) => landing.prWork(t, reason, evidence));
   }
 
   /**
@@ -504,14 +331,4 @@ export class TaskLifecycle {
   #now(): string {
     return new Date(this.#clock.now()).toISOString();
   }
-}
-
-function endAttempt(t: TaskState, ended: EndedAttempt | undefined): void {
-  if (ended === undefined) return;
-  const attempt = t.attempts.find((a) => a.n === ended.n);
-  if (attempt !== undefined) Object.assign(attempt, ended.record);
-}
-
-function freshBudget(t: TaskState): TaskState['budget'] {
-  return { fromAttempt: t.attempt, usage: { ...t.usage }, costUsd: t.costUsd, elapsedMs: t.elapsedMs };
 }

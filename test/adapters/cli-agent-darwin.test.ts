@@ -5,35 +5,22 @@
  * `claude` (a shell script) records what it was given, reaches its loopback model endpoint through the
  * egress proxy and tries a second loopback service, then replays a recorded stream-json result.
  */
-import { createServer, type Server } from 'node:http';
 import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CliAgentClient } from '../../src/adapters/cli-agent.js';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { presetRequest } from '../helpers/preset-request.js';
+import { cleanupsAfterEach, loopbackService } from '../helpers/loopback-service.js';
 
 const onMac = process.platform === 'darwin';
 const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
 
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.reverse()) await c();
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
-async function serve(name: string, hits: string[]): Promise<number> {
-  const server: Server = createServer((req, res) => {
-    hits.push(`${name} ${req.url}`);
-    res.end(name);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as AddressInfo).port;
-}
+const serve = (name: string, hits: string[]) => loopbackService(cleanups, (url) => hits.push(`${name} ${url}`), name);
 
 const RESULT = JSON.stringify({
   type: 'result',

@@ -1,29 +1,10 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openTelemetry, otelSignals, otelWarnings } from '../../src/adapters/otel-config.js';
 import { UsageError } from '../../src/domain/errors.js';
 import { noopTelemetry } from '../../src/ports/telemetry.js';
-import { OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { otelTestEnv } from '../helpers/otel-env.js';
 
-// The SDK reads its settings from process.env (this file runs in a process of its own): each test starts
-// with no OTEL_* variable, whatever the outer environment has, and sets what it needs.
-const clearOtel = () => {
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
-};
-clearOtel();
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups) await c();
-  cleanups = [];
-  clearOtel();
-});
-
-async function receiver(): Promise<OtlpReceiver> {
-  const r = await OtlpReceiver.start();
-  cleanups.push(() => r.close());
-  return r;
-}
+const { receiver, collector } = otelTestEnv();
 
 describe('which signals the environment turns on', () => {
   it('is off with no endpoint, per signal with a signal endpoint, and off again when disabled', () => {
@@ -131,10 +112,8 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
   });
 
   it('a collector that refuses the export: the flush rejects, so the caller can say so', async () => {
-    const server = createServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"bad"}'));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
-    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+    const url = await collector((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"bad"}'));
+    process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${url}/v1/traces`;
     const t = await openTelemetry(process.env, { warn: () => undefined });
     t.startSpan('task T-1').end();
     await expect(t.flush()).rejects.toThrow();
@@ -142,13 +121,7 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
   });
 
   it('a collector that never answers: closing gives up within the flush timeout and says what failed', async () => {
-    const server = createServer(() => undefined);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(() => resolve(undefined)));
-    });
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = await collector(() => undefined);
     const t = await openTelemetry(process.env, { warn: () => undefined, flushTimeoutMs: 500 });
     t.startSpan('task T-1').end();
     t.counter('loopfleet.cost', { description: 'c', unit: 'USD' }).add(1);

@@ -4,14 +4,13 @@
  * under srt) standing in for Seatbelt: the runner, the policy, the settings file, the srt process and
  * the egress proxy are the ones macOS uses. On a Mac the same tests run with the real Seatbelt.
  */
-import { createServer, type Server } from 'node:http';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExecaRunner } from '../../src/adapters/execa-runner.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { cleanupsAfterEach, loopbackService } from '../helpers/loopback-service.js';
 
 const onMac = process.platform === 'darwin';
 const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
@@ -19,11 +18,7 @@ const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat'
 const darwinRunner = () => (onMac ? new ExecaRunner() : new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true }));
 const bwrapWorks = await new ExecaRunner({ platform: 'linux' }).sandboxAvailable();
 
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.reverse()) await c();
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
 async function worktree(): Promise<string> {
   const repo = await makeRepo({ 'README.md': 'hi\n' });
@@ -33,15 +28,7 @@ async function worktree(): Promise<string> {
   return wt;
 }
 
-async function serve(hits: string[]): Promise<number> {
-  const server: Server = createServer((req, res) => {
-    hits.push(req.url ?? '');
-    res.end('served');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as AddressInfo).port;
-}
+const serve = (hits: string[]) => loopbackService(cleanups, (url) => hits.push(url), 'served');
 
 const ENV = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, LANG: 'C.UTF-8' };
 const RUN = { timeoutMs: 60_000 };

@@ -4,36 +4,23 @@
  * bubblewrap under srt instead of Seatbelt. It needs bubblewrap, socat and ripgrep (srt's own
  * dependencies on Linux).
  */
-import { createServer, type Server } from 'node:http';
 import { access, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startEgressProxy } from '../../src/adapters/egress-proxy.js';
 import { sandboxPolicy } from '../../src/adapters/sandbox-policy.js';
 import { SRT_SHARED_TMP } from '../../src/adapters/sandbox-srt-settings.js';
 import { srtCommand } from '../../src/adapters/sandbox-srt.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { cleanupsAfterEach, loopbackService } from '../helpers/loopback-service.js';
 
 const tools = await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)));
 
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.reverse()) await c();
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
-async function serve(name: string, hits: string[]): Promise<number> {
-  const server: Server = createServer((req, res) => {
-    hits.push(`${name} ${req.url}`);
-    res.end(`hello from ${name}`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as AddressInfo).port;
-}
+const serve = (name: string, hits: string[]) => loopbackService(cleanups, (url) => hits.push(`${name} ${url}`), `hello from ${name}`);
 
 /** Node's fetch of each URL through the proxy variables, one line each; and a direct connection. */
 function probe(urls: string[], direct: number): string {

@@ -2,21 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
 import { personEnv, taskEnv } from '../../src/core/task-env.js';
 import { PRESETS } from '../../src/adapters/agent-presets/index.js';
-import { InputErrors, type InputError } from '../../src/domain/errors.js';
+import { backlogProblems, md } from '../helpers/backlog-text.js';
 
 const FILE = '/repo/BACKLOG.md';
-const md = (...lines: string[]): string => lines.join('\n') + '\n';
 const input = { taskId: 'T-1', worktree: '/w', branch: 'loop/T-1', base: 'main', gitRoot: '/r', port: 4100 };
 
-function problems(text: string): InputError[] {
-  try {
-    parseBacklog(text, FILE);
-  } catch (error) {
-    if (error instanceof InputErrors) return error.errors;
-    throw error;
-  }
-  return [];
-}
+const problems = (text: string) => backlogProblems(text, FILE);
 
 describe('the task environment is an allow-list', () => {
   const host = {

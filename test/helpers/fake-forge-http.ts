@@ -142,3 +142,24 @@ export function paged<T>(req: RecordedRequest, items: readonly T[], origin: stri
   }
   return { status: 200, body: slice, headers };
 }
+
+/**
+ * Canned answers for the requests to come (a rate limit, an outage): each entry answers the next `count`
+ * requests, then the one queued after it does; with none queued, requests go through.
+ */
+export class Upcoming<T> {
+  readonly #queue: Array<{ count: number; entry: T }> = [];
+
+  push(count: number, entry: T): void {
+    this.#queue.push({ count, entry });
+  }
+
+  /** The entry this request takes (counting it), or undefined when none is queued. */
+  take(): T | undefined {
+    const head = this.#queue[0];
+    if (head === undefined) return undefined;
+    head.count -= 1;
+    if (head.count <= 0) this.#queue.shift();
+    return head.entry;
+  }
+}

@@ -1,5 +1,5 @@
 import { githubRoutes } from './fake-github-api.js';
-import { FakeHttp, type RecordedRequest, type Reply } from './fake-forge-http.js';
+import { FakeHttp, type RecordedRequest, type Reply, Upcoming } from './fake-forge-http.js';
 
 /**
  * An in-memory GitHub REST API on 127.0.0.1, answering the routes Octokit calls for one repository: pulls,
@@ -105,8 +105,8 @@ export class FakeGitHub {
   #nextNumber = 1;
   #port = 0;
   remaining = 5000;
-  #limits: { kind: 'secondary' | 'primary' | 'too-many'; count: number; retryAfter: number; reset: number }[] = [];
-  #failures: { count: number; status: number; message: string }[] = [];
+  readonly #limits = new Upcoming<{ kind: 'secondary' | 'primary' | 'too-many'; retryAfter: number; reset: number }>();
+  readonly #failures = new Upcoming<{ status: number; message: string }>();
   #clock = Date.parse('2026-01-01T00:00:00Z');
 
   constructor(repo = 'acme/widgets') {
@@ -144,22 +144,22 @@ export class FakeGitHub {
 
   /** The next `count` requests are answered with a secondary-rate-limit 403 and `retry-after: seconds`. */
   secondaryLimit(count: number, retryAfter: number): void {
-    this.#limits.push({ kind: 'secondary', count, retryAfter, reset: 0 });
+    this.#limits.push(count, { kind: 'secondary', retryAfter, reset: 0 });
   }
 
   /** The next `count` requests are answered with a plain 429 and `retry-after: seconds`. */
   tooManyRequests(count: number, retryAfter: number): void {
-    this.#limits.push({ kind: 'too-many', count, retryAfter, reset: 0 });
+    this.#limits.push(count, { kind: 'too-many', retryAfter, reset: 0 });
   }
 
   /** The next `count` requests are answered with a primary 403: `x-ratelimit-remaining: 0` until `resetEpochSeconds`. */
   primaryLimit(count: number, resetEpochSeconds: number): void {
-    this.#limits.push({ kind: 'primary', count, retryAfter: 0, reset: resetEpochSeconds });
+    this.#limits.push(count, { kind: 'primary', retryAfter: 0, reset: resetEpochSeconds });
   }
 
   /** The next `count` requests are answered `status` with `message` (an outage, or a server that echoes what it got). */
   failNext(count: number, status: number, message: string): void {
-    this.#failures.push({ count, status, message });
+    this.#failures.push(count, { status, message });
   }
 
   setCheck(sha: string, name: string, conclusion: 'success' | 'failure' | 'pending' | 'timed_out' | 'cancelled' | 'neutral', text: string | null = null, summary = '', actionsLog: string | null = null): void {
@@ -263,19 +263,13 @@ export class FakeGitHub {
     }
     // Another repository than the fake's is unknown, as GitHub answers one the token cannot see.
     if (req.path.startsWith('/repos/') && !req.path.startsWith(`/repos/${this.owner}/${this.name}/`)) return { status: 404, body: { message: 'Not Found' } };
-    const failure = this.#failures[0];
-    if (failure !== undefined) {
-      failure.count -= 1;
-      if (failure.count <= 0) this.#failures.shift();
-      return { status: failure.status, body: { message: failure.message } };
-    }
-    const limit = this.#limits[0];
+    const failure = this.#failures.take();
+    if (failure !== undefined) return { status: failure.status, body: { message: failure.message } };
+    const limit = this.#limits.take();
     if (limit === undefined) {
       this.remaining = Math.max(0, this.remaining - 1);
       return null;
     }
-    limit.count -= 1;
-    if (limit.count <= 0) this.#limits.shift();
     if (limit.kind === 'too-many') return { status: 429, headers: { 'retry-after': String(limit.retryAfter) }, body: { message: 'Too Many Requests' } };
     if (limit.kind === 'secondary') {
       return {

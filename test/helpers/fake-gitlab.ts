@@ -1,4 +1,4 @@
-import { FakeHttp, type RecordedRequest, type Reply, paged } from './fake-forge-http.js';
+import { FakeHttp, type RecordedRequest, type Reply, Upcoming, paged } from './fake-forge-http.js';
 
 /**
  * An in-memory GitLab REST API v4 on 127.0.0.1 for one project: merge requests (draft by title prefix,
@@ -60,8 +60,8 @@ export class FakeGitLab {
   #pipelines = new Map<string, { id: number; status: string; jobs: Job[] }[]>();
   #statuses = new Map<string, { name: string; status: string; description: string; targetUrl: string | null }[]>();
   #protected = new Map<string, number>();
-  #limits: { count: number; retryAfter: number | null; reset: number | null }[] = [];
-  #failures: { count: number; status: number; message: string }[] = [];
+  readonly #limits = new Upcoming<{ retryAfter: number | null; reset: number | null }>();
+  readonly #failures = new Upcoming<{ status: number; message: string }>();
   #nextId = 500;
   #port = 0;
   #clock = Date.parse('2026-01-01T00:00:00Z');
@@ -99,12 +99,12 @@ export class FakeGitLab {
 
   /** The next `count` requests are answered 429 with `Retry-After` (seconds) or `RateLimit-Reset` (epoch seconds). */
   rateLimit(count: number, headers: { retryAfter?: number; reset?: number }): void {
-    this.#limits.push({ count, retryAfter: headers.retryAfter ?? null, reset: headers.reset ?? null });
+    this.#limits.push(count, { retryAfter: headers.retryAfter ?? null, reset: headers.reset ?? null });
   }
 
   /** The next `count` requests are answered `status` with `message` (an outage, or a server that echoes what it got). */
   failNext(count: number, status: number, message: string): void {
-    this.#failures.push({ count, status, message });
+    this.#failures.push(count, { status, message });
   }
 
   addNote(iid: number, userId: number, body: string, position: { path: string; line: number } | null = null, system = false): number {
@@ -273,16 +273,10 @@ export class FakeGitLab {
 
   #gate(req: RecordedRequest): Reply | null {
     if (req.headers['private-token'] !== this.token) return { status: 401, body: { message: '401 Unauthorized' } };
-    const failure = this.#failures[0];
-    if (failure !== undefined) {
-      failure.count -= 1;
-      if (failure.count <= 0) this.#failures.shift();
-      return { status: failure.status, body: { message: failure.message } };
-    }
-    const limit = this.#limits[0];
+    const failure = this.#failures.take();
+    if (failure !== undefined) return { status: failure.status, body: { message: failure.message } };
+    const limit = this.#limits.take();
     if (limit === undefined) return null;
-    limit.count -= 1;
-    if (limit.count <= 0) this.#limits.shift();
     const headers: Record<string, string> = { 'ratelimit-limit': '600', 'ratelimit-remaining': '0' };
     if (limit.retryAfter !== null) headers['retry-after'] = String(limit.retryAfter);
     if (limit.reset !== null) headers['ratelimit-reset'] = String(limit.reset);

@@ -1,32 +1,16 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WORK_DIR } from '../../src/domain/layout.js';
 import { UsageError } from '../../src/domain/errors.js';
 import type { Role, Usage } from '../../src/domain/types.js';
 import { backlogRepo, openFleet, runFleet } from '../helpers/fleet-harness.js';
-import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import type { ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { otelTestEnv } from '../helpers/otel-env.js';
 
-// The SDK reads OTEL_* from process.env (this file runs in a process of its own): set per test, cleared after.
-const clearOtel = () => {
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
-};
-clearOtel(); // whatever the outer environment has: each test sets what it needs
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups) await c();
-  cleanups = [];
-  clearOtel();
-});
-
-async function receiver(): Promise<OtlpReceiver> {
-  const r = await OtlpReceiver.start();
-  cleanups.push(() => r.close());
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = r.url;
-  return r;
-}
+const otel = otelTestEnv();
+const { cleanups, collector } = otel;
+const receiver = () => otel.receiver({ endpoint: true });
 
 /** Strings planted in everything a trace must never carry: the task's text, the plan, agent text, code, a diffed path, check output, a credential. */
 const MARK = {
@@ -157,8 +141,7 @@ describe('a fleet run observed through OpenTelemetry', () => {
   });
 
   it('with no endpoint set, nothing is exported and the session has no recorder', { timeout: 60_000 }, async () => {
-    const r = await OtlpReceiver.start();
-    cleanups.push(() => r.close());
+    const r = await otel.receiver();
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const { fleet, session } = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}));
     expect(fleet.task('T-1')!.status).toBe('verified');
@@ -176,10 +159,7 @@ describe('a fleet run observed through OpenTelemetry', () => {
   });
 
   it('a collector that refuses the export: the run ends as usual and the log says the telemetry was not exported', { timeout: 60_000 }, async () => {
-    const server = createServer((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{}'));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(() => resolve(undefined))));
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = await collector((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{}'));
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}));
     const warnings: string[] = [];

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { checksOf } from '../../../src/core/checks.js';
-import { InputErrors, type InputError } from '../../../src/domain/errors.js';
+import { backlogProblems, md } from '../../helpers/backlog-text.js';
 
 const FILE = '/repo/BACKLOG.md';
-const md = (...lines: string[]): string => lines.join('\n') + '\n';
 
-function problems(text: string): InputError[] {
-  try {
-    parseBacklog(text, FILE);
-  } catch (e) {
-    if (e instanceof InputErrors) return e.errors;
-    throw e;
-  }
-  return [];
-}
+const problems = (text: string) => backlogProblems(text, FILE);
 
 describe('check: as a list', () => {
   it('reads a flow list in the front matter: each entry named by its command, required, in order', () => {

@@ -7,9 +7,9 @@ import { openSession } from '../../../src/commands/session.js';
 import { statusRows } from '../../../src/commands/status.js';
 import { parseBacklog, runnableTasks } from '../../../src/core/backlog/parse.js';
 import { InputErrors } from '../../../src/domain/errors.js';
+import { md } from '../../helpers/backlog-text.js';
 import { makeRepo } from '../../helpers/git-repo.js';
 
-const md = (...lines: string[]): string => lines.join('\n') + '\n';
 
 const BACKLOG = md(
   '---',

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { InputErrors } from '../../../src/domain/errors.js';
+import { md } from '../../helpers/backlog-text.js';
 
-const md = (...lines: string[]): string => lines.join('\n') + '\n';
 
 function problems(text: string): string[] {
   try {

@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseBacklog, DEFAULT_CONFIG, DEFAULT_PROTECT } from '../../../src/core/backlog/parse.js';
-import { InputError, InputErrors } from '../../../src/domain/errors.js';
+import type { InputError } from '../../../src/domain/errors.js';
+import { backlogRefusal, md } from '../../helpers/backlog-text.js';
 
 const FILE = 'BACKLOG.md';
-const md = (...lines: string[]): string => lines.join('\n') + '\n';
 
-function problems(text: string): InputError[] {
-  try {
-    parseBacklog(text, FILE);
-  } catch (e) {
-    if (e instanceof InputErrors) return e.errors;
-    throw e;
-  }
-  throw new Error('expected the backlog to be refused');
-}
+const problems = (text: string) => backlogRefusal(text, FILE);
 
 /** Asserts exactly one problem at `line` whose message contains `fragment`. */
 function expectProblem(text: string, line: number, fragment: string): InputError {

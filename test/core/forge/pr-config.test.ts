@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
-import { InputErrors, type InputError } from '../../../src/domain/errors.js';
+import { backlogRefusal, md } from '../../helpers/backlog-text.js';
 
 const FILE = 'BACKLOG.md';
-const md = (...lines: string[]): string => `${lines.join('\n')}\n`;
 
-function problems(text: string): InputError[] {
-  try {
-    parseBacklog(text, FILE);
-  } catch (e) {
-    if (e instanceof InputErrors) return e.errors;
-    throw e;
-  }
-  throw new Error('expected the backlog to be refused');
-}
+const problems = (text: string) => backlogRefusal(text, FILE);
 
 describe('front matter: land, remote, forge, pr', () => {
   it('reads every key, and the defaults without them', () => {

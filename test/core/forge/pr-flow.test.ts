@@ -5,7 +5,7 @@ import { LowdbStateStore } from '../../../src/adapters/lowdb-state.js';
 import { findRepo } from '../../../src/commands/repo.js';
 import { statusRows, statusTable } from '../../../src/commands/status.js';
 import { ForgeRateLimitError } from '../../../src/ports/forge.js';
-import { backlogRepo, openFleet, runFleet } from '../../helpers/fleet-harness.js';
+import { backlogRepo, openFleet, runFleet, type Harness } from '../../helpers/fleet-harness.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
 import { git } from '../../helpers/git-repo.js';
 import { MemoryForge } from '../../helpers/memory-forge.js';
@@ -26,6 +26,16 @@ async function prRepo(front: string, items: string, files: Record<string, string
   const root = await backlogRepo(cleanups, `land: pr\ncheck: sh check.sh\nreview: false\n${front}`, items, { 'check.sh': `${CHECK}\n`, ...files });
   const bare = await bareOrigin(root, cleanups);
   return { root, bare, forge: new MemoryForge((branch) => remoteHead(bare, branch)) };
+}
+
+/** A fleet on `forge` whose implementer fixes the task, keeping every implementer prompt it was given. */
+async function openFixing(root: string, forge: MemoryForge): Promise<{ h: Harness; prompts: string[] }> {
+  const prompts: string[] = [];
+  const h = await openFleet(root, (call) => {
+    if (call.role === 'implementer') prompts.push(call.request.prompt);
+    return fixIt(call);
+  }, { services: withForge(forge) });
+  return { h, prompts };
 }
 
 describe('land: pr', () => {
@@ -178,11 +188,7 @@ describe('land: pr', () => {
     const first = forge.pull(1).headSha;
     forge.setCi(first, { state: 'failing', failing: [{ name: 'e2e (ubuntu)', summary: '1 failed', logExcerpt: 'AssertionError: expected 2 to be 3\n    at e2e/dates.spec.ts:14', url: null }] });
 
-    const prompts: string[] = [];
-    const h = await openFleet(root, (call) => {
-      if (call.role === 'implementer') prompts.push(call.request.prompt);
-      return fixIt(call);
-    }, { services: withForge(forge) });
+    const { h, prompts } = await openFixing(root, forge);
     const result = await h.fleet.sync();
     expect(result.sentBack.map((s) => s.id)).toEqual(['T-1']);
     expect(h.fleet.task('T-1')!.reason).toMatch(/PR #1: CI failing \(e2e \(ubuntu\)\)/);
@@ -261,11 +267,7 @@ describe('land: pr', () => {
 
     forge.addComment(1, { kind: 'review-comment', body: 'use UTC here', author: 'maintainer', path: 'fixed.txt', line: 1 });
     forge.addComment(1, { kind: 'review', body: 'Please handle leap years.', author: 'maintainer', reviewState: 'changes-requested' });
-    const prompts: string[] = [];
-    const h = await openFleet(root, (call) => {
-      if (call.role === 'implementer') prompts.push(call.request.prompt);
-      return fixIt(call);
-    }, { services: withForge(forge) });
+    const { h, prompts } = await openFixing(root, forge);
     const result = await h.fleet.sync();
     expect(result.sentBack.map((s) => s.id)).toEqual(['T-1']);
     h.fleet.start();

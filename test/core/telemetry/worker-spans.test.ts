@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openTelemetry } from '../../../src/adapters/otel-config.js';
 import { FleetEmitter } from '../../../src/core/events.js';
 import { FleetTelemetry } from '../../../src/core/telemetry/recorder.js';
@@ -8,18 +8,9 @@ import { TASK_STATUSES, type TaskStatus } from '../../../src/domain/types.js';
 import type { WorkerEvent } from '../../../src/ports/attempt-queue.js';
 import { MemoryTelemetry } from '../../helpers/memory-telemetry.js';
 import { fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
-import { OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import { otelTestEnv } from '../../helpers/otel-env.js';
 
-const clearOtel = () => {
-  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
-};
-clearOtel(); // whatever the outer environment has: each test sets what it needs
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups) await c();
-  cleanups = [];
-  clearOtel();
-});
+const otel = otelTestEnv();
 
 const counts = () => Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
 
@@ -47,9 +38,7 @@ function workerEvents(planted: string): WorkerEvent[] {
 
 describe("a worker's spans of an attempt", () => {
   it("join the coordinator's attempt span across processes' SDKs through the job's traceparent, and carry no event text", async () => {
-    const r = await OtlpReceiver.start();
-    cleanups.push(() => r.close());
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = r.url;
+    const r = await otel.receiver({ endpoint: true });
     // two SDK instances: the coordinator's and the worker's; the traceparent string is all that passes between them
     const coordinator = await openTelemetry(process.env, { warn: () => undefined });
     const worker = await openTelemetry(process.env, { warn: () => undefined, instanceId: 'box-1-900-a1' });

@@ -1,0 +1,52 @@
+/** What `status --json` prints. Plain data only (see types.ts). */
+import type { CheckJudgement, ProofResult, TestCounts } from './check-types.js';
+import type { PrStatusJson } from './pr-types.js';
+import type { RunRecord } from './task-state.js';
+import type { Phase, TaskStatus } from './types.js';
+
+/** What `status --json` prints per task, in backlog order. */
+export interface TaskStatusJson {
+  id: string;
+  title: string;
+  status: TaskStatus;
+  phase: Phase | null;
+  attempt: number;
+  maxAttempts: number;
+  tokens: number;
+  costUsd: number;
+  branch: string | null;
+  reason: string | null;
+  /** the last attempt's checks: name, command, exit code, judgement, counts */
+  checks?: CheckStatusJson[];
+  /** the last measured test counts (summed over the checks that give counts) */
+  counts?: TestCounts | null;
+  /** the checks on base */
+  baseline?: CheckStatusJson[];
+  proof?: ProofResult | null;
+  /** a verified branch's predicted conflicts (the base branch's name, task ids); [] when none */
+  conflictsWith?: string[];
+  /** a verified task's predicted conflicts, or a `conflict` task's, with the files (no hunks); [] otherwise */
+  conflicts?: Array<{ with: string; files: string[] }>;
+  /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
+  waitingFor?: string | null;
+  /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */
+  nextRun?: string | null;
+  /** a recurring task's finished runs */
+  runs?: RunRecord[];
+  /** the task's pull request (`land: pr`); null when it has none */
+  pr?: PrStatusJson | null;
+  /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
+  worker?: string;
+}
+
+export interface CheckStatusJson {
+  name: string;
+  command: string;
+  required: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  judged: CheckJudgement | null;
+  note: string | null;
+  counts: TestCounts | null;
+  durationMs: number;
+}

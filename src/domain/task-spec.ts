@@ -1,0 +1,52 @@
+/** One backlog item and the backlog it is in, as parsed. Plain data only (see types.ts). */
+import type { CheckSpec } from './check-types.js';
+import type { FleetConfig, LandMode } from './config-types.js';
+
+/** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */
+export interface TaskSpec {
+  id: string;
+  title: string;
+  /** 1-based line of the `- [ ]` item in BACKLOG.md */
+  line: number;
+  done: boolean;
+  description: string;
+  check?: string;
+  setup?: string;
+  attempts?: number;
+  tokens?: number;
+  timeMs?: number;
+  costUsd?: number;
+  model?: string;
+  after: string[];
+  files: string[];
+  review?: boolean;
+  /** where `loopfleet discover` found the task, e.g. `todo src/parse.ts:88`, `dep lodash`, `gh#12` */
+  source?: string;
+  priority?: TaskPriority;
+  /** the item is under a `## Discovered` heading: a proposal that runs only with `discovered: run` */
+  discovered?: true;
+  /** a list `check:` of this task (then `check` holds its required commands joined with ` && `) */
+  checks?: CheckSpec[];
+  prove?: boolean;
+  autonomy?: Autonomy;
+  /** `every:` — a recurring task: queued again this many milliseconds after each run ends */
+  everyMs?: number;
+  /** `land:` of this task, over the front matter's */
+  land?: LandMode;
+}
+
+/**
+ * How far a task goes on its own: `plan` waits for a person to approve the explorer's plan, `review` (the
+ * default) waits for a person to merge the verified branch, `auto` merges a verified task by itself.
+ */
+export const AUTONOMY_LEVELS = ['plan', 'review', 'auto'] as const;
+export type Autonomy = (typeof AUTONOMY_LEVELS)[number];
+
+export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;
+export type TaskPriority = (typeof TASK_PRIORITIES)[number];
+
+export interface Backlog {
+  path: string;
+  config: FleetConfig;
+  tasks: TaskSpec[];
+}
