@@ -3,35 +3,15 @@ import { afterEach } from 'vitest';
 import { BullmqCoordinatorQueue } from '../../src/adapters/bullmq-coordinator.js';
 import { BullmqWorkerQueue, newIdentity, type WorkerTiming } from '../../src/adapters/bullmq-worker.js';
 import { parseQueueUrl } from '../../src/adapters/redis-url.js';
-import { defaultConfig } from '../../src/core/backlog/config.js';
+import { attemptJob } from '../helpers/attempt-job.js';
 import type { AttemptJob, SequencedEvent, WorkerEvent } from '../../src/ports/attempt-queue.js';
-import { jobIdOf } from '../../src/ports/attempt-queue.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 
 export const FAST: Partial<WorkerTiming> = { lockMs: 1_500, stalledCheckMs: 500, heartbeatMs: 500, giveUpMs: 1_000 };
 const quiet = () => undefined;
 
 export function job(taskId: string, attempt = 1): AttemptJob {
-  return {
-    jobId: jobIdOf(taskId, attempt),
-    taskId,
-    attempt,
-    remoteUrl: '/nowhere.git',
-    base: 'main',
-    baseCommit: '0'.repeat(40),
-    branch: `loop/${taskId}`,
-    branchCommit: null,
-    spec: { id: taskId, title: `task ${taskId}`, line: 1, done: false, description: '', after: [], files: [] },
-    config: defaultConfig(),
-    verifyOnly: false,
-    previousPlan: null,
-    approvedPlan: null,
-    stopAfterPlan: false,
-    rebaseFirst: false,
-    evidence: null,
-    passedEnv: [],
-    remainingMs: null,
-  };
+  return attemptJob(taskId, attempt, { baseCommit: '0'.repeat(40) });
 }
 
 /** a promise with its resolver, to order a test's steps on what happened rather than on time */

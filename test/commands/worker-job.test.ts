@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { jobForThisWorker } from '../../src/commands/worker.js';
-import { defaultConfig } from '../../src/core/backlog/config.js';
-import type { AttemptJob } from '../../src/ports/attempt-queue.js';
+import { attemptJob } from '../helpers/attempt-job.js';
 
-const job: AttemptJob = {
-  jobId: 'T-1:1',
-  taskId: 'T-1',
-  attempt: 1,
+const job = attemptJob('T-1', 1, {
   remoteUrl: '/remote.git',
-  base: 'main',
-  baseCommit: 'a'.repeat(40),
-  branch: 'loop/T-1',
-  branchCommit: null,
   spec: { id: 'T-1', title: 'one', line: 1, done: false, description: '', after: [], files: [] },
-  config: defaultConfig(),
-  verifyOnly: false,
-  previousPlan: null,
-  approvedPlan: null,
-  stopAfterPlan: false,
-  rebaseFirst: false,
-  evidence: null,
   passedEnv: ['DATABASE_HOST', 'ANTHROPIC_API_KEY', 'GH_TOKEN', 'NODE_ENV', 'ANTHROPIC_AUTH_TOKEN'],
-  remainingMs: null,
-};
+});
 
 describe('a job as a worker runs it', () => {
   it('passes the variables the job names except this worker’s secrets, and says which it withheld', () => {

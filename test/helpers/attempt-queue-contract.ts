@@ -4,8 +4,8 @@
  * Events are ordered by promises the handlers resolve, never by time.
  */
 import { describe, expect, it } from 'vitest';
+import { attemptJob } from './attempt-job.js';
 import type { AttemptJob, ControlMessage, CoordinatorQueue, JobChannel, SequencedEvent, WorkerQueue } from '../../src/ports/attempt-queue.js';
-import { jobIdOf } from '../../src/ports/attempt-queue.js';
 
 export interface QueueUnderTest {
   coordinator: CoordinatorQueue;
@@ -24,26 +24,7 @@ function deferred<T = void>(): { promise: Promise<T>; fire: (value: T) => void }
 }
 
 export function job(taskId: string, attempt = 1): AttemptJob {
-  return {
-    jobId: jobIdOf(taskId, attempt),
-    taskId,
-    attempt,
-    remoteUrl: '/nowhere.git',
-    base: 'main',
-    baseCommit: 'a'.repeat(40),
-    branch: `loop/${taskId}`,
-    branchCommit: null,
-    spec: { id: taskId, title: taskId } as AttemptJob['spec'],
-    config: {} as AttemptJob['config'],
-    verifyOnly: false,
-    previousPlan: null,
-    approvedPlan: null,
-    stopAfterPlan: false,
-    rebaseFirst: false,
-    evidence: null,
-    passedEnv: [],
-    remainingMs: null,
-  };
+  return attemptJob(taskId, attempt);
 }
 
 const identity = (id: string, concurrency = 1) => ({ id, host: id, concurrency });

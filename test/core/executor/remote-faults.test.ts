@@ -3,7 +3,8 @@ import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { RemoteBranches } from '../../../src/core/executor/remote-branches.js';
 import { SimpleGitAdapter } from '../../../src/adapters/simple-git.js';
 import { FsWorkspace } from '../../../src/adapters/fs-workspace.js';
-import type { AttemptJob, WorkerEvent } from '../../../src/ports/attempt-queue.js';
+import type { WorkerEvent } from '../../../src/ports/attempt-queue.js';
+import { attemptJob } from '../../helpers/attempt-job.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
 import { backlog, backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
@@ -160,26 +161,13 @@ describe('remote attempts under faults', () => {
     const coordinatorGit = new SimpleGitAdapter(root);
     const published = await new RemoteBranches({ git: coordinatorGit, workspace: new FsWorkspace(`${root}/.loop-worktrees`), remote: 'origin' }).publish('main', 'loop/T-1');
     const parsed = parseBacklog(text, `${root}/BACKLOG.md`).backlog;
-    const job: AttemptJob = {
-      jobId: 'T-1:1',
-      taskId: 'T-1',
-      attempt: 1,
+    const job = attemptJob('T-1', 1, {
       remoteUrl: remote,
-      base: 'main',
       baseCommit: published.baseCommit,
-      branch: 'loop/T-1',
       branchCommit: published.branchCommit,
       spec: parsed.tasks[0]!,
       config: parsed.config,
-      verifyOnly: false,
-      previousPlan: null,
-      approvedPlan: null,
-      stopAfterPlan: false,
-      rebaseFirst: false,
-      evidence: null,
-      passedEnv: [],
-      remainingMs: null,
-    };
+    });
     expect(published.branchCommit).toBeNull();
     await queue.enqueue(job);
     const events: WorkerEvent[] = [];
