@@ -62,8 +62,9 @@ Options (the run commands):
   --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
   --queue redis://HOST:PORT[/DB][?name=NAME]
                                 run attempts on workers fed through this Redis (the interactive view,
-                                --overnight, --watch, worker); the git remote origin carries the code;
-                                rediss:// for TLS, redis://:PASSWORD@HOST for a password (never printed)
+                                --overnight, --watch, worker); the git remote (remote:, default origin)
+                                carries the code; rediss:// for TLS, redis://:PASSWORD@HOST for a
+                                password (never printed)
   --cache DIR                   worker: its repository cache (default ~/.cache/loopfleet/repos)
   --grace T                     worker: after SIGTERM, how long running attempts may finish before they
                                 are handed back to other workers (default 10m)
