@@ -60,8 +60,10 @@ export class PrPublisher {
     const record = task.pr;
     const found = await this.#openPull(record, branch);
     // The open PR's head is the remote's branch as it is now, whoever pushed it: it stands for "ours" only
-    // on a rerun that lost its record of what loopfleet pushed.
-    const lease = await this.#lease(branch, record?.pushed != null ? [record.pushed] : [found?.headSha ?? null]);
+    // on a rerun that lost its record of what loopfleet pushed. The verified commit itself is ours wherever
+    // it is: a worker pushed it there (attempts on workers), and a remote already at it overwrites nothing.
+    const known = [...(record?.pushed != null ? [record.pushed] : [found?.headSha ?? null]), commit];
+    const lease = await this.#lease(branch, known);
     if (lease !== commit) {
       const pushed = await git.push(link.remote, `refs/heads/${branch}`, `refs/heads/${branch}`, lease, link.auth);
       if (pushed.kind === 'rejected') {
