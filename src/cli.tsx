@@ -10,7 +10,7 @@ import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
 import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
-import { DISCOVER_SOURCES } from './core/discover/proposal.js';
+import { DISCOVER_SOURCES } from './domain/types.js';
 import { statusRows, statusTable } from './commands/status.js';
 import { jsonText, visible } from './domain/sanitize.js';
 import { parseUntil } from './commands/until.js';

@@ -13,7 +13,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { MergeFileEdit } from '../ports/git.js';
 import { GitExec, IDENTITY_ENV, gitEnvironment } from './git-exec.js';
-import type { MergeContext } from './git-merge.js';
 
 async function readOrNull(file: string): Promise<string | null> {
   try {
@@ -43,9 +42,16 @@ async function replaceInTree(git: GitExec, tree: string, file: string, content: 
   }
 }
 
+/** What an edit of a merged file needs: git, and the main checkout it may write a kept working copy into. */
+export interface MergeEditContext {
+  git: GitExec;
+  /** the repository's top-level folder (the main checkout) */
+  root: string;
+}
+
 /** The merge tree with the edit applied, or null when the file is not in it or the edit changes nothing. */
 export async function committedFileEdit(
-  ctx: MergeContext,
+  ctx: MergeEditContext,
   mergedTree: string,
   fileEdit: MergeFileEdit,
   inMain: boolean,
@@ -76,7 +82,7 @@ async function writeDurably(file: string, content: Buffer, mode: number): Promis
  * Runs `fastForward` with `file`'s working copy set back to the index's version (so git may update it),
  * then puts the person's copy back. The caller makes its own edit on that copy afterwards.
  */
-export async function keepWorkingCopy(ctx: MergeContext, file: string, backupPath: string, fastForward: () => Promise<unknown>): Promise<void> {
+export async function keepWorkingCopy(ctx: MergeEditContext, file: string, backupPath: string, fastForward: () => Promise<unknown>): Promise<void> {
   const target = path.join(ctx.root, file);
   const mine = await readFile(target);
   const { mode } = await stat(target);

@@ -1,5 +1,4 @@
 import { UsageError } from '../domain/errors.js';
-import { noopTelemetry, type Telemetry } from '../ports/telemetry.js';
 
 /**
  * When OpenTelemetry is on, read from the standard variables without loading the SDK: a run with none of
@@ -68,17 +67,4 @@ export interface OpenTelemetryOptions {
   instanceId?: string;
   /** how long a flush, and closing, may wait for the collector; default 10 s */
   flushTimeoutMs?: number;
-}
-
-/**
- * The telemetry the environment asks for: the OpenTelemetry SDK over OTLP/HTTP when a signal is on, else the
- * no-op. The SDK reads its settings from this process's environment, so `env` must be `process.env` or a
- * copy of it (it decides only whether the SDK starts).
- */
-export async function openTelemetry(env: NodeJS.ProcessEnv, options: OpenTelemetryOptions): Promise<Telemetry> {
-  const signals = otelSignals(env);
-  if (!signals.traces && !signals.metrics) return noopTelemetry;
-  for (const warning of otelWarnings(env)) options.warn(warning);
-  const { OtelTelemetry } = await import('./otel-telemetry.js');
-  return new OtelTelemetry(signals, options);
 }

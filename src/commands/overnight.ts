@@ -8,7 +8,7 @@ import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
 import { REPORTS_DIR } from '../domain/layout.js';
-import { summaryPayload, wanted, type NotifyKind } from '../core/notify-digest.js';
+import { summaryPayload, wanted } from '../core/notify-digest.js';
 import { totalTokens } from '../domain/types.js';
 import type { Session } from './session.js';
 
@@ -62,7 +62,7 @@ export async function notifySummary(session: Session, fleet: Fleet, startedAt: D
     reportPath,
     exitCode,
   });
-  if (wanted(payload, (notifyOn ?? null) as NotifyKind[] | null)) await session.services.notify(notify, payload);
+  if (wanted(payload, notifyOn ?? null)) await session.services.notify(notify, payload);
 }
 
 /**

@@ -12,7 +12,7 @@ import { PortPool } from '../core/port-pool.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { systemClock } from '../ports/clock.js';
 import type { FleetServices } from '../core/fleet.js';
-import type { PipelineServices } from '../core/pipeline.js';
+import type { PipelineServices } from '../core/attempt-io.js';
 import type { AttemptJob, CoordinatorQueue, JobChannel, WorkerIdentity } from '../ports/attempt-queue.js';
 import type { GitPort, RemoteAuth } from '../ports/git.js';
 import type { PortRange } from '../domain/types.js';

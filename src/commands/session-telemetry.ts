@@ -1,4 +1,4 @@
-import { openTelemetry } from '../adapters/otel-config.js';
+import { openTelemetry } from '../adapters/otel-open.js';
 import type { Fleet } from '../core/fleet.js';
 import { recordFleet, type FleetTelemetry, type RecorderOptions } from '../core/telemetry/recorder.js';
 import { visible } from '../domain/sanitize.js';

@@ -1,5 +1,5 @@
 import { runSandboxNotice } from './sandbox-line.js';
-import type { DiscoverSource } from '../core/discover/proposal.js';
+import type { DiscoverSource } from '../domain/types.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
@@ -107,7 +107,7 @@ async function syncLoop(fleet: Fleet, out: (line: string) => void, ended: Promis
 async function discoverLoop(
   repo: Repo,
   options: WatchOptions,
-  setting: () => { everyMs: number; only: string[] } | null,
+  setting: () => { everyMs: number; only: DiscoverSource[] } | null,
   out: (line: string) => void,
   ended: Promise<string>,
 ): Promise<void> {
@@ -118,7 +118,7 @@ async function discoverLoop(
     const s = setting();
     if (s !== null) {
       try {
-        await discover(repo, { dryRun: false, limit: null, only: new Set(s.only as DiscoverSource[]), githubLabel: 'loopfleet', env: options.env }, (line) => out(`discover: ${line}`));
+        await discover(repo, { dryRun: false, limit: null, only: new Set(s.only), githubLabel: 'loopfleet', env: options.env }, (line) => out(`discover: ${line}`));
       } catch (error) {
         out(`discover failed: ${error instanceof Error ? error.message : String(error)}`);
       }

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { BullmqWorkerQueue, newIdentity } from '../adapters/bullmq-worker.js';
-import { openTelemetry } from '../adapters/otel-config.js';
+import { openTelemetry } from '../adapters/otel-open.js';
 import { workerAttemptSpans } from '../core/telemetry/worker-spans.js';
 import type { QueueAddress } from '../adapters/redis-url.js';
 import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';

@@ -4,12 +4,11 @@
  * code set back to base). All of them run in the sandbox when there is one; no agent runs here.
  */
 import type { BaselineResult, CheckResult, CheckSpec } from '../domain/types.js';
-import type { AttemptInput, AttemptResult } from './attempt-io.js';
+import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failAttempt, type AttemptCommands } from './attempt-commands.js';
 import { baseFailure, baselinesFor } from './baseline.js';
 import { watchTracked } from './check-integrity.js';
 import { judgeCheck, ownChecks } from './checks.js';
-import type { PipelineServices } from './pipeline.js';
 import { proveAttempt } from './prove.js';
 
 export class AttemptChecks {

@@ -6,8 +6,7 @@
 import type { AttemptOutcome, CheckResult, Phase, Role, TaskSpec, FleetConfig } from '../domain/types.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
 import type { RoleDefinition } from './agents.js';
-import type { AttemptInput, AttemptResult } from './attempt-io.js';
-import type { PipelineServices } from './pipeline.js';
+import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failureEvidence, systemPrompt } from './prompts.js';
 import { parseTestCounts } from './test-counts.js';
 

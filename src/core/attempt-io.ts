@@ -2,8 +2,14 @@
  * What one attempt is given and what it gives back: the input, the observer it reports through, the gates it
  * asks, and its result. The pipeline runs attempts; the task runner makes them and settles their results.
  */
-import type { AgentEvent } from '../ports/model.js';
+import type { GitPort } from '../ports/git.js';
+import type { AgentEvent, ModelClient } from '../ports/model.js';
+import type { ProcessRunner } from '../ports/process.js';
+import type { BaselineStore, ScratchTrees, TrackedFiles } from '../ports/verification.js';
+import type { Workspace } from '../ports/workspace.js';
 import type { FleetConfig, Phase, Role, TaskSpec } from '../domain/types.js';
+import type { RoleDefinition } from './agents.js';
+import type { Lessons } from './lessons.js';
 
 export type { AttemptResult } from '../domain/attempt-result.js';
 
@@ -71,3 +77,28 @@ export interface CallBudget {
   remainingMs(): number;
 }
 
+/** What the pipeline of every attempt is given once: the ports it acts through and the run's roles. */
+export interface PipelineServices {
+  git: GitPort;
+  runner: ProcessRunner;
+  /** the API client and the command-line agent client; a role with `command:` uses the latter */
+  model: ModelClient;
+  cliModel: ModelClient;
+  workspace: Workspace;
+  roles: Record<Role, RoleDefinition>;
+  /** bubblewrap is there and `sandbox:` is not off */
+  sandboxed: boolean;
+  /** the shell tool may be offered: sandboxed, or `sandbox: off` said explicitly */
+  shellAllowed: boolean;
+  /** the checks' results on base commits */
+  baselines: BaselineStore;
+  /** throw-away checkouts for baselines and proofs */
+  scratch: ScratchTrees;
+  /** what a check does to the tracked files it runs on */
+  tracked: TrackedFiles;
+  /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
+  lessons: Lessons;
+}
+
+/** The merge queue's re-check of a rebased branch: its checks and guard on the new commit. */
+export type RecheckOutcome = { pass: true } | { pass: false; reason: string; evidence: string };

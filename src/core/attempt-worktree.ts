@@ -2,9 +2,8 @@
  * The setup phase of one attempt: the task's worktree made (or found from an earlier attempt) and, in a new
  * one, `setup:` run where setup-step.ts says — sandboxed when its code may be an agent's.
  */
-import type { AttemptInput, AttemptResult } from './attempt-io.js';
+import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failAttempt, type AttemptCommands } from './attempt-commands.js';
-import type { PipelineServices } from './pipeline.js';
 import type { SetupTrust } from './setup-trust.js';
 import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
 

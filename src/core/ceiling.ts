@@ -1,6 +1,6 @@
 import { priceOf } from './pricing.js';
 import type { Backlog, FleetConfig, ModelPrice, TaskSpec } from '../domain/types.js';
-import { taskGates } from './task-runner.js';
+import { taskGates } from './gates.js';
 
 /**
  * The most a backlog can spend under its gates, before anything runs. Pure arithmetic on the front

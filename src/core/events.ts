@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import type { QueueResult } from './merge-queue.js';
 import type { FleetTotals, GateName, Phase, Role, TaskState, TaskStatus, Usage } from '../domain/types.js';
 
 /** Everything the engine tells its subscribers (the headless printer and the TUI). */
@@ -30,35 +29,3 @@ export interface FleetSnapshotSummary {
 }
 
 export class FleetEmitter extends EventEmitter<FleetEvents> {}
-
-/** What the UI may ask of the fleet. Each returns when done; a refusal rejects with a message for the person. */
-export interface FleetCommands {
-  merge(id: string): Promise<void>;
-  /** the merge queue: every verified task in backlog order, each rebased onto the last merge and checked again */
-  mergeAll(): Promise<QueueResult>;
-  discard(id: string): Promise<void>;
-  retry(id: string): Promise<void>;
-  /** a task awaiting approval implements `plan` (a person's edit) or the explorer's plan as it is */
-  approve(id: string, plan?: string): void;
-  pause(): void;
-  resume(): void;
-  /** stop starting work, abort agents, keep state */
-  stop(): Promise<void>;
-}
-
-/** Read side the UI uses for its first frame and detail views. */
-export interface FleetView {
-  tasks(): TaskState[];
-  summary(): FleetSnapshotSummary;
-  /** unified diff of the task branch against base ('' when none) */
-  diff(id: string): Promise<string>;
-  readonly repoRoot: string;
-  readonly base: string;
-  readonly backlogPath: string;
-  readonly sandboxed: boolean;
-  readonly config: import('../domain/types.js').FleetConfig;
-}
-
-export interface FleetHandle extends FleetCommands, FleetView {
-  readonly events: FleetEmitter;
-}

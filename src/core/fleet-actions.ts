@@ -1,6 +1,6 @@
 import type { GitPort } from '../ports/git.js';
 import { RefusedError, UsageError } from '../domain/errors.js';
-import { BACKLOG_NAME, discardedRef, replayedRef } from '../domain/layout.js';
+import { BACKLOG_NAME, discardedRef, replayedRef, type TaskPaths } from '../domain/layout.js';
 import { committedTick } from './backlog/committed-tick.js';
 import { boundHunks, conflictDetail } from './conflict-forecast.js';
 import { replayConflict, type ReplayedConflict } from './conflict-work.js';
@@ -10,11 +10,6 @@ import type { TaskState } from '../domain/types.js';
 import type { SetupTrust } from './setup-trust.js';
 
 
-/** Where a task's worktree and branch are. */
-export interface TaskPaths {
-  worktreeOf(id: string): string;
-  branchOf(id: string): string;
-}
 
 /** What merge, discard and retry need from the fleet, given once. */
 export interface ActionServices {

@@ -5,7 +5,7 @@ import type { Workspace } from '../ports/workspace.js';
 import type { Backlog } from '../domain/types.js';
 import type { AttemptExecutor } from './executor/attempt-executor.js';
 import type { ForgeLink } from './forge/forge-link.js';
-import type { PipelineServices } from './pipeline.js';
+import type { PipelineServices } from './attempt-io.js';
 
 export interface FleetServices extends PipelineServices {
   store: StateStore;

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { StopError, type DiskFullError, type ResourceLimitError } from '../domain/errors.js';
 import { StopCauses } from './fleet-stops.js';
-import { FleetEmitter, type FleetHandle, type FleetSnapshotSummary } from './events.js';
+import { FleetEmitter, type FleetSnapshotSummary } from './events.js';
+import type { FleetHandle } from './handle.js';
 import { FleetBudget } from './gates.js';
 import { BacklogView } from './backlog-view.js';
 import { Pipeline } from './pipeline.js';

@@ -11,6 +11,7 @@
  * Invariant: between two steps the queue asks `stopped()`; a stop leaves base at the last merge that
  * passed, and every task in a state that matches git (merged, verified, or sent back).
  */
+import type { RecheckOutcome } from './attempt-io.js';
 
 export type RebaseOutcome =
   | { kind: 'unchanged' }
@@ -20,7 +21,6 @@ export type RebaseOutcome =
   /** the worktree holds uncommitted changes to tracked files: git did not touch it */
   | { kind: 'dirty'; files: string[]; evidence: string };
 
-export type RecheckOutcome = { pass: true } | { pass: false; reason: string; evidence: string };
 
 export type LandOutcome = { kind: 'merged'; commit: string } | { kind: 'conflict'; files: string[] } | { kind: 'refused'; reason: string };
 

@@ -4,9 +4,8 @@
  * Notifier hands them to the command one at a time, in the order they happened.
  */
 import { jsonText, oneLine } from '../domain/sanitize.js';
+import { NOTIFY_KINDS, type NotifyKind } from '../domain/types.js';
 
-export const NOTIFY_KINDS = ['verified', 'failed', 'conflict', 'awaiting-approval', 'paused', 'gate', 'idle', 'summary'] as const;
-export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
 /** The payload kinds the fleet sends to the notify command. */
 export type NotifyPayload =
@@ -67,12 +66,12 @@ export function notifyJson(payload: Record<string, unknown>): string {
  */
 export class Notifier {
   #chain: Promise<void> = Promise.resolve();
-  readonly #config: () => { notify: string | null; notifyOn?: readonly string[] | null };
+  readonly #config: () => { notify: string | null; notifyOn?: readonly NotifyKind[] | null };
   readonly #run: (command: string, payload: Record<string, unknown>) => Promise<void>;
 
   /** `run` runs the command with the payload on stdin and resolves when it has ended (it never rejects). */
   constructor(
-    config: () => { notify: string | null; notifyOn?: readonly string[] | null },
+    config: () => { notify: string | null; notifyOn?: readonly NotifyKind[] | null },
     run: (command: string, payload: Record<string, unknown>) => Promise<void>,
   ) {
     this.#config = config;
@@ -86,7 +85,7 @@ export class Notifier {
   send(payload: Record<string, unknown>): void {
     const { notify, notifyOn } = this.#config();
     if (notify === null) return;
-    if (!wanted(payload as NotifyPayload, (notifyOn ?? null) as NotifyKind[] | null)) return;
+    if (!wanted(payload as NotifyPayload, notifyOn ?? null)) return;
     this.#chain = this.#chain.then(() => this.#run(notify, payload));
   }
 

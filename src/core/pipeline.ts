@@ -1,49 +1,19 @@
-import type { ConfigReach, GitPort } from '../ports/git.js';
-import type { ModelClient } from '../ports/model.js';
-import type { ProcessRunner } from '../ports/process.js';
-import type { Workspace } from '../ports/workspace.js';
-import type { BaselineStore, ScratchTrees, TrackedFiles } from '../ports/verification.js';
+import type { ConfigReach } from '../ports/git.js';
 import { BACKLOG_NAME } from '../domain/layout.js';
 import { RefusedError } from '../domain/errors.js';
-import type { Role } from '../domain/types.js';
-import type { RoleDefinition } from './agents.js';
-import type { Lessons } from './lessons.js';
 import { exemption, guardAttempt } from './guard.js';
 import { parseVerdict } from './verdict.js';
 import { VERDICT_SCHEMA, explorerPrompt, implementerPrompt, reviewerPrompt } from './prompts.js';
 import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, reviewerNotes } from './checks.js';
 import { overlapping, plannedFiles } from './plan-files.js';
 import { reviewDiff } from './review-diff.js';
-import type { RecheckOutcome } from './merge-queue.js';
-import type { AttemptInput, AttemptResult } from './attempt-io.js';
+import type { AttemptInput, AttemptResult, PipelineServices, RecheckOutcome } from './attempt-io.js';
 import { AttemptCommands, failAttempt } from './attempt-commands.js';
 import { AttemptChecks } from './attempt-checks.js';
 import { AttemptWorktree } from './attempt-worktree.js';
 import { SetupTrust } from './setup-trust.js';
 
 const BASELINE_TAIL = 2_000;
-
-export interface PipelineServices {
-  git: GitPort;
-  runner: ProcessRunner;
-  /** the API client and the command-line agent client; a role with `command:` uses the latter */
-  model: ModelClient;
-  cliModel: ModelClient;
-  workspace: Workspace;
-  roles: Record<Role, RoleDefinition>;
-  /** bubblewrap is there and `sandbox:` is not off */
-  sandboxed: boolean;
-  /** the shell tool may be offered: sandboxed, or `sandbox: off` said explicitly */
-  shellAllowed: boolean;
-  /** the checks' results on base commits */
-  baselines: BaselineStore;
-  /** throw-away checkouts for baselines and proofs */
-  scratch: ScratchTrees;
-  /** what a check does to the tracked files it runs on */
-  tracked: TrackedFiles;
-  /** `.loop-worktrees/lessons.md`: read for every explorer, added to from implementers' answers */
-  lessons: Lessons;
-}
 
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {

@@ -6,7 +6,7 @@ import type { AttemptExecutor } from './executor/attempt-executor.js';
 import type { FleetEmitter } from './events.js';
 import type { TaskLifecycle } from './task-lifecycle.js';
 import type { EndedAttempt } from './task-transitions.js';
-import type { TaskPaths } from './fleet-actions.js';
+import type { TaskPaths } from '../domain/layout.js';
 import type { AgentEvent } from '../ports/model.js';
 import type { Clock } from '../ports/clock.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -18,7 +18,6 @@ import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Rol
 import { firstOverlap, plannedFiles, type Claim } from './plan-files.js';
 import { failureEvidence } from './prompts.js';
 
-export { taskGates } from './gates.js';
 
 /** Books one usage report (prices it, adds it to the task, its attempt, the fleet) and tells subscribers. */
 export interface UsageBook {

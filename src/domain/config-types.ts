@@ -1,7 +1,21 @@
 /** Fleet and task settings from BACKLOG.md's front matter, defaults applied. Plain data only (see types.ts). */
 import type { CheckSpec } from './check-types.js';
 import type { ForgeSetting } from './forge-setting.js';
-import type { Autonomy } from './task-spec.js';
+
+/**
+ * How far a task goes on its own: `plan` waits for a person to approve the explorer's plan, `review` (the
+ * default) waits for a person to merge the verified branch, `auto` merges a verified task by itself.
+ */
+export const AUTONOMY_LEVELS = ['plan', 'review', 'auto'] as const;
+export type Autonomy = (typeof AUTONOMY_LEVELS)[number];
+
+/** The kinds of change `notify_on:` may name; a run that ends sends one `summary`. */
+export const NOTIFY_KINDS = ['verified', 'failed', 'conflict', 'awaiting-approval', 'paused', 'gate', 'idle', 'summary'] as const;
+export type NotifyKind = (typeof NOTIFY_KINDS)[number];
+
+/** The finders of `loopfleet discover` (and of `discover: { only }`). */
+export const DISCOVER_SOURCES = ['todo', 'tests', 'lint', 'deps', 'issues'] as const;
+export type DiscoverSource = (typeof DISCOVER_SOURCES)[number];
 
 /** Per-task limits. `null` means "no limit". */
 export interface TaskGates {
@@ -81,9 +95,9 @@ export interface FleetConfig {
   /** after a passing check, show that the new tests fail without the change (`prove: true`) */
   prove?: boolean;
   /** `notify_on:` — the kinds of change the notify command gets; null (absent): every change */
-  notifyOn?: string[] | null;
+  notifyOn?: NotifyKind[] | null;
   /** `discover: { every, only }` — `loopfleet --watch` runs discover this often with these finders */
-  discover?: { everyMs: number; only: string[] } | null;
+  discover?: { everyMs: number; only: DiscoverSource[] } | null;
   /** `land:` — how a verified task lands: the local merge (default) or a pull request on the forge */
   land?: LandMode;
   /** `remote:` — where task branches are pushed and base is fetched (default origin) */

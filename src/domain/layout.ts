@@ -33,6 +33,12 @@ export function taskBranch(id: string): string {
   return `${BRANCH_PREFIX}${id}`;
 }
 
+/** Where a task's worktree and branch are: the fleet's answer, given to every part that acts on a task. */
+export interface TaskPaths {
+  worktreeOf(id: string): string;
+  branchOf(id: string): string;
+}
+
 /** the ref that keeps a discarded task's last commit reachable */
 export function discardedRef(id: string): string {
   return `refs/loopfleet/discarded/${id}`;

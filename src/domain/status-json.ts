@@ -2,7 +2,7 @@
 import type { CheckJudgement, ProofResult, TestCounts } from './check-types.js';
 import type { PrStatusJson } from './pr-types.js';
 import type { RunRecord } from './task-state.js';
-import type { Phase, TaskStatus } from './types.js';
+import type { Phase, TaskStatus } from './vocabulary.js';
 
 /** What `status --json` prints per task, in backlog order. */
 export interface TaskStatusJson {

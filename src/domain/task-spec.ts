@@ -1,6 +1,6 @@
 /** One backlog item and the backlog it is in, as parsed. Plain data only (see types.ts). */
 import type { CheckSpec } from './check-types.js';
-import type { FleetConfig, LandMode } from './config-types.js';
+import type { Autonomy, FleetConfig, LandMode } from './config-types.js';
 
 /** One checklist item of BACKLOG.md. Per-task settings are undefined when the item does not set them. */
 export interface TaskSpec {
@@ -34,13 +34,6 @@ export interface TaskSpec {
   /** `land:` of this task, over the front matter's */
   land?: LandMode;
 }
-
-/**
- * How far a task goes on its own: `plan` waits for a person to approve the explorer's plan, `review` (the
- * default) waits for a person to merge the verified branch, `auto` merges a verified task by itself.
- */
-export const AUTONOMY_LEVELS = ['plan', 'review', 'auto'] as const;
-export type Autonomy = (typeof AUTONOMY_LEVELS)[number];
 
 export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;
 export type TaskPriority = (typeof TASK_PRIORITIES)[number];

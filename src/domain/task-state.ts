@@ -2,7 +2,7 @@
 import type { BaselineResult, CheckResult, ProofResult, Verdict } from './check-types.js';
 import type { TaskGates } from './config-types.js';
 import type { PrRecord } from './pr-types.js';
-import type { Phase, Role, TaskStatus } from './types.js';
+import type { Phase, Role, TaskStatus } from './vocabulary.js';
 import type { Usage } from './usage.js';
 
 export type AttemptOutcome =

@@ -1,8 +1,9 @@
 import { useMemo, useReducer, type ReactNode } from 'react';
 import { Box, useWindowSize } from 'ink';
-import type { FleetHandle } from '../core/events.js';
+import type { FleetHandle } from '../core/handle.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
-import { detailLines, type StyledLine } from './detail-content.js';
+import { detailLines } from './detail-content.js';
+import type { StyledLine } from './styled-text.js';
 import { DetailPane } from './detail-pane.js';
 import { countByStatus, liveFleetElapsed, type Notice } from './fleet-reducer.js';
 import { FleetBar, fleetBarLines, fleetTokens } from './fleet-bar.js';

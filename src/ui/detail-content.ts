@@ -7,14 +7,7 @@ import type { DetailTab } from './view-state.js';
 import { taskBranch } from '../domain/layout.js';
 import { runLines } from './run-history.js';
 import { prLines } from './pr-lines.js';
-
-/** One terminal line of the detail pane, already wrapped to the pane's width. */
-export interface StyledLine {
-  readonly text: string;
-  readonly color?: ColorName;
-  readonly bold?: boolean;
-  readonly dim?: boolean;
-}
+import type { StyledLine } from './styled-text.js';
 
 export type DiffState =
   | { readonly status: 'loading' }

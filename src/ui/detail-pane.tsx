@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Box, Text } from 'ink';
 import type { TaskState } from '../domain/types.js';
-import type { StyledLine } from './detail-content.js';
+import type { StyledLine } from './styled-text.js';
 import { KEY_BINDINGS, Command, formatBinding } from './key-bindings.js';
 import { DETAIL_CHROME } from './layout.js';
 import { positionText, ScrollView } from './scroll-view.js';

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { COMMAND_HELP, formatBindings, HELP_ORDER } from './key-bindings.js';
-import type { StyledLine } from './detail-content.js';
+import type { StyledLine } from './styled-text.js';
 import { padEnd } from './format.js';
 import { ScrollView } from './scroll-view.js';
 

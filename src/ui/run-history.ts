@@ -1,5 +1,5 @@
 import type { RunRecord, TaskState } from '../domain/types.js';
-import type { StyledLine } from './detail-content.js';
+import type { StyledLine } from './styled-text.js';
 import { dayClock, formatDuration, formatLimitDuration, formatTokens, formatUsd, padEnd, padStart, wrapLine } from './format.js';
 import type { ColorName } from './theme.js';
 import { STATUS_COLOR, STATUS_SYMBOL } from './theme.js';

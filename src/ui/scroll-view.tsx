@@ -1,6 +1,6 @@
 import { memo, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
-import type { StyledLine } from './detail-content.js';
+import type { StyledLine } from './styled-text.js';
 import { scrollStart } from './layout.js';
 import { Styled } from './styled-text.js';
 

@@ -9,6 +9,14 @@ export function useColor(): boolean {
   return useContext(ColorContext);
 }
 
+/** One terminal line of the detail pane, already wrapped to the pane's width. */
+export interface StyledLine {
+  readonly text: string;
+  readonly color?: ColorName;
+  readonly bold?: boolean;
+  readonly dim?: boolean;
+}
+
 export interface StyleProps {
   color?: ColorName | undefined;
   bold?: boolean | undefined;

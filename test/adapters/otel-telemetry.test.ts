@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openTelemetry, otelSignals, otelWarnings } from '../../src/adapters/otel-config.js';
+import { otelSignals, otelWarnings } from '../../src/adapters/otel-config.js';
+import { openTelemetry } from '../../src/adapters/otel-open.js';
 import { UsageError } from '../../src/domain/errors.js';
 import { noopTelemetry } from '../../src/ports/telemetry.js';
 import { otelTestEnv } from '../helpers/otel-env.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runMergeQueue, type QueueSteps, type RebaseOutcome, type RecheckOutcome } from '../../src/core/merge-queue.js';
+import type { RecheckOutcome } from '../../src/core/attempt-io.js';
+import { runMergeQueue, type QueueSteps, type RebaseOutcome } from '../../src/core/merge-queue.js';
 
 /** A queue over scripted steps that records what it did, in order. */
 function scripted(options: {

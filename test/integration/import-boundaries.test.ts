@@ -51,7 +51,7 @@ describe('the import-boundary lint', () => {
       for (const [file, line] of violations) await appendFile(join(dir, file), `\n${line}\n`);
       // Allowed: a port importing the domain and a sibling port, ui importing core's event types.
       await appendFile(join(dir, 'src/ports/clock.ts'), "\nimport type { Usage } from '../domain/types.js';\nimport type { GitPort } from './git.js';\n");
-      await writeFile(join(dir, 'src/ui/allowed.ts'), "import type { FleetHandle } from '../core/events.js';\nexport type H = FleetHandle;\n");
+      await writeFile(join(dir, 'src/ui/allowed.ts'), "import type { FleetHandle } from '../core/handle.js';\nexport type H = FleetHandle;\n");
     });
     afterAll(async () => {
       await rm(dir, { recursive: true, force: true });

@@ -3,22 +3,21 @@
  * command) and `discover: { every, only }` (how often `--watch` runs discover, with which finders).
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
-import { NOTIFY_KINDS } from '../notify-digest.js';
-import { DISCOVER_SOURCES } from '../discover/proposal.js';
+import { DISCOVER_SOURCES, NOTIFY_KINDS, type DiscoverSource, type NotifyKind } from '../../domain/types.js';
 import { parseInterval } from '../units.js';
 import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 
 /** A list of names from `known` (a YAML list, or one name); undefined after reporting a problem. */
-function readNames(r: Reader, key: string, node: Node | null, at: Node, known: readonly string[]): string[] | undefined {
+function readNames<T extends string>(r: Reader, key: string, node: Node | null, at: Node, known: readonly T[]): T[] | undefined {
   const items = node === null || (isScalar(node) && node.value === null) ? [] : isSeq(node) ? (node.items as Node[]) : [node];
-  const names: string[] = [];
+  const names: T[] = [];
   for (const item of items) {
     if (!isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
       r.error(item ?? at, `${key} must be a list of names, e.g. [${known.slice(0, 2).join(', ')}]`);
       return undefined;
     }
-    const name = item.value.trim();
+    const name = item.value.trim() as T;
     if (!known.includes(name)) {
       r.error(item, `${key}: unknown name '${name}'${didYouMean(name, known)}; known: ${known.join(', ')}`);
       return undefined;
@@ -33,19 +32,19 @@ function readNames(r: Reader, key: string, node: Node | null, at: Node, known: r
 }
 
 /** `notify_on: [verified, failed, gate, summary]`. */
-export function readNotifyOn(r: Reader, node: Node | null, at: Node): string[] | undefined {
+export function readNotifyOn(r: Reader, node: Node | null, at: Node): NotifyKind[] | undefined {
   return readNames(r, 'notify_on', node, at, NOTIFY_KINDS);
 }
 
 /** `discover: { every: 1d, only: [todo, tests] }`; `only` defaults to every finder. */
-export function readDiscover(r: Reader, node: Node | null, at: Node): { everyMs: number; only: string[] } | null | undefined {
+export function readDiscover(r: Reader, node: Node | null, at: Node): { everyMs: number; only: DiscoverSource[] } | null | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return null;
   if (!isMap(node)) {
     r.error(at, 'discover must be a mapping, e.g. discover: { every: 1d, only: [todo, tests] }');
     return undefined;
   }
   let everyMs: number | undefined;
-  let only: string[] = [...DISCOVER_SOURCES];
+  let only: DiscoverSource[] = [...DISCOVER_SOURCES];
   for (const pair of node.items) {
     const keyNode = pair.key as Node;
     const key = isScalar(keyNode) ? String(keyNode.value) : '?';

@@ -1,4 +1,4 @@
-import { DISCOVER_SOURCES, type DiscoverSource } from './proposal.js';
+import { DISCOVER_SOURCES, type DiscoverSource } from '../../domain/types.js';
 
 /** `--only todo,tests`: the finders to run; every finder when not given. */
 export function parseOnly(text: string): { ok: true; value: Set<DiscoverSource> } | { ok: false; message: string } {

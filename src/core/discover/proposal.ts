@@ -5,10 +5,7 @@
  * or not — has the same match key. Keys carry no line number except as a last resort, so a TODO whose
  * line moved is still the same finding.
  */
-import type { TaskPriority, TaskSpec } from '../../domain/types.js';
-
-export const DISCOVER_SOURCES = ['todo', 'tests', 'lint', 'deps', 'issues'] as const;
-export type DiscoverSource = (typeof DISCOVER_SOURCES)[number];
+import type { DiscoverSource, TaskPriority, TaskSpec } from '../../domain/types.js';
 
 export interface Proposal {
   /** which finder produced it */

@@ -2,7 +2,7 @@ import type { PullRequest } from '../../ports/forge.js';
 import type { GitPort } from '../../ports/git.js';
 import { RefusedError } from '../../domain/errors.js';
 import type { FleetConfig, PrRecord, TaskSpec } from '../../domain/types.js';
-import type { TaskPaths } from '../fleet-actions.js';
+import type { TaskPaths } from '../../domain/layout.js';
 import type { TaskLifecycle } from '../task-lifecycle.js';
 import { DEFAULT_PR } from '../backlog/config-landing.js';
 import type { ForgeLink } from './forge-link.js';

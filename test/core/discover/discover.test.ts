@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { discover, type DiscoverOptions } from '../../../src/commands/discover.js';
 import { findRepo } from '../../../src/commands/repo.js';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
-import { DISCOVER_SOURCES, type DiscoverSource } from '../../../src/core/discover/proposal.js';
+import { DISCOVER_SOURCES, type DiscoverSource } from '../../../src/domain/types.js';
 import { git, read } from '../../helpers/git-repo.js';
 import { FIXTURE_BACKLOG, fixture, fixtureRepo, replay } from './fixture.js';
 

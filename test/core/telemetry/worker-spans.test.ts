@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openTelemetry } from '../../../src/adapters/otel-config.js';
+import { openTelemetry } from '../../../src/adapters/otel-open.js';
 import { FleetEmitter } from '../../../src/core/events.js';
 import { FleetTelemetry } from '../../../src/core/telemetry/recorder.js';
 import { workerAttemptSpans } from '../../../src/core/telemetry/worker-spans.js';
