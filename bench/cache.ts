@@ -9,13 +9,13 @@ import type { AgentEvent } from '../src/ports/model.js';
 import type { Usage } from '../src/domain/types.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/anthropic-model.js')>('adapters/anthropic-model.js');
-const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/execa-runner.js')>('adapters/execa-runner.js');
+const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/model/anthropic-model.js')>('adapters/model/anthropic-model.js');
+const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/sandbox/execa-runner.js')>('adapters/sandbox/execa-runner.js');
 const { startModelServer } = await lib.dist<typeof import('../src/demo/model-server.js')>('demo/model-server.js');
 const { byTurn } = await lib.dist<typeof import('../src/demo/script-kit.js')>('demo/script-kit.js');
-const { loadRoles } = await lib.dist<typeof import('../src/core/agents.js')>('core/agents.js');
-const { fsTextFiles, packagedAgentsDir } = await lib.dist<typeof import('../src/adapters/fs-files.js')>('adapters/fs-files.js');
-const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/prompts.js')>('core/prompts.js');
+const { loadRoles } = await lib.dist<typeof import('../src/core/roles/definitions.js')>('core/roles/definitions.js');
+const { fsTextFiles, packagedAgentsDir } = await lib.dist<typeof import('../src/adapters/store/file-store.js')>('adapters/store/file-store.js');
+const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/roles/prompts.js')>('core/roles/prompts.js');
 const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
 const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('domain/types.js');
 

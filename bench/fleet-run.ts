@@ -7,7 +7,7 @@ import type { Session } from '../src/commands/session.js';
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
 const { openSession } = await lib.dist<typeof import('../src/commands/session.js')>('commands/session.js');
-const { taskOf } = await lib.dist<typeof import('../src/core/role-marker.js')>('core/role-marker.js');
+const { taskOf } = await lib.dist<typeof import('../src/core/roles/marker.js')>('core/roles/marker.js');
 
 export interface FleetRunOptions {
   root: string;

@@ -43,9 +43,9 @@ function backlog(n: number): string {
 /** The state a long history leaves: a record for every task, written before the measured process starts. */
 async function seed(root: string): Promise<void> {
   const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
-  const { taskGates } = await lib.dist<typeof import('../src/core/gates.js')>('core/gates.js');
-  const { TaskLifecycle } = await lib.dist<typeof import('../src/core/task-lifecycle.js')>('core/task-lifecycle.js');
-  const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/lowdb-state.js')>('adapters/lowdb-state.js');
+  const { taskGates } = await lib.dist<typeof import('../src/core/budget/gates.js')>('core/budget/gates.js');
+  const { TaskLifecycle } = await lib.dist<typeof import('../src/core/task/lifecycle.js')>('core/task/lifecycle.js');
+  const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>('adapters/store/lowdb-state.js');
   const { readFile } = await import('node:fs/promises');
   const parsed = parseBacklog(await readFile(`${root}/BACKLOG.md`, 'utf8'), `${root}/BACKLOG.md`, { takenIds: [] });
   const tasks = {};

@@ -12,7 +12,7 @@ import type { TaskState } from '../src/domain/types.js';
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
 const { statusRows } = await lib.dist<typeof import('../src/commands/status.js')>('commands/status.js');
-const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/lowdb-state.js')>('adapters/lowdb-state.js');
+const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>('adapters/store/lowdb-state.js');
 const { fakeTasks, fakeAttempt } = await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
 const { STATE_VERSION } = await lib.dist<typeof import('../src/ports/state-store.js')>('ports/state-store.js');
 

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InputError, InputErrors, ResourceLimitError, UsageError } from './domain/errors.js';
-import { parseDuration, parseSize, parseUsd } from './core/units.js';
+import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
 import type { DiscoverOptions } from './commands/discover.js';
@@ -209,7 +209,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   const workerStray = WORKER_OPTIONS.find((o) => values[o] !== undefined);
   if (workerStray !== undefined && command !== 'worker') throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
   if (values.queue !== undefined && command !== undefined && command !== 'worker') throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
-  const { parseQueueUrl } = await import('./adapters/redis-url.js');
+  const { parseQueueUrl } = await import('./adapters/queue/redis-url.js');
   const queue = values.queue === undefined ? undefined : parseQueueUrl(values.queue);
   if (command === 'worker') {
     const fleetOnly = (['max-tokens', 'max-cost', 'max-time', 'auto-merge', 'no-wait'] as const).find((o) => values[o] !== undefined);

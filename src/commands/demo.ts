@@ -1,12 +1,12 @@
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { DEMO_SCENARIOS } from '../demo/demo-scenarios.js';
 import { startModelServer } from '../demo/model-server.js';
 import { DEMO_PACING, demoScript } from '../demo/scripts.js';
 import { overnight } from './overnight.js';
-import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
+import { hostSandboxCause } from '../adapters/sandbox/userns-diagnosis.js';
 import { unsandboxedDemoNotice } from './demo-sandbox.js';
 import { findRepo } from './repo.js';
 import { PACKAGE_ROOT, sandboxRunsHere } from './services.js';

@@ -7,7 +7,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openForge } from '../adapters/forge-open.js';
+import { openForge } from '../adapters/forge/open.js';
 import type { ForgeSetting } from '../domain/forge-setting.js';
 import type { Backlog } from '../domain/types.js';
 import { ForgeError, ForgeRateLimitError, type ForgeIssue, type ForgePort } from '../ports/forge.js';

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { ExecaRunner } from '../adapters/execa-runner.js';
-import { FsWorkspace } from '../adapters/fs-workspace.js';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { ExecaRunner } from '../adapters/sandbox/execa-runner.js';
+import { FsWorkspace } from '../adapters/workspace/fs-workspace.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { parseBacklog } from '../core/backlog/parse.js';
 import { byPriority, knownItems, splitNew, type Proposal } from '../core/discover/proposal.js';
 import type { DiscoverSource } from '../domain/types.js';
 import { commandSources, findProposals, issueForgeFor, type RemoteSources } from './discover-run.js';
 import { addProposals } from '../core/discover/write.js';
-import { FsBacklogFile } from '../adapters/fs-files.js';
-import { personEnv, taskEnv } from '../core/task-env.js';
+import { FsBacklogFile } from '../adapters/store/file-store.js';
+import { personEnv, taskEnv } from '../core/attempt/task-env.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
-import { processAlive } from '../adapters/fleet-lock.js';
+import { processAlive } from '../adapters/store/process-identity.js';
 
 export interface DiscoverOptions {
   dryRun: boolean;

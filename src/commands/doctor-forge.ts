@@ -1,9 +1,9 @@
-import { chooseForge, remoteAuth } from '../adapters/forge-select.js';
-import { redact } from '../adapters/forge-text.js';
-import { findForgeToken } from '../adapters/forge-token.js';
-import { displayUrl } from '../adapters/git-transport.js';
-import { GitHubForge } from '../adapters/github-forge.js';
-import { GitLabForge } from '../adapters/gitlab-forge.js';
+import { chooseForge, remoteAuth } from '../adapters/forge/select.js';
+import { redact } from '../adapters/forge/text.js';
+import { findForgeToken } from '../adapters/forge/token.js';
+import { displayUrl } from '../adapters/git/transport.js';
+import { GitHubForge } from '../adapters/forge/github-forge.js';
+import { GitLabForge } from '../adapters/forge/gitlab-forge.js';
 import { oneLine } from '../domain/sanitize.js';
 import type { ForgeSetting } from '../domain/forge-setting.js';
 import type { ForgePort } from '../ports/forge.js';

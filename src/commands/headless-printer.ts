@@ -1,6 +1,6 @@
-import type { FleetEmitter } from '../core/events.js';
+import type { FleetEmitter } from '../core/task/events.js';
 import { totalTokens } from '../domain/types.js';
-import { holdText } from '../core/rate-limits.js';
+import { holdText } from '../core/budget/rate-limits.js';
 import { oneLine } from '../domain/sanitize.js';
 
 /**

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { exists } from '../adapters/fs-paths.js';
+import { exists } from '../adapters/fs/paths.js';
 import { join } from 'node:path';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { discoverProject, type Proposal } from './init-detect.js';
 import { BACKLOG_FILE, type Repo } from './repo.js';

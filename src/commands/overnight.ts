@@ -1,14 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { renderReport } from '../core/report.js';
+import { renderReport } from '../core/report/morning-report.js';
 import { runSandboxNotice } from './sandbox-line.js';
-import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
-import type { Fleet } from '../core/fleet.js';
+import { hostSandboxCause } from '../adapters/sandbox/userns-diagnosis.js';
+import type { Fleet } from '../core/fleet/fleet.js';
 import { printEvents } from './headless-printer.js';
 import type { Repo } from './repo.js';
 import { openSession, type SessionOptions } from './session.js';
 import { REPORTS_DIR } from '../domain/layout.js';
-import { summaryPayload, wanted } from '../core/notify-digest.js';
+import { summaryPayload, wanted } from '../core/fleet/notify-digest.js';
 import { totalTokens } from '../domain/types.js';
 import type { Session } from './session.js';
 

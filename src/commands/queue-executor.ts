@@ -5,9 +5,9 @@
  * Before anything is written: that remote must exist and Redis must answer, else exit 2 with what is missing.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { BullmqCoordinatorQueue, type QueueLog } from '../adapters/bullmq-coordinator.js';
-import type { QueueAddress } from '../adapters/redis-url.js';
-import type { FleetServices } from '../core/fleet.js';
+import { BullmqCoordinatorQueue, type QueueLog } from '../adapters/queue/bullmq-coordinator.js';
+import type { QueueAddress } from '../adapters/queue/redis-url.js';
+import type { FleetServices } from '../core/fleet/fleet.js';
 import type { TelemetrySources } from './session-telemetry.js';
 import { UsageError } from '../domain/errors.js';
 import { queueRemote, withQueue } from './remote-attempts.js';

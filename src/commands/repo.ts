@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FsBacklogFile } from '../adapters/fs-files.js';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { FsBacklogFile } from '../adapters/store/file-store.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { defaultConfig, parseBacklog } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';

@@ -1,5 +1,5 @@
-import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
-import { sandboxNotice } from '../core/sandbox-notice.js';
+import { hostSandboxCause } from '../adapters/sandbox/userns-diagnosis.js';
+import { sandboxNotice } from '../core/report/sandbox-notice.js';
 
 /**
  * The run's sandbox line (headless and --watch): null when the sandbox is in force; otherwise what runs

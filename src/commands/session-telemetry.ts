@@ -1,5 +1,5 @@
-import { openTelemetry } from '../adapters/otel-open.js';
-import type { Fleet } from '../core/fleet.js';
+import { openTelemetry } from '../adapters/telemetry/otel-open.js';
+import type { Fleet } from '../core/fleet/fleet.js';
 import { recordFleet, type FleetTelemetry, type RecorderOptions } from '../core/telemetry/recorder.js';
 import { visible } from '../domain/sanitize.js';
 import { noopTelemetry, type Telemetry } from '../ports/telemetry.js';

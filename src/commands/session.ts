@@ -1,23 +1,23 @@
-import { acquireLock, type FleetLock } from '../adapters/fleet-lock.js';
-import { FsBacklogFile } from '../adapters/fs-files.js';
+import { acquireLock, type FleetLock } from '../adapters/store/fleet-lock.js';
+import { FsBacklogFile } from '../adapters/store/file-store.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
 import { addIds, tickDone } from '../core/backlog/write-back.js';
 import { runnableTasks } from '../core/backlog/parse.js';
-import { Fleet } from '../core/fleet.js';
-import { FleetState } from '../core/state.js';
+import { Fleet } from '../core/fleet/fleet.js';
+import { FleetState } from '../core/task/state.js';
 import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates } from '../domain/types.js';
-import type { FleetServices } from '../core/fleet.js';
+import type { FleetServices } from '../core/fleet/fleet.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
-import { scanGitConfig } from '../adapters/git-config-scan.js';
-import { neutraliseConfig } from '../adapters/git-exec.js';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
-import { assertSandboxHolds } from '../adapters/sandbox-selftest.js';
+import { scanGitConfig } from '../adapters/git/config-scan.js';
+import { neutraliseConfig } from '../adapters/git/exec.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
+import { assertSandboxHolds } from '../adapters/sandbox/selftest.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
-import { landOf } from '../core/forge/forge-link.js';
-import type { QueueAddress } from '../adapters/redis-url.js';
+import { landOf } from '../core/land/pr/forge-link.js';
+import type { QueueAddress } from '../adapters/queue/redis-url.js';
 import { openQueue } from './queue-executor.js';
 
 export interface Overrides {
@@ -77,7 +77,7 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
 async function forgeServices(backlog: Backlog, git: SimpleGitAdapter, options: SessionOptions): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
   const remote = backlog.config.remote ?? 'origin';
   // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
-  const { openForge, requireForge } = await import('../adapters/forge-open.js');
+  const { openForge, requireForge } = await import('../adapters/forge/open.js');
   const input = { setting: backlog.config.forge ?? 'auto', git, remote, env: options.env };
   // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
   const opened = (options.needForge ?? options.requireModel ?? true) ? await requireForge(input, backlog.path) : await openForge(input);

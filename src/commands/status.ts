@@ -1,15 +1,15 @@
 import { readFile } from 'node:fs/promises';
-import { LowdbStateStore } from '../adapters/lowdb-state.js';
+import { LowdbStateStore } from '../adapters/store/lowdb-state.js';
 import { parseBacklog, runnableTasks } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
-import { formatTokens } from '../core/units.js';
+import { formatTokens } from '../core/text/format-units.js';
 import { oneLine } from '../domain/sanitize.js';
-import { taskGates } from '../core/gates.js';
+import { taskGates } from '../core/budget/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
-import { prWords } from '../core/forge/pr-words.js';
-import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/check-facts.js';
+import { prWords } from '../core/report/pr-words.js';
+import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/report/check-facts.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {

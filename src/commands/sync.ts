@@ -1,6 +1,6 @@
 import { UsageError } from '../domain/errors.js';
 import { oneLine } from '../domain/sanitize.js';
-import type { SyncResult } from '../core/forge/pull-requests.js';
+import type { SyncResult } from '../core/land/pr/pull-requests.js';
 import { deferSignals } from './deferred-signals.js';
 import { EXIT_INTERRUPTED } from './overnight.js';
 import type { Repo } from './repo.js';

@@ -1,6 +1,6 @@
-import { hostSandboxCause } from '../adapters/userns-diagnosis.js';
+import { hostSandboxCause } from '../adapters/sandbox/userns-diagnosis.js';
 import { UsageError } from '../domain/errors.js';
-import type { Fleet } from '../core/fleet.js';
+import type { Fleet } from '../core/fleet/fleet.js';
 import { runEditor } from '../ui/editor.js';
 import { renderTui } from '../ui/render-tui.js';
 import { EXIT_INTERRUPTED, runExitCode } from './overnight.js';

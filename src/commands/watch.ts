@@ -6,7 +6,7 @@ import { openSession, type SessionOptions } from './session.js';
 import { closeAndReport, notifySummary } from './overnight.js';
 import { untilTime } from './until.js';
 import { MAX_TIMER_MS } from '../domain/layout.js';
-import type { Fleet } from '../core/fleet.js';
+import type { Fleet } from '../core/fleet/fleet.js';
 import { syncLines } from './sync.js';
 
 export interface WatchOptions extends SessionOptions {

@@ -13,14 +13,14 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { GitExec, IDENTITY_ENV, gitEnvironment } from '../adapters/git-exec.js';
-import { SimpleGitAdapter } from '../adapters/simple-git.js';
+import { GitExec, IDENTITY_ENV, gitEnvironment } from '../adapters/git/exec.js';
+import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
-import { Pipeline } from '../core/pipeline.js';
+import { Pipeline } from '../core/attempt/pipeline.js';
 import { LOCK_FILE, STATE_FILE, WORK_DIR, BACKLOG_NAME } from '../domain/layout.js';
 import type { FleetConfig } from '../domain/types.js';
 import type { GitPort } from '../ports/git.js';
-import type { FleetServices } from '../core/fleet.js';
+import type { FleetServices } from '../core/fleet/fleet.js';
 import { buildServices } from './services.js';
 import type { Repo } from './repo.js';
 

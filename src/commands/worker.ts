@@ -8,17 +8,17 @@
  * hands back what still runs (another worker restarts those attempts) and exits 0.
  */
 import { join } from 'node:path';
-import { BullmqWorkerQueue, newIdentity } from '../adapters/bullmq-worker.js';
-import { openTelemetry } from '../adapters/otel-open.js';
+import { BullmqWorkerQueue, newIdentity } from '../adapters/queue/bullmq-worker.js';
+import { openTelemetry } from '../adapters/telemetry/otel-open.js';
 import { workerAttemptSpans } from '../core/telemetry/worker-spans.js';
-import type { QueueAddress } from '../adapters/redis-url.js';
-import { sandboxSelfTest } from '../adapters/sandbox-selftest.js';
+import type { QueueAddress } from '../adapters/queue/redis-url.js';
+import { sandboxSelfTest } from '../adapters/sandbox/selftest.js';
 import { runJob } from '../core/executor/job-runner.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
-import { Pipeline } from '../core/pipeline.js';
+import { Pipeline } from '../core/attempt/pipeline.js';
 import { defaultConfig } from '../core/backlog/config.js';
-import { PortPool } from '../core/port-pool.js';
-import { isSecretName } from '../core/task-env.js';
+import { PortPool } from '../core/attempt/port-pool.js';
+import { isSecretName } from '../core/attempt/task-env.js';
 import type { AttemptJob, WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';

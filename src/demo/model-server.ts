@@ -8,7 +8,7 @@ import { buildReply, errorJson, formatSse, messageJson, streamEvents, type SseEv
 import { authKind, listenLoopback, publicHeaders, readBody, safeParse, sendJson } from './http-util.js';
 import { betasOf, validateBody, validateHeaders, type ApiErrorSpec } from './validate.js';
 
-export { roleOf, roleMarker, taskMarker, attemptMarker } from '../core/role-marker.js';
+export { roleOf, roleMarker, taskMarker, attemptMarker } from '../core/roles/marker.js';
 export type { Fault, Script, ScriptRequest, ScriptTurn, ToolUseScript } from './script-types.js';
 
 /**

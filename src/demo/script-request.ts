@@ -1,4 +1,4 @@
-import { attemptOf, roleOf, taskOf } from '../core/role-marker.js';
+import { attemptOf, roleOf, taskOf } from '../core/roles/marker.js';
 import type { ApiBlock, ApiMessage, RequestBody, ScriptRequest, ToolResultSeen } from './script-types.js';
 
 /** How the fake server presents a validated request to a script. */

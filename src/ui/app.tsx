@@ -1,6 +1,6 @@
 import { useMemo, useReducer, type ReactNode } from 'react';
 import { Box, useWindowSize } from 'ink';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { detailLines } from './detail-content.js';
 import type { StyledLine } from './styled-text.js';

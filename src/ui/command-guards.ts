@@ -1,4 +1,4 @@
-import type { FleetSnapshotSummary } from '../core/events.js';
+import type { FleetSnapshotSummary } from '../core/task/events.js';
 import { commandRefusal, type TaskCommand as AnyTaskCommand } from '../domain/task-rules.js';
 import type { FleetConfig, TaskState } from '../domain/types.js';
 import { discardedRef, taskBranch } from '../domain/layout.js';

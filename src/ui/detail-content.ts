@@ -1,5 +1,5 @@
 import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type ConflictDetail, type TaskState, type TestCounts } from '../domain/types.js';
-import { checkJson, checksOfAttempt, progressLine } from '../core/check-facts.js';
+import { checkJson, checksOfAttempt, progressLine } from '../core/report/check-facts.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, singleLine, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';

@@ -1,8 +1,8 @@
 import { memo, type ReactNode } from 'react';
 import { Box, Text } from 'ink';
-import type { FleetSnapshotSummary } from '../core/events.js';
-import { sandboxNotice } from '../core/sandbox-notice.js';
-import { holdText } from '../core/rate-limits.js';
+import type { FleetSnapshotSummary } from '../core/task/events.js';
+import { sandboxNotice } from '../core/report/sandbox-notice.js';
+import { holdText } from '../core/budget/rate-limits.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';

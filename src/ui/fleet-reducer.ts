@@ -1,5 +1,5 @@
-import type { FleetEvents, FleetSnapshotSummary } from '../core/events.js';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetEvents, FleetSnapshotSummary } from '../core/task/events.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import { TASK_STATUSES, type GateName, type TaskState, type TaskStatus } from '../domain/types.js';
 import { appendAgentText, appendPhaseOutput, appendToolCall, emptyLog, type OutputLog } from './output-log.js';
 

@@ -1,5 +1,5 @@
 import { oneLine, visible } from '../domain/sanitize.js';
-import { clockTime, formatDuration, formatTokens, formatUsd, shortDuration } from '../core/units.js';
+import { clockTime, formatDuration, formatTokens, formatUsd, shortDuration } from '../core/text/format-units.js';
 
 export { formatDuration, formatTokens, formatUsd };
 

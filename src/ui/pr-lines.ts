@@ -1,5 +1,5 @@
 import type { TaskState } from '../domain/types.js';
-import { prWords } from '../core/forge/pr-words.js';
+import { prWords } from '../core/report/pr-words.js';
 import { singleLine, wrapLine } from './format.js';
 import type { ColorName } from './theme.js';
 

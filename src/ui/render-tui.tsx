@@ -1,5 +1,5 @@
 import { render } from 'ink';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { App } from './app.js';
 import type { Notice } from './fleet-reducer.js';

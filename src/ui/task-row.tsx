@@ -2,11 +2,11 @@ import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
 import { formatDuration, formatTokens, formatUsd, meter, nextRunText, padEnd, padStart, sanitize, truncate, width } from './format.js';
-import { progressLine } from '../core/check-facts.js';
+import { progressLine } from '../core/report/check-facts.js';
 import { TITLE_KEEP, type RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
 import { ratioColor, STATUS_COLOR, STATUS_SYMBOL, type ColorName } from './theme.js';
-import { prWords } from '../core/forge/pr-words.js';
+import { prWords } from '../core/report/pr-words.js';
 import { prColor } from './pr-lines.js';
 
 export interface TaskRowProps {

@@ -1,5 +1,5 @@
 import type { AttemptOutcome, TaskStatus } from '../domain/types.js';
-import type { FleetSnapshotSummary } from '../core/events.js';
+import type { FleetSnapshotSummary } from '../core/task/events.js';
 
 /** The colours the TUI uses. Every coloured element also carries a symbol or a word, so nothing is lost without colour. */
 export type ColorName = 'green' | 'red' | 'yellow' | 'cyan' | 'blue' | 'magenta' | 'gray' | 'white';

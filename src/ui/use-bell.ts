@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useStdout } from 'ink';
-import type { FleetEvents } from '../core/events.js';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetEvents } from '../core/task/events.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { TaskStatus } from '../domain/types.js';
 
 export const BELL = '\u0007';

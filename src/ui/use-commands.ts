@@ -1,6 +1,6 @@
 import { useRef, type Dispatch } from 'react';
 import { useApp } from 'ink';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { TaskState } from '../domain/types.js';
 import { confirmPrompt, doneText, errorText, mergesByPr, pauseAction, progressText, refusal, type TaskCommand } from './command-guards.js';
 import type { FleetUiState } from './fleet-reducer.js';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { TaskState } from '../domain/types.js';
 import { errorText } from './command-guards.js';
 import type { DiffState } from './detail-content.js';

@@ -1,6 +1,6 @@
 import { useCallback, useLayoutEffect, useReducer } from 'react';
-import type { FleetEvents } from '../core/events.js';
-import type { FleetHandle } from '../core/handle.js';
+import type { FleetEvents } from '../core/task/events.js';
+import type { FleetHandle } from '../core/fleet/handle.js';
 import type { TaskState } from '../domain/types.js';
 import { fleetReducer, initFleetState, type FleetAction, type FleetUiState, type Notice } from './fleet-reducer.js';
 import { useThrottledQueue } from './use-throttled.js';

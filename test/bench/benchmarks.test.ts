@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BENCHES } from '../../bench/list.js';
+import { ROOT } from '../helpers/paths.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 
 // Every registered benchmark, once, in quick mode: it must run to the end and report its figures. The
 // figures themselves are not asserted (they belong to `npm run bench` on a quiet machine).

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SimpleGitAdapter } from '../../src/adapters/simple-git.js';
+import { SimpleGitAdapter } from '../../src/adapters/git/simple-git.js';
 import { forgeChecks, type ForgeDoctorConfig } from '../../src/commands/doctor-forge.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
 import { FakeGitLab } from '../helpers/fake-gitlab.js';

@@ -4,7 +4,7 @@
  * one does there. The exit code stays 1 under `sandbox: auto` and 0 under `sandbox: off`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { diagnoseSandbox } from '../../src/adapters/userns-diagnosis.js';
+import { diagnoseSandbox } from '../../src/adapters/sandbox/userns-diagnosis.js';
 import { doctor } from '../../src/commands/doctor.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { backlog } from '../helpers/fleet-harness.js';

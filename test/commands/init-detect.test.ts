@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { discoverProject } from '../../src/commands/init-detect.js';
+import { PACKAGED_BACKLOG } from '../helpers/paths.js';
 
 let dirs: string[] = [];
 afterEach(async () => {
@@ -104,7 +105,7 @@ describe('the template init writes', () => {
     const { readFile } = await import('node:fs/promises');
     const { fillTemplate } = await import('../../src/commands/init.js');
     const { parseBacklog } = await import('../../src/core/backlog/parse.js');
-    const template = await readFile(join(import.meta.dirname, '..', '..', 'backlog', 'init-template.md'), 'utf8');
+    const template = await readFile(join(PACKAGED_BACKLOG, 'init-template.md'), 'utf8');
     const odd = 'pytest -k "not slow" # a: b';
     const text = fillTemplate(template, { check: { command: odd, source: 'AGENTS.md' }, setup: { command: 'npm ci', source: 'package-lock.json' } });
     expect(text).toMatch(/^check: "pytest -k \\"not slow\\" # a: b" # AGENTS\.md$/m);

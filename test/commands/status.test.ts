@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { LowdbStateStore } from '../../src/adapters/lowdb-state.js';
+import { LowdbStateStore } from '../../src/adapters/store/lowdb-state.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { statusRows, statusTable } from '../../src/commands/status.js';
 import type { ConflictDetail } from '../../src/domain/types.js';

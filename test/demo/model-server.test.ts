@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { attemptMarker, roleMarker, taskMarker } from '../../src/core/role-marker.js';
+import { attemptMarker, roleMarker, taskMarker } from '../../src/core/roles/marker.js';
 import { ModelServer, startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { byRole, byTurn, sequence } from '../../src/demo/script-kit.js';
 import type { Script, ScriptRequest } from '../../src/demo/script-types.js';

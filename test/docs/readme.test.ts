@@ -3,13 +3,13 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
+import { ROOT } from '../helpers/paths.js';
 
 /**
  * The README names files, tests and in-page sections; each must exist. A renamed test or a moved adapter
  * fails here instead of leaving the README pointing at nothing.
  */
 
-const ROOT = path.join(import.meta.dirname, '..', '..');
 const README = await readFile(path.join(ROOT, 'README.md'), 'utf8');
 
 /** The README without its fenced blocks: headings and links there are examples, not the document's. */

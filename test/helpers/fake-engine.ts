@@ -1,20 +1,20 @@
-import { Fleet, type FleetServices } from '../../src/core/fleet.js';
-import { FleetState } from '../../src/core/state.js';
+import { Fleet, type FleetServices } from '../../src/core/fleet/fleet.js';
+import { FleetState } from '../../src/core/task/state.js';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
-import { ROLE_DEFAULTS, type RoleDefinition } from '../../src/core/agents.js';
+import { ROLE_DEFAULTS, type RoleDefinition } from '../../src/core/roles/definitions.js';
 import { ROLES, type Backlog, type Role } from '../../src/domain/types.js';
 import type { Clock } from '../../src/ports/clock.js';
-import type { FleetEvents } from '../../src/core/events.js';
+import type { FleetEvents } from '../../src/core/task/events.js';
 import { FakeGit } from './fake-git.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 import { FakeRunner, type FakeRun } from './fake-runner.js';
-import { FakeScratchTrees, FakeTrackedFiles, MemoryBaselineStore } from './fake-verification.js';
+import { FakeScratchTrees, FakeTrackedFiles, FakeBaselineStore } from './fake-verification.js';
 import { FakeWorkspace } from './fake-workspace.js';
-import { MemoryStateStore } from './memory-state-store.js';
+import { FakeStateStore } from './fake-state-store.js';
 import { backlog as backlogText } from './fleet-harness.js';
 import type { RunOptions } from '../../src/ports/process.js';
-import type { Lessons } from '../../src/core/lessons.js';
-import { memoryLessons } from './memory-lessons.js';
+import type { Lessons } from '../../src/core/roles/lessons.js';
+import { fakeLessons } from './fake-lessons.js';
 
 export const ROOT = '/repo';
 
@@ -41,7 +41,7 @@ export interface FakeEngine {
   workspace: FakeWorkspace;
   runner: FakeRunner;
   model: FakeModel;
-  store: MemoryStateStore;
+  store: FakeStateStore;
   state: FleetState;
   backlog: Backlog;
   /** ids ticked `[x]` by merges */
@@ -57,7 +57,7 @@ export interface FakeEngineOptions {
   autoMerge?: boolean;
   clock?: Clock;
   /** reuse the state (and git) of an earlier engine: a restart */
-  store?: MemoryStateStore;
+  store?: FakeStateStore;
   git?: FakeGit;
   notify?: boolean;
   /** --no-wait: a rate or usage limit fails the task */
@@ -76,7 +76,7 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
   const model = new FakeModel(options.script ?? (() => ({})), async (workdir, path, content) => {
     git.files(workdir).set(path, content);
   });
-  const store = options.store ?? new MemoryStateStore();
+  const store = options.store ?? new FakeStateStore();
   const clock = options.clock ?? { now: () => Date.now() };
   const ticked: string[] = [];
   const notified: Array<Record<string, unknown>> = [];
@@ -89,10 +89,10 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
     roles: roles(),
     sandboxed: true,
     shellAllowed: false,
-    baselines: new MemoryBaselineStore(),
+    baselines: new FakeBaselineStore(),
     scratch: new FakeScratchTrees(git),
     tracked: new FakeTrackedFiles(git),
-    lessons: options.lessons ?? memoryLessons(),
+    lessons: options.lessons ?? fakeLessons(),
     store,
     clock,
     tickDone: async (id) => {

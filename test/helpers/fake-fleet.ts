@@ -1,7 +1,7 @@
-import type { QueueResult } from '../../src/core/merge-queue.js';
-import { newAttempt } from '../../src/core/attempt.js';
-import { FleetEmitter, type FleetSnapshotSummary } from '../../src/core/events.js';
-import type { FleetHandle } from '../../src/core/handle.js';
+import type { QueueResult } from '../../src/core/land/merge-queue.js';
+import { newAttempt } from '../../src/core/task/attempt-record.js';
+import { FleetEmitter, type FleetSnapshotSummary } from '../../src/core/task/events.js';
+import type { FleetHandle } from '../../src/core/fleet/handle.js';
 import { RefusedError } from '../../src/domain/errors.js';
 import { commandRefusal, type TaskCommand } from '../../src/domain/task-rules.js';
 import {

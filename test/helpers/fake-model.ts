@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../../src/ports/model.js';
 import type { Role, Usage } from '../../src/domain/types.js';
-import { attemptOf, taskOf } from '../../src/core/role-marker.js';
+import { attemptOf, taskOf } from '../../src/core/roles/marker.js';
 
 /** What a scripted role does in one call. */
 export interface FakeTurn {

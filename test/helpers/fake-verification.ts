@@ -3,7 +3,7 @@ import type { BaselineStore, ScratchTrees, TrackedChange, TrackedFiles, TrackedR
 import type { FakeGit } from './fake-git.js';
 
 /** Baselines kept in memory, keyed like the JSON store: commit and command. */
-export class MemoryBaselineStore implements BaselineStore {
+export class FakeBaselineStore implements BaselineStore {
   readonly #results: BaselineResult[] = [];
 
   async get(commit: string, command: string): Promise<BaselineResult | null> {

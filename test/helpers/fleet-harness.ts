@@ -1,6 +1,6 @@
 import { findRepo } from '../../src/commands/repo.js';
 import { openSession, type Overrides, type Session } from '../../src/commands/session.js';
-import type { Fleet, FleetServices } from '../../src/core/fleet.js';
+import type { Fleet, FleetServices } from '../../src/core/fleet/fleet.js';
 import { FakeModel, type FakeScript } from './fake-model.js';
 import { makeRepo } from './git-repo.js';
 

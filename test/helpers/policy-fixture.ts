@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { sandboxPolicy, type SandboxPolicy } from '../../src/adapters/sandbox-policy.js';
+import { sandboxPolicy, type SandboxPolicy } from '../../src/adapters/sandbox/policy.js';
 import { git, makeRepo } from './git-repo.js';
 
 export interface PolicyFixture {

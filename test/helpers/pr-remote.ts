@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { FleetServices } from '../../src/core/fleet.js';
+import type { FleetServices } from '../../src/core/fleet/fleet.js';
 import type { ForgePort } from '../../src/ports/forge.js';
 import { GIT_ENV, git } from './git-repo.js';
 

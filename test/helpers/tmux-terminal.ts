@@ -2,10 +2,11 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
+import { CLI } from './paths.js';
 
 /** A real terminal (tmux) running the built CLI: keys typed into it, the screen read back from the pane. */
 
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
+export { CLI };
 const COLUMNS = 120;
 const ROWS = 35;
 const SESSION = 'fleet';

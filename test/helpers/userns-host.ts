@@ -6,7 +6,7 @@
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { hostUsernsFacts } from '../../src/adapters/userns-host-facts.js';
+import { hostUsernsFacts } from '../../src/adapters/sandbox/userns-host-facts.js';
 import type { UsernsFacts } from '../../src/ports/userns-facts.js';
 
 export interface FakeHost {

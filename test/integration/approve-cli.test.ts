@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import type { FakeScript } from '../helpers/fake-model.js';
 import { readState } from '../helpers/state-file.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

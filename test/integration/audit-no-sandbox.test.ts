@@ -3,16 +3,19 @@
  * finding names the cause the host's diagnosis found and the fix, like doctor and the run's first line.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
+import { BIN } from '../helpers/paths.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'dist', 'bin.js');
 
-describe.runIf(existsSync(BIN))('loopfleet audit without bubblewrap', () => {
+it('runs the built executable (`npm run build` first)', () => {
+  expect(existsSync(BIN)).toBe(true);
+});
+
+describe('loopfleet audit without bubblewrap', () => {
   it('says why the sandbox cannot run and how to install it', { timeout: 60_000 }, async () => {
     const bin = pathWithout(['bwrap']);
     const repo = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One') });

@@ -4,8 +4,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
 describe('a backlog line with a lone carriage return, run from the command line', () => {
   it('exits 2 naming the file and line, and writes nothing', { timeout: 60_000 }, async () => {

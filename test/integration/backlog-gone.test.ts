@@ -5,8 +5,8 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findRepo } from '../../src/commands/repo.js';
 import { openSession } from '../../src/commands/session.js';
-import { costOf, priceOf } from '../../src/core/pricing.js';
+import { costOf, priceOf } from '../../src/core/budget/pricing.js';
 import { claudeCodeRole, workdirOf, type ToolOutcome } from '../../src/demo/claude-code-script.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { byRole } from '../../src/demo/script-kit.js';
 import type { Script, ScriptRequest, ToolResultSeen } from '../../src/demo/script-types.js';
 import { demoScript } from '../../src/demo/scripts.js';
-import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { ExecaRunner } from '../../src/adapters/sandbox/execa-runner.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 

@@ -8,8 +8,8 @@ import { startModelServer, type RunningModelServer } from '../../src/demo/model-
 import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo, read } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const KEY = 'sk-ant-watch-0123456789abcdefghijklmnopqrstuvwxyz';
 
 let server: RunningModelServer;

@@ -7,8 +7,8 @@ import { startModelServer, type RunningModelServer } from '../../src/demo/model-
 import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read, writeFiles } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const SENTINEL_KEY = 'sk-ant-sentinel-0123456789abcdefghijklmnopqrstuvwxyz';
 
 let server: RunningModelServer;

@@ -6,8 +6,8 @@ import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
+import { BIN, CLI } from '../helpers/paths.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'dist', 'bin.js');
 
 describe('loopfleet demo', () => {
   it('runs the bundled demo headless with the scripted model and no key: three verified, two failed as scripted', { timeout: 120_000 }, async () => {
@@ -63,7 +63,7 @@ describe('loopfleet demo', () => {
     const repo = await makeRepo({ 'BACKLOG.md': backlog('check: test -f hello.txt\nreview: false\ngates:\n  attempts: 1', '- [ ] T-1 Say hello') });
     try {
       const env = { PATH: bin.path, HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'key-for-this-test' };
-      const run = await execa(process.execPath, [join(import.meta.dirname, '..', '..', 'dist', 'cli.js'), '--overnight'], { cwd: repo.root, env, extendEnv: false, reject: false, timeout: 60_000 });
+      const run = await execa(process.execPath, [CLI, '--overnight'], { cwd: repo.root, env, extendEnv: false, reject: false, timeout: 60_000 });
       expect(run.stdout).toMatch(/warning: no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\) — checks of agent-written code are refused/);
       expect(run.stdout).toMatch(/Fix: install it: (sudo )?apt-get install bubblewrap; or write `sandbox: off`/);
       expect(run.stdout).not.toMatch(/demo/);

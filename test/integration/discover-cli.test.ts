@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../src/core/backlog/parse.js';
-import { FIXTURE_BACKLOG, FIXTURES, fixtureRepo } from '../core/discover/fixture.js';
+import { FIXTURE_BACKLOG, FIXTURES, fixtureRepo } from '../helpers/discover-fixture.js';
 import { read } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
 /**
  * `npm` and `gh` stand-ins on PATH: `npm outdated` / `npm audit` print recorded output (no registry here),

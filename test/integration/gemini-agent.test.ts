@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CliAgentClient } from '../../src/adapters/cli-agent.js';
-import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { CliAgentClient } from '../../src/adapters/model/cli-agent.js';
+import { ExecaRunner } from '../../src/adapters/sandbox/execa-runner.js';
 import { startGeminiServer } from '../../src/demo/gemini-server.js';
 import type { AgentEvent } from '../../src/ports/model.js';
-import { parseVerdict } from '../../src/core/verdict.js';
+import { parseVerdict } from '../../src/core/verify/verdict.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { presetRequest } from '../helpers/preset-request.js';
 

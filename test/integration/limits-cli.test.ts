@@ -7,8 +7,8 @@ import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const KEY = 'sk-ant-sentinel-0123456789abcdefghijklmnopqrstuvwxyz';
 
 let server: RunningModelServer;

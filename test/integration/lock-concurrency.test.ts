@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LowdbStateStore } from '../../src/adapters/lowdb-state.js';
+import { LowdbStateStore } from '../../src/adapters/store/lowdb-state.js';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const TASKS = ['T-1', 'T-2', 'T-3'];
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

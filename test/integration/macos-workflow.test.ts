@@ -9,10 +9,10 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { ExecaRunner } from '../../src/adapters/sandbox/execa-runner.js';
 import { pathWithout } from '../helpers/path-without.js';
+import { ROOT } from '../helpers/paths.js';
 
-const ROOT = path.join(import.meta.dirname, '..', '..');
 const WORKFLOW = path.join(ROOT, '.github', 'workflows', 'macos-sandbox.yml');
 
 interface Step {
@@ -32,21 +32,21 @@ const job = Object.values(workflow.jobs)[0]!;
 const runs = job.steps.map((s) => s.run ?? '');
 const at = (pattern: RegExp) => runs.findIndex((r) => pattern.test(r));
 
-/** Sandbox attack tests: the attack files of test/adapters that need the sandbox, and the self-test's. */
+/** Sandbox attack tests: the attack files of test/security that need the sandbox, and the self-test's. */
 async function sandboxAttackTests(): Promise<string[]> {
-  const dir = path.join(ROOT, 'test', 'adapters');
+  const dir = path.join(ROOT, 'test', 'security');
   const found: string[] = [];
   for (const name of (await readdir(dir)).sort()) {
     if (!/-attacks\.test\.ts$/.test(name)) continue;
-    if ((await readFile(path.join(dir, name), 'utf8')).includes('sandboxAvailable()')) found.push(`test/adapters/${name}`);
+    if ((await readFile(path.join(dir, name), 'utf8')).includes('sandboxAvailable()')) found.push(`test/security/${name}`);
   }
   // Then the self-test and the macOS path's own tests, which switch to the real Seatbelt on a Mac.
   return [
     ...found,
-    'test/adapters/sandbox-selftest.test.ts',
-    'test/adapters/sandbox-platform.test.ts',
-    'test/adapters/cli-agent-darwin.test.ts',
-    'test/adapters/agent-presets-darwin.test.ts',
+    'test/adapters/sandbox/selftest.test.ts',
+    'test/adapters/sandbox/platform.test.ts',
+    'test/adapters/model/cli-agent-darwin.test.ts',
+    'test/adapters/model/agent-presets-darwin.test.ts',
   ];
 }
 
@@ -76,9 +76,13 @@ describe('the macOS sandbox job', () => {
   // The guard step's script, against the built runner (`npm run build` first, as the job does).
   const guard = runs[at(/sandboxAvailable\(\)/)]!.replace(/^node --input-type=module -e /, '');
   const script = guard.slice(1, -1);
-  const dist = existsSync(path.join(ROOT, 'dist', 'adapters', 'execa-runner.js'));
+  const dist = existsSync(path.join(ROOT, 'dist', 'adapters', 'sandbox', 'execa-runner.js'));
 
-  it.runIf(dist)('its guard fails where there is no sandbox, saying so', async () => {
+  it('names the built runner that `npm run build` makes', () => {
+    expect(dist).toBe(true);
+  });
+
+  it('its guard fails where there is no sandbox, saying so', async () => {
     expect(guard.startsWith('"') && guard.endsWith('"')).toBe(true);
     const bin = pathWithout(['bwrap']);
     try {
@@ -90,7 +94,7 @@ describe('the macOS sandbox job', () => {
     }
   });
 
-  it.runIf(dist && sandboxHere)('its guard passes where the sandbox runs', async () => {
+  it.runIf(sandboxHere)('its guard passes where the sandbox runs', async () => {
     const r = await execa(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, reject: false });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);

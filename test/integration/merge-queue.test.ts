@@ -7,8 +7,8 @@ import { findRepo } from '../../src/commands/repo.js';
 import { backlog, reopen, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();

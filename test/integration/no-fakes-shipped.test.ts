@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SRC } from '../helpers/paths.js';
 
-const SRC = join(import.meta.dirname, '..', '..', 'src');
 
 // src/ is what `npm run build` compiles into dist/ and the package ships: test stand-ins live in test/.
 describe('the shipped sources', () => {

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startModelServer } from '../../src/demo/model-server.js';
@@ -7,8 +6,8 @@ import { demoScript } from '../../src/demo/scripts.js';
 import { backlogRepo } from '../helpers/fleet-harness.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
 import { bareOrigin, mergeOnRemote, remoteHead } from '../helpers/pr-remote.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const KEY = 'sk-ant-pr-watch-0123456789abcdefghijklmnopqrstuvwxyz';
 
 let cleanups: Array<() => Promise<unknown>> = [];

@@ -3,8 +3,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnthropicModelClient } from '../../src/adapters/anthropic-model.js';
-import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { AnthropicModelClient } from '../../src/adapters/model/anthropic-model.js';
+import { ExecaRunner } from '../../src/adapters/sandbox/execa-runner.js';
 import { overnight } from '../../src/commands/overnight.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
@@ -13,6 +13,7 @@ import { demoScript, type DemoScenario } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
+import { CLI } from '../helpers/paths.js';
 
 /**
  * Usage windows and rate limits, end to end: a 429 left after the real SDK's retries, and a CLI agent's
@@ -20,7 +21,6 @@ import { readState } from '../helpers/state-file.js';
  */
 
 const KEY = 'sk-ant-test-key-for-the-loopback-server-000000';
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.reverse()) await c();

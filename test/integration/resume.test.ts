@@ -8,8 +8,8 @@ import type { StateData } from '../../src/ports/state-store.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
+import { CLI } from '../helpers/paths.js';
 
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const KEY = 'resume-test-key';
 let server: RunningModelServer | null = null;
 let cleanup: (() => Promise<void>) | null = null;

@@ -9,18 +9,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { ExecaRunner } from '../../src/adapters/execa-runner.js';
+import { ExecaRunner } from '../../src/adapters/sandbox/execa-runner.js';
 import type { SandboxCause } from '../../src/domain/sandbox-cause.js';
+import { ROOT } from '../helpers/paths.js';
 
-const ROOT = path.join(import.meta.dirname, '..', '..');
-const DIST = path.join(ROOT, 'dist', 'adapters', 'userns-diagnosis.js');
+const DIST = path.join(ROOT, 'dist', 'adapters', 'sandbox', 'userns-diagnosis.js');
 const available = await new ExecaRunner().sandboxAvailable();
 const bwrap = available ? (await execa('/bin/sh', ['-c', 'command -v bwrap'], { reject: false })).stdout.trim() : '';
 const disables = bwrap !== '' && (await execa(bwrap, ['--help'], { reject: false })).stdout.includes('--disable-userns');
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-describe.runIf(available && disables && existsSync(DIST))('diagnosing inside a sandbox that forbids user namespaces', () => {
+it('runs against the built diagnosis (`npm run build` first)', () => {
+  expect(existsSync(DIST)).toBe(true);
+});
+
+describe.runIf(available && disables)('diagnosing inside a sandbox that forbids user namespaces', () => {
   it("names the nesting limit, bubblewrap's own words, and the way out", { timeout: 60_000 }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-userns-nested-'));
     try {

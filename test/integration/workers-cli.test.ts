@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
-import { CLI, pass, startFleet, type Fleet } from './workers-fleet.js';
+import { CLI, pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 let redis: RedisServer | null = null;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
-import { holdFirstImplementer, pass, startFleet, type Fleet } from './workers-fleet.js';
+import { holdFirstImplementer, pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
 
 let fleet: Fleet | null = null;
 const cleanups: Array<() => Promise<void>> = [];

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Script, ScriptRequest } from '../../src/demo/script-types.js';
-import { pass, startFleet, type Fleet } from './workers-fleet.js';
+import { pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
+import { PACKAGED_AGENTS } from '../helpers/paths.js';
 
 let fleet: Fleet | null = null;
 afterEach(async () => {
@@ -10,7 +11,7 @@ afterEach(async () => {
   fleet = null;
 });
 
-const PACKAGED = join(import.meta.dirname, '..', '..', 'agents', 'implementer.md');
+const PACKAGED = join(PACKAGED_AGENTS, 'implementer.md');
 const MARK = 'OVERRIDE-PROMPT-4e1b: write exactly the file the task names.';
 
 describe("the repository's roles on workers", () => {

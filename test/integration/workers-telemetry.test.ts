@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
-import { pass, startFleet, type Fleet } from './workers-fleet.js';
+import { pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
 
 let fleet: Fleet | null = null;
 let receiver: OtlpReceiver | null = null;

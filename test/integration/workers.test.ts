@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
-import { deferred, holdFirstImplementer, pass, startFleet, type Fleet } from './workers-fleet.js';
+import { deferred, holdFirstImplementer, pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
 
 let fleet: Fleet | null = null;
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup, render } from 'ink-testing-library';
 import { App } from '../../src/ui/app.js';
 import { FakeFleet, fakeAttempt, fakeTask } from '../helpers/fake-fleet.js';
-import { plain, resize, rowOf, setup, sleep, waitFor } from './helpers.js';
+import { plain, resize, rowOf, setup, sleep, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

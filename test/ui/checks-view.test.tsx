@@ -3,8 +3,8 @@ import { cleanup } from 'ink-testing-library';
 import { checkLines } from '../../src/ui/detail-content.js';
 import { fakeAttempt, fakeTask } from '../helpers/fake-fleet.js';
 import type { CheckResult, TaskState, TestCounts } from '../../src/domain/types.js';
-import { mixedTasks } from './fixtures.js';
-import { rowOf, setup } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { rowOf, setup } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

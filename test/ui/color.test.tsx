@@ -1,8 +1,8 @@
-import './force-color.js';
+import '../helpers/force-color.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { mixedTasks } from './fixtures.js';
-import { KEY, setup, waitFor } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { KEY, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

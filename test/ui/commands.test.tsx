@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
-import { mixedTasks } from './fixtures.js';
-import { KEY, rowOf, setup, waitFor } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { KEY, rowOf, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

@@ -3,7 +3,7 @@ import { cleanup } from 'ink-testing-library';
 import { detailLines, type DetailSources } from '../../src/ui/detail-content.js';
 import { fakeTask } from '../helpers/fake-fleet.js';
 import type { ConflictDetail } from '../../src/domain/types.js';
-import { KEY, setup, waitFor } from './helpers.js';
+import { KEY, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import type { Key } from 'ink';
 import { Command, COMMAND_HELP, commandFor, formatBinding, formatBindings, HELP_ORDER, KEY_BINDINGS, MODE_COMMANDS, type InputMode } from '../../src/ui/key-bindings.js';
-import { mixedTasks } from './fixtures.js';
-import { KEY, setup, waitFor } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { KEY, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { fakeTasks } from '../helpers/fake-fleet.js';
 import { width } from '../../src/ui/format.js';
-import { KEY, resize, rowOf, selectedRow, setup, sleep, waitFor } from './helpers.js';
+import { KEY, resize, rowOf, selectedRow, setup, sleep, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

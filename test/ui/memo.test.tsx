@@ -1,7 +1,7 @@
 import { afterEach, expect, test, vi } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { fakeTasks } from '../helpers/fake-fleet.js';
-import { rowOf, setup, waitFor } from './helpers.js';
+import { rowOf, setup, waitFor } from '../helpers/ui-render.js';
 
 const calls = vi.hoisted(() => ({ formatUsd: 0 }));
 

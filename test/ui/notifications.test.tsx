@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { BELL } from '../../src/ui/use-bell.js';
-import { mixedTasks } from './fixtures.js';
-import { rowOf, setup, sleep, waitFor } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { rowOf, setup, sleep, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import type { PrRecord } from '../../src/domain/types.js';
 import { fakeTask } from '../helpers/fake-fleet.js';
-import { KEY, rowOf, setup, waitFor } from './helpers.js';
+import { KEY, rowOf, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

@@ -4,8 +4,8 @@ import { detailLines, type DetailSources } from '../../src/ui/detail-content.js'
 import { fakeRecurringTask, fakeRun, fakeTask } from '../helpers/fake-fleet.js';
 import { nextRunText } from '../../src/ui/format.js';
 import type { TaskState } from '../../src/domain/types.js';
-import { mixedTasks } from './fixtures.js';
-import { KEY, rowOf, setup, waitFor } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { KEY, rowOf, setup, waitFor } from '../helpers/ui-render.js';
 
 // Times print in local time: a fixed zone and a fixed clock (only Date is faked; timers stay real).
 // 2026-12-01T10:00Z is Tuesday 1 December, 11:00 in Berlin.

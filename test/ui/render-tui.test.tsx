@@ -3,8 +3,8 @@ import { describe, expect, test } from 'vitest';
 import { FakeFleet } from '../helpers/fake-fleet.js';
 import { FakeStdin } from '../helpers/fake-terminal.js';
 import { colorWanted, renderTui } from '../../src/ui/render-tui.js';
-import { mixedTasks } from './fixtures.js';
-import { KEY, sleep } from './helpers.js';
+import { mixedTasks } from '../helpers/ui-fixtures.js';
+import { KEY, sleep } from '../helpers/ui-render.js';
 
 /** A terminal for Ink: a stdout that records what is written and a stdin that can be typed into. */
 class TestStdout extends EventEmitter {

@@ -3,7 +3,7 @@ import { cleanup } from 'ink-testing-library';
 import type { Key } from 'ink';
 import { fakeTask } from '../helpers/fake-fleet.js';
 import { typedKeys } from '../../src/ui/use-key-handler.js';
-import { rowOf, selectedRow, setup, waitFor } from './helpers.js';
+import { rowOf, selectedRow, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 

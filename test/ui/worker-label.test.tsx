@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import { fakeTask } from '../helpers/fake-fleet.js';
-import { rowOf, setup } from './helpers.js';
+import { rowOf, setup } from '../helpers/ui-render.js';
 
 afterEach(() => cleanup());
 

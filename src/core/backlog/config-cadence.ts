@@ -4,7 +4,7 @@
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { DISCOVER_SOURCES, NOTIFY_KINDS, type DiscoverSource, type NotifyKind } from '../../domain/types.js';
-import { parseInterval } from '../units.js';
+import { parseInterval } from '../text/parse-units.js';
 import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 

@@ -5,7 +5,7 @@
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { LAND_MODES, type ForgeSetting, type LandMode, type PrSettings } from '../../domain/types.js';
-import { parseInterval } from '../units.js';
+import { parseInterval } from '../text/parse-units.js';
 import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 

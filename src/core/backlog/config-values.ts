@@ -5,7 +5,7 @@
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { InputError } from '../../domain/errors.js';
 import type { ModelPrice } from '../../domain/types.js';
-import { parseSize, parseUsd, type Parsed } from '../units.js';
+import { parseSize, parseUsd, type Parsed } from '../text/parse-units.js';
 import { didYouMean } from './closest.js';
 
 export const PRICE_KEYS = ['input', 'output', 'cache_write_5m', 'cache_write_1h', 'cache_read'] as const;

@@ -6,7 +6,7 @@
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
 import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } from '../../domain/types.js';
-import { parseDuration, parseSize, parseUsd } from '../units.js';
+import { parseDuration, parseSize, parseUsd } from '../text/parse-units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
 import { DEFAULT_PR, readForge, readLand, readPr, readRemote } from './config-landing.js';

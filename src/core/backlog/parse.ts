@@ -4,7 +4,7 @@
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
 import { AUTONOMY_LEVELS, LAND_MODES, TASK_PRIORITIES, type Autonomy, type Backlog, type LandMode, type TaskPriority, type TaskSpec } from '../../domain/types.js';
-import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../units.js';
+import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../text/parse-units.js';
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
 import { readFrontMatter, splitLines } from './front-matter.js';

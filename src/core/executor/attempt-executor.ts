@@ -3,8 +3,8 @@
  * through the lifecycle (the one writer of task state), whichever executor ran it: the result, or an error
  * of the class the local pipeline throws (GateError, StopError, RateLimitError, ResourceLimitError, Error).
  */
-import type { AttemptInput, AttemptResult } from '../attempt-io.js';
-import type { Pipeline } from '../pipeline.js';
+import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
+import type { Pipeline } from '../attempt/pipeline.js';
 
 export interface AttemptExecutor {
   run(input: AttemptInput): Promise<AttemptResult>;

@@ -11,15 +11,15 @@ import type { AttemptJob, JobChannel, WireError, WorkerEvent, WorkerIdentity } f
 import type { Clock } from '../../ports/clock.js';
 import type { GitPort, RemoteAuth } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
-import type { AttemptInput, AttemptObserver, CallBudget, PlanBlocker } from '../attempt-io.js';
+import type { AttemptInput, AttemptObserver, CallBudget, PlanBlocker } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
-import type { PortPool } from '../port-pool.js';
-import { personEnv, taskEnv } from '../task-env.js';
+import type { PortPool } from '../attempt/port-pool.js';
+import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { baseRef } from './remote-branches.js';
 import { fromWireError, toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
-import type { RoleDefinition } from '../agents.js';
+import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 
 export interface JobRunnerDeps {

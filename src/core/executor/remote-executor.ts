@@ -10,12 +10,12 @@
  * so two plans never pass each other here either.
  */
 import { jobIdOf, type AttemptJob, type CoordinatorQueue, type SequencedEvent, type WorkerEvent } from '../../ports/attempt-queue.js';
-import type { AttemptInput, AttemptResult } from '../attempt-io.js';
+import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
 import { checkEvent } from './wire-events.js';
 import { rolesToWire, type WireRoles } from './wire-roles.js';
-import type { RoleDefinition } from '../agents.js';
+import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 import { fromWireError, toWireError } from './wire-error.js';
 

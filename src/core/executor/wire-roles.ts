@@ -12,7 +12,7 @@
 import { stringify } from 'yaml';
 import { InputErrors } from '../../domain/errors.js';
 import { ROLES, type Role } from '../../domain/types.js';
-import { parseRoleFile, type RoleDefinition } from '../agents.js';
+import { parseRoleFile, type RoleDefinition } from '../roles/definitions.js';
 
 /** Per role: a prompt longer than this is not a role file but a payload. */
 export const MAX_ROLE_TEXT = 64 * 1024;

@@ -1,4 +1,4 @@
-import type { FleetEmitter, FleetEvents } from '../events.js';
+import type { FleetEmitter, FleetEvents } from '../task/events.js';
 import { addUsage, totalTokens, ZERO_USAGE, type AttemptRecord, type Phase, type TaskState, type TaskStatus, type Usage } from '../../domain/types.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Span, Telemetry } from '../../ports/telemetry.js';

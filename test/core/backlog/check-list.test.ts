@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
-import { checksOf } from '../../../src/core/checks.js';
+import { checksOf } from '../../../src/core/verify/checks.js';
 import { backlogProblems, md } from '../../helpers/backlog-text.js';
 
 const FILE = '/repo/BACKLOG.md';

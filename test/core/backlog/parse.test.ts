@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseBacklog, DEFAULT_CONFIG, DEFAULT_PROTECT } from '../../../src/core/backlog/parse.js';
 import type { InputError } from '../../../src/domain/errors.js';
 import { backlogRefusal, md } from '../../helpers/backlog-text.js';
+import { PACKAGED_BACKLOG } from '../../helpers/paths.js';
 
 const FILE = 'BACKLOG.md';
 
@@ -385,7 +387,7 @@ describe('tasks', () => {
   });
 
   it('accepts the init template with no tasks', () => {
-    const text = readFileSync(new URL('../../../backlog/init-template.md', import.meta.url), 'utf8');
+    const text = readFileSync(join(PACKAGED_BACKLOG, 'init-template.md'), 'utf8');
     const { backlog, missingIds } = parseBacklog(text, FILE);
     expect(backlog.tasks).toEqual([]);
     expect(missingIds).toEqual([]);
@@ -393,7 +395,7 @@ describe('tasks', () => {
   });
 
   it('documents every front matter key in the init template, in working syntax', () => {
-    const text = readFileSync(new URL('../../../backlog/init-template.md', import.meta.url), 'utf8');
+    const text = readFileSync(join(PACKAGED_BACKLOG, 'init-template.md'), 'utf8');
     const uncommented = text.replace(/^# ( *(?:[a-z][a-z0-9_-]*:|- ))/gm, '$1');
     const { config } = parseBacklog(uncommented, FILE).backlog;
     expect(config).toMatchObject({
@@ -409,7 +411,7 @@ describe('tasks', () => {
   });
 
   it('runs the init template examples once they leave the comment', () => {
-    const text = readFileSync(new URL('../../../backlog/init-template.md', import.meta.url), 'utf8');
+    const text = readFileSync(join(PACKAGED_BACKLOG, 'init-template.md'), 'utf8');
     const { backlog } = parseBacklog(text.replace('<!--', '').replace('-->', ''), FILE);
     expect(backlog.tasks.map((t) => t.id)).toEqual(['T-1', 'T-2']);
     expect(backlog.tasks[1]).toMatchObject({ attempts: 5, timeMs: 3_600_000 });

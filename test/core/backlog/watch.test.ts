@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchBacklog, type BacklogChange, type BacklogWatcher } from '../../../src/core/backlog/watch.js';
 import { tickDone } from '../../../src/core/backlog/write-back.js';
-import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
-import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
+import { FsBacklogFile } from '../../../src/adapters/store/file-store.js';
+import { FakeBacklogFile } from '../../helpers/fake-backlog-file.js';
 
 let dir: string;
 let file: string;
@@ -145,7 +145,7 @@ describe('watchBacklog', () => {
 
 describe('watchBacklog on an in-memory BacklogFile', () => {
   it('reports a save, stays silent for its own write, and reports a save folded into one', async () => {
-    const backlog = new MemoryBacklogFile('- [ ] T-1 One\n');
+    const backlog = new FakeBacklogFile('- [ ] T-1 One\n');
     watcher = await watchBacklog(backlog, (c) => changes.push(c), { debounceMs: 1 });
     const w = watcher;
     backlog.save('- [ ] T-1 One\n- [ ] T-2 Two\n');

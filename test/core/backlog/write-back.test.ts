@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
-import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
+import { FsBacklogFile } from '../../../src/adapters/store/file-store.js';
 import { addIds, tickDone } from '../../../src/core/backlog/write-back.js';
-import { MemoryBacklogFile } from '../../helpers/memory-backlog-file.js';
+import { FakeBacklogFile } from '../../helpers/fake-backlog-file.js';
 
 let dir: string;
 let file: string;
@@ -146,7 +146,7 @@ describe('addIds', () => {
 
 describe('a save that lands while loopfleet writes', () => {
   it('is kept: the edit is redone on the saved text', async () => {
-    const backlog = new MemoryBacklogFile('- [ ] T-1 One\n- [ ] T-2 Two\n');
+    const backlog = new FakeBacklogFile('- [ ] T-1 One\n- [ ] T-2 Two\n');
     backlog.beforeReplace = () => backlog.save('- [ ] T-0 Zero\n- [ ] T-1 One\n- [ ] T-2 Two, reworded\n');
     const seen: string[] = [];
     expect(await tickDone(backlog, 'T-2', { onWrite: (_before, after) => seen.push(after) })).toBe(true);
@@ -156,7 +156,7 @@ describe('a save that lands while loopfleet writes', () => {
   });
 
   it('that keeps changing makes the edit fail with the file named, never overwrite it', async () => {
-    const backlog = new MemoryBacklogFile('- [ ] Alpha\n');
+    const backlog = new FakeBacklogFile('- [ ] Alpha\n');
     const missing = parseBacklog('- [ ] Alpha\n', backlog.path).missingIds;
     let n = 0;
     const replace = backlog.replace.bind(backlog);

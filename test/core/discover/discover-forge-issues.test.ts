@@ -6,7 +6,7 @@ import { FakeGitHub } from '../../helpers/fake-github.js';
 import { FakeGitLab } from '../../helpers/fake-gitlab.js';
 import { git, read } from '../../helpers/git-repo.js';
 import { pathWithout } from '../../helpers/path-without.js';
-import { fixtureRepo, replay } from './fixture.js';
+import { fixtureRepo, replay } from '../../helpers/discover-fixture.js';
 
 /** discover's issue finder through the forge client: a real repository whose remote names the forge, the loopback forges. */
 

@@ -6,7 +6,7 @@ import { findRepo } from '../../../src/commands/repo.js';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { DISCOVER_SOURCES, type DiscoverSource } from '../../../src/domain/types.js';
 import { git, read } from '../../helpers/git-repo.js';
-import { FIXTURE_BACKLOG, fixture, fixtureRepo, replay } from './fixture.js';
+import { FIXTURE_BACKLOG, fixture, fixtureRepo, replay } from '../../helpers/discover-fixture.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { byPriority, knownItems, splitNew, type Proposal } from '../../../src/co
 import { failingTestFiles, narrowedCheck, testRunnerOf } from '../../../src/core/discover/tests.js';
 import { enclosingDefinition, findTodos, isScannable, todoProposal } from '../../../src/core/discover/todo.js';
 import type { TaskSpec } from '../../../src/domain/types.js';
-import { fixture } from './fixture.js';
+import { fixture } from '../../helpers/discover-fixture.js';
 
 describe('TODO comments', () => {
   it('finds the four keywords after a comment marker in many languages, not in prose or identifiers', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import type { Proposal } from '../../../src/core/discover/proposal.js';
 import { addProposals, planInsertion } from '../../../src/core/discover/write.js';
-import { FsBacklogFile } from '../../../src/adapters/fs-files.js';
+import { FsBacklogFile } from '../../../src/adapters/store/file-store.js';
 
 let dirs: string[] = [];
 afterEach(async () => {

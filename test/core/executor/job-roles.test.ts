@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fsTextFiles } from '../../../src/adapters/fs-files.js';
+import { fsTextFiles } from '../../../src/adapters/store/file-store.js';
 import { PACKAGE_ROOT } from '../../../src/commands/services.js';
-import { loadRoles } from '../../../src/core/agents.js';
+import { loadRoles } from '../../../src/core/roles/definitions.js';
 import { rolesToWire } from '../../../src/core/executor/wire-roles.js';
 import type { SequencedEvent } from '../../../src/ports/attempt-queue.js';
 import { job } from '../../helpers/attempt-queue-contract.js';
 import { backlogRepo } from '../../helpers/fleet-harness.js';
-import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
-import { bareRemote, workerMachine } from './remote-harness.js';
+import { FakeAttemptQueue } from '../../helpers/fake-attempt-queue.js';
+import { bareRemote, workerMachine } from '../../helpers/remote-harness.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -15,7 +15,7 @@ afterEach(async () => {
   cleanups = [];
 });
 
-async function outcome(queue: MemoryAttemptQueue, jobId: string): Promise<SequencedEvent[]> {
+async function outcome(queue: FakeAttemptQueue, jobId: string): Promise<SequencedEvent[]> {
   const got: SequencedEvent[] = [];
   for await (const e of queue.events(jobId, new AbortController().signal)) {
     got.push(e);
@@ -28,7 +28,7 @@ describe("a job's roles on a worker", () => {
   it('a job from a hostile queue whose role names a command: the worker does not have is failed, naming the role, and no agent runs', { timeout: 60_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"', '- [ ] T-1 Write one.txt');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     cleanups.push(() => queue.close());
     const machine = await workerMachine(cleanups, queue, remote, () => ({}), 'w1');
     machine.start();

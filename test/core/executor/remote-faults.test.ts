@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { RemoteBranches } from '../../../src/core/executor/remote-branches.js';
-import { SimpleGitAdapter } from '../../../src/adapters/simple-git.js';
-import { FsWorkspace } from '../../../src/adapters/fs-workspace.js';
+import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
+import { FsWorkspace } from '../../../src/adapters/workspace/fs-workspace.js';
 import type { WorkerEvent } from '../../../src/ports/attempt-queue.js';
 import { attemptJob } from '../../helpers/attempt-job.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
 import { backlog, backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
-import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
-import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
+import { FakeAttemptQueue } from '../../helpers/fake-attempt-queue.js';
+import { bareRemote, remoteServices, workerMachine } from '../../helpers/remote-harness.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -43,7 +43,7 @@ describe('remote attempts under faults', () => {
   it('books a redelivered event once: acknowledgements lost, usage and the worker counted as if each came once', { timeout: 90_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 2', '- [ ] T-1 One\n- [ ] T-2 Two');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const lost = (kind: WorkerEvent['kind']) => kind === 'claimed' || kind === 'agent' || kind === 'pushed' || kind === 'planned';
     queue.loseAcks((_, d) => lost(d.event.kind));
     const w = await workerMachine(cleanups, queue, remote, writeOwnFile, 'host-a', 2);
@@ -72,7 +72,7 @@ describe('remote attempts under faults', () => {
   it('a fleet gate tripped by usage from one worker aborts every running remote attempt and cancels the queued one', { timeout: 90_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 4\ngates:\n  fleet_tokens: 800', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const implementing: string[] = [];
     // Three attempts run on the worker at once; the third implementer's usage takes the fleet over its gate
     // while the other two are inside their calls. The fourth job waits: the worker has three slots.
@@ -110,7 +110,7 @@ describe('remote attempts under faults', () => {
   it('a worker that dies mid-attempt hands its job back: the attempt restarts on another worker, its spending kept, one attempt charged', { timeout: 90_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const aImplementing = deferred();
     const a = await workerMachine(cleanups, queue, remote, ({ role, request }) => {
       if (role !== 'implementer') return {};
@@ -151,7 +151,7 @@ describe('remote attempts under faults', () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const remote = await bareRemote(cleanups, root);
     const other = await git(root, 'commit-tree', '-m', 'pushed by another worker', 'main^{tree}', '-p', 'main');
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     // While this attempt implements, another worker pushes loop/T-1: this job's lease (no branch) is stale.
     const w = await workerMachine(cleanups, queue, remote, (call) => {
       if (call.role !== 'implementer') return {};
@@ -186,7 +186,7 @@ describe('remote attempts under faults', () => {
   it('an attempt interrupted by a fleet stop runs again as a job of its own, the interrupted job cancelled', { timeout: 90_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false', '- [ ] T-1 One');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const implementing = deferred();
     let calls = 0;
     const w = await workerMachine(cleanups, queue, remote, (call) => {
@@ -220,7 +220,7 @@ describe('remote attempts under faults', () => {
   it("a worker's malformed event fails the attempt, naming the job and what was wrong, and nothing of it is applied", { timeout: 60_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\ngates:\n  attempts: 2', '- [ ] T-1 One');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const hostile = queue.worker();
     hostile.process({ id: 'hostile', host: 'hostile', concurrency: 1 }, async (_, channel) => {
       await channel.emit({ kind: 'claimed', worker: { id: 'evil\u001b]52;c;SGVsbG8=\u0007', host: 'x', concurrency: 1 } });
@@ -242,7 +242,7 @@ describe('remote attempts under faults', () => {
   it("a task's own gate tripped by its worker's usage fails that task, aborting its attempt on the worker; the others go on", { timeout: 90_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 2\ngates:\n  tokens: 500', '- [ ] T-1 One\n- [ ] T-2 Two');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const script: FakeScript = (call) => {
       if (call.role !== 'implementer') return {};
       if (call.task === 'T-2') return writeOwnFile(call);

@@ -3,8 +3,8 @@ import { findRepo } from '../../../src/commands/repo.js';
 import { statusRows } from '../../../src/commands/status.js';
 import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
-import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
-import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
+import { FakeAttemptQueue } from '../../helpers/fake-attempt-queue.js';
+import { bareRemote, remoteServices, workerMachine } from '../../helpers/remote-harness.js';
 import type { FakeScript, FakeTurn } from '../../helpers/fake-model.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ describe('attempts that run on workers', () => {
   it('lands every task verified through two workers, each branch fetched back into the coordinator and merged there', { timeout: 120_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: test -f one.txt -o -f two.txt -o -f three.txt\nreview: false\nconcurrency: 3', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const a = await workerMachine(cleanups, queue, remote, writeOwnFile, 'host-a');
     const b = await workerMachine(cleanups, queue, remote, writeOwnFile, 'host-b', 2);
     a.start();
@@ -77,7 +77,7 @@ describe('attempts that run on workers', () => {
   it("a worker's plan that overlaps a running task's waits, answered by the coordinator, then implements on the base that has the other's change", { timeout: 120_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: "true"\nreview: false\nconcurrency: 2', '- [ ] T-1 One\n- [ ] T-2 Two', { 'calc.js': 'base\n' });
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const oneImplementing = deferred();
     const twoWaiting = deferred();
     const seenByTwo: string[] = [];
@@ -118,7 +118,7 @@ describe('attempts that run on workers', () => {
   it("a later attempt on another worker builds on the branch the first attempt pushed, as a local one builds on its worktree", { timeout: 120_000 }, async () => {
     const root = await backlogRepo(cleanups, 'check: test -f done.txt\nreview: false', '- [ ] T-1 One');
     const remote = await bareRemote(cleanups, root);
-    const queue = new MemoryAttemptQueue();
+    const queue = new FakeAttemptQueue();
     const foundByTwo: boolean[] = [];
     let a: Awaited<ReturnType<typeof workerMachine>> | null = null;
     const script: FakeScript = ({ role, attempt, request }): FakeTurn => {

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeScript } from '../../helpers/fake-model.js';
 import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git } from '../../helpers/git-repo.js';
-import { MemoryAttemptQueue } from '../../helpers/memory-attempt-queue.js';
-import { MemoryForge } from '../../helpers/memory-forge.js';
+import { FakeAttemptQueue } from '../../helpers/fake-attempt-queue.js';
+import { FakeForge } from '../../helpers/fake-forge.js';
 import { remoteHead, withForge } from '../../helpers/pr-remote.js';
-import { bareRemote, remoteServices, workerMachine } from './remote-harness.js';
+import { bareRemote, remoteServices, workerMachine } from '../../helpers/remote-harness.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -20,8 +20,8 @@ describe('pull requests of attempts that ran on workers', () => {
   it('opens the PR from the coordinator on the commit the worker pushed, with the evidence the worker produced', { timeout: 120_000 }, async () => {
     const root = await backlogRepo(cleanups, 'land: pr\ncheck: sh check.sh\nreview: false', '- [ ] T-1 Fix the parser\n  source: gh#7', { 'check.sh': `${CHECK}\n` });
     const remote = await bareRemote(cleanups, root);
-    const forge = new MemoryForge((branch) => remoteHead(remote, branch));
-    const queue = new MemoryAttemptQueue();
+    const forge = new FakeForge((branch) => remoteHead(remote, branch));
+    const queue = new FakeAttemptQueue();
     const worker = await workerMachine(cleanups, queue, remote, fixIt, 'host-a');
     worker.start();
     const queued = remoteServices(queue, remote);

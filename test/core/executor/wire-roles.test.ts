@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fsTextFiles } from '../../../src/adapters/fs-files.js';
-import { loadRoles, type RoleDefinition } from '../../../src/core/agents.js';
+import { fsTextFiles } from '../../../src/adapters/store/file-store.js';
+import { loadRoles, type RoleDefinition } from '../../../src/core/roles/definitions.js';
 import { MAX_ROLE_TEXT, roleFileText, rolesFromWire, rolesToWire } from '../../../src/core/executor/wire-roles.js';
 import type { Role } from '../../../src/domain/types.js';
+import { PACKAGED_AGENTS } from '../../helpers/paths.js';
 
-const AGENTS = join(import.meta.dirname, '..', '..', '..', 'agents');
+const AGENTS = PACKAGED_AGENTS;
 let packaged: Record<Role, RoleDefinition>;
 beforeAll(async () => {
   // No repository agents/ folder here: the packaged definitions.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { allowed, allowListed, ATTRIBUTE_RULES, meetsRule, type Rule } from '../../../src/core/telemetry/attributes.js';
 import { noopTelemetry } from '../../../src/ports/telemetry.js';
 import { HOSTILE } from '../../helpers/hostile-text.js';
-import { MemoryTelemetry } from '../../helpers/memory-telemetry.js';
+import { FakeTelemetry } from '../../helpers/fake-telemetry.js';
 
 /** For each kind of rule: values it must take, and values it must refuse. */
 const GOOD: Record<string, Array<string | number | boolean>> = {
@@ -66,7 +66,7 @@ describe('the telemetry allow-list', () => {
   });
 
   it('stands between the recorder and the port: spans, their names, counters, histograms and gauges', async () => {
-    const inner = new MemoryTelemetry();
+    const inner = new FakeTelemetry();
     const t = allowListed(inner);
     const task = t.startSpan('task T-1', { attributes: { 'loopfleet.task.id': 'T-1', title: 'Secret plan' } });
     const child = t.startSpan('phase explore', { parent: task });

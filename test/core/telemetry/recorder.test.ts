@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { FleetEmitter } from '../../../src/core/events.js';
+import { FleetEmitter } from '../../../src/core/task/events.js';
 import { FleetTelemetry, recordFleet } from '../../../src/core/telemetry/recorder.js';
 import { TASK_STATUSES, type AttemptRecord, type Phase, type TaskState, type TaskStatus } from '../../../src/domain/types.js';
 import { noopTelemetry } from '../../../src/ports/telemetry.js';
 import { fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
-import { MemoryTelemetry } from '../../helpers/memory-telemetry.js';
+import { FakeTelemetry } from '../../helpers/fake-telemetry.js';
 
 /** Drives the recorder with task snapshots, as the fleet emits them; the clock is a counter, so times are exact. */
 class Drive {
   readonly events = new FleetEmitter();
-  readonly telemetry = new MemoryTelemetry();
+  readonly telemetry = new FakeTelemetry();
   readonly recorder: FleetTelemetry;
   time = 1000;
   counts: Record<TaskStatus, number> = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;

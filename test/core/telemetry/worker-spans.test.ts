@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { openTelemetry } from '../../../src/adapters/otel-open.js';
-import { FleetEmitter } from '../../../src/core/events.js';
+import { openTelemetry } from '../../../src/adapters/telemetry/otel-open.js';
+import { FleetEmitter } from '../../../src/core/task/events.js';
 import { FleetTelemetry } from '../../../src/core/telemetry/recorder.js';
 import { workerAttemptSpans } from '../../../src/core/telemetry/worker-spans.js';
 import type { AttemptResult } from '../../../src/domain/attempt-result.js';
 import { TASK_STATUSES, type TaskStatus } from '../../../src/domain/types.js';
 import type { WorkerEvent } from '../../../src/ports/attempt-queue.js';
-import { MemoryTelemetry } from '../../helpers/memory-telemetry.js';
+import { FakeTelemetry } from '../../helpers/fake-telemetry.js';
 import { fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
 import { otelTestEnv } from '../../helpers/otel-env.js';
 
@@ -78,7 +78,7 @@ describe("a worker's spans of an attempt", () => {
   });
 
   it('an attempt cut short ends its phase as an error; a failed one too; nothing is recorded after the end', () => {
-    const t = new MemoryTelemetry();
+    const t = new FakeTelemetry();
     const cut = workerAttemptSpans(t, { taskId: 'T-1', attempt: 2, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, 'w-1');
     cut.observe({ kind: 'phase', phase: 'implement' });
     cut.end();

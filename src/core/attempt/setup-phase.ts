@@ -1,0 +1,60 @@
+/**
+ * The setup phase of one attempt: the task's worktree made (or found from an earlier attempt) and, in a new
+ * one, `setup:` run where setup-step.ts says — sandboxed when its code may be an agent's.
+ */
+import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
+import { failAttempt, type AttemptCommands } from './commands.js';
+import type { SetupTrust } from './setup-trust.js';
+import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
+
+export type PreparedWorktree = SetupWorktree & { fresh: boolean; copied: string[] };
+
+export class AttemptWorktree {
+  readonly #s: PipelineServices;
+  readonly #run: AttemptCommands;
+  readonly #trust: SetupTrust;
+
+  constructor(services: PipelineServices, commands: AttemptCommands, trust: SetupTrust) {
+    this.#s = services;
+    this.#run = commands;
+    this.#trust = trust;
+  }
+
+  /**
+   * A new worktree gets its ignored files and dependencies; an existing one (a later attempt, a resume) is
+   * used as it is, and only the list of copied files is worked out again so they stay out of commits.
+   */
+  async ensure(input: AttemptInput): Promise<PreparedWorktree> {
+    if (await this.#s.workspace.exists(input.worktree)) {
+      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false, untrusted: rebuiltFrom(input.branch, true) };
+    }
+    const { git } = this.#s;
+    // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is: whatever it
+    // holds may be an agent's. A new branch starts on base, trusted unless an agent's work landed there.
+    const tip = (await git.branchExists(input.branch)) ? await git.revParse(input.branch) : null;
+    const agentCommits = tip !== null && tip !== (await git.revParse(input.base));
+    await git.addWorktree(input.worktree, input.branch, input.base);
+    const head = tip ?? (await git.revParse(input.branch));
+    if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
+    const landed = tip === null ? await this.#trust.landedIn(head) : null;
+    const untrusted = tip !== null ? rebuiltFrom(input.branch, agentCommits) : landed !== null ? landedOn(input.base, landed) : null;
+    const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
+    if (prepared.deps.method !== 'none') {
+      input.observer.output('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
+    }
+    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
+  }
+
+  /** `setup:` in a new worktree, where setup-step.ts says; returns the failed result, or null. */
+  async setup(input: AttemptInput, result: AttemptResult, worktree: SetupWorktree): Promise<AttemptResult | null> {
+    const { config } = input;
+    const outcome = await runSetup(input.spec, config, worktree, this.#s.sandboxed, (text) => input.observer.output('setup', text), (command, place) =>
+      place.sandbox
+        ? this.#run.command(input, 'setup', command, config.setupTimeoutMs, true, false, { network: place.network })
+        : this.#run.command({ ...input, env: input.hostEnv }, 'setup', command, config.setupTimeoutMs, false),
+    );
+    result.setup = outcome.result;
+    if (outcome.kind !== 'failed') return null;
+    return failAttempt(result, 'setup-failed', outcome.reason, '', [{ label: `the last output of setup \`${outcome.result.command}\``, text: outcome.result.outputTail }]);
+  }
+}

@@ -1,0 +1,150 @@
+import type { ConflictDetail } from '../../domain/types.js';
+import type { ConflictForecast, GitPort } from '../../ports/git.js';
+
+/**
+ * Marker regions kept per task, over all of its conflicts: git-forecast already bounds them per file (five
+ * of at most forty lines); this bounds what one task carries in state and shows in its detail pane.
+ */
+export const MAX_HUNKS_PER_TASK = 12;
+
+export interface ForecastInput {
+  git: Pick<GitPort, 'forecastConflicts' | 'revParse'>;
+  base: string;
+  /** verified, unmerged tasks in backlog order */
+  branches: ReadonlyArray<{ id: string; branch: string }>;
+  /** answers kept from earlier forecasts: a pair is asked again only when one of its sides moved */
+  memo?: ForecastMemo;
+}
+
+/**
+ * Forecasts by the two commits they were computed for. A merge-tree of the same two commits always gives
+ * the same answer, so an entry never goes stale: it is asked by commit id, never by a ref that can move
+ * between the look-up and the merge, and its markers are then labelled with the names a person knows.
+ * Bounded: past MAX_ENTRIES the oldest half is dropped (a night has far fewer pairs).
+ */
+export class ForecastMemo {
+  static readonly MAX_ENTRIES = 4096;
+  readonly #byPair = new Map<string, ConflictForecast>();
+  /** merge-trees asked through this memo */
+  asked = 0;
+
+  async forecast(git: Pick<GitPort, 'forecastConflicts'>, left: { name: string; commit: string }, right: { name: string; commit: string }): Promise<ConflictForecast> {
+    const key = `${left.commit} ${right.commit}`;
+    let answer = this.#byPair.get(key);
+    if (answer === undefined) {
+      this.asked++;
+      answer = await git.forecastConflicts(left.commit, right.commit);
+      if (this.#byPair.size >= ForecastMemo.MAX_ENTRIES) {
+        let drop = this.#byPair.size / 2;
+        for (const k of this.#byPair.keys()) {
+          if (drop-- <= 0) break;
+          this.#byPair.delete(k);
+        }
+      }
+      this.#byPair.set(key, answer);
+    }
+    return relabel(answer, left, right);
+  }
+}
+
+/** The marker lines of `forecast` labelled `name` where merge-tree wrote the commit id it was given. */
+function relabel(forecast: ConflictForecast, ...sides: Array<{ name: string; commit: string }>): ConflictForecast {
+  const hunks: Record<string, string[]> = {};
+  for (const [file, list] of Object.entries(forecast.hunks)) {
+    hunks[file] = list.map((hunk) =>
+      hunk
+        .split('\n')
+        .map((line) => {
+          for (const marker of ['<<<<<<< ', '>>>>>>> ']) {
+            if (!line.startsWith(marker)) continue;
+            const side = sides.find((s) => line.startsWith(`${marker}${s.commit}`));
+            if (side !== undefined) return `${marker}${side.name}${line.slice(marker.length + side.commit.length)}`;
+          }
+          return line;
+        })
+        .join('\n'),
+    );
+  }
+  return { files: forecast.files, hunks };
+}
+
+/** One conflict as recorded on a task: with whom (the base branch's name or a task id), the files, the hunks. */
+export function conflictDetail(withName: string, forecast: ConflictForecast): ConflictDetail {
+  const hunks = Object.entries(forecast.hunks).flatMap(([file, list]) => list.map((hunk) => ({ file, hunk })));
+  return { with: withName, files: forecast.files, hunks };
+}
+
+/**
+ * At most `max` hunks over all of `details`, taken in turn (each conflict's first, then each one's second, …)
+ * so that every conflict that has hunks keeps its first. Files and order are untouched.
+ */
+export function boundHunks(details: readonly ConflictDetail[], max = MAX_HUNKS_PER_TASK): ConflictDetail[] {
+  const kept = details.map(() => 0);
+  let total = 0;
+  for (let round = 0; total < max; round++) {
+    let more = false;
+    for (let i = 0; i < details.length && total < max; i++) {
+      if (details[i]!.hunks.length > round) {
+        kept[i]! += 1;
+        total += 1;
+        more = true;
+      }
+    }
+    if (!more) break;
+  }
+  return details.map((d, i) => ({ ...d, hunks: d.hunks.slice(0, kept[i]) }));
+}
+
+/**
+ * Predicts, touching nothing, which verified branches would conflict with base and with each other.
+ * Every pair is asked once (n·(n−1)/2 merge-trees plus n against base); with a memo, only the pairs one of
+ * whose sides moved since it was last asked — a newly verified branch costs n merge-trees, not n². A task appears in the result only when it has a conflict; its
+ * details come base first, then the other tasks in backlog order, with their hunks bounded.
+ */
+export async function forecastFleet(input: ForecastInput): Promise<Map<string, ConflictDetail[]>> {
+  const { git, base, branches } = input;
+  const found = new Map<string, ConflictDetail[]>();
+  const add = (id: string, detail: ConflictDetail) => {
+    const list = found.get(id);
+    if (list === undefined) found.set(id, [detail]);
+    else list.push(detail);
+  };
+
+  // With a memo, each side is asked by its commit, so that an unchanged pair is answered from the memo.
+  const memo = input.memo;
+  const tips = memo === undefined ? null : await Promise.all([base, ...branches.map((b) => b.branch)].map(async (ref) => (await git.revParse(ref)) ?? ref));
+  const tipOf = (ref: string, at: number): string => tips?.[at] ?? ref;
+  const ask = (left: string, l: number, right: string, r: number) =>
+    memo === undefined ? git.forecastConflicts(left, right) : memo.forecast(git, { name: left, commit: tipOf(left, l) }, { name: right, commit: tipOf(right, r) });
+  const againstBase = await Promise.all(branches.map((b, i) => ask(base, 0, b.branch, i + 1)));
+  branches.forEach((b, i) => {
+    const forecast = againstBase[i]!;
+    if (forecast.files.length > 0) add(b.id, conflictDetail(base, forecast));
+  });
+
+  const pairs: Array<[number, number]> = [];
+  for (let i = 0; i < branches.length; i++) for (let j = i + 1; j < branches.length; j++) pairs.push([i, j]);
+  const pairwise = await Promise.all(pairs.map(([i, j]) => ask(branches[i]!.branch, i + 1, branches[j]!.branch, j + 1)));
+  pairs.forEach(([i, j], k) => {
+    const forecast = pairwise[k]!;
+    if (forecast.files.length === 0) return;
+    add(branches[i]!.id, conflictDetail(branches[j]!.id, forecast));
+    add(branches[j]!.id, conflictDetail(branches[i]!.id, forecast));
+  });
+
+  // The pairs are asked in backlog order already; the sort states the order rather than relying on it.
+  const order = new Map<string, number>([[base, -1], ...branches.map((b, i): [string, number] => [b.id, i])]);
+  const result = new Map<string, ConflictDetail[]>();
+  for (const { id } of branches) {
+    const list = found.get(id);
+    if (list === undefined) continue;
+    list.sort((x, y) => order.get(x.with)! - order.get(y.with)!);
+    result.set(id, boundHunks(list));
+  }
+  return result;
+}
+
+/** The `conflictsWith` list of status --json and the TUI mark: the names of `details`, in their order. */
+export function conflictsWith(details: readonly ConflictDetail[] | undefined): string[] {
+  return (details ?? []).map((d) => d.with);
+}

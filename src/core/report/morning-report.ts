@@ -1,0 +1,244 @@
+import { totalTokens, type AttemptRecord, type BaselineResult, type CheckResult, type FleetConfig, type Role, type TaskState, type TestCounts } from '../../domain/types.js';
+import { baseFailure } from '../verify/baseline.js';
+import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-facts.js';
+import { checkLabel } from '../verify/checks.js';
+import type { FleetSnapshotSummary } from '../task/events.js';
+import { sandboxNotice } from './sandbox-notice.js';
+import type { SandboxCause } from '../../domain/sandbox-cause.js';
+import { oneLine, visible } from '../../domain/sanitize.js';
+import { prWords } from './pr-words.js';
+
+/**
+ * The morning report: enough to review the night's work without reading transcripts. Pure text.
+ *
+ * Invariant: the report holds no escape sequence or control a terminal or viewer would act on (`cat`,
+ * `less -R`, a Markdown preview): titles, reasons, verdicts and notes are one-line fields of the one
+ * sanitiser, plans and outputs its multi-line form inside fences they cannot close, and the whole text
+ * passes it once more before it is returned.
+ */
+
+export interface ReportInput {
+  repoRoot: string;
+  base: string;
+  startedAt: string;
+  endedAt: string;
+  summary: FleetSnapshotSummary;
+  tasks: TaskState[];
+  /** ids of the tasks this run touched; the others are listed briefly */
+  ran: ReadonlySet<string>;
+  config: FleetConfig;
+  sandboxed: boolean;
+  /** what stops bubblewrap on this host, when the run was unsandboxed under `sandbox: auto` */
+  sandboxCause?: SandboxCause | null;
+  exitCode: number;
+}
+
+const OUTCOME_WORD: Record<string, string> = {
+  verified: '✔ verified — ready to merge',
+  merged: '✓ merged',
+  failed: '✗ failed',
+  conflict: '⚠ conflict',
+  discarded: '⌫ discarded',
+  queued: '· not finished',
+  running: '▶ running',
+};
+
+export function tokens(n: number): string {
+  return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+export function usd(n: number): string {
+  return `$${n.toFixed(n < 1 ? 4 : 2)}`;
+}
+
+/** A fenced block of `text`: the fence is longer than any backtick run inside, so the text cannot close it. */
+function fenced(text: string): string[] {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [fence, text, fence];
+}
+
+function firstLines(text: string, n: number): string {
+  const lines = text.trim().split('\n');
+  return lines.slice(0, n).join('\n') + (lines.length > n ? '\n…' : '');
+}
+
+function lastLines(text: string, n: number): string {
+  const lines = text.trimEnd().split('\n');
+  return (lines.length > n ? '…\n' : '') + lines.slice(-n).join('\n');
+}
+
+function roleRows(attempts: AttemptRecord[]): string[] {
+  const roles: Role[] = ['explorer', 'implementer', 'verifier'];
+  const rows: string[] = [];
+  for (const role of roles) {
+    let input = 0, output = 0, cw = 0, cr = 0, cost = 0;
+    for (const a of attempts) {
+      const u = a.usageByRole[role];
+      if (u !== undefined) {
+        input += u.input; output += u.output; cw += u.cacheWrite; cr += u.cacheRead;
+      }
+      cost += a.costByRole[role] ?? 0;
+    }
+    if (input + output + cw + cr === 0) continue;
+    rows.push(`| ${role} | ${tokens(input)} / ${tokens(output)} / ${tokens(cw)} / ${tokens(cr)} | ${usd(cost)} |`);
+  }
+  return rows;
+}
+
+function roleTable(attempts: AttemptRecord[]): string[] {
+  const rows = roleRows(attempts);
+  return rows.length === 0 ? [] : ['| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...rows];
+}
+
+const JUDGED_MARK: Record<string, string> = { passed: '✔', failed: '✗', warning: '⚠', 'not-worse': '≈' };
+
+function countsWords(c: TestCounts | null | undefined): string {
+  return c == null ? '' : ` — ${c.failed}/${c.total} failing${c.skipped > 0 ? `, ${c.skipped} skipped` : ''}`;
+}
+
+/** One check's line: mark, label, exit, time, counts against base, and why when it is not a plain pass. */
+function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string {
+  const judged = checkJson(r).judged ?? 'failed';
+  const base = baseline.find((b) => b.command === r.command);
+  const vsBase = base?.counts != null && r.counts != null ? ` (base: ${base.counts.failed}/${base.counts.total})` : '';
+  const exit = r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'killed'}`;
+  const optional = r.required === false ? ' · not required' : '';
+  const note = r.note ? ` — ${r.note}` : '';
+  return oneLine(`- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`);
+}
+
+function baselineSection(baseline: readonly BaselineResult[]): string[] {
+  if (baseline.length === 0) return [];
+  const out = ['', `**Baseline** (the checks on ${baseline[0]!.commit.slice(0, 10)}, before any change)`, ''];
+  for (const b of baseline) {
+    const fails = baseFailure(b);
+    out.push(oneLine(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`));
+  }
+  return out;
+}
+
+function attemptSection(a: AttemptRecord): string[] {
+  const out = ['', `### Attempt ${a.n} — ${a.outcome}${a.reason ? `: ${oneLine(a.reason)}` : ''}`, ''];
+  if (a.plan) out.push('**Plan (summary)**', '', ...fenced(firstLines(visible(a.plan), 8)), '');
+  if (a.diffStat) out.push('**Diffstat**', '', ...fenced(visible(a.diffStat.trimEnd())), '');
+  const checks = checksOfAttempt(a);
+  if (checks.length > 0) out.push('**Checks**', '', ...checks.map((c) => checkLine(c, a.baseline ?? [])), '');
+  if (a.guard.length > 0) out.push('**Guard:**', ...a.guard.map((g) => `- ${oneLine(g)}`), '');
+  if (a.verdict) out.push(`**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`, ...a.verdict.reasons.map((r) => `- ${oneLine(r)}`), '');
+  if (a.proof) out.push(oneLine(`**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`), '');
+  const roles = roleRows([a]);
+  out.push(`**Cost:** ${usd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
+  if (roles.length > 0) out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
+  return out;
+}
+
+/** Files named per conflict in the report; the rest are counted. */
+const MAX_FILES_NAMED = 10;
+
+function fileList(files: readonly string[]): string {
+  if (files.length <= MAX_FILES_NAMED) return files.join(', ');
+  return `${files.slice(0, MAX_FILES_NAMED).join(', ')} and ${files.length - MAX_FILES_NAMED} more files`;
+}
+
+/**
+ * With whom a task conflicts and in which files: predicted for a verified task, found for one in
+ * `conflict`; none for any other status (what a task left behind is no longer true). The hunks are the
+ * detail pane's.
+ */
+export function conflictEntries(task: TaskState): Array<{ with: string; files: string[] }> {
+  if (task.status === 'conflict') return task.conflicts ?? [];
+  if (task.status !== 'verified') return [];
+  return task.conflicts ?? (task.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
+}
+
+function conflictWords(entry: { with: string; files: string[] }): string {
+  return `⚠ conflicts with ${entry.with}${entry.files.length === 0 ? '' : ` in ${fileList(entry.files)}`}`;
+}
+
+function conflictLines(task: TaskState): string[] {
+  const entries = conflictEntries(task);
+  if (entries.length === 0) return [];
+  const head = task.status === 'verified' ? '- **Predicted conflicts** (computed before any merge):' : '- **Conflicts:**';
+  return [head, ...entries.map((e) => `  - ${oneLine(conflictWords(e))}`)];
+}
+
+function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
+  const out = [oneLine(`## ${task.id} ${task.title}`), ''];
+  out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`);
+  if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
+  const real = realAttempts(task);
+  out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
+  out.push(`- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`);
+  const progress = progressLine(task);
+  if (progress !== null) out.push(`- **Tests:** ${progress}`);
+  if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
+  if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  if (task.branch !== null && task.pr?.state !== 'open') {
+    const next: Partial<Record<TaskState['status'], string>> = {
+      verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,
+      // Not the worktree: its content is the agent's, and git run there can run a nested repository's config.
+      failed: `\`git diff ${base}...${task.branch}\` shows the work so far; \`loopfleet retry ${task.id}\` or \`loopfleet discard ${task.id}\``,
+      conflict: `\`loopfleet retry ${task.id}\` rebases it onto the base and verifies it again (when the rebase conflicts, a new attempt resolves the conflict); or \`loopfleet discard ${task.id}\``,
+    };
+    const hint = next[task.status];
+    if (hint !== undefined) out.push(`- **Branch:** \`${task.branch}\` — ${hint}`);
+  }
+  out.push(...conflictLines(task));
+  const roles = roleTable(task.attempts);
+  if (roles.length > 0) out.push('', ...roles);
+  const last = real.at(-1);
+  if (last !== undefined) out.push(...baselineSection(last.baseline ?? []));
+  if (last !== undefined && checksOfAttempt(last).length === 0 && cfg.check === null) out.push('', '**Check:** none configured');
+  for (const a of real) out.push(...attemptSection(a));
+  if (last !== undefined) {
+    const shown = checksOfAttempt(last).find((c) => (c.judged ?? (c.exitCode === 0 ? 'passed' : 'failed')) !== 'passed') ?? last.check;
+    if (shown) {
+      out.push('', oneLine(`**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`), '', ...fenced(lastLines(visible(shown.outputTail), 20)));
+    }
+  }
+  out.push('');
+  return out;
+}
+
+/** The fleet's cost divided by the tasks it brought to verified (or merged) in this run. */
+function costPerVerified(input: ReportInput): string {
+  const ran = input.tasks.filter((t) => input.ran.has(t.id));
+  const done = ran.filter((t) => t.status === 'verified' || t.status === 'merged').length;
+  const spent = ran.reduce((sum, t) => sum + t.costUsd, 0);
+  return done === 0
+    ? `**Cost per verified task:** none verified; ${usd(spent)} spent on the tasks of this run.`
+    : `**Cost per verified task:** ${usd(spent / done)} (${usd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
+}
+
+export function renderReport(input: ReportInput): string {
+  const { summary } = input;
+  const c = summary.counts;
+  const lines = [
+    `# loopfleet report — ${input.endedAt.slice(0, 16).replace('T', ' ')}`,
+    '',
+    `Repository \`${input.repoRoot}\`, base \`${input.base}\`. Run from ${input.startedAt} to ${input.endedAt}; exit code ${input.exitCode}.`,
+    '',
+    `**${c.verified} verified · ${c.merged} merged · ${c.failed} failed · ${c.conflict} conflict · ${c.queued} queued · ${c.discarded} discarded** — ` +
+      `${tokens(totalTokens(summary.totals.usage))} tokens, ${usd(summary.totals.costUsd)} in all.`,
+    '',
+    costPerVerified(input),
+  ];
+  if (summary.stoppedBy !== null) lines.push('', `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`);
+  const notice = sandboxNotice(input.config.sandbox, input.sandboxed, input.sandboxCause ?? null);
+  if (notice !== null) lines.push('', `**Unsandboxed:** ${notice}.`);
+  lines.push('');
+  const ran = input.tasks.filter((t) => input.ran.has(t.id));
+  const rest = input.tasks.filter((t) => !input.ran.has(t.id));
+  for (const task of ran) lines.push(...taskSection(task, input.config, input.base));
+  if (rest.length > 0) {
+    lines.push('## Not run this time', '');
+    for (const t of rest) {
+      const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
+      const pr = t.pr === undefined ? '' : ` · ${prWords(t.pr)} ${t.pr.url}`;
+      lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}${pr}`));
+    }
+    lines.push('');
+  }
+  return visible(lines.join('\n'));
+}
