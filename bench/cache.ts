@@ -9,13 +9,19 @@ import type { AgentEvent } from '../src/ports/model.js';
 import type { Usage } from '../src/domain/types.js';
 
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/model/anthropic-model.js')>('adapters/model/anthropic-model.js');
-const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/sandbox/execa-runner.js')>('adapters/sandbox/execa-runner.js');
+const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/model/anthropic-model.js')>(
+  'adapters/model/anthropic-model.js',
+);
+const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/sandbox/execa-runner.js')>(
+  'adapters/sandbox/execa-runner.js',
+);
 const { startModelServer } = await lib.dist<typeof import('../src/demo/model-server.js')>('demo/model-server.js');
 const { byTurn } = await lib.dist<typeof import('../src/demo/script-kit.js')>('demo/script-kit.js');
 const { loadRoles } = await lib.dist<typeof import('../src/core/roles/definitions.js')>('core/roles/definitions.js');
-const { fsTextFiles, packagedAgentsDir } = await lib.dist<typeof import('../src/adapters/store/file-store.js')>('adapters/store/file-store.js');
-const { systemPrompt, implementerPrompt } = await lib.dist<typeof import('../src/core/roles/prompts.js')>('core/roles/prompts.js');
+const { fsTextFiles, packagedAgentsDir } =
+  await lib.dist<typeof import('../src/adapters/store/file-store.js')>('adapters/store/file-store.js');
+const { systemPrompt, implementerPrompt } =
+  await lib.dist<typeof import('../src/core/roles/prompts.js')>('core/roles/prompts.js');
 const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
 const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('domain/types.js');
 
@@ -31,8 +37,20 @@ const server = await startModelServer({
     { toolUses: [{ name: 'read', input: { file_path: 'src/module-3.js' } }] },
     { toolUses: [{ name: 'grep', input: { pattern: 'return x \\+' } }] },
     { toolUses: [{ name: 'read', input: { file_path: 'src/module-7.js' } }] },
-    { text: 'Changing module 3.', toolUses: [{ name: 'edit', input: { file_path: 'src/module-3.js', old_string: 'return x + 3;', new_string: 'return x + 3 + 0;' } }] },
-    { toolUses: [{ name: 'write', input: { file_path: 'src/helper.js', content: 'export const helper = (x) => x;\n' } }] },
+    {
+      text: 'Changing module 3.',
+      toolUses: [
+        {
+          name: 'edit',
+          input: { file_path: 'src/module-3.js', old_string: 'return x + 3;', new_string: 'return x + 3 + 0;' },
+        },
+      ],
+    },
+    {
+      toolUses: [
+        { name: 'write', input: { file_path: 'src/helper.js', content: 'export const helper = (x) => x;\n' } },
+      ],
+    },
     { toolUses: [{ name: 'read', input: { file_path: 'src/module-3.js' } }] },
     { text: 'Done: module 3 changed and a helper added.' },
   ]),
@@ -44,8 +62,14 @@ try {
   }
   const roles = await loadRoles(fsTextFiles, packagedAgentsDir(), dir);
   const spec = parseBacklog(lib.backlogText('check: npm test', 1), join(dir, 'BACKLOG.md')).backlog.tasks[0]!;
-  const plan = '1. Find the modules that add a constant.\n2. Change module 3.\n3. Add a helper.\n4. Read the result back.';
-  const client = new AnthropicModelClient({ apiKey: 'bench-key', baseURL: server.url, processRunner: new ExecaRunner(), sandboxAvailable: false });
+  const plan =
+    '1. Find the modules that add a constant.\n2. Change module 3.\n3. Add a helper.\n4. Read the result back.';
+  const client = new AnthropicModelClient({
+    apiKey: 'bench-key',
+    baseURL: server.url,
+    processRunner: new ExecaRunner(),
+    sandboxAvailable: false,
+  });
   let sum: Usage = { ...ZERO_USAGE };
   const tools: string[] = [];
   const t0 = performance.now();
@@ -74,7 +98,9 @@ try {
   const allInput = sum.input + sum.cacheWrite + sum.cacheRead;
   const share = sum.cacheRead / allInput;
 
-  lib.section(`5. Prompt caching — one implementer run, real SDK against the loopback fake Messages API (min cacheable prefix ${MIN_CACHEABLE} tokens)`);
+  lib.section(
+    `5. Prompt caching — one implementer run, real SDK against the loopback fake Messages API (min cacheable prefix ${MIN_CACHEABLE} tokens)`,
+  );
   lib.print(
     lib.table([
       ['request', 'input', 'cache write', 'cache read', 'output'],
@@ -90,8 +116,25 @@ try {
   );
   lib.print(`${result.turns} turns, tools called: ${tools.join(', ')}; ${lib.ms(elapsed, 0)}`);
   lib.print('');
-  lib.print(lib.table([['figure', 'value', 'target', ''], ['cache reads / all input tokens', `${(share * 100).toFixed(1)} %`, `≥ ${TARGET * 100} %`, lib.verdict(share >= TARGET)]]));
-  await lib.report([{ figure: `5 cache reads / all input (${result.turns} turns)`, value: `${sum.cacheRead} / ${allInput} = ${(share * 100).toFixed(1)} %`, target: `≥ ${TARGET * 100} %`, pass: share >= TARGET }]);
+  lib.print(
+    lib.table([
+      ['figure', 'value', 'target', ''],
+      [
+        'cache reads / all input tokens',
+        `${(share * 100).toFixed(1)} %`,
+        `≥ ${TARGET * 100} %`,
+        lib.verdict(share >= TARGET),
+      ],
+    ]),
+  );
+  await lib.report([
+    {
+      figure: `5 cache reads / all input (${result.turns} turns)`,
+      value: `${sum.cacheRead} / ${allInput} = ${(share * 100).toFixed(1)} %`,
+      target: `≥ ${TARGET * 100} %`,
+      pass: share >= TARGET,
+    },
+  ]);
 } finally {
   await server.close();
   await rm(dir, { recursive: true, force: true });

@@ -67,5 +67,15 @@ export async function runFleetOnce(options: FleetRunOptions): Promise<FleetRun> 
   const t3 = performance.now();
   // one record at a time: a copy of every task at once would be the run's largest allocation at 20,000 tasks
   const statuses = Object.fromEntries(session.backlog.tasks.map((t) => [t.id, fleet.task(t.id)?.status ?? 'none']));
-  return { wallMs: t3 - t0, openMs: t1 - t0, runMs: t2 - t1, closeMs: t3 - t2, timings, model, spans, statuses, sandboxed: fleet.sandboxed };
+  return {
+    wallMs: t3 - t0,
+    openMs: t1 - t0,
+    runMs: t2 - t1,
+    closeMs: t3 - t2,
+    timings,
+    model,
+    spans,
+    statuses,
+    sandboxed: fleet.sandboxed,
+  };
 }

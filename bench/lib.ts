@@ -104,7 +104,10 @@ export function table(rows: ReadonlyArray<ReadonlyArray<string>>): string {
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   const numeric = /^[-+]?[\d.,]+( ?(ms|MB|%|×|s|tok))?$/;
   const line = (row: ReadonlyArray<string>) =>
-    row.map((cell, i) => (numeric.test(cell) && i > 0 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+    row
+      .map((cell, i) => (numeric.test(cell) && i > 0 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const [head, ...body] = rows;
   if (head === undefined) return '';
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
@@ -135,11 +138,17 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
 /** git through `child_process.spawn` itself (so that spawn-count.ts sees it), output ignored. */
 export function gitSpawn(cwd: string, ...args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = childProcess.spawn('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = childProcess.spawn('git', args, {
+      cwd,
+      env: { ...process.env, ...GIT_ENV },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')} exited ${code}: ${stderr.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`git ${args.join(' ')} exited ${code}: ${stderr.trim()}`)),
+    );
   });
 }
 
@@ -159,7 +168,10 @@ export async function makeRepo(files: Record<string, string>): Promise<{ root: s
 
 /** BACKLOG.md text: front matter and `n` trivial tasks T-1…T-n. */
 export function backlogText(front: string, n: number): string {
-  const items = Array.from({ length: n }, (_, i) => `- [ ] T-${i + 1} Write file ${i + 1}\n  Put one line into T-${i + 1}.txt.`);
+  const items = Array.from(
+    { length: n },
+    (_, i) => `- [ ] T-${i + 1} Write file ${i + 1}\n  Put one line into T-${i + 1}.txt.`,
+  );
   return `---\n${front.trim()}\n---\n\n# Backlog\n\n${items.join('\n')}\n`;
 }
 
@@ -195,7 +207,12 @@ const TASK_ID = /(?:^|[^A-Za-z0-9])([A-Z]+-\d+)(?!\d)/;
 /** The task a call is about, from a worktree path, a branch name or a task id among its arguments. */
 export function taskOfArgs(args: readonly unknown[]): string | null {
   for (const arg of args) {
-    const text = typeof arg === 'string' ? arg : typeof arg === 'object' && arg !== null && 'cwd' in arg ? String((arg as { cwd: unknown }).cwd) : null;
+    const text =
+      typeof arg === 'string'
+        ? arg
+        : typeof arg === 'object' && arg !== null && 'cwd' in arg
+          ? String((arg as { cwd: unknown }).cwd)
+          : null;
     if (text === null) continue;
     const match = TASK_ID.exec(text);
     if (match?.[1] !== undefined) return match[1];
@@ -207,14 +224,20 @@ export function taskOfArgs(args: readonly unknown[]): string | null {
  * The same object with every method call timed (wall clock from call to settle). Methods run on the real
  * instance, so adapters with private fields keep working.
  */
-export function timed<T extends object>(service: string, target: T, timings: Timings, taskOf: (op: string, args: unknown[]) => string | null = (_op, args) => taskOfArgs(args)): T {
+export function timed<T extends object>(
+  service: string,
+  target: T,
+  timings: Timings,
+  taskOf: (op: string, args: unknown[]) => string | null = (_op, args) => taskOfArgs(args),
+): T {
   return new Proxy(target, {
     get(obj, prop) {
       const value = Reflect.get(obj, prop, obj) as unknown;
       if (typeof value !== 'function' || typeof prop !== 'string') return value;
       return (...args: unknown[]) => {
         const start = performance.now();
-        const done = () => timings.record({ service, op: prop, task: taskOf(prop, args), start, ms: performance.now() - start });
+        const done = () =>
+          timings.record({ service, op: prop, task: taskOf(prop, args), start, ms: performance.now() - start });
         const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
         if (result instanceof Promise) return result.finally(done);
         done();
@@ -259,19 +282,28 @@ export class ScriptedModel implements ModelClient {
       if (this.#opts.latencyMs > 0) {
         await new Promise<void>((resolve, reject) => {
           const timer = setTimeout(resolve, this.#opts.latencyMs);
-          request.signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            reject(request.signal.reason);
-          }, { once: true });
+          request.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              reject(request.signal.reason);
+            },
+            { once: true },
+          );
         });
       }
       if (request.signal.aborted) throw request.signal.reason;
-      onEvent({ type: 'usage', model: request.model, usage: { input: 1200, output: 150, cacheWrite: 0, cacheRead: 0 } });
+      onEvent({
+        type: 'usage',
+        model: request.model,
+        usage: { input: 1200, output: 150, cacheWrite: 0, cacheRead: 0 },
+      });
       if (request.role === 'implementer' && task !== null) {
         await writeFile(join(request.workdir, `${task}.txt`), `${task} done\n`);
         onEvent({ type: 'tool', name: 'write', input: JSON.stringify({ file_path: `${task}.txt` }) });
       }
-      const text = request.role === 'verifier' ? '{"pass":true,"reasons":["the file is there"]}' : `${request.role} done`;
+      const text =
+        request.role === 'verifier' ? '{"pass":true,"reasons":["the file is there"]}' : `${request.role} done`;
       onEvent({ type: 'text', text });
       return { text, turns: 1, stopReason: 'end_turn' };
     } finally {

@@ -9,10 +9,15 @@ const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as ty
 const TASKS = lib.quick ? 2 : 4;
 const LATENCY_MS = lib.quick ? 20 : 300;
 
-const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': lib.backlogText(`concurrency: ${TASKS}\ncheck: "true"\nreview: true`, TASKS) });
+const repo = await lib.makeRepo({
+  ...lib.sampleFiles(),
+  'BACKLOG.md': lib.backlogText(`concurrency: ${TASKS}\ncheck: "true"\nreview: true`, TASKS),
+});
 try {
   const r = await fr.runFleetOnce({ root: repo.root, latencyMs: LATENCY_MS });
-  const rows: string[][] = [['task', 'model calls', 'model time', 'total (running → verified)', 'orchestrator', 'orchestrator share']];
+  const rows: string[][] = [
+    ['task', 'model calls', 'model time', 'total (running → verified)', 'orchestrator', 'orchestrator share'],
+  ];
   const shares: number[] = [];
   const orch: number[] = [];
   for (const id of Object.keys(r.statuses)) {
@@ -23,7 +28,14 @@ try {
     const total = span.end - span.start;
     shares.push((total - model) / total);
     orch.push(total - model);
-    rows.push([id, String(calls.length), lib.ms(model, 0), lib.ms(total, 0), lib.ms(total - model, 0), `${(((total - model) / total) * 100).toFixed(1)} %`]);
+    rows.push([
+      id,
+      String(calls.length),
+      lib.ms(model, 0),
+      lib.ms(total, 0),
+      lib.ms(total - model, 0),
+      `${(((total - model) / total) * 100).toFixed(1)} %`,
+    ]);
   }
   // Where the orchestrator's time goes, per task, from the timed adapters.
   const own = new Map<string, number>();
@@ -32,12 +44,21 @@ try {
     const key = `${c.service}.${c.op}`;
     own.set(key, (own.get(key) ?? 0) + c.ms / TASKS);
   }
-  lib.section(`6. Model time vs orchestrator time per task — ${TASKS} tasks, concurrency ${TASKS}, model ${LATENCY_MS} ms per call, check "true", review on`);
+  lib.section(
+    `6. Model time vs orchestrator time per task — ${TASKS} tasks, concurrency ${TASKS}, model ${LATENCY_MS} ms per call, check "true", review on`,
+  );
   lib.print(lib.table(rows));
-  lib.print(`median orchestrator time ${lib.ms(lib.median(orch), 0)} per task = ${(lib.median(shares) * 100).toFixed(1)} % of the task's time; fleet open → close ${lib.ms(r.wallMs, 0)}`);
+  lib.print(
+    `median orchestrator time ${lib.ms(lib.median(orch), 0)} per task = ${(lib.median(shares) * 100).toFixed(1)} % of the task's time; fleet open → close ${lib.ms(r.wallMs, 0)}`,
+  );
   lib.print('');
   lib.print('Orchestrator calls, mean per task:');
-  lib.print(lib.table([['call', 'ms / task'], ...[...own.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, lib.ms(v, 1)])]));
+  lib.print(
+    lib.table([
+      ['call', 'ms / task'],
+      ...[...own.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, lib.ms(v, 1)]),
+    ]),
+  );
   await lib.report([
     {
       figure: `6 orchestrator share of a task (model ${LATENCY_MS} ms/call)`,

@@ -75,7 +75,12 @@ async function plainGit(root: string): Promise<PlainRun> {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const wallMs = performance.now() - start;
-  return { wallMs, perTask, steps, spawnSyncPerTask: sc.spawns.slice(firstSpawn).reduce((a, s) => a + s.syncMs, 0) / TASKS };
+  return {
+    wallMs,
+    perTask,
+    steps,
+    spawnSyncPerTask: sc.spawns.slice(firstSpawn).reduce((a, s) => a + s.syncMs, 0) / TASKS,
+  };
 }
 
 /** What a wrapped call counts as in the breakdown. */
@@ -90,7 +95,15 @@ function category(service: string, op: string): string {
   return `${service}.${op}`;
 }
 
-const CATEGORIES = ['worktree add (git)', 'worktree prepare', 'commit', 'diff/guard', 'check spawn', 'state write', 'transcripts'];
+const CATEGORIES = [
+  'worktree add (git)',
+  'worktree prepare',
+  'commit',
+  'diff/guard',
+  'check spawn',
+  'state write',
+  'transcripts',
+];
 /** the steps the per-task target covers */
 const TARGET_STEPS = ['worktree add (git)', 'worktree prepare', 'commit', 'check spawn', 'state write'];
 
@@ -205,7 +218,9 @@ const wallRatio = fleetWall / plainWall;
 const taskRatio = fleetTargetPerTask / plainPerTask;
 const last = fleets[fleets.length - 1]!;
 
-lib.section(`1. Orchestrator overhead vs plain git — ${TASKS} trivial tasks, concurrency ${CONCURRENCY}, zero-latency model, check "true"${last.sandboxed ? ' (sandboxed)' : ''}, review off; median of ${RUNS}`);
+lib.section(
+  `1. Orchestrator overhead vs plain git — ${TASKS} trivial tasks, concurrency ${CONCURRENCY}, zero-latency model, check "true"${last.sandboxed ? ' (sandboxed)' : ''}, review off; median of ${RUNS}`,
+);
 lib.print(
   lib.table([
     ['', ...plains.map((_, i) => `run ${i + 1}`), 'median'],
@@ -229,30 +244,74 @@ lib.print(
   ]),
 );
 lib.print('');
-lib.print('Per-task breakdown of the orchestrator\'s own time (mean per task, median of runs; calls per task from the last run):');
+lib.print(
+  "Per-task breakdown of the orchestrator's own time (mean per task, median of runs; calls per task from the last run):",
+);
 const breakdown: string[][] = [['step', 'ms / task', 'calls / task']];
 for (const cat of CATEGORIES) {
-  breakdown.push([cat, lib.ms(med(fleets.map((f) => f.perTask[cat] ?? 0)), 2), cat === 'state write' ? `${(last.saves / TASKS).toFixed(2)} (${last.saves} saves, fleet-wide)` : (last.callsPerTask[cat] ?? 0).toFixed(2)]);
+  breakdown.push([
+    cat,
+    lib.ms(med(fleets.map((f) => f.perTask[cat] ?? 0)), 2),
+    cat === 'state write'
+      ? `${(last.saves / TASKS).toFixed(2)} (${last.saves} saves, fleet-wide)`
+      : (last.callsPerTask[cat] ?? 0).toFixed(2),
+  ]);
 }
 for (const cat of Object.keys(last.perTask).filter((c) => !CATEGORIES.includes(c))) {
-  breakdown.push([cat, lib.ms(med(fleets.map((f) => f.perTask[cat] ?? 0)), 2), (last.callsPerTask[cat] ?? 0).toFixed(2)]);
+  breakdown.push([
+    cat,
+    lib.ms(med(fleets.map((f) => f.perTask[cat] ?? 0)), 2),
+    (last.callsPerTask[cat] ?? 0).toFixed(2),
+  ]);
 }
 breakdown.push(['all wrapped calls', lib.ms(med(fleets.map((f) => f.ownPerTask)), 2), '']);
 breakdown.push(['task span (running → verified)', lib.ms(med(fleets.map((f) => f.spanPerTask)), 2), '']);
 lib.print(lib.table(breakdown));
 lib.print('');
-lib.print(`Plain git per step (mean per task, median of runs); concurrent \`worktree add\` races retried: ${worktreeAddRetries}`);
-lib.print(lib.table([['step', 'ms / task'], ...Object.keys(plains[0]!.steps).map((k) => [k, lib.ms(med(plains.map((p) => lib.mean(p.steps[k]!))), 2)])]));
+lib.print(
+  `Plain git per step (mean per task, median of runs); concurrent \`worktree add\` races retried: ${worktreeAddRetries}`,
+);
+lib.print(
+  lib.table([
+    ['step', 'ms / task'],
+    ...Object.keys(plains[0]!.steps).map((k) => [k, lib.ms(med(plains.map((p) => lib.mean(p.steps[k]!))), 2)]),
+  ]),
+);
 lib.print('');
 const perTaskSpawns = Object.values(last.spawnsPerTask).reduce((a, b) => a + b, 0);
-lib.print(`Processes started per task (last run): ${perTaskSpawns.toFixed(1)} by the engine vs 3 by plain git; event loop blocked inside spawn(): ${lib.ms(med(fleets.map((f) => f.spawnSyncPerTask)))} per task vs ${lib.ms(med(plains.map((p) => p.spawnSyncPerTask)))} for plain git`);
-lib.print(lib.table([['process', 'per task'], ...Object.entries(last.spawnsPerTask).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v.toFixed(2)])]));
-lib.print(`Session processes (once per run): ${Object.entries(last.sessionSpawns).map(([k, v]) => `${k} ×${v}`).join(', ')}`);
+lib.print(
+  `Processes started per task (last run): ${perTaskSpawns.toFixed(1)} by the engine vs 3 by plain git; event loop blocked inside spawn(): ${lib.ms(med(fleets.map((f) => f.spawnSyncPerTask)))} per task vs ${lib.ms(med(plains.map((p) => p.spawnSyncPerTask)))} for plain git`,
+);
+lib.print(
+  lib.table([
+    ['process', 'per task'],
+    ...Object.entries(last.spawnsPerTask)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => [k, v.toFixed(2)]),
+  ]),
+);
+lib.print(
+  `Session processes (once per run): ${Object.entries(last.sessionSpawns)
+    .map(([k, v]) => `${k} ×${v}`)
+    .join(', ')}`,
+);
 lib.print('');
 lib.print('Session-level calls (not tied to a task), last run:');
-lib.print(lib.table([['call', 'count', 'total'], ...last.sessionCalls.map(([k, n, t]) => [k, String(n), lib.ms(t, 2)])]));
+lib.print(
+  lib.table([['call', 'count', 'total'], ...last.sessionCalls.map(([k, n, t]) => [k, String(n), lib.ms(t, 2)])]),
+);
 
 await lib.report([
-  { figure: `1a fleet wall vs plain git (${TASKS} tasks, c=${CONCURRENCY})`, value: `${lib.ms(fleetWall, 0)} vs ${lib.ms(plainWall, 0)} = ${lib.ratio(wallRatio)}`, target: '≤ 1.30×', pass: wallRatio <= 1.3 },
-  { figure: '1b per task: wt add+commit+check+state vs git', value: `${lib.ms(fleetTargetPerTask)} vs ${lib.ms(plainPerTask)} = ${lib.ratio(taskRatio)}`, target: '≤ 1.50×', pass: taskRatio <= 1.5 },
+  {
+    figure: `1a fleet wall vs plain git (${TASKS} tasks, c=${CONCURRENCY})`,
+    value: `${lib.ms(fleetWall, 0)} vs ${lib.ms(plainWall, 0)} = ${lib.ratio(wallRatio)}`,
+    target: '≤ 1.30×',
+    pass: wallRatio <= 1.3,
+  },
+  {
+    figure: '1b per task: wt add+commit+check+state vs git',
+    value: `${lib.ms(fleetTargetPerTask)} vs ${lib.ms(plainPerTask)} = ${lib.ratio(taskRatio)}`,
+    target: '≤ 1.50×',
+    pass: taskRatio <= 1.5,
+  },
 ]);

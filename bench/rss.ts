@@ -10,7 +10,10 @@ const LATENCY_MS = lib.quick ? 50 : 2000;
 const LIMIT_MB = 200;
 const MB = 1024 * 1024;
 
-const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': lib.backlogText(`concurrency: ${TASKS}\ncheck: "true"\nreview: false`, TASKS) });
+const repo = await lib.makeRepo({
+  ...lib.sampleFiles(),
+  'BACKLOG.md': lib.backlogText(`concurrency: ${TASKS}\ncheck: "true"\nreview: false`, TASKS),
+});
 try {
   const baseline = process.memoryUsage();
   let peak = baseline.rss;
@@ -29,7 +32,9 @@ try {
   const verified = Object.values(r.statuses).filter((s) => s === 'verified').length;
   const peakMb = peak / MB;
 
-  lib.section(`4. RSS with ${TASKS} pipelines — ${TASKS} tasks at concurrency ${TASKS}, model ${LATENCY_MS} ms per call, rss sampled every 100 ms`);
+  lib.section(
+    `4. RSS with ${TASKS} pipelines — ${TASKS} tasks at concurrency ${TASKS}, model ${LATENCY_MS} ms per call, rss sampled every 100 ms`,
+  );
   lib.print(
     lib.table([
       ['', 'value'],
@@ -43,8 +48,20 @@ try {
     ]),
   );
   lib.print('');
-  lib.print(lib.table([['figure', 'value', 'target', ''], ['rss peak', `${peakMb.toFixed(1)} MB`, `≤ ${LIMIT_MB} MB`, lib.verdict(peakMb <= LIMIT_MB)]]));
-  await lib.report([{ figure: `4 RSS peak, ${TASKS} pipelines in flight (${r.model.maxInFlight} at once)`, value: `${peakMb.toFixed(1)} MB`, target: `≤ ${LIMIT_MB} MB`, pass: peakMb <= LIMIT_MB }]);
+  lib.print(
+    lib.table([
+      ['figure', 'value', 'target', ''],
+      ['rss peak', `${peakMb.toFixed(1)} MB`, `≤ ${LIMIT_MB} MB`, lib.verdict(peakMb <= LIMIT_MB)],
+    ]),
+  );
+  await lib.report([
+    {
+      figure: `4 RSS peak, ${TASKS} pipelines in flight (${r.model.maxInFlight} at once)`,
+      value: `${peakMb.toFixed(1)} MB`,
+      target: `≤ ${LIMIT_MB} MB`,
+      pass: peakMb <= LIMIT_MB,
+    },
+  ]);
 } finally {
   await repo.cleanup();
 }

@@ -64,7 +64,12 @@ try {
     }
     const rows = existsSync(out) ? (JSON.parse(await readFile(out, 'utf8')) as SummaryRow[]) : [];
     if (rows.length === 0) {
-      summary.push({ figure: bench.title, value: 'benchmark ended without reporting its figures', target: '', pass: false });
+      summary.push({
+        figure: bench.title,
+        value: 'benchmark ended without reporting its figures',
+        target: '',
+        pass: false,
+      });
       broken++;
       continue;
     }
@@ -74,6 +79,13 @@ try {
   await rm(scratch, { recursive: true, force: true });
 }
 
-lib.section(`Summary${quick ? ' — quick mode: each benchmark ran once, small; the figures are not measurements' : ''} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-lib.print(lib.table([['figure', 'value', 'target', ''], ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)])]));
+lib.section(
+  `Summary${quick ? ' — quick mode: each benchmark ran once, small; the figures are not measurements' : ''} (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+);
+lib.print(
+  lib.table([
+    ['figure', 'value', 'target', ''],
+    ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)]),
+  ]),
+);
 if (quick && broken > 0) process.exitCode = 1;

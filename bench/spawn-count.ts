@@ -37,7 +37,12 @@ const patched = function (this: unknown, file: string, ...rest: unknown[]) {
   const options = (Array.isArray(rest[0]) ? rest[1] : rest[0]) as { cwd?: string | URL } | undefined;
   const start = performance.now();
   const child = (original as (...a: unknown[]) => unknown).call(this, file, ...rest);
-  spawns.push({ command: describe(file, args), args, cwd: options?.cwd === undefined ? null : String(options.cwd), syncMs: performance.now() - start });
+  spawns.push({
+    command: describe(file, args),
+    args,
+    cwd: options?.cwd === undefined ? null : String(options.cwd),
+    syncMs: performance.now() - start,
+  });
   return child;
 };
 (childProcess as { spawn: unknown }).spawn = patched;

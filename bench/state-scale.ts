@@ -45,13 +45,20 @@ async function seed(root: string): Promise<void> {
   const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
   const { taskGates } = await lib.dist<typeof import('../src/core/budget/gates.js')>('core/budget/gates.js');
   const { TaskLifecycle } = await lib.dist<typeof import('../src/core/task/lifecycle.js')>('core/task/lifecycle.js');
-  const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>('adapters/store/lowdb-state.js');
+  const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>(
+    'adapters/store/lowdb-state.js',
+  );
   const { readFile } = await import('node:fs/promises');
   const parsed = parseBacklog(await readFile(`${root}/BACKLOG.md`, 'utf8'), `${root}/BACKLOG.md`, { takenIds: [] });
   const tasks = {};
   const life = new TaskLifecycle(tasks, { now: () => Date.now() }, () => {});
   for (const spec of parsed.backlog.tasks) life.ensure(spec, taskGates(spec, parsed.backlog.config));
-  const fleet = { usage: { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 }, costUsd: 0, elapsedMs: 0, startedAt: null };
+  const fleet = {
+    usage: { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 },
+    costUsd: 0,
+    elapsedMs: 0,
+    startedAt: null,
+  };
   await new LowdbStateStore(`${root}/.loop-worktrees/state.json`).save({ version: 1, base: 'main', fleet, tasks });
 }
 
@@ -87,7 +94,9 @@ if (arg !== undefined) {
     const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': backlog(n) });
     await seed(repo.root);
     const out = await new Promise<string>((resolve, reject) => {
-      const c = spawn(process.execPath, [fileURLToPath(import.meta.url), String(n), repo.root], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const c = spawn(process.execPath, [fileURLToPath(import.meta.url), String(n), repo.root], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let text = '';
       c.stdout.on('data', (d: Buffer) => (text += d.toString()));
       c.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`state-scale ${n}: exit ${code}`))));
@@ -95,7 +104,9 @@ if (arg !== undefined) {
     results.push(JSON.parse(out.trim().split('\n').at(-1)!) as Figures);
   }
   const [small, large] = [results[0]!, results.at(-1)!];
-  lib.section(`7. state at scale — ${RUN} tasks run through the real engine (instant model), the rest ticked [x] with their records in the state`);
+  lib.section(
+    `7. state at scale — ${RUN} tasks run through the real engine (instant model), the rest ticked [x] with their records in the state`,
+  );
   lib.print(
     lib.table([
       ['tasks in the backlog', ...results.map((r) => String(r.tasks))],
@@ -110,10 +121,25 @@ if (arg !== undefined) {
   );
   const growth = large.runPerTaskMs / small.runPerTaskMs;
   const rows: import('./lib.js').SummaryRow[] = [
-    { figure: `7 per-task bookkeeping, ${large.tasks} vs ${small.tasks} tasks`, value: `${lib.ms(large.runPerTaskMs, 0)} vs ${lib.ms(small.runPerTaskMs, 0)} (×${growth.toFixed(2)})`, target: `≤ ×${GROWTH_LIMIT}`, pass: growth <= GROWTH_LIMIT },
-    { figure: `7 RSS peak, ${large.tasks} tasks`, value: `${large.peakRssMb.toFixed(0)} MB`, target: `≤ ${RSS_LIMIT_MB} MB`, pass: large.peakRssMb <= RSS_LIMIT_MB },
+    {
+      figure: `7 per-task bookkeeping, ${large.tasks} vs ${small.tasks} tasks`,
+      value: `${lib.ms(large.runPerTaskMs, 0)} vs ${lib.ms(small.runPerTaskMs, 0)} (×${growth.toFixed(2)})`,
+      target: `≤ ×${GROWTH_LIMIT}`,
+      pass: growth <= GROWTH_LIMIT,
+    },
+    {
+      figure: `7 RSS peak, ${large.tasks} tasks`,
+      value: `${large.peakRssMb.toFixed(0)} MB`,
+      target: `≤ ${RSS_LIMIT_MB} MB`,
+      pass: large.peakRssMb <= RSS_LIMIT_MB,
+    },
   ];
   lib.print('');
-  lib.print(lib.table([['figure', 'value', 'target', ''], ...rows.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)])]));
+  lib.print(
+    lib.table([
+      ['figure', 'value', 'target', ''],
+      ...rows.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)]),
+    ]),
+  );
   await lib.report(rows);
 }

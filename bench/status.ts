@@ -12,8 +12,11 @@ import type { TaskState } from '../src/domain/types.js';
 const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
 const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
 const { statusRows } = await lib.dist<typeof import('../src/commands/status.js')>('commands/status.js');
-const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>('adapters/store/lowdb-state.js');
-const { fakeTasks, fakeAttempt } = await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
+const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>(
+  'adapters/store/lowdb-state.js',
+);
+const { fakeTasks, fakeAttempt } =
+  await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
 const { STATE_VERSION } = await lib.dist<typeof import('../src/ports/state-store.js')>('ports/state-store.js');
 
 const run = promisify(execFile);
@@ -29,11 +32,25 @@ function withHistory(task: TaskState): TaskState {
     fakeAttempt(i + 1, {
       endedAt: '2026-01-01T00:10:00.000Z',
       plan: `1. Read the module.\n2. Change it.\n3. Run the check.\n${'Details of the plan. '.repeat(40)}`,
-      usageByRole: { explorer: { input: 20_000, output: 2_000, cacheWrite: 4_000, cacheRead: 30_000 }, implementer: { input: 40_000, output: 6_000, cacheWrite: 8_000, cacheRead: 90_000 } },
+      usageByRole: {
+        explorer: { input: 20_000, output: 2_000, cacheWrite: 4_000, cacheRead: 30_000 },
+        implementer: { input: 40_000, output: 6_000, cacheWrite: 8_000, cacheRead: 90_000 },
+      },
       costByRole: { explorer: 0.05, implementer: 0.2 },
       costUsd: 0.25,
-      check: { command: 'npm test', exitCode: i + 1 === task.attempt && task.status !== 'failed' ? 0 : 1, timedOut: false, outputTail: `${'test output line\n'.repeat(100)}`, durationMs: 4200 },
-      outcome: i + 1 === task.attempt && task.status !== 'failed' ? (task.status === 'running' ? 'running' : 'verified') : 'check-failed',
+      check: {
+        command: 'npm test',
+        exitCode: i + 1 === task.attempt && task.status !== 'failed' ? 0 : 1,
+        timedOut: false,
+        outputTail: `${'test output line\n'.repeat(100)}`,
+        durationMs: 4200,
+      },
+      outcome:
+        i + 1 === task.attempt && task.status !== 'failed'
+          ? task.status === 'running'
+            ? 'running'
+            : 'verified'
+          : 'check-failed',
       reason: i + 1 === task.attempt ? null : 'check `npm test` exited 1',
       commit: '0123456789abcdef0123456789abcdef01234567',
       diffStat: ' src/index.ts | 4 ++--\n 1 file changed, 2 insertions(+), 2 deletions(-)\n',
@@ -50,12 +67,22 @@ async function makeStatusRepo(n: number) {
   const data: StateData = {
     version: STATE_VERSION,
     base: 'main',
-    fleet: { usage: { input: 1, output: 1, cacheWrite: 0, cacheRead: 0 }, costUsd: 1, elapsedMs: 1000, startedAt: '2026-01-01T00:00:00.000Z' },
+    fleet: {
+      usage: { input: 1, output: 1, cacheWrite: 0, cacheRead: 0 },
+      costUsd: 1,
+      elapsedMs: 1000,
+      startedAt: '2026-01-01T00:00:00.000Z',
+    },
     tasks: Object.fromEntries(tasks.map((t) => [t.id, { ...t, title: `Write file ${t.id.slice(2)}` }])),
   };
   const r = await findRepo(repo.root);
   await new LowdbStateStore(r.statePath).save(data);
-  return { ...repo, repo: r, stateBytes: (await stat(r.statePath)).size, backlogBytes: (await stat(r.backlogPath)).size };
+  return {
+    ...repo,
+    repo: r,
+    stateBytes: (await stat(r.statePath)).size,
+    backlogBytes: (await stat(r.backlogPath)).size,
+  };
 }
 
 const repos = await Promise.all(SIZES.map(makeStatusRepo));
@@ -67,7 +94,10 @@ try {
   for (let i = 0; i < PROCESS_RUNS + 1; i++) {
     for (const [k, r] of repos.entries()) {
       const s = performance.now();
-      const { stdout } = await run(process.execPath, [CLI, 'status', '--json'], { cwd: r.root, maxBuffer: 64 * 1024 * 1024 });
+      const { stdout } = await run(process.execPath, [CLI, 'status', '--json'], {
+        cwd: r.root,
+        maxBuffer: 64 * 1024 * 1024,
+      });
       const d = performance.now() - s;
       if (i > 0) cliTimes[k]!.push(d);
       outBytes[k] = stdout.length;
@@ -98,7 +128,16 @@ try {
   lib.section(`2. status --json — median of ${PROCESS_RUNS} process runs, ${IN_PROCESS_RUNS} in-process runs`);
   lib.print(
     lib.table([
-      ['tasks', 'BACKLOG.md', 'state.json', 'rows', 'output', 'node dist/cli.js status --json', 'p90', 'statusRows() in process'],
+      [
+        'tasks',
+        'BACKLOG.md',
+        'state.json',
+        'rows',
+        'output',
+        'node dist/cli.js status --json',
+        'p90',
+        'statusRows() in process',
+      ],
       ...SIZES.map((n, k) => [
         String(n),
         `${(repos[k]!.backlogBytes / 1024).toFixed(0)} KB`,
@@ -121,7 +160,12 @@ try {
     ]),
   );
   await lib.report([
-    { figure: '2 status --json 1,000 vs 10 tasks', value: `${lib.ms(cli[1]!, 0)} vs ${lib.ms(cli[0]!, 0)} = ${lib.ratio(cliRatio)}`, target: '≤ 1.20×', pass: cliRatio <= 1.2 },
+    {
+      figure: '2 status --json 1,000 vs 10 tasks',
+      value: `${lib.ms(cli[1]!, 0)} vs ${lib.ms(cli[0]!, 0)} = ${lib.ratio(cliRatio)}`,
+      target: '≤ 1.20×',
+      pass: cliRatio <= 1.2,
+    },
   ]);
 } finally {
   await Promise.all(repos.map((r) => r.cleanup()));

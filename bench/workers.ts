@@ -41,10 +41,16 @@ async function once(workers: number): Promise<Result> {
   const redis = await startRedis();
   const model = await startModelServer({
     apiKeys: [KEY],
-    script: demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 0, delayMs: 0 }),
+    script: demoScript(
+      ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })),
+      { chunkDelayMs: 0, delayMs: 0 },
+    ),
   });
   const dir = await mkdtemp(join(tmpdir(), 'loopfleet-bench-workers-'));
-  const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': lib.backlogText(`check: test -n "$(ls T-*.txt)"\nconcurrency: ${workers * 2}`, TASKS) });
+  const repo = await lib.makeRepo({
+    ...lib.sampleFiles(),
+    'BACKLOG.md': lib.backlogText(`check: test -n "$(ls T-*.txt)"\nconcurrency: ${workers * 2}`, TASKS),
+  });
   const children: Array<ReturnType<typeof execFile>> = [];
   try {
     const remote = join(dir, 'remote.git');
@@ -55,7 +61,11 @@ async function once(workers: number): Promise<Result> {
     for (let i = 0; i < workers; i++) {
       const home = join(dir, `w${i}`);
       await mkdir(home, { recursive: true });
-      const child = execFile(process.execPath, [CLI, 'worker', '--queue', redis.url, '--concurrency', '2', '--cache', join(home, 'cache')], { cwd: home, env: { ...env, HOME: home } });
+      const child = execFile(
+        process.execPath,
+        [CLI, 'worker', '--queue', redis.url, '--concurrency', '2', '--cache', join(home, 'cache')],
+        { cwd: home, env: { ...env, HOME: home } },
+      );
       children.push(child);
       // Ready once it says so on stdout.
       await new Promise<void>((resolve, reject) => {
@@ -70,19 +80,30 @@ async function once(workers: number): Promise<Result> {
     // The coordinator's CPU, measured by itself as it exits (a preload module), not by sampling.
     const cpuFile = join(dir, 'cpu.json');
     const preload = join(dir, 'cpu-at-exit.mjs');
-    await writeFile(preload, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { const u = process.cpuUsage(); writeFileSync(${JSON.stringify(cpuFile)}, JSON.stringify(u)); });\n`);
+    await writeFile(
+      preload,
+      `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { const u = process.cpuUsage(); writeFileSync(${JSON.stringify(cpuFile)}, JSON.stringify(u)); });\n`,
+    );
     const before = commandCalls(await redis.command('INFO', 'commandstats'));
     const t0 = performance.now();
-    const coordinator = await run(process.execPath, ['--import', preload, CLI, '--overnight', '--queue', redis.url], { cwd: repo.root, env, maxBuffer: 64 * 1024 * 1024 }).catch(
-      (error: { stdout?: string; stderr?: string }) => {
-        throw new Error(`the coordinator failed: ${error.stderr ?? ''}${(error.stdout ?? '').slice(-2000)}`);
-      },
-    );
+    const coordinator = await run(process.execPath, ['--import', preload, CLI, '--overnight', '--queue', redis.url], {
+      cwd: repo.root,
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((error: { stdout?: string; stderr?: string }) => {
+      throw new Error(`the coordinator failed: ${error.stderr ?? ''}${(error.stdout ?? '').slice(-2000)}`);
+    });
     const wallMs = performance.now() - t0;
     const after = commandCalls(await redis.command('INFO', 'commandstats'));
     const cpu = JSON.parse(await readFile(cpuFile, 'utf8')) as { user: number; system: number };
     const verified = Number(/done: (\d+) verified/.exec(coordinator.stdout)?.[1] ?? 0);
-    return { workers, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, commandsPerTask: (after - before) / TASKS, verified };
+    return {
+      workers,
+      wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      commandsPerTask: (after - before) / TASKS,
+      verified,
+    };
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await model.close();
@@ -92,19 +113,48 @@ async function once(workers: number): Promise<Result> {
   }
 }
 
-lib.section(`8. ${TASKS} trivial tasks on workers over Redis (each worker: concurrency 2; fleet concurrency 2 per worker)`);
+lib.section(
+  `8. ${TASKS} trivial tasks on workers over Redis (each worker: concurrency 2; fleet concurrency 2 per worker)`,
+);
 const results: Result[] = [];
 for (const n of FLEETS) results.push(await once(n));
 lib.print(
   lib.table([
     ['workers', 'verified', 'wall', 'coordinator CPU', 'CPU / task', 'Redis commands / task'],
-    ...results.map((r) => [String(r.workers), `${r.verified}/${TASKS}`, lib.ms(r.wallMs, 0), lib.ms(r.cpuMs, 0), lib.ms(r.cpuMs / TASKS), r.commandsPerTask.toFixed(0)]),
+    ...results.map((r) => [
+      String(r.workers),
+      `${r.verified}/${TASKS}`,
+      lib.ms(r.wallMs, 0),
+      lib.ms(r.cpuMs, 0),
+      lib.ms(r.cpuMs / TASKS),
+      r.commandsPerTask.toFixed(0),
+    ]),
   ]),
 );
 const [one, many] = [results[0]!, results[results.length - 1]!];
 await lib.report([
-  { figure: `8 wall, ${TASKS} tasks: 1 worker vs ${many.workers}`, value: `${lib.ms(one.wallMs, 0)} vs ${lib.ms(many.wallMs, 0)} (${lib.ratio(one.wallMs / many.wallMs)})`, target: 'faster with more workers', pass: lib.quick ? null : many.wallMs < one.wallMs },
-  { figure: `8 coordinator CPU per task (${many.workers} workers)`, value: lib.ms(many.cpuMs / TASKS), target: '—', pass: null },
-  { figure: `8 Redis commands per task (${many.workers} workers)`, value: many.commandsPerTask.toFixed(0), target: '—', pass: null },
-  { figure: '8 every task verified', value: results.map((r) => `${r.verified}/${TASKS}`).join(', '), target: `${TASKS}/${TASKS}`, pass: results.every((r) => r.verified === TASKS) },
+  {
+    figure: `8 wall, ${TASKS} tasks: 1 worker vs ${many.workers}`,
+    value: `${lib.ms(one.wallMs, 0)} vs ${lib.ms(many.wallMs, 0)} (${lib.ratio(one.wallMs / many.wallMs)})`,
+    target: 'faster with more workers',
+    pass: lib.quick ? null : many.wallMs < one.wallMs,
+  },
+  {
+    figure: `8 coordinator CPU per task (${many.workers} workers)`,
+    value: lib.ms(many.cpuMs / TASKS),
+    target: '—',
+    pass: null,
+  },
+  {
+    figure: `8 Redis commands per task (${many.workers} workers)`,
+    value: many.commandsPerTask.toFixed(0),
+    target: '—',
+    pass: null,
+  },
+  {
+    figure: '8 every task verified',
+    value: results.map((r) => `${r.verified}/${TASKS}`).join(', '),
+    target: `${TASKS}/${TASKS}`,
+    pass: results.every((r) => r.verified === TASKS),
+  },
 ]);

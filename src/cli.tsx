@@ -86,7 +86,21 @@ Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts
 stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set(['init', 'status', 'merge', 'discard', 'retry', 'approve', 'prune', 'audit', 'doctor', 'demo', 'discover', 'sync', 'worker']);
+const COMMANDS = new Set([
+  'init',
+  'status',
+  'merge',
+  'discard',
+  'retry',
+  'approve',
+  'prune',
+  'audit',
+  'doctor',
+  'demo',
+  'discover',
+  'sync',
+  'worker',
+]);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout'] as const;
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
@@ -94,7 +108,11 @@ function version(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-function option<T>(name: string, raw: string | undefined, parse: (text: string) => { ok: true; value: T } | { ok: false; message: string }): T | undefined {
+function option<T>(
+  name: string,
+  raw: string | undefined,
+  parse: (text: string) => { ok: true; value: T } | { ok: false; message: string },
+): T | undefined {
   if (raw === undefined) return undefined;
   const result = parse(raw);
   if (!result.ok) throw new UsageError(`--${name}: ${result.message}`);
@@ -102,7 +120,9 @@ function option<T>(name: string, raw: string | undefined, parse: (text: string) 
 }
 
 function positiveInt(text: string): { ok: true; value: number } | { ok: false; message: string } {
-  return /^[1-9]\d*$/.test(text) ? { ok: true, value: Number(text) } : { ok: false, message: `'${text}' is not a positive whole number` };
+  return /^[1-9]\d*$/.test(text)
+    ? { ok: true, value: Number(text) }
+    : { ok: false, message: `'${text}' is not a positive whole number` };
 }
 
 /**
@@ -178,21 +198,28 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   const color = !values['no-color'] && !process.env.NO_COLOR;
   const mergeAll = command === 'merge' && values.all === true;
   if (values.all === true && command !== 'merge') throw new UsageError('--all is an option of `loopfleet merge` only');
-  if (mergeAll && rest.length > 0) throw new UsageError('loopfleet merge --all takes no task id: it merges every verified task, in backlog order');
-  const needsId = (command === 'merge' && !mergeAll) || command === 'discard' || command === 'retry' || command === 'approve';
-  if (needsId && rest.length !== 1) throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
-  if (!needsId && rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
+  if (mergeAll && rest.length > 0)
+    throw new UsageError('loopfleet merge --all takes no task id: it merges every verified task, in backlog order');
+  const needsId =
+    (command === 'merge' && !mergeAll) || command === 'discard' || command === 'retry' || command === 'approve';
+  if (needsId && rest.length !== 1)
+    throw new UsageError(`loopfleet ${command} takes one task id, e.g. loopfleet ${command} T-3`);
+  if (!needsId && rest.length > 0)
+    throw new UsageError(`unexpected argument '${rest[0]}'. Run \`loopfleet --help\` for the usage.`);
   if (values.overnight && command !== undefined && command !== 'demo') {
     throw new UsageError(`--overnight is not an option of \`loopfleet ${command}\``);
   }
 
-  if (values.watch && command !== undefined) throw new UsageError(`--watch is not an option of \`loopfleet ${command}\``);
+  if (values.watch && command !== undefined)
+    throw new UsageError(`--watch is not an option of \`loopfleet ${command}\``);
   if (values.watch && values.overnight) throw new UsageError('--watch and --overnight are two ways to run: choose one');
-  if (values.until !== undefined && !values.watch) throw new UsageError('--until is an option of `loopfleet --watch` only');
+  if (values.until !== undefined && !values.watch)
+    throw new UsageError('--until is an option of `loopfleet --watch` only');
   const until = option('until', values.until, parseUntil) ?? null;
 
   const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
-  if (stray !== undefined && command !== 'discover') throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
+  if (stray !== undefined && command !== 'discover')
+    throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
 
   let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
   if (command === 'discover') {
@@ -207,14 +234,24 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   }
 
   const workerStray = WORKER_OPTIONS.find((o) => values[o] !== undefined);
-  if (workerStray !== undefined && command !== 'worker') throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
-  if (values.queue !== undefined && command !== undefined && command !== 'worker') throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
+  if (workerStray !== undefined && command !== 'worker')
+    throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
+  if (values.queue !== undefined && command !== undefined && command !== 'worker')
+    throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
   const { parseQueueUrl } = await import('./adapters/queue/redis-url.js');
   const queue = values.queue === undefined ? undefined : parseQueueUrl(values.queue);
   if (command === 'worker') {
-    const fleetOnly = (['max-tokens', 'max-cost', 'max-time', 'auto-merge', 'no-wait'] as const).find((o) => values[o] !== undefined);
-    if (fleetOnly !== undefined) throw new UsageError(`--${fleetOnly} is an option of the coordinator (the fleet run with --queue), not of \`loopfleet worker\``);
-    if (queue === undefined) throw new UsageError('loopfleet worker needs --queue redis://HOST:PORT[/DB], the Redis of the fleet it works for');
+    const fleetOnly = (['max-tokens', 'max-cost', 'max-time', 'auto-merge', 'no-wait'] as const).find(
+      (o) => values[o] !== undefined,
+    );
+    if (fleetOnly !== undefined)
+      throw new UsageError(
+        `--${fleetOnly} is an option of the coordinator (the fleet run with --queue), not of \`loopfleet worker\``,
+      );
+    if (queue === undefined)
+      throw new UsageError(
+        'loopfleet worker needs --queue redis://HOST:PORT[/DB], the Redis of the fleet it works for',
+      );
     const { worker } = await import('./commands/worker.js');
     return worker(
       {
@@ -262,7 +299,14 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
     default: {
-      const options = { overrides, autoMerge: values['auto-merge'] === true, noWait: values['no-wait'] === true, watch: true, env, ...(queue === undefined ? {} : { queue }) };
+      const options = {
+        overrides,
+        autoMerge: values['auto-merge'] === true,
+        noWait: values['no-wait'] === true,
+        watch: true,
+        env,
+        ...(queue === undefined ? {} : { queue }),
+      };
       if (values.watch) return (await import('./commands/watch.js')).watch(repo, { ...options, until }, out);
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });

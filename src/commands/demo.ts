@@ -39,7 +39,10 @@ export interface DemoOptions {
  */
 export async function demo(options: DemoOptions): Promise<number> {
   const dir = await makeDemoRepo();
-  const server = await startModelServer({ script: demoScript(DEMO_SCENARIOS, options.pacing ?? DEMO_PACING), apiKeys: [DEMO_KEY] });
+  const server = await startModelServer({
+    script: demoScript(DEMO_SCENARIOS, options.pacing ?? DEMO_PACING),
+    apiKeys: [DEMO_KEY],
+  });
   const { out } = options;
   // Without bubblewrap the demo alone runs its checks unsandboxed (see demo-sandbox.ts), and says so first.
   const sandboxed = await sandboxRunsHere();
@@ -52,7 +55,9 @@ export async function demo(options: DemoOptions): Promise<number> {
     delete env.ANTHROPIC_AUTH_TOKEN;
     const repo = await findRepo(dir);
     const session = { overrides, autoMerge: false, watch: true, env };
-    const code = options.headless ? await overnight(repo, session, out) : await tui(repo, { ...session, color: options.color });
+    const code = options.headless
+      ? await overnight(repo, session, out)
+      : await tui(repo, { ...session, color: options.color });
     out('');
     // This very Node.js: where the global one is older, a plain `node` could not run loopfleet.
     const cli = `${process.execPath} ${join(PACKAGE_ROOT, 'dist', 'bin.js')}`;

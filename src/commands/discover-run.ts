@@ -18,7 +18,13 @@ import { issueProposal, parseIssues } from '../core/discover/issues.js';
 import { lintCommandProposal, lintCommands, lintFindings, lintProposal } from '../core/discover/lint.js';
 import type { Proposal } from '../core/discover/proposal.js';
 import type { DiscoverSource } from '../domain/types.js';
-import { failingCheckProposal, failingFileProposal, failingTestFiles, narrowedCheck, testRunnerOf } from '../core/discover/tests.js';
+import {
+  failingCheckProposal,
+  failingFileProposal,
+  failingTestFiles,
+  narrowedCheck,
+  testRunnerOf,
+} from '../core/discover/tests.js';
 import { oneLine } from '../core/discover/text.js';
 import { findTodos, isBinary, isScannable, MAX_TODO_FILE_BYTES, todoProposal } from '../core/discover/todo.js';
 
@@ -86,7 +92,12 @@ async function exists(path: string): Promise<boolean> {
 }
 
 async function trackedFiles(input: DiscoverInput): Promise<string[]> {
-  const r = await input.runner.run('git ls-files -z', { cwd: input.dir, env: input.projectEnv, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 * 1024 });
+  const r = await input.runner.run('git ls-files -z', {
+    cwd: input.dir,
+    env: input.projectEnv,
+    timeoutMs: 60_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+  });
   if (r.exitCode !== 0) throw new Error(`git ls-files failed in ${input.dir}: ${r.output.trim().slice(-300)}`);
   // A path with a line break or another control character could not be named on one line: left out.
   return r.output.split('\0').filter((f) => f !== '' && !/[\x00-\x1f\x7f]/.test(f));
@@ -95,7 +106,9 @@ async function trackedFiles(input: DiscoverInput): Promise<string[]> {
 async function scripts(dir: string): Promise<Record<string, string>> {
   try {
     const pkg = JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { scripts?: Record<string, unknown> };
-    return Object.fromEntries(Object.entries(pkg.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'));
+    return Object.fromEntries(
+      Object.entries(pkg.scripts ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof SyntaxError) return {};
     throw error;
@@ -117,7 +130,9 @@ async function todos(input: DiscoverInput, files: string[]): Promise<Proposal[]>
     if (isBinary(bytes)) continue;
     for (const hit of findTodos(bytes.toString('utf8'), file)) out.push(todoProposal(file, hit));
   }
-  input.note(`todo: ${out.length} comment(s)${skipped > 0 ? `, ${skipped} file(s) over ${MAX_TODO_FILE_BYTES / 1024} KiB not read` : ''}`);
+  input.note(
+    `todo: ${out.length} comment(s)${skipped > 0 ? `, ${skipped} file(s) over ${MAX_TODO_FILE_BYTES / 1024} KiB not read` : ''}`,
+  );
   return out;
 }
 
@@ -145,7 +160,9 @@ async function failingTests(input: DiscoverInput, tracked: ReadonlySet<string>):
     return [];
   }
   if (run.exitCode === null || run.exitCode === NOT_FOUND) {
-    input.note(`tests: \`${check}\` ${run.exitCode === null ? 'did not finish' : 'could not run (a command was not found: are the dependencies installed? see setup:)'} on ${input.base}${run.exitCode === null ? ' (timed out or killed)' : ''}: nothing proposed`);
+    input.note(
+      `tests: \`${check}\` ${run.exitCode === null ? 'did not finish' : 'could not run (a command was not found: are the dependencies installed? see setup:)'} on ${input.base}${run.exitCode === null ? ' (timed out or killed)' : ''}: nothing proposed`,
+    );
     return [];
   }
   const files = failingTestFiles(run.output, tracked, input.dir);
@@ -171,7 +188,10 @@ async function failingTests(input: DiscoverInput, tracked: ReadonlySet<string>):
 }
 
 async function lint(input: DiscoverInput, files: string[], tracked: ReadonlySet<string>): Promise<Proposal[]> {
-  const ruff = files.some((f) => f.endsWith('.py')) && (await input.runner.run('command -v ruff', { cwd: input.dir, env: input.projectEnv, timeoutMs: 10_000 })).exitCode === 0;
+  const ruff =
+    files.some((f) => f.endsWith('.py')) &&
+    (await input.runner.run('command -v ruff', { cwd: input.dir, env: input.projectEnv, timeoutMs: 10_000 }))
+      .exitCode === 0;
   const commands = lintCommands({
     scripts: await scripts(input.dir),
     hasTsconfig: tracked.has('tsconfig.json'),
@@ -188,7 +208,12 @@ async function lint(input: DiscoverInput, files: string[], tracked: ReadonlySet<
   for (const tool of commands) {
     const run = await projectRun(input, tool.command);
     if (run.exitCode === 0 || run.exitCode === null || run.exitCode === NOT_FOUND) {
-      const why = run.exitCode === 0 ? 'passes' : run.exitCode === null ? 'did not finish (timed out or killed)' : 'could not run (a command was not found)';
+      const why =
+        run.exitCode === 0
+          ? 'passes'
+          : run.exitCode === null
+            ? 'did not finish (timed out or killed)'
+            : 'could not run (a command was not found)';
       input.note(`lint: \`${tool.name}\` ${why}`);
       continue;
     }
@@ -216,13 +241,18 @@ async function deps(input: DiscoverInput, tracked: ReadonlySet<string>): Promise
     const json = jsonIn(r.output);
     const error = npmError(json);
     if (json === null || error !== null) {
-      input.note(`deps: \`npm ${name} --json\` gave no report${error ? ` (${error})` : r.exitCode === null ? ' (timed out)' : ''}`);
+      input.note(
+        `deps: \`npm ${name} --json\` gave no report${error ? ` (${error})` : r.exitCode === null ? ' (timed out)' : ''}`,
+      );
       return null;
     }
     return json;
   };
   const outdated = parseOutdated(await read('outdated', () => input.remote.npmOutdated()));
-  const vulnerable = tracked.has('package-lock.json') || tracked.has('npm-shrinkwrap.json') ? parseAudit(await read('audit', () => input.remote.npmAudit())) : [];
+  const vulnerable =
+    tracked.has('package-lock.json') || tracked.has('npm-shrinkwrap.json')
+      ? parseAudit(await read('audit', () => input.remote.npmAudit()))
+      : [];
   input.note(`deps: ${vulnerable.length} vulnerable, ${outdated.length} outdated package(s)`);
   return depProposals(outdated, vulnerable);
 }
@@ -232,14 +262,24 @@ async function deps(input: DiscoverInput, tracked: ReadonlySet<string>): Promise
  * none. `gh` is asked instead only where the forge could be GitHub: no forge could be told from the remote,
  * or GitHub without a token of loopfleet's.
  */
-export type IssueForgeSource = { kind: 'forge'; forge: Pick<ForgePort, 'kind' | 'issues'> } | { kind: 'none'; reason: string; askGh: boolean };
+export type IssueForgeSource =
+  | { kind: 'forge'; forge: Pick<ForgePort, 'kind' | 'issues'> }
+  | { kind: 'none'; reason: string; askGh: boolean };
 
 /** `config` is FleetConfig's: its `forge:` and `remote:` settings decide. */
-export async function issueForgeFor(config: { base: string | null; forge?: ForgeSetting; remote?: string }, git: Pick<GitPort, 'remoteUrl'>, env: Record<string, string | undefined>): Promise<IssueForgeSource> {
+export async function issueForgeFor(
+  config: { base: string | null; forge?: ForgeSetting; remote?: string },
+  git: Pick<GitPort, 'remoteUrl'>,
+  env: Record<string, string | undefined>,
+): Promise<IssueForgeSource> {
   const setting = config.forge ?? 'auto';
   const opened = await openForge({ setting, git, remote: config.remote ?? 'origin', env });
   if (opened.kind === 'forge') return { kind: 'forge', forge: opened.forge };
-  return { kind: 'none', reason: opened.reason, askGh: setting !== 'none' && (opened.target === null || opened.target.kind === 'github') };
+  return {
+    kind: 'none',
+    reason: opened.reason,
+    askGh: setting !== 'none' && (opened.target === null || opened.target.kind === 'github'),
+  };
 }
 
 async function issues(input: DiscoverInput): Promise<Proposal[]> {
@@ -265,7 +305,9 @@ async function issues(input: DiscoverInput): Promise<Proposal[]> {
   }
   const auth = await input.remote.gh('auth status');
   if (auth === null) {
-    input.note(`issues: skipped, gh (the GitHub CLI) is not installed, and no forge client (${oneLine(source.reason, 200)})`);
+    input.note(
+      `issues: skipped, gh (the GitHub CLI) is not installed, and no forge client (${oneLine(source.reason, 200)})`,
+    );
     return [];
   }
   if (auth.exitCode !== 0) {

@@ -28,12 +28,12 @@ export interface DiscoverOptions {
 /** The throw-away checkouts: `.loop-worktrees/.discover-<pid>-<random>` (prune leaves dot folders alone). */
 const SCRATCH_PREFIX = '.discover-';
 
-
 /** Checkouts an interrupted discover left behind (its process is gone); a running one's is kept. */
 async function removeAbandoned(git: SimpleGitAdapter): Promise<void> {
   for (const w of await git.listWorktrees()) {
     const m = /^\.discover-(\d+)-[0-9a-f]+$/.exec(basename(w.path));
-    if (m && basename(dirname(w.path)) === WORK_DIR && !processAlive(Number(m[1]))) await git.removeWorktree(w.path, true);
+    if (m && basename(dirname(w.path)) === WORK_DIR && !processAlive(Number(m[1])))
+      await git.removeWorktree(w.path, true);
   }
 }
 
@@ -52,7 +52,9 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
   const base = await resolveBase(repo, backlog, git);
   const runner = new ExecaRunner();
   const sandboxed = backlog.config.sandbox !== 'off' && (await runner.sandboxAvailable());
-  const toolEnv = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const toolEnv = Object.fromEntries(
+    Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
 
   out(`loopfleet discover — ${repo.root} (base ${base}${sandboxed ? '' : ', checks unsandboxed'})`);
   await removeAbandoned(git);
@@ -61,15 +63,35 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
   await git.addWorktreeDetached(dir, base);
   let found: Proposal[];
   try {
-    const projectEnv = taskEnv(options.env, { taskId: 'discover', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
+    const projectEnv = taskEnv(options.env, {
+      taskId: 'discover',
+      worktree: dir,
+      branch: base,
+      base,
+      gitRoot: repo.root,
+      port: backlog.config.ports.from,
+    });
     // Only the finders that run the project's commands, or npm, need its dependencies and ignored files.
     const needsProject = options.only.has('tests') || options.only.has('lint') || options.only.has('deps');
     const prepared = needsProject ? await new FsWorkspace(repo.workDir).prepare(repo.root, dir) : null;
     if (prepared !== null && backlog.config.setup !== null && prepared.deps.method === 'none') {
       // The person's own setup command on base, as the pipeline runs it there: outside the sandbox, with their environment minus loopfleet's credentials.
-      const hostEnv = personEnv(options.env, { taskId: 'discover', worktree: dir, branch: base, base, gitRoot: repo.root, port: backlog.config.ports.from });
-      const setup = await runner.run(backlog.config.setup, { cwd: dir, env: hostEnv, timeoutMs: backlog.config.setupTimeoutMs });
-      out(`  · setup \`${backlog.config.setup}\` ${setup.exitCode === 0 ? 'done' : `failed (exit ${setup.exitCode}): tests and lint may fail for that reason`}`);
+      const hostEnv = personEnv(options.env, {
+        taskId: 'discover',
+        worktree: dir,
+        branch: base,
+        base,
+        gitRoot: repo.root,
+        port: backlog.config.ports.from,
+      });
+      const setup = await runner.run(backlog.config.setup, {
+        cwd: dir,
+        env: hostEnv,
+        timeoutMs: backlog.config.setupTimeoutMs,
+      });
+      out(
+        `  · setup \`${backlog.config.setup}\` ${setup.exitCode === 0 ? 'done' : `failed (exit ${setup.exitCode}): tests and lint may fail for that reason`}`,
+      );
     }
     found = await findProposals({
       runner,
@@ -94,7 +116,9 @@ export async function discover(repo: Repo, options: DiscoverOptions, out: (line:
   const chosen = options.limit === null ? fresh : fresh.slice(0, options.limit);
   const held = fresh.length - chosen.length;
   out('');
-  out(`${fresh.length} new proposal(s)${existing.length > 0 ? `, ${existing.length} already in BACKLOG.md` : ''}${held > 0 ? `; --limit ${options.limit} keeps the first ${chosen.length}` : ''}${chosen.length > 0 ? ':' : ''}`);
+  out(
+    `${fresh.length} new proposal(s)${existing.length > 0 ? `, ${existing.length} already in BACKLOG.md` : ''}${held > 0 ? `; --limit ${options.limit} keeps the first ${chosen.length}` : ''}${chosen.length > 0 ? ':' : ''}`,
+  );
   for (const p of chosen) out(line(p));
   if (options.dryRun) {
     out('');

@@ -52,7 +52,8 @@ export async function forgeChecks(config: ForgeDoctorConfig, input: ForgeDoctorI
   const choice = chooseForge(setting, remoteUrl, input.env, remote);
   if (choice.kind === 'none') {
     // forge: none with the local merge is a choice, not a problem.
-    if (config.land === 'pr' || setting !== 'none') check(false, 'forge', `${config.land === 'pr' ? 'land: pr needs a forge: ' : ''}${choice.reason}`);
+    if (config.land === 'pr' || setting !== 'none')
+      check(false, 'forge', `${config.land === 'pr' ? 'land: pr needs a forge: ' : ''}${choice.reason}`);
     else check(true, 'forge', 'none (forge: none)');
     return checks;
   }
@@ -72,12 +73,23 @@ export async function forgeChecks(config: ForgeDoctorConfig, input: ForgeDoctorI
   }
 
   const options = { token: token.token, apiUrl: target.apiUrl, maxRetries: 1, maxWaitSeconds: 10, ...input.tuning };
-  const forge: ForgePort = target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
+  const forge: ForgePort =
+    target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
   try {
     const facts = await forge.tokenFacts();
     const need = target.kind === 'github' ? 'repo' : 'api';
-    if (facts.scopes === null) check(true, 'token', `${token.from}, as ${facts.user}; a fine-grained token (its permissions are not listed: it needs read and write on contents, pull requests and issues, read on checks and statuses)`);
-    else if (facts.missing.length > 0) check(false, 'token', `${token.from}, as ${facts.user}, lacks the ${facts.missing.join(', ')} scope (it has ${facts.scopes.join(', ') || 'none'}): make one with ${need}`);
+    if (facts.scopes === null)
+      check(
+        true,
+        'token',
+        `${token.from}, as ${facts.user}; a fine-grained token (its permissions are not listed: it needs read and write on contents, pull requests and issues, read on checks and statuses)`,
+      );
+    else if (facts.missing.length > 0)
+      check(
+        false,
+        'token',
+        `${token.from}, as ${facts.user}, lacks the ${facts.missing.join(', ')} scope (it has ${facts.scopes.join(', ') || 'none'}): make one with ${need}`,
+      );
     else check(true, 'token', `${token.from}, as ${facts.user}, scopes ${facts.scopes.join(', ')}`);
   } catch (error) {
     check(false, 'token', `${token.from}: ${(error as Error).message}`);
@@ -89,8 +101,17 @@ export async function forgeChecks(config: ForgeDoctorConfig, input: ForgeDoctorI
   }
   try {
     const p = await forge.branchProtection(base);
-    const requires = [p.requiredChecks.length > 0 ? `checks ${p.requiredChecks.join(', ')}` : '', p.requiredApprovals > 0 ? `${p.requiredApprovals} approving review(s)` : ''].filter((s) => s !== '');
-    check(true, 'branch protection', p.protected ? `${base} is protected${requires.length > 0 ? `: a merge requires ${requires.join(' and ')}` : ''}` : `${base} is not protected: anyone who can push can merge`);
+    const requires = [
+      p.requiredChecks.length > 0 ? `checks ${p.requiredChecks.join(', ')}` : '',
+      p.requiredApprovals > 0 ? `${p.requiredApprovals} approving review(s)` : '',
+    ].filter((s) => s !== '');
+    check(
+      true,
+      'branch protection',
+      p.protected
+        ? `${base} is protected${requires.length > 0 ? `: a merge requires ${requires.join(' and ')}` : ''}`
+        : `${base} is not protected: anyone who can push can merge`,
+    );
   } catch (error) {
     check(false, 'branch protection', `${base}: ${(error as Error).message}`);
   }
@@ -111,9 +132,19 @@ async function checkRemote(
     const refs = base === null ? [] : [`refs/heads/${base}`];
     const found = await git.lsRemote(remote, refs, auth);
     const commit = base === null ? undefined : found.get(`refs/heads/${base}`);
-    if (base !== null && commit === undefined) check(false, 'remote', `${shown} answers, but has no ${base}: push it first (git push ${remote} ${base})`);
-    else check(true, 'remote', `${shown} answers${commit === undefined ? '' : `, ${base} at ${commit.slice(0, 12)}`}${auth === undefined ? '' : ', with the token'}`);
+    if (base !== null && commit === undefined)
+      check(false, 'remote', `${shown} answers, but has no ${base}: push it first (git push ${remote} ${base})`);
+    else
+      check(
+        true,
+        'remote',
+        `${shown} answers${commit === undefined ? '' : `, ${base} at ${commit.slice(0, 12)}`}${auth === undefined ? '' : ', with the token'}`,
+      );
   } catch (error) {
-    check(false, 'remote', redact(`${shown} does not answer: ${(error as Error).message.split('\n')[0] ?? ''}`, secrets));
+    check(
+      false,
+      'remote',
+      redact(`${shown} does not answer: ${(error as Error).message.split('\n')[0] ?? ''}`, secrets),
+    );
   }
 }

@@ -52,7 +52,11 @@ async function exists(p: string): Promise<boolean> {
 
 async function version(bin: string, env: Record<string, string>): Promise<string | null> {
   const quoted = `'${bin.replace(/'/g, `'\\''`)}'`;
-  const r = await new ExecaRunner().run(`${quoted} --version 2>/dev/null`, { cwd: os.tmpdir(), env, timeoutMs: 15_000 });
+  const r = await new ExecaRunner().run(`${quoted} --version 2>/dev/null`, {
+    cwd: os.tmpdir(),
+    env,
+    timeoutMs: 15_000,
+  });
   const first = r.output.trim().split('\n')[0] ?? '';
   return r.exitCode === 0 && first !== '' ? first : null;
 }
@@ -74,7 +78,13 @@ async function throwAwayRepo(): Promise<string> {
   return dir;
 }
 
-async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig, env: NodeJS.ProcessEnv, sandboxed: boolean): Promise<Check[]> {
+async function checkPreset(
+  role: Role,
+  def: RoleDefinition,
+  config: FleetConfig,
+  env: NodeJS.ProcessEnv,
+  sandboxed: boolean,
+): Promise<Check[]> {
   const preset = presetOf(def.agent!);
   const checks: Check[] = [];
   const base = { PATH: env.PATH ?? '/usr/bin:/bin', ...(env.HOME ? { HOME: env.HOME } : {}) };
@@ -85,20 +95,30 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
     return [{ ok: false, role, what: 'installed', detail: (error as Error).message }];
   }
   const v = await version(bin, base);
-  checks.push({ ok: v !== null, role, what: 'installed', detail: v === null ? `${bin} --version failed` : `${preset.name} ${v} (${bin})` });
+  checks.push({
+    ok: v !== null,
+    role,
+    what: 'installed',
+    detail: v === null ? `${bin} --version failed` : `${preset.name} ${v} (${bin})`,
+  });
   const login = await loginOf(preset, env);
   checks.push({
     ok: login !== null,
     role,
     what: 'logged in',
-    detail: login === null ? `no ${preset.keyEnv.join(' / ')} and no login in ~/${preset.loginFiles[0]}: ${preset.loginHint}` : `by ${login}`,
+    detail:
+      login === null
+        ? `no ${preset.keyEnv.join(' / ')} and no login in ~/${preset.loginFiles[0]}: ${preset.loginHint}`
+        : `by ${login}`,
   });
   if (v === null || login === null) return checks;
 
   const dir = await throwAwayRepo();
   try {
     const write = role === 'implementer';
-    const taskEnvironment = Object.fromEntries(Object.entries(env).filter(([k, val]) => val !== undefined && !isSecretName(k))) as Record<string, string>;
+    const taskEnvironment = Object.fromEntries(
+      Object.entries(env).filter(([k, val]) => val !== undefined && !isSecretName(k)),
+    ) as Record<string, string>;
     const client = new CliAgentClient({ processRunner: new ExecaRunner(), sandboxAvailable: sandboxed, hostEnv: env });
     let tokens = 0;
     let model = def.model ?? config.model;
@@ -109,8 +129,13 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
         {
           role,
           model,
-          system: systemPrompt(role, 'You are being health-checked by loopfleet. Do exactly what the user asks, nothing else.'),
-          prompt: write ? `Create the file ${DOCTOR_FILE} in the current folder containing the word ok, then reply OK.` : 'Reply with the word OK.',
+          system: systemPrompt(
+            role,
+            'You are being health-checked by loopfleet. Do exactly what the user asks, nothing else.',
+          ),
+          prompt: write
+            ? `Create the file ${DOCTOR_FILE} in the current folder containing the word ok, then reply OK.`
+            : 'Reply with the word OK.',
           workdir: dir,
           access: write ? 'write' : 'read-only',
           shell: false,
@@ -130,7 +155,12 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
       );
       checks.push({ ok: true, role, what: 'reachable', detail: `${where}, model ${model}, ${tokens} tokens` });
     } catch (error) {
-      checks.push({ ok: false, role, what: 'reachable', detail: `${where}: ${(error as Error).message.split('\n')[0]}` });
+      checks.push({
+        ok: false,
+        role,
+        what: 'reachable',
+        detail: `${where}: ${(error as Error).message.split('\n')[0]}`,
+      });
       return checks;
     }
     if (write) {
@@ -142,7 +172,9 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
         ok: wrote,
         role,
         what: 'can write',
-        detail: wrote ? `wrote ${DOCTOR_FILE} in a throw-away repository` : `${DOCTOR_FILE} was not written: its permissions do not let it edit`,
+        detail: wrote
+          ? `wrote ${DOCTOR_FILE} in a throw-away repository`
+          : `${DOCTOR_FILE} was not written: its permissions do not let it edit`,
       });
     }
   } finally {
@@ -152,11 +184,24 @@ async function checkPreset(role: Role, def: RoleDefinition, config: FleetConfig,
 }
 
 /** A `command:` agent: its program must be one the sandbox can see (the CLI itself is not called). */
-async function checkCommand(role: Role, command: string, env: NodeJS.ProcessEnv, sandboxed: boolean, root: string): Promise<Check> {
+async function checkCommand(
+  role: Role,
+  command: string,
+  env: NodeJS.ProcessEnv,
+  sandboxed: boolean,
+  root: string,
+): Promise<Check> {
   const pathOnly = { PATH: env.PATH ?? '/usr/bin:/bin', ...(env.HOME ? { HOME: env.HOME } : {}) };
-  const problem = sandboxed ? await invisibleProgram(command, pathOnly, root, `the ${role}'s command \`${command}\``) : null;
+  const problem = sandboxed
+    ? await invisibleProgram(command, pathOnly, root, `the ${role}'s command \`${command}\``)
+    : null;
   return problem === null
-    ? { ok: true, role, what: 'backend', detail: `command: ${command}${sandboxed ? ' (its program is visible in the sandbox; the CLI itself is not called)' : ' (not checked: any CLI)'}` }
+    ? {
+        ok: true,
+        role,
+        what: 'backend',
+        detail: `command: ${command}${sandboxed ? ' (its program is visible in the sandbox; the CLI itself is not called)' : ' (not checked: any CLI)'}`,
+      }
     : { ok: false, role, what: 'backend', detail: problem };
 }
 
@@ -165,8 +210,19 @@ async function checkCommand(role: Role, command: string, env: NodeJS.ProcessEnv,
  * configuration gives it, reachable (through their proxy) and its TLS trusted with their CA settings.
  */
 async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root: string): Promise<Check[]> {
-  const setups = [...new Set([backlog.config.setup, ...backlog.tasks.map((t) => t.setup)].filter((s): s is string => typeof s === 'string'))];
-  const person = personEnv(env, { taskId: 'doctor', worktree: root, branch: 'doctor', base: 'doctor', gitRoot: root, port: 0 });
+  const setups = [
+    ...new Set(
+      [backlog.config.setup, ...backlog.tasks.map((t) => t.setup)].filter((s): s is string => typeof s === 'string'),
+    ),
+  ];
+  const person = personEnv(env, {
+    taskId: 'doctor',
+    worktree: root,
+    branch: 'doctor',
+    base: 'doctor',
+    gitRoot: root,
+    port: 0,
+  });
   const checks: Check[] = [];
   const seen = new Set<string>();
   for (const setup of setups) {
@@ -178,8 +234,20 @@ async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root:
     const found = await probeRegistry(manager, registry, person);
     const what = 'setup network';
     const name = `${manager} registry ${registry}`;
-    if (found.kind === 'unreachable') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`) is unreachable: ${found.detail}` });
-    else if (found.kind === 'untrusted') checks.push({ ok: false, role: 'fleet', what, detail: `${name} (for \`${setup}\`): TLS untrusted (${found.detail}); ${found.fix}` });
+    if (found.kind === 'unreachable')
+      checks.push({
+        ok: false,
+        role: 'fleet',
+        what,
+        detail: `${name} (for \`${setup}\`) is unreachable: ${found.detail}`,
+      });
+    else if (found.kind === 'untrusted')
+      checks.push({
+        ok: false,
+        role: 'fleet',
+        what,
+        detail: `${name} (for \`${setup}\`): TLS untrusted (${found.detail}); ${found.fix}`,
+      });
     else {
       // In the sandbox (after an agent's work landed on base) setup reaches only the `network:` hosts.
       const { host, port } = parseHost(registry);
@@ -187,8 +255,15 @@ async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root:
         const a = parseHost(h);
         return a.host === host && a.port === port;
       });
-      const sandboxNote = listed ? '' : `; not under network:, so a setup in the sandbox cannot reach it (add ${host}${port === 443 ? '' : `:${port}`})`;
-      checks.push({ ok: true, role: 'fleet', what, detail: `${name} reachable${found.via === null ? '' : ` through ${found.via}`}, TLS trusted${sandboxNote}` });
+      const sandboxNote = listed
+        ? ''
+        : `; not under network:, so a setup in the sandbox cannot reach it (add ${host}${port === 443 ? '' : `:${port}`})`;
+      checks.push({
+        ok: true,
+        role: 'fleet',
+        what,
+        detail: `${name} reachable${found.via === null ? '' : ` through ${found.via}`}, TLS trusted${sandboxNote}`,
+      });
     }
   }
   return checks;
@@ -197,8 +272,19 @@ async function checkSetupNetwork(backlog: Backlog, env: NodeJS.ProcessEnv, root:
 function checkApi(role: Role, def: RoleDefinition, env: NodeJS.ProcessEnv): Check {
   const key = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'].find((n) => (env[n] ?? '') !== '');
   return key !== undefined
-    ? { ok: true, role, what: 'keyed', detail: `Messages API by ${key}${env.ANTHROPIC_BASE_URL ? ` at ${env.ANTHROPIC_BASE_URL}` : ''}` }
-    : { ok: false, role, what: 'keyed', detail: 'the Messages API needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); or set agent: in agents/' + role + '.md' };
+    ? {
+        ok: true,
+        role,
+        what: 'keyed',
+        detail: `Messages API by ${key}${env.ANTHROPIC_BASE_URL ? ` at ${env.ANTHROPIC_BASE_URL}` : ''}`,
+      }
+    : {
+        ok: false,
+        role,
+        what: 'keyed',
+        detail:
+          'the Messages API needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN); or set agent: in agents/' + role + '.md',
+      };
 }
 
 export interface DoctorOptions {
@@ -207,7 +293,11 @@ export interface DoctorOptions {
 }
 
 /** A runner that cannot sandbox while the diagnosis's own probe passes is still named, without a cause. */
-const UNEXPLAINED: SandboxCause = { kind: 'unknown', message: "bubblewrap's probe fails for the runner", fix: 'install a current bubblewrap' };
+const UNEXPLAINED: SandboxCause = {
+  kind: 'unknown',
+  message: "bubblewrap's probe fails for the runner",
+  fix: 'install a current bubblewrap',
+};
 
 async function hostCause(): Promise<SandboxCause | null> {
   if (await new ExecaRunner().sandboxAvailable()) return null;
@@ -219,7 +309,12 @@ function sandboxProblem(cause: SandboxCause): string {
   return `bubblewrap cannot run here: ${cause.message}${said}. Fix: ${cause.fix}; or set sandbox: off`;
 }
 
-export async function doctor(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void, options: DoctorOptions = {}): Promise<number> {
+export async function doctor(
+  repo: Repo,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+  options: DoctorOptions = {},
+): Promise<number> {
   const backlog = await loadBacklog(repo, false);
   const roles = await loadRoles(fsTextFiles, path.join(PACKAGE_ROOT, 'agents'), repo.root);
   const config = backlog.config;

@@ -19,7 +19,9 @@ export function printEvents(events: FleetEmitter, print: (line: string) => void)
         : task.reason !== null
           ? ` — ${task.reason}`
           : '';
-    write(`${stamp()} ${task.id} ${task.status}${extra} (${totalTokens(task.usage)} tokens, $${task.costUsd.toFixed(4)})`);
+    write(
+      `${stamp()} ${task.id} ${task.status}${extra} (${totalTokens(task.usage)} tokens, $${task.costUsd.toFixed(4)})`,
+    );
   };
   const phases = new Map<string, string>();
   const onPhase: Parameters<typeof events.on<'task'>>[1] = ({ task }) => {
@@ -29,8 +31,10 @@ export function printEvents(events: FleetEmitter, print: (line: string) => void)
     phases.set(task.id, key);
     write(`${stamp()} ${task.id} ${task.phase} (attempt ${task.attempt})`);
   };
-  const onGate: Parameters<typeof events.on<'gate'>>[1] = (g) => write(`${stamp()} ${g.id ?? 'fleet'} gate ${g.gate}: ${g.reason}`);
-  const onLog: Parameters<typeof events.on<'log'>>[1] = (l) => write(`${stamp()} ${l.id ?? 'fleet'} ${l.level === 'info' ? '' : `${l.level}: `}${l.message}`);
+  const onGate: Parameters<typeof events.on<'gate'>>[1] = (g) =>
+    write(`${stamp()} ${g.id ?? 'fleet'} gate ${g.gate}: ${g.reason}`);
+  const onLog: Parameters<typeof events.on<'log'>>[1] = (l) =>
+    write(`${stamp()} ${l.id ?? 'fleet'} ${l.level === 'info' ? '' : `${l.level}: `}${l.message}`);
   const onBacklog: Parameters<typeof events.on<'backlog'>>[1] = (b) => {
     if (b.added.length > 0) write(`${stamp()} backlog: queued ${b.added.join(', ')}`);
     if (b.removed.length > 0) write(`${stamp()} backlog: dropped ${b.removed.join(', ')}`);

@@ -28,7 +28,8 @@ async function text(root: string, file: string): Promise<string | null> {
   try {
     return await readFile(join(root, file), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'EISDIR') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'EISDIR')
+      return null;
     throw error;
   }
 }
@@ -63,7 +64,8 @@ async function node(root: string): Promise<Found | null> {
       break;
     }
   }
-  const declared = typeof pkg.packageManager === 'string' ? /^(npm|pnpm|yarn|bun)@/.exec(pkg.packageManager)?.[1] ?? null : null;
+  const declared =
+    typeof pkg.packageManager === 'string' ? (/^(npm|pnpm|yarn|bun)@/.exec(pkg.packageManager)?.[1] ?? null) : null;
   if (setup === undefined) {
     manager = declared ?? 'npm';
     const npmrc = (await text(root, '.npmrc')) ?? '';
@@ -76,7 +78,8 @@ async function node(root: string): Promise<Found | null> {
   }
   const test = pkg.scripts?.['test'];
   const found: Found = { setup };
-  if (typeof test === 'string' && test.trim() !== '' && !NO_TEST.test(test)) found.check = { command: `${manager} test`, source: 'package.json scripts.test' };
+  if (typeof test === 'string' && test.trim() !== '' && !NO_TEST.test(test))
+    found.check = { command: `${manager} test`, source: 'package.json scripts.test' };
   return found;
 }
 
@@ -88,13 +91,17 @@ async function python(root: string): Promise<Found | null> {
   const found: Found = {};
   if (toxIni !== null) found.check = { command: 'tox', source: 'tox.ini' };
   else if (/^\[tool\.tox\]/m.test(py)) found.check = { command: 'tox', source: 'pyproject.toml [tool.tox]' };
-  else if (/^\[tool\.hatch\.envs\.[^\]]+\.scripts\][^[]*^test\s*=/ms.test(py)) found.check = { command: 'hatch run test', source: 'pyproject.toml hatch scripts.test' };
+  else if (/^\[tool\.hatch\.envs\.[^\]]+\.scripts\][^[]*^test\s*=/ms.test(py))
+    found.check = { command: 'hatch run test', source: 'pyproject.toml hatch scripts.test' };
   else if (/^\[tool\.hatch/m.test(py)) found.check = { command: 'hatch test', source: 'pyproject.toml [tool.hatch]' };
-  else if (/^\[tool\.poetry/m.test(py)) found.check = { command: 'poetry run pytest', source: 'pyproject.toml [tool.poetry]' };
-  else if (/^\[tool\.pytest/m.test(py) || /["']pytest\b/.test(py)) found.check = { command: 'python -m pytest', source: 'pyproject.toml (pytest)' };
+  else if (/^\[tool\.poetry/m.test(py))
+    found.check = { command: 'poetry run pytest', source: 'pyproject.toml [tool.poetry]' };
+  else if (/^\[tool\.pytest/m.test(py) || /["']pytest\b/.test(py))
+    found.check = { command: 'python -m pytest', source: 'pyproject.toml (pytest)' };
   // tox and hatch make their own environments; poetry and a plain project are installed into one.
   if (/^\[tool\.poetry/m.test(py)) found.setup = { command: 'poetry install', source: 'pyproject.toml [tool.poetry]' };
-  else if (pyproject !== null && found.check?.command === 'python -m pytest') found.setup = { command: 'python -m pip install -e .', source: 'pyproject.toml' };
+  else if (pyproject !== null && found.check?.command === 'python -m pytest')
+    found.setup = { command: 'python -m pip install -e .', source: 'pyproject.toml' };
   return found;
 }
 
@@ -103,7 +110,8 @@ async function make(root: string): Promise<Found | null> {
     const mk = await text(root, file);
     if (mk === null) continue;
     for (const target of ['test', 'check']) {
-      if (new RegExp(`^${target}\\s*:(?!=)`, 'm').test(mk)) return { check: { command: `make ${target}`, source: `${file} target ${target}` } };
+      if (new RegExp(`^${target}\\s*:(?!=)`, 'm').test(mk))
+        return { check: { command: `make ${target}`, source: `${file} target ${target}` } };
     }
     return null;
   }
@@ -112,16 +120,23 @@ async function make(root: string): Promise<Found | null> {
 
 async function go(root: string): Promise<Found | null> {
   if ((await text(root, 'go.mod')) === null) return null;
-  return { check: { command: 'go test ./...', source: 'go.mod' }, setup: { command: 'go mod download', source: 'go.mod' } };
+  return {
+    check: { command: 'go test ./...', source: 'go.mod' },
+    setup: { command: 'go mod download', source: 'go.mod' },
+  };
 }
 
 async function cargo(root: string): Promise<Found | null> {
   if ((await text(root, 'Cargo.toml')) === null) return null;
-  return { check: { command: 'cargo test', source: 'Cargo.toml' }, setup: { command: 'cargo fetch', source: 'Cargo.toml' } };
+  return {
+    check: { command: 'cargo test', source: 'Cargo.toml' },
+    setup: { command: 'cargo fetch', source: 'Cargo.toml' },
+  };
 }
 
 /** programs a test command written in prose starts with */
-const RUNNERS = /^(npm|pnpm|yarn|bun|npx|make|just|pytest|python3?|uv|tox|nox|hatch|poetry|go|cargo|mvn|gradle|\.\/gradlew|bundle|rake|rspec|dotnet|deno|mix|\.\/[\w./-]+)\b/;
+const RUNNERS =
+  /^(npm|pnpm|yarn|bun|npx|make|just|pytest|python3?|uv|tox|nox|hatch|poetry|go|cargo|mvn|gradle|\.\/gradlew|bundle|rake|rspec|dotnet|deno|mix|\.\/[\w./-]+)\b/;
 
 /** A command in backticks (or a fenced block) on a line that speaks of tests. */
 async function agentsFile(root: string): Promise<Found | null> {
@@ -136,7 +151,9 @@ async function agentsFile(root: string): Promise<Found | null> {
         fenced = !fenced;
         continue;
       }
-      const candidates = fenced ? [line.trim().replace(/^\$\s*/, '')] : [...line.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.trim());
+      const candidates = fenced
+        ? [line.trim().replace(/^\$\s*/, '')]
+        : [...line.matchAll(/`([^`]+)`/g)].map((m) => m[1]!.trim());
       const aboutTests = /\btest/i.test(line);
       if (!fenced) testContext = aboutTests || (testContext && line.trim() === '');
       for (const c of candidates) {

@@ -53,9 +53,15 @@ export async function init(repo: Repo, out: (line: string) => void): Promise<num
     await writeFile(backlog, fillTemplate(template, found), { flag: 'wx' });
     for (const key of ['check', 'setup'] as const) {
       const p = found[key];
-      out(p === null ? `${key}: nothing in the repository names one; left commented out in ${BACKLOG_FILE}` : `${key}: ${p.command}   (from ${p.source})`);
+      out(
+        p === null
+          ? `${key}: nothing in the repository names one; left commented out in ${BACKLOG_FILE}`
+          : `${key}: ${p.command}   (from ${p.source})`,
+      );
     }
-    out(`wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``);
+    out(
+      `wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``,
+    );
   }
   const agents = join(repo.root, 'agents');
   const readme = join(agents, 'README.md');

@@ -6,7 +6,13 @@ import type { Repo } from './repo.js';
 import { openSession } from './session.js';
 
 /** merge / discard / retry / approve one task from the command line: the same engine calls as the TUI's keys. */
-export async function manage(repo: Repo, action: 'merge' | 'discard' | 'retry' | 'approve', id: string, env: NodeJS.ProcessEnv, out: (line: string) => void): Promise<number> {
+export async function manage(
+  repo: Repo,
+  action: 'merge' | 'discard' | 'retry' | 'approve',
+  id: string,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+): Promise<number> {
   // Held off from before the lock is taken until it is released, so no signal splits git from state.
   const signals = deferSignals((signal) => out(`received ${signal}: finishing the ${action} of ${id} first`));
   let session: Awaited<ReturnType<typeof openSession>> | null = null;
@@ -44,12 +50,20 @@ export async function mergeAll(repo: Repo, env: NodeJS.ProcessEnv, out: (line: s
   try {
     session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false });
     if (signals.signal !== null) return EXIT_INTERRUPTED;
-    const queue = session.fleet.tasks().filter((t) => t.status === 'verified').map((t) => t.id);
-    out(queue.length === 0 ? 'nothing to merge: no task is verified' : `merge queue: ${queue.join(', ')} onto ${session.fleet.base}`);
+    const queue = session.fleet
+      .tasks()
+      .filter((t) => t.status === 'verified')
+      .map((t) => t.id);
+    out(
+      queue.length === 0
+        ? 'nothing to merge: no task is verified'
+        : `merge queue: ${queue.join(', ')} onto ${session.fleet.base}`,
+    );
     const result = await session.fleet.mergeAll();
     for (const id of result.merged) out(`${id} merged`);
     for (const { id, reason } of result.sentBack) out(oneLine(`${id} sent back for a new attempt — ${reason}`));
-    for (const { id, files } of result.conflicts) out(oneLine(`${id} conflict — ${files.join(', ') || 'base moved while the queue ran'}`));
+    for (const { id, files } of result.conflicts)
+      out(oneLine(`${id} conflict — ${files.join(', ') || 'base moved while the queue ran'}`));
     if (result.refused !== null) out(oneLine(`${result.refused.id} not merged — ${result.refused.reason}`));
     if (result.notReached.length > 0) out(`not reached: ${result.notReached.join(', ')}`);
     if (signals.signal !== null) return EXIT_INTERRUPTED;
@@ -75,4 +89,3 @@ export async function prune(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
     await session.close();
   }
 }
-

@@ -19,7 +19,8 @@ export const EXIT_INTERRUPTED = 130;
 /** 0: every task the run touched is verified or merged; 1: one failed or conflicts, or a fleet gate stopped the run. */
 export function runExitCode(fleet: Fleet): number {
   // A run whose backlog went away ends unfinished: the queued tasks never started.
-  if (fleet.stoppedBy !== null || fleet.backlogMissing || fleet.diskFull !== null || fleet.limit !== null) return EXIT_FAILED;
+  if (fleet.stoppedBy !== null || fleet.backlogMissing || fleet.diskFull !== null || fleet.limit !== null)
+    return EXIT_FAILED;
   for (const id of fleet.ranThisRun) {
     const status = fleet.task(id)?.status;
     if (status === 'failed' || status === 'conflict') return EXIT_FAILED;
@@ -50,7 +51,13 @@ export async function writeReport(repo: Repo, fleet: Fleet, startedAt: Date, exi
 }
 
 /** The one `summary` payload a finished --overnight or --watch run sends to `notify:` (if notify_on wants it). */
-export async function notifySummary(session: Session, fleet: Fleet, startedAt: Date, reportPath: string, exitCode: number): Promise<void> {
+export async function notifySummary(
+  session: Session,
+  fleet: Fleet,
+  startedAt: Date,
+  reportPath: string,
+  exitCode: number,
+): Promise<void> {
   const { notify, notifyOn } = fleet.config;
   if (notify === null) return;
   const s = fleet.summary();
@@ -104,15 +111,21 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
-    if (session.queueNotice !== null) out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
+    if (session.queueNotice !== null)
+      out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
     fleet.start();
     await fleet.whenIdle();
     const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
     const c = fleet.summary().counts;
-    if (fleet.backlogMissing) out(`stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`);
-    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`);
+    if (fleet.backlogMissing)
+      out(
+        `stopped early: ${fleet.backlogPath} was deleted or renamed during the run; ${c.queued} queued task(s) did not start`,
+      );
+    out(
+      `done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued${c['awaiting-approval'] > 0 ? `, ${c['awaiting-approval']} awaiting approval` : ''}; report: ${report}`,
+    );
     await notifySummary(session, fleet, startedAt, report, code);
     if (closeError !== null) throw closeError;
     return code;

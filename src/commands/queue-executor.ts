@@ -45,11 +45,19 @@ export async function openQueue(
   try {
     queue = await BullmqCoordinatorQueue.open(address, log, CONNECT_TIMEOUT_MS);
   } catch (error) {
-    throw new UsageError(`--queue: cannot reach Redis at ${address.display}: ${(error as Error).message}. Start Redis (redis-server), or check the URL`);
+    throw new UsageError(
+      `--queue: cannot reach Redis at ${address.display}: ${(error as Error).message}. Start Redis (redis-server), or check the URL`,
+    );
   }
   let closing: Promise<void> | null = null;
   return {
-    services: withQueue(services, queue, { remote: remote.remote, remoteUrl: workerUrl(remote.remoteUrl, services.git.root) }, undefined, traceparentOf),
+    services: withQueue(
+      services,
+      queue,
+      { remote: remote.remote, remoteUrl: workerUrl(remote.remoteUrl, services.git.root) },
+      undefined,
+      traceparentOf,
+    ),
     telemetry: {
       queueDepth: () => queue.depth(),
       workers: async () => (await queue.workers()).filter((w) => w.refusing === null).length,
@@ -61,10 +69,16 @@ export async function openQueue(
       const taking = workers.length - refusing.length;
       if (taking === 0) {
         const why = refusing.length === 0 ? '' : ` (${refusing.length} refusing: ${refusing[0]!.refusing})`;
-        return { level: 'warn', message: `no worker takes jobs from ${address.display} yet${why}: attempts wait until one does (loopfleet worker --queue ${address.display})` };
+        return {
+          level: 'warn',
+          message: `no worker takes jobs from ${address.display} yet${why}: attempts wait until one does (loopfleet worker --queue ${address.display})`,
+        };
       }
       const slots = workers.filter((w) => w.refusing === null).reduce((n, w) => n + w.identity.concurrency, 0);
-      return { level: 'info', message: `${taking} worker(s) take jobs from ${address.display}, ${slots} attempt(s) at once${refusing.length === 0 ? '' : `; ${refusing.length} refusing`}` };
+      return {
+        level: 'info',
+        message: `${taking} worker(s) take jobs from ${address.display}, ${slots} attempt(s) at once${refusing.length === 0 ? '' : `; ${refusing.length} refusing`}`,
+      };
     },
     close: () => (closing ??= queue.close()),
   };

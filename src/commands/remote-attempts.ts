@@ -30,7 +30,9 @@ export interface QueueRemote {
 export async function queueRemote(git: GitPort, name = 'origin'): Promise<QueueRemote> {
   const remoteUrl = await git.remoteUrl(name);
   if (remoteUrl === null) {
-    throw new UsageError(`--queue: workers fetch from and push to a git remote, and this repository has no remote named ${JSON.stringify(name)} (add one: git remote add ${name} <url>)`);
+    throw new UsageError(
+      `--queue: workers fetch from and push to a git remote, and this repository has no remote named ${JSON.stringify(name)} (add one: git remote add ${name} <url>)`,
+    );
   }
   return { remote: name, remoteUrl };
 }
@@ -80,7 +82,10 @@ export function workerHandler(options: WorkerHandlerOptions): JobHandler {
   const deps = {
     identity: options.identity,
     pipeline: new InProcessExecutor(new Pipeline(services)),
-    roles: { own: services.roles, pipeline: (roles: PipelineServices['roles']) => new InProcessExecutor(new Pipeline({ ...services, roles })) },
+    roles: {
+      own: services.roles,
+      pipeline: (roles: PipelineServices['roles']) => new InProcessExecutor(new Pipeline({ ...services, roles })),
+    },
     git: services.git,
     workspace: services.workspace,
     worktreeOf: (id: string) => join(repo.workDir, id),

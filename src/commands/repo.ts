@@ -22,8 +22,12 @@ export interface Repo {
 /** The repository around `cwd`, or a clear refusal: not a repository, no commits yet. */
 export async function findRepo(cwd: string): Promise<Repo> {
   const root = await SimpleGitAdapter.topLevel(cwd);
-  if (root === null) throw new UsageError(`${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`);
-  if (!(await new SimpleGitAdapter(root).hasCommits())) throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
+  if (root === null)
+    throw new UsageError(
+      `${cwd} is not inside a git repository: run loopfleet in the repository whose backlog it should work on`,
+    );
+  if (!(await new SimpleGitAdapter(root).hasCommits()))
+    throw new UsageError(`${root} has no commits yet: commit something first, task branches start from a commit`);
   const workDir = join(root, WORK_DIR);
   return {
     root,
@@ -42,7 +46,12 @@ export async function findRepo(cwd: string): Promise<Repo> {
  * BACKLOG.md parsed. `allowMissing` (merge, discard, retry, prune: they work from state) reads a missing
  * file as an empty backlog with the default settings instead of refusing.
  */
-export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Iterable<string> = [], allowMissing = false): Promise<Backlog> {
+export async function loadBacklog(
+  repo: Repo,
+  writeIds: boolean,
+  takenIds: Iterable<string> = [],
+  allowMissing = false,
+): Promise<Backlog> {
   let text: string;
   try {
     text = await readFile(repo.backlogPath, 'utf8');
@@ -61,10 +70,14 @@ export async function loadBacklog(repo: Repo, writeIds: boolean, takenIds: Itera
 /** The base branch: the front matter's, or the branch checked out now. Detached HEAD or a missing branch → exit 2. */
 export async function resolveBase(repo: Repo, backlog: Backlog, git: GitPort): Promise<string> {
   if (backlog.config.base !== null) {
-    if (!(await git.branchExists(backlog.config.base))) throw new UsageError(`${repo.backlogPath}: base branch '${backlog.config.base}' does not exist`);
+    if (!(await git.branchExists(backlog.config.base)))
+      throw new UsageError(`${repo.backlogPath}: base branch '${backlog.config.base}' does not exist`);
     return backlog.config.base;
   }
   const current = await git.currentBranch();
-  if (current === null) throw new UsageError(`HEAD is detached in ${repo.root}: check out a branch, or set \`base:\` in ${repo.backlogPath}`);
+  if (current === null)
+    throw new UsageError(
+      `HEAD is detached in ${repo.root}: check out a branch, or set \`base:\` in ${repo.backlogPath}`,
+    );
   return current;
 }

@@ -98,7 +98,13 @@ export async function buildServices(
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
-  const model = new AnthropicModelClient({ ...creds, maxRetries: 4, processRunner: runner, sandboxAvailable: sandboxed, logger: sdkLogger });
+  const model = new AnthropicModelClient({
+    ...creds,
+    maxRetries: 4,
+    processRunner: runner,
+    sandboxAvailable: sandboxed,
+    logger: sdkLogger,
+  });
   const cliModel = new CliAgentClient({
     processRunner: runner,
     sandboxAvailable: sandboxed,
@@ -108,7 +114,9 @@ export async function buildServices(
       return price === null ? null : costOf(usage, price);
     },
   });
-  const safeEnv = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k))) as Record<string, string>;
+  const safeEnv = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => v !== undefined && !isSecretName(k)),
+  ) as Record<string, string>;
   return {
     git,
     runner,
@@ -128,7 +136,11 @@ export async function buildServices(
     notify: (command, payload) =>
       runner.run(command, { cwd: repo.root, env: safeEnv, timeoutMs: 10_000, input: `${notifyJson(payload)}\n` }).then(
         (r) => {
-          if (r.exitCode !== 0) serviceLog.target('warn', `notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}`);
+          if (r.exitCode !== 0)
+            serviceLog.target(
+              'warn',
+              `notify command \`${command}\` exited ${r.exitCode}: ${r.output.trim().slice(-300)}`,
+            );
         },
         (error: Error) => serviceLog.target('warn', `notify command \`${command}\` could not run: ${error.message}`),
       ),

@@ -39,7 +39,8 @@ export class SessionTelemetry {
    * The W3C traceparent of a running attempt's span, for the job that runs it on a worker; usable before
    * the recorder exists (null until then, and with telemetry off).
    */
-  readonly traceparentOf = (taskId: string, attempt: number): string | null => this.#recorder?.attemptTraceparent(taskId, attempt) ?? null;
+  readonly traceparentOf = (taskId: string, attempt: number): string | null =>
+    this.#recorder?.attemptTraceparent(taskId, attempt) ?? null;
 
   /** subscribes to the fleet's events; call before `fleet.open` so a resumed task's first events are heard */
   attach(fleet: Fleet, sources: TelemetrySources = {}): void {
@@ -57,7 +58,11 @@ export class SessionTelemetry {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#recorder?.close();
-      await this.#telemetry.shutdown().catch((error: Error) => this.warn(`OpenTelemetry: the last traces and metrics could not be exported: ${error.message}`));
+      await this.#telemetry
+        .shutdown()
+        .catch((error: Error) =>
+          this.warn(`OpenTelemetry: the last traces and metrics could not be exported: ${error.message}`),
+        );
     })();
     return this.#closing;
   }

@@ -74,14 +74,22 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
  * The forge of a backlog whose tasks land by pull request (`forge:`, `remote:`, the token from the
  * environment). Without one, a run refuses to start when `needForge`, and otherwise says why at the first PR.
  */
-async function forgeServices(backlog: Backlog, git: SimpleGitAdapter, options: SessionOptions): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
+async function forgeServices(
+  backlog: Backlog,
+  git: SimpleGitAdapter,
+  options: SessionOptions,
+): Promise<Pick<FleetServices, 'forge' | 'forgeMissing'>> {
   const remote = backlog.config.remote ?? 'origin';
   // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
   const { openForge, requireForge } = await import('../adapters/forge/open.js');
   const input = { setting: backlog.config.forge ?? 'auto', git, remote, env: options.env };
   // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
-  const opened = (options.needForge ?? options.requireModel ?? true) ? await requireForge(input, backlog.path) : await openForge(input);
-  if (opened.kind === 'forge') return { forge: { forge: opened.forge, remote, ...(opened.auth === undefined ? {} : { auth: opened.auth }) } };
+  const opened =
+    (options.needForge ?? options.requireModel ?? true)
+      ? await requireForge(input, backlog.path)
+      : await openForge(input);
+  if (opened.kind === 'forge')
+    return { forge: { forge: opened.forge, remote, ...(opened.auth === undefined ? {} : { auth: opened.auth }) } };
   return { forge: null, forgeMissing: `land: pr needs a forge: ${opened.reason}` };
 }
 
@@ -101,20 +109,30 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const base = await resolveBase(repo, checked, git);
   let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
   if (options.services !== undefined) services = options.services(services);
-  if (services.forge === undefined && (checked.config.land === 'pr' || checked.tasks.some((t) => landOf(t, checked.config) === 'pr'))) {
+  if (
+    services.forge === undefined &&
+    (checked.config.land === 'pr' || checked.tasks.some((t) => landOf(t, checked.config) === 'pr'))
+  ) {
     services = { ...services, ...(await forgeServices(checked, git, options)) };
   }
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
   // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
-  let log: (level: 'info' | 'warn', message: string) => void = (level, message) => serviceLog.target(level === 'info' ? 'warn' : level, message);
+  let log: (level: 'info' | 'warn', message: string) => void = (level, message) =>
+    serviceLog.target(level === 'info' ? 'warn' : level, message);
   // Telemetry before the queue: each job carries its attempt's trace context (traceparentOf).
   const telemetry = await SessionTelemetry.open(options.env);
   const remote =
     options.queue === undefined
       ? null
-      : await openQueue(options.queue, services, (level, message) => log(level, message), telemetry.traceparentOf, checked.config.remote ?? 'origin').catch(async (error: unknown) => {
+      : await openQueue(
+          options.queue,
+          services,
+          (level, message) => log(level, message),
+          telemetry.traceparentOf,
+          checked.config.remote ?? 'origin',
+        ).catch(async (error: unknown) => {
           await telemetry.close();
           throw error;
         });
@@ -135,7 +153,14 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
-    const fleet = new Fleet(services, { repoRoot: repo.root, backlog, base, autoMerge: options.autoMerge, parentEnv: options.env, noWait: options.noWait === true });
+    const fleet = new Fleet(services, {
+      repoRoot: repo.root,
+      backlog,
+      base,
+      autoMerge: options.autoMerge,
+      parentEnv: options.env,
+      noWait: options.noWait === true,
+    });
     telemetry.attach(fleet, { ...remote?.telemetry, ...options.telemetry });
     await fleet.open(state);
     unguard = guardLimits((error) => fleet.resourceLimit(error));
@@ -145,25 +170,32 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     const pruned = await fleet.prune();
     for (const line of pruned.removed) fleet.events.emit('log', { level: 'info', message: `pruned ${line}` });
     if (options.watch) {
-      watcher = await watchBacklog(backlogFile, (change) => {
-        if ('error' in change) {
-          fleet.events.emit('log', { level: 'warn', message: `BACKLOG.md not applied: ${change.error.message}` });
-          return;
-        }
-        if ('gone' in change) {
-          fleet.backlogGone();
-          return;
-        }
-        fleet.backlogBack();
-        const apply = () => fleet.applyBacklog(applyOverrides(change.backlog, options.overrides));
-        if (change.missingIds.length === 0) {
-          apply();
-          return;
-        }
-        addIds(backlogFile, change.missingIds, { onWrite }).then(apply, (error: Error) =>
-          fleet.events.emit('log', { level: 'error', message: `could not write task ids to BACKLOG.md: ${error.message}` }),
-        );
-      }, { takenIds: () => fleet.tasks().map((t) => t.id) });
+      watcher = await watchBacklog(
+        backlogFile,
+        (change) => {
+          if ('error' in change) {
+            fleet.events.emit('log', { level: 'warn', message: `BACKLOG.md not applied: ${change.error.message}` });
+            return;
+          }
+          if ('gone' in change) {
+            fleet.backlogGone();
+            return;
+          }
+          fleet.backlogBack();
+          const apply = () => fleet.applyBacklog(applyOverrides(change.backlog, options.overrides));
+          if (change.missingIds.length === 0) {
+            apply();
+            return;
+          }
+          addIds(backlogFile, change.missingIds, { onWrite }).then(apply, (error: Error) =>
+            fleet.events.emit('log', {
+              level: 'error',
+              message: `could not write task ids to BACKLOG.md: ${error.message}`,
+            }),
+          );
+        },
+        { takenIds: () => fleet.tasks().map((t) => t.id) },
+      );
     }
     let closing: Promise<void> | null = null;
     return {

@@ -26,12 +26,32 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
   const backlog = parseBacklog(text, repo.backlogPath).backlog;
   return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
-    const recurring = spec.everyMs === undefined ? {} : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
+    const recurring =
+      spec.everyMs === undefined
+        ? {}
+        : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
       return {
-        id: spec.id, title: spec.title, status: statusWhenTicked(spec.done, undefined), phase: null, attempt: 0, maxAttempts, tokens: 0, costUsd: 0, branch: null, reason: null,
-        checks: [], counts: null, baseline: [], proof: null, conflictsWith: [], conflicts: [], waitingFor: null, pr: null, ...recurring,
+        id: spec.id,
+        title: spec.title,
+        status: statusWhenTicked(spec.done, undefined),
+        phase: null,
+        attempt: 0,
+        maxAttempts,
+        tokens: 0,
+        costUsd: 0,
+        branch: null,
+        reason: null,
+        checks: [],
+        counts: null,
+        baseline: [],
+        proof: null,
+        conflictsWith: [],
+        conflicts: [],
+        waitingFor: null,
+        pr: null,
+        ...recurring,
       };
     }
     return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
@@ -61,7 +81,17 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
     conflicts: conflictsJson(t),
     // queued behind a task whose planned files overlap this one's
     waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
-    pr: t.pr === undefined ? null : { number: t.pr.number, url: t.pr.url, state: t.pr.state, draft: t.pr.draft, ci: t.pr.ci, review: t.pr.review },
+    pr:
+      t.pr === undefined
+        ? null
+        : {
+            number: t.pr.number,
+            url: t.pr.url,
+            state: t.pr.state,
+            draft: t.pr.draft,
+            ci: t.pr.ci,
+            review: t.pr.review,
+          },
     ...(t.worker === undefined ? {} : { worker: t.worker }),
   };
 }
@@ -87,7 +117,12 @@ export function statusTable(rows: TaskStatusJson[]): string {
     const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
     const pr = r.pr == null ? '' : ` · ${prWords(r.pr)} ${r.pr.url}`;
     const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr;
-    return oneLine(`${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`);
+    return oneLine(
+      `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`,
+    );
   });
-  return [`${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`, ...lines].join('\n');
+  return [
+    `${'id'.padEnd(7)} ${'status'.padEnd(18)} ${'try'.padEnd(5)} ${'tokens'.padStart(7)}  ${'cost'.padStart(9)}  title`,
+    ...lines,
+  ].join('\n');
 }

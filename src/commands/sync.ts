@@ -9,7 +9,8 @@ import { openSession, type SessionOptions } from './session.js';
 /** The lines `loopfleet sync` (and each `--watch` pass that did something) prints for one pass. */
 export function syncLines(result: SyncResult): string[] {
   const lines: string[] = [];
-  for (const id of result.merged) lines.push(`${id} merged${result.landed === id ? ' (merged by loopfleet)' : ' on the forge'}`);
+  for (const id of result.merged)
+    lines.push(`${id} merged${result.landed === id ? ' (merged by loopfleet)' : ' on the forge'}`);
   for (const id of result.closed) lines.push(`${id} discarded: its pull request was closed unmerged`);
   for (const { id, reason } of result.sentBack) lines.push(oneLine(`${id} queued for a new attempt — ${reason}`));
   for (const id of result.rebased) lines.push(`${id} rebased onto ${result.onto ?? 'base'}, checked again and pushed`);
@@ -23,15 +24,35 @@ export function syncLines(result: SyncResult): string[] {
  * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal lets the pass finish
  * the task it is on (state matches the forge and git), then exits 130.
  */
-export async function sync(repo: Repo, env: NodeJS.ProcessEnv, out: (line: string) => void, services?: SessionOptions['services']): Promise<number> {
+export async function sync(
+  repo: Repo,
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void,
+  services?: SessionOptions['services'],
+): Promise<number> {
   const signals = deferSignals((signal) => out(`received ${signal}: finishing the sync first`));
   let session: Awaited<ReturnType<typeof openSession>> | null = null;
   try {
-    session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env, requireModel: false, needForge: true, ...(services === undefined ? {} : { services }) });
+    session = await openSession(repo, {
+      overrides: {},
+      autoMerge: false,
+      watch: false,
+      env,
+      requireModel: false,
+      needForge: true,
+      ...(services === undefined ? {} : { services }),
+    });
     const { fleet } = session;
-    if (!fleet.landsByPr) throw new UsageError(`no task in ${repo.backlogPath} lands by pull request: write \`land: pr\` in the front matter (or on a task)`);
+    if (!fleet.landsByPr)
+      throw new UsageError(
+        `no task in ${repo.backlogPath} lands by pull request: write \`land: pr\` in the front matter (or on a task)`,
+      );
     const open = fleet.tasks().filter((t) => t.pr?.state === 'open');
-    out(open.length === 0 ? 'no open pull request to sync' : `syncing ${open.length} open pull request(s): ${open.map((t) => `${t.id} #${t.pr!.number}`).join(', ')}`);
+    out(
+      open.length === 0
+        ? 'no open pull request to sync'
+        : `syncing ${open.length} open pull request(s): ${open.map((t) => `${t.id} #${t.pr!.number}`).join(', ')}`,
+    );
     const result = await fleet.sync();
     for (const line of syncLines(result)) out(line);
     if (signals.signal !== null) return EXIT_INTERRUPTED;

@@ -23,7 +23,9 @@ export function tuiExitCode(fleet: Fleet): number {
 /** `loopfleet`: the fleet with the Ink TUI over it. The engine is the same one `--overnight` drives. */
 export async function tui(repo: Repo, options: SessionOptions & { color: boolean }): Promise<number> {
   if (!process.stdout.isTTY || !process.stdin.isTTY) {
-    throw new UsageError('loopfleet needs a terminal for its interactive view; run `loopfleet --overnight` for a headless run');
+    throw new UsageError(
+      'loopfleet needs a terminal for its interactive view; run `loopfleet --overnight` for a headless run',
+    );
   }
   const session = await openSession(repo, { ...options, watch: true });
   const { fleet } = session;
@@ -33,7 +35,8 @@ export async function tui(repo: Repo, options: SessionOptions & { color: boolean
     await renderTui(fleet, {
       color: options.color,
       sandboxCause,
-      startNotice: session.queueNotice === null ? null : { level: session.queueNotice.level, text: session.queueNotice.message },
+      startNotice:
+        session.queueNotice === null ? null : { level: session.queueNotice.level, text: session.queueNotice.message },
       onEditBacklog: () => runEditor(fleet.backlogPath),
     });
     await session.close();

@@ -53,8 +53,11 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
     if (notice !== null) out(`warning: ${notice}`);
     for (const warning of session.gitWarnings) out(`warning: ${warning}`);
-    if (session.queueNotice !== null) out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
-    out(`loopfleet --watch: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
+    if (session.queueNotice !== null)
+      out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
+    out(
+      `loopfleet --watch: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`,
+    );
     fleet.start();
     const why = await ended;
     out(`stopping: ${why}`);
@@ -62,7 +65,9 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     await syncing;
     const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
     const c = fleet.summary().counts;
-    out(`done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`);
+    out(
+      `done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`,
+    );
     await notifySummary(session, fleet, startedAt, report, code);
     if (closeError !== null) throw closeError;
     return code;
@@ -118,7 +123,11 @@ async function discoverLoop(
     const s = setting();
     if (s !== null) {
       try {
-        await discover(repo, { dryRun: false, limit: null, only: new Set(s.only), githubLabel: 'loopfleet', env: options.env }, (line) => out(`discover: ${line}`));
+        await discover(
+          repo,
+          { dryRun: false, limit: null, only: new Set(s.only), githubLabel: 'loopfleet', env: options.env },
+          (line) => out(`discover: ${line}`),
+        );
       } catch (error) {
         out(`discover failed: ${error instanceof Error ? error.message : String(error)}`);
       }

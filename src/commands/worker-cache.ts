@@ -25,7 +25,8 @@ import { buildServices } from './services.js';
 import type { Repo } from './repo.js';
 
 export function defaultCacheRoot(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(os.homedir(), '.cache');
+  const base =
+    env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(os.homedir(), '.cache');
   return join(base, 'loopfleet', 'repos');
 }
 
@@ -69,7 +70,13 @@ export class RepoCache {
     if (!existsSync(join(root, '.git'))) await new GitExec(root, gitEnvironment(IDENTITY_ENV)).run(['init', '--quiet']);
     const workDir = join(root, WORK_DIR);
     await mkdir(workDir, { recursive: true });
-    const repo: Repo = { root, workDir, statePath: join(workDir, STATE_FILE), lockPath: join(workDir, LOCK_FILE), backlogPath: join(root, BACKLOG_NAME) };
+    const repo: Repo = {
+      root,
+      workDir,
+      statePath: join(workDir, STATE_FILE),
+      lockPath: join(workDir, LOCK_FILE),
+      backlogPath: join(root, BACKLOG_NAME),
+    };
     const git = serialised(new SimpleGitAdapter(root));
     await git.ensureExcluded(`/${WORK_DIR}/`);
     const services = await buildServices(repo, { path: repo.backlogPath, config, tasks: [] }, this.#env, true, git);
@@ -77,7 +84,15 @@ export class RepoCache {
   }
 }
 
-const SHARED_STATE: ReadonlySet<string> = new Set(['fetch', 'addWorktree', 'removeWorktree', 'pruneWorktrees', 'updateRef', 'deleteBranch', 'ensureExcluded']);
+const SHARED_STATE: ReadonlySet<string> = new Set([
+  'fetch',
+  'addWorktree',
+  'removeWorktree',
+  'pruneWorktrees',
+  'updateRef',
+  'deleteBranch',
+  'ensureExcluded',
+]);
 
 /** `git` with the commands of SHARED_STATE queued one after another. */
 function serialised(git: SimpleGitAdapter): SimpleGitAdapter {

@@ -41,7 +41,8 @@ export interface WorkerOptions {
 /** Why this machine must not take jobs, or null: bubblewrap runs here and its sandbox holds. */
 async function refusal(): Promise<string | null> {
   const runner = sharedRunner();
-  if (!(await runner.sandboxAvailable())) return 'bubblewrap (bwrap) cannot run here: a worker runs agent-written code only in its sandbox';
+  if (!(await runner.sandboxAvailable()))
+    return 'bubblewrap (bwrap) cannot run here: a worker runs agent-written code only in its sandbox';
   const escapes = await sandboxSelfTest(runner);
   return escapes.length === 0 ? null : `the sandbox is weaker than promised: ${escapes.join('; ')}`;
 }
@@ -56,19 +57,33 @@ export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: 
   const withheld = job.passedEnv.filter((name) => isSecretName(name));
   const sandboxKept = job.config.sandbox === 'off';
   const config = sandboxKept ? { ...job.config, sandbox: 'auto' as const } : job.config;
-  return { job: { ...job, config, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) }, withheld, sandboxKept };
+  return {
+    job: { ...job, config, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) },
+    withheld,
+    sandboxKept,
+  };
 }
 
-export async function worker(options: WorkerOptions, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+export async function worker(
+  options: WorkerOptions,
+  out: (line: string) => void,
+  err: (line: string) => void,
+): Promise<number> {
   const identity = newIdentity(options.concurrency);
   const log = (level: 'info' | 'warn', message: string) => err(`loopfleet worker: ${level}: ${visible(message)}`);
   serviceLog.target = (level, message) => err(`loopfleet worker: ${level}: model client: ${visible(message)}`);
   // A bad OTEL_EXPORTER_OTLP_*ENDPOINT is bad input (exit 2) before Redis is touched. The SDK reads this
   // process's own environment, whatever `options.env` holds.
-  const telemetry = await openTelemetry(process.env, { warn: (message) => log('warn', message), instanceId: identity.id });
+  const telemetry = await openTelemetry(process.env, {
+    warn: (message) => log('warn', message),
+    instanceId: identity.id,
+  });
   let queue: BullmqWorkerQueue;
   try {
-    queue = await BullmqWorkerQueue.open(options.queue, identity, log, { lockMs: options.lockMs, stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)) });
+    queue = await BullmqWorkerQueue.open(options.queue, identity, log, {
+      lockMs: options.lockMs,
+      stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)),
+    });
   } catch (error) {
     await telemetry.shutdown().catch(() => undefined);
     throw new UsageError(`--queue: cannot reach Redis at ${options.queue.display}: ${(error as Error).message}`);
@@ -101,8 +116,14 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
       const id = visible(queued.jobId);
       out(`job ${id}: started`);
       const { job, withheld, sandboxKept } = jobForThisWorker(queued);
-      if (withheld.length > 0) err(`loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`);
-      if (sandboxKept) err(`loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`);
+      if (withheld.length > 0)
+        err(
+          `loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`,
+        );
+      if (sandboxKept)
+        err(
+          `loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`,
+        );
       // The phases as children of the coordinator's attempt span (job.traceparent); ids and names only.
       const spans = workerAttemptSpans(telemetry, job, identity.id);
       const traced = {
@@ -123,7 +144,10 @@ export async function worker(options: WorkerOptions, out: (line: string) => void
           ports,
           clock: systemClock,
           parentEnv: options.env,
-          roles: { own: cached.services.roles, pipeline: (roles) => new InProcessExecutor(new Pipeline({ ...cached.services, roles })) },
+          roles: {
+            own: cached.services.roles,
+            pipeline: (roles) => new InProcessExecutor(new Pipeline({ ...cached.services, roles })),
+          },
         });
         out(`job ${id}: reported`);
       } catch (error) {

@@ -44,7 +44,9 @@ function toolUse(step: ClaudeCodeStep, workdir: string): ScriptTurn['toolUses'] 
     case 'Read':
       return [{ name: 'Read', input: { file_path: abs(step.path) } }];
     case 'Edit':
-      return [{ name: 'Edit', input: { file_path: abs(step.path), old_string: step.oldString, new_string: step.newString } }];
+      return [
+        { name: 'Edit', input: { file_path: abs(step.path), old_string: step.oldString, new_string: step.newString } },
+      ];
     case 'Write':
       return [{ name: 'Write', input: { file_path: abs(step.path), content: step.content } }];
     case 'Bash':

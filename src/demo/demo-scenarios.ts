@@ -72,7 +72,8 @@ export function clamp(value) {
 `,
       },
     ],
-    vetoReason: 'clamp() hard-codes the three values the test checks and ignores min and max: it is not an implementation',
+    vetoReason:
+      'clamp() hard-codes the three values the test checks and ignores min and max: it is not an implementation',
   },
   {
     taskId: 'T-5',

@@ -28,7 +28,10 @@ export interface RunningGeminiServer {
   close(): Promise<void>;
 }
 
-export async function startGeminiServer(script: (req: GeminiRequest) => GeminiTurn, cachedTokens = 0): Promise<RunningGeminiServer> {
+export async function startGeminiServer(
+  script: (req: GeminiRequest) => GeminiTurn,
+  cachedTokens = 0,
+): Promise<RunningGeminiServer> {
   const requests: RunningGeminiServer['requests'] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await readBody(req);
@@ -36,14 +39,20 @@ export async function startGeminiServer(script: (req: GeminiRequest) => GeminiTu
     const keyed = typeof req.headers['x-goog-api-key'] === 'string' || url.searchParams.has('key');
     const record: RunningGeminiServer['requests'][number] = { path: url.pathname, keyed, usage: null };
     requests.push(record);
-    const match = /^\/v1(?:beta)?\/models\/([^:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(url.pathname);
+    const match = /^\/v1(?:beta)?\/models\/([^:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(
+      url.pathname,
+    );
     const body = safeParse(raw) as Record<string, any> | undefined;
     if (req.method !== 'POST' || match === null || body === undefined) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 404, message: `not found: ${url.pathname}`, status: 'NOT_FOUND' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 404, message: `not found: ${url.pathname}`, status: 'NOT_FOUND' } }));
       return;
     }
     if (!keyed) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 401, message: 'API key not valid', status: 'UNAUTHENTICATED' } }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 401, message: 'API key not valid', status: 'UNAUTHENTICATED' } }));
       return;
     }
     const prompt = Math.ceil(raw.length / 4);
@@ -56,7 +65,9 @@ export async function startGeminiServer(script: (req: GeminiRequest) => GeminiTu
     const turn = script({
       body,
       model: match[1]!,
-      responses: (last?.parts ?? []).filter((p) => p.functionResponse !== undefined).map((p) => JSON.stringify(p.functionResponse.response ?? {})),
+      responses: (last?.parts ?? [])
+        .filter((p) => p.functionResponse !== undefined)
+        .map((p) => JSON.stringify(p.functionResponse.response ?? {})),
       calls: contents.flatMap((c) => c.parts ?? []).filter((p) => p.functionCall !== undefined).length,
     });
     const parts: Array<Record<string, unknown>> = [];
@@ -67,7 +78,12 @@ export async function startGeminiServer(script: (req: GeminiRequest) => GeminiTu
     record.usage = { prompt, cached, output };
     const answer = {
       candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: output, totalTokenCount: prompt + output, cachedContentTokenCount: cached },
+      usageMetadata: {
+        promptTokenCount: prompt,
+        candidatesTokenCount: output,
+        totalTokenCount: prompt + output,
+        cachedContentTokenCount: cached,
+      },
       modelVersion: match[1],
     };
     if (match[2] === 'streamGenerateContent') {

@@ -62,7 +62,6 @@ export interface RunningModelServer {
   close(): Promise<void>;
 }
 
-
 const FAULT_TYPES: Record<number, string> = {
   400: 'invalid_request_error',
   401: 'authentication_error',
@@ -147,10 +146,18 @@ export class ModelServer {
     if (headerError) return this.#reject(res, record, headerError);
     const isMessages = path === '/v1/messages' || path === '/v1/messages/count_tokens';
     if (req.method !== 'POST' || !isMessages) {
-      return this.#reject(res, record, { status: 404, type: 'not_found_error', message: `Not found: ${req.method} ${path}` });
+      return this.#reject(res, record, {
+        status: 404,
+        type: 'not_found_error',
+        message: `Not found: ${req.method} ${path}`,
+      });
     }
     if (record.body === undefined) {
-      return this.#reject(res, record, { status: 400, type: 'invalid_request_error', message: 'request body is not valid JSON' });
+      return this.#reject(res, record, {
+        status: 400,
+        type: 'invalid_request_error',
+        message: 'request body is not valid JSON',
+      });
     }
     const bodyError = validateBody(record.body, this.#options.models ?? null, betasOf(req.headers));
     if (bodyError) return this.#reject(res, record, bodyError);
@@ -255,7 +262,8 @@ export class ModelServer {
       headers['retry-after-ms'] = String(fault.retryAfterMs);
       headers['retry-after'] = String(Math.ceil(fault.retryAfterMs / 1000));
     }
-    const body = fault.body ?? errorJson(type, type === 'overloaded_error' ? 'Overloaded' : `fault ${fault.status}`, requestId);
+    const body =
+      fault.body ?? errorJson(type, type === 'overloaded_error' ? 'Overloaded' : `fault ${fault.status}`, requestId);
     res.writeHead(fault.status, headers);
     res.end(JSON.stringify(body));
   }

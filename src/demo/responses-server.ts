@@ -24,7 +24,12 @@ export interface ResponsesRequest {
 export interface RunningResponsesServer {
   /** base URL including /v1, as Codex's provider `base_url` expects */
   url: string;
-  requests: Array<{ path: string; auth: boolean; body: unknown; usage: { input: number; cached: number; output: number } | null }>;
+  requests: Array<{
+    path: string;
+    auth: boolean;
+    body: unknown;
+    usage: { input: number; cached: number; output: number } | null;
+  }>;
   close(): Promise<void>;
 }
 
@@ -32,7 +37,10 @@ function sse(res: ServerResponse, type: string, data: Record<string, unknown>): 
   res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 }
 
-export async function startResponsesServer(script: (req: ResponsesRequest) => ResponsesTurn, cachedTokens = 0): Promise<RunningResponsesServer> {
+export async function startResponsesServer(
+  script: (req: ResponsesRequest) => ResponsesTurn,
+  cachedTokens = 0,
+): Promise<RunningResponsesServer> {
   const requests: RunningResponsesServer['requests'] = [];
   let ids = 0;
   const id = (p: string) => `${p}_fake${String(++ids).padStart(5, '0')}`;
@@ -40,20 +48,33 @@ export async function startResponsesServer(script: (req: ResponsesRequest) => Re
     const raw = await readBody(req);
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const body = safeParse(raw) as Record<string, any> | undefined;
-    const record: RunningResponsesServer['requests'][number] = { path, auth: typeof req.headers.authorization === 'string', body, usage: null };
+    const record: RunningResponsesServer['requests'][number] = {
+      path,
+      auth: typeof req.headers.authorization === 'string',
+      body,
+      usage: null,
+    };
     requests.push(record);
     if (req.method !== 'POST' || path !== '/v1/responses' || body === undefined) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `not found: ${req.method} ${path}`, type: 'invalid_request_error' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `not found: ${req.method} ${path}`, type: 'invalid_request_error' } }));
       return;
     }
     if (!record.auth) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'missing bearer token', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+      res.writeHead(401, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: { message: 'missing bearer token', type: 'invalid_request_error', code: 'invalid_api_key' },
+        }),
+      );
       return;
     }
     const input = (body.input as Array<Record<string, any>> | undefined) ?? [];
     const turn = script({
       body,
-      outputs: input.filter((i) => i.type === 'function_call_output').map((i) => String(typeof i.output === 'string' ? i.output : JSON.stringify(i.output))),
+      outputs: input
+        .filter((i) => i.type === 'function_call_output')
+        .map((i) => String(typeof i.output === 'string' ? i.output : JSON.stringify(i.output))),
       calls: input.filter((i) => i.type === 'function_call').length,
     });
     const responseId = id('resp');
@@ -62,21 +83,41 @@ export async function startResponsesServer(script: (req: ResponsesRequest) => Re
     const items: Array<Record<string, unknown>> = [];
     let outputTokens = 1;
     if (turn.text !== undefined) {
-      items.push({ type: 'message', id: id('msg'), role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
+      items.push({
+        type: 'message',
+        id: id('msg'),
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: turn.text, annotations: [] }],
+      });
       outputTokens += Math.ceil(turn.text.length / 4);
     }
     if (turn.call !== undefined) {
       const args = JSON.stringify(turn.call.arguments);
-      items.push({ type: 'function_call', id: id('fc'), call_id: id('call'), name: turn.call.name, arguments: args, status: 'completed' });
+      items.push({
+        type: 'function_call',
+        id: id('fc'),
+        call_id: id('call'),
+        name: turn.call.name,
+        arguments: args,
+        status: 'completed',
+      });
       outputTokens += Math.ceil(args.length / 4);
     }
     record.usage = { input: inputTokens, cached, output: outputTokens };
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    const response = { id: responseId, object: 'response', model: body.model, status: 'in_progress', output: [] as unknown[] };
+    const response = {
+      id: responseId,
+      object: 'response',
+      model: body.model,
+      status: 'in_progress',
+      output: [] as unknown[],
+    };
     sse(res, 'response.created', { response });
     items.forEach((item, output_index) => {
       sse(res, 'response.output_item.added', { output_index, item });
-      if (item.type === 'message') sse(res, 'response.output_text.delta', { output_index, content_index: 0, item_id: item.id, delta: turn.text });
+      if (item.type === 'message')
+        sse(res, 'response.output_text.delta', { output_index, content_index: 0, item_id: item.id, delta: turn.text });
       sse(res, 'response.output_item.done', { output_index, item });
     });
     sse(res, 'response.completed', {

@@ -29,7 +29,12 @@ function toolResultsOf(messages: ApiMessage[]): ToolResultSeen[] {
     .filter((b) => b.type === 'tool_result')
     .map((b) => {
       const id = String(b.tool_use_id);
-      return { toolUseId: id, name: names.get(id) ?? '', content: textOfContent(b.content), isError: b.is_error === true };
+      return {
+        toolUseId: id,
+        name: names.get(id) ?? '',
+        content: textOfContent(b.content),
+        isError: b.is_error === true,
+      };
     });
 }
 
@@ -41,7 +46,10 @@ function outputSchemaOf(body: RequestBody): Record<string, unknown> | null {
 export function toScriptRequest(body: RequestBody, index: number, repeat: number): ScriptRequest {
   // Per-turn system messages (per-turn-control beta) are instructions, not turns.
   const messages = body.messages.filter((m) => (m.role as string) !== 'system');
-  const systemMessages = body.messages.filter((m) => (m.role as string) === 'system').map((m) => textOfContent(m.content)).join('\n');
+  const systemMessages = body.messages
+    .filter((m) => (m.role as string) === 'system')
+    .map((m) => textOfContent(m.content))
+    .join('\n');
   const system = systemText(body.system);
   const firstUser = messages.find((m) => m.role === 'user');
   const lastUser = [...messages].reverse().find((m) => m.role === 'user');

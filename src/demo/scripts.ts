@@ -61,7 +61,10 @@ function explorer(find: (id: string | null) => DemoScenario | undefined): Script
   return (req) => {
     const scenario = find(req.taskId);
     if (req.assistantTurns === 0 && req.tools.includes('glob')) {
-      return { text: 'Let me look at how the repository is laid out.', toolUses: [{ name: 'glob', input: { pattern: '**/*' } }] };
+      return {
+        text: 'Let me look at how the repository is laid out.',
+        toolUses: [{ name: 'glob', input: { pattern: '**/*' } }],
+      };
     }
     if (scenario === undefined) {
       return { text: `There is no scripted plan for ${req.taskId ?? 'this task'}: nothing to change.` };
@@ -87,7 +90,10 @@ function implementer(find: (id: string | null) => DemoScenario | undefined): Scr
     const { edits, failing } = editsFor(scenario, req.attempt);
     const first = edits[0];
     if (req.assistantTurns === 0 && first !== undefined && req.tools.includes('read')) {
-      return { text: `First I read \`${first.path}\`.`, toolUses: [{ name: 'read', input: { file_path: first.path } }] };
+      return {
+        text: `First I read \`${first.path}\`.`,
+        toolUses: [{ name: 'read', input: { file_path: first.path } }],
+      };
     }
     const wrote = req.toolResults.some((r) => r.name === 'write');
     if (!wrote && edits.length > 0 && req.tools.includes('write')) {
@@ -108,8 +114,20 @@ function verifier(find: (id: string | null) => DemoScenario | undefined): Script
       scenario === undefined
         ? { pass: false, reasons: [`no scripted review for ${req.taskId ?? 'this task'}`] }
         : scenario.kind === 'veto'
-          ? { pass: false, reasons: [scenario.vetoReason ?? 'The check passes, but the change also alters behaviour the task did not ask for.'] }
-          : { pass: true, reasons: ['The check passes.', `The diff is limited to ${fileList(editsFor(scenario, req.attempt).edits)} and matches the plan.`] };
+          ? {
+              pass: false,
+              reasons: [
+                scenario.vetoReason ??
+                  'The check passes, but the change also alters behaviour the task did not ask for.',
+              ],
+            }
+          : {
+              pass: true,
+              reasons: [
+                'The check passes.',
+                `The diff is limited to ${fileList(editsFor(scenario, req.attempt).edits)} and matches the plan.`,
+              ],
+            };
     return { text: JSON.stringify(verdict) };
   };
 }
@@ -124,6 +142,10 @@ export function demoScript(scenarios: DemoScenario[], options: DemoScriptOptions
   });
   return async (req: ScriptRequest): Promise<ScriptTurn> => {
     const turn = await script(req);
-    return { chunkDelayMs: options.chunkDelayMs ?? DEMO_PACING.chunkDelayMs, delayMs: options.delayMs ?? DEMO_PACING.delayMs, ...turn };
+    return {
+      chunkDelayMs: options.chunkDelayMs ?? DEMO_PACING.chunkDelayMs,
+      delayMs: options.delayMs ?? DEMO_PACING.delayMs,
+      ...turn,
+    };
   };
 }

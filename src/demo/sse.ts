@@ -93,9 +93,15 @@ export function streamEvents(reply: Reply, input: InputUsage, chunkChars: number
   events.push({ event: 'ping', data: { type: 'ping' } });
   reply.content.forEach((block, index) => {
     if (block.type === 'text') {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+      });
       for (const text of textChunks(String(block.text), chunkChars)) {
-        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } });
+        events.push({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } },
+        });
       }
     } else if (block.type === 'thinking') {
       events.push({
@@ -103,7 +109,10 @@ export function streamEvents(reply: Reply, input: InputUsage, chunkChars: number
         data: { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } },
       });
       for (const thinking of textChunks(String(block.thinking), chunkChars)) {
-        events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } } });
+        events.push({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } },
+        });
       }
       events.push({
         event: 'content_block_delta',
@@ -112,7 +121,11 @@ export function streamEvents(reply: Reply, input: InputUsage, chunkChars: number
     } else {
       events.push({
         event: 'content_block_start',
-        data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } },
+        data: {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        },
       });
       for (const partial_json of jsonChunks(JSON.stringify(block.input))) {
         events.push({

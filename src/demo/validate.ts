@@ -32,10 +32,17 @@ export function credentialOf(headers: IncomingHttpHeaders): string | null {
   return typeof key === 'string' && key !== '' ? key : null;
 }
 
-export function validateHeaders(headers: IncomingHttpHeaders, acceptedKeys: readonly string[] | null): ApiErrorSpec | null {
+export function validateHeaders(
+  headers: IncomingHttpHeaders,
+  acceptedKeys: readonly string[] | null,
+): ApiErrorSpec | null {
   const key = credentialOf(headers);
   if (key === null) {
-    return { status: 401, type: 'authentication_error', message: 'x-api-key or Authorization: Bearer header is required' };
+    return {
+      status: 401,
+      type: 'authentication_error',
+      message: 'x-api-key or Authorization: Bearer header is required',
+    };
   }
   if (acceptedKeys !== null && !acceptedKeys.includes(key)) {
     return { status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
@@ -65,7 +72,10 @@ export const PER_TURN_CONTROL_BETA = 'per-turn-control-2026-07-01';
 export function betasOf(headers: IncomingHttpHeaders): string[] {
   const raw = headers['anthropic-beta'];
   const text = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
-  return text.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  return text
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
 }
 
 function validateMessages(messages: unknown[], betas: readonly string[]): ApiErrorSpec | null {
@@ -142,7 +152,11 @@ function validateOutputConfig(body: Record<string, unknown>): ApiErrorSpec | nul
 }
 
 /** Validates a parsed body; returns the error the API would answer, or null. */
-export function validateBody(body: unknown, knownModels: readonly string[] | null, betas: readonly string[] = []): ApiErrorSpec | null {
+export function validateBody(
+  body: unknown,
+  knownModels: readonly string[] | null,
+  betas: readonly string[] = [],
+): ApiErrorSpec | null {
   if (!isObject(body)) return invalid('request body must be a JSON object');
   if (typeof body.model !== 'string' || body.model === '') return invalid('model: Field required');
   if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) {

@@ -10,7 +10,16 @@ export const AUTONOMY_LEVELS = ['plan', 'review', 'auto'] as const;
 export type Autonomy = (typeof AUTONOMY_LEVELS)[number];
 
 /** The kinds of change `notify_on:` may name; a run that ends sends one `summary`. */
-export const NOTIFY_KINDS = ['verified', 'failed', 'conflict', 'awaiting-approval', 'paused', 'gate', 'idle', 'summary'] as const;
+export const NOTIFY_KINDS = [
+  'verified',
+  'failed',
+  'conflict',
+  'awaiting-approval',
+  'paused',
+  'gate',
+  'idle',
+  'summary',
+] as const;
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
 /** The finders of `loopfleet discover` (and of `discover: { only }`). */

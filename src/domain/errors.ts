@@ -45,7 +45,10 @@ export class DirtyWorktreeError extends RefusedError {
 
 /** Another fleet holds the repository. Exit 2: nothing was started. */
 export class LockedError extends UsageError {
-  constructor(readonly pid: number, lockPath: string) {
+  constructor(
+    readonly pid: number,
+    lockPath: string,
+  ) {
     super(`another loopfleet (pid ${pid}) is running on this repository (${lockPath}); stop it first`);
   }
 }
@@ -102,13 +105,17 @@ export class DiskFullError extends Error {
   override readonly name = 'DiskFullError';
   readonly exitCode = 1;
   constructor(readonly path: string) {
-    super(`disk full: ${path} could not be written; the run stops — free some space, then start again (state is written as soon as there is room)`);
+    super(
+      `disk full: ${path} could not be written; the run stops — free some space, then start again (state is written as soon as there is room)`,
+    );
   }
 }
 
 const LIMITS = {
-  EMFILE: 'too many open files (EMFILE): loopfleet reached its limit on open files; raise it (e.g. `ulimit -n 4096` in the shell that starts loopfleet) or lower `concurrency:`, then start again',
-  ENFILE: "the system's table of open files is full (ENFILE): close other programs or raise the system's limit (fs.file-max), then start again",
+  EMFILE:
+    'too many open files (EMFILE): loopfleet reached its limit on open files; raise it (e.g. `ulimit -n 4096` in the shell that starts loopfleet) or lower `concurrency:`, then start again',
+  ENFILE:
+    "the system's table of open files is full (ENFILE): close other programs or raise the system's limit (fs.file-max), then start again",
   ENOMEM: 'out of memory (ENOMEM): free some memory or lower `concurrency:`, then start again',
 } as const;
 export type LimitCode = keyof typeof LIMITS;
@@ -126,7 +133,11 @@ export class ResourceLimitError extends Error {
 
   /** The limit `error` (or anything in its cause chain, or a message that wraps one) names; null for any other error. */
   static of(error: unknown): ResourceLimitError | null {
-    for (let e = error, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    for (
+      let e = error, depth = 0;
+      e !== undefined && e !== null && depth < 5;
+      e = (e as { cause?: unknown }).cause, depth++
+    ) {
       if (e instanceof ResourceLimitError) return e;
       const code = (e as NodeJS.ErrnoException).code;
       if (code !== undefined && code in LIMITS) return new ResourceLimitError(code as LimitCode);

@@ -9,7 +9,8 @@
  * these, and the sandbox never gets them, not even when `env:` lists one; the presets' test checks that
  * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job.
  */
-const CREDENTIAL = /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN)$/;
+const CREDENTIAL =
+  /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN)$/;
 
 export function isLoopfleetCredential(name: string): boolean {
   return CREDENTIAL.test(name);
@@ -32,4 +33,13 @@ export const CA_VARIABLES: readonly string[] = [
 ];
 
 /** The person's proxy settings: used by the egress proxy upstream, never passed into the sandbox as they are. */
-export const PROXY_VARIABLES: readonly string[] = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy'];
+export const PROXY_VARIABLES: readonly string[] = [
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
+  'ALL_PROXY',
+  'all_proxy',
+];

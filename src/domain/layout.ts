@@ -23,7 +23,17 @@ export const REPORTS_DIR = 'reports';
 export const BASELINES_FILE = 'baselines.json';
 /** what earlier attempts learned (`lessons:`), a person's to edit too */
 export const LESSONS_FILE = 'lessons.md';
-export const OWN_ENTRIES: readonly string[] = [STATE_FILE, STATE_JOURNAL_FILE, STATE_RESERVE_FILE, LOCK_FILE, LOGS_DIR, REPORTS_DIR, BASELINES_FILE, LESSONS_FILE, MERGE_BACKUP_NAME];
+export const OWN_ENTRIES: readonly string[] = [
+  STATE_FILE,
+  STATE_JOURNAL_FILE,
+  STATE_RESERVE_FILE,
+  LOCK_FILE,
+  LOGS_DIR,
+  REPORTS_DIR,
+  BASELINES_FILE,
+  LESSONS_FILE,
+  MERGE_BACKUP_NAME,
+];
 
 /** the prefix of every task branch */
 export const BRANCH_PREFIX = 'loop/';

@@ -16,7 +16,12 @@ const ALLOWED: Readonly<Record<TaskCommand, readonly TaskStatus[]>> = {
   approve: ['awaiting-approval'],
 };
 
-const PAST: Readonly<Record<TaskCommand, string>> = { merge: 'merged', discard: 'discarded', retry: 'retried', approve: 'approved' };
+const PAST: Readonly<Record<TaskCommand, string>> = {
+  merge: 'merged',
+  discard: 'discarded',
+  retry: 'retried',
+  approve: 'approved',
+};
 
 export function canRun(command: TaskCommand, status: TaskStatus): boolean {
   return ALLOWED[command].includes(status);

@@ -1,6 +1,15 @@
 /** The engine's fixed lists: a task's statuses, an attempt's phases and the roles that play them. A leaf. */
 
-export const TASK_STATUSES = ['queued', 'running', 'awaiting-approval', 'verified', 'merged', 'discarded', 'failed', 'conflict'] as const;
+export const TASK_STATUSES = [
+  'queued',
+  'running',
+  'awaiting-approval',
+  'verified',
+  'merged',
+  'discarded',
+  'failed',
+  'conflict',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const PHASES = ['setup', 'explore', 'implement', 'verify'] as const;

@@ -136,7 +136,10 @@ export interface JobChannel {
 /** The worker's side. */
 export interface WorkerQueue {
   /** takes jobs, at most `concurrency` at once, until close(); a handler that throws hands the job back */
-  process(identity: WorkerIdentity, handler: (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>): void;
+  process(
+    identity: WorkerIdentity,
+    handler: (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>,
+  ): void;
   /** stop taking jobs; with `drain`, wait for running handlers, else abort them (their jobs go back) */
   close(drain: boolean): Promise<void>;
   /** heartbeat details the coordinator sees */

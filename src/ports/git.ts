@@ -109,7 +109,12 @@ export interface GitPort {
    * before anything is staged (so before any blob is written into `.git`): over a limit, nothing is staged
    * or committed and `refused` holds the guard's reasons.
    */
-  commitSnapshot(worktree: string, message: string, excludePaths: string[], limits?: SnapshotSizeLimits): Promise<SnapshotCommit>;
+  commitSnapshot(
+    worktree: string,
+    message: string,
+    excludePaths: string[],
+    limits?: SnapshotSizeLimits,
+  ): Promise<SnapshotCommit>;
   /** file by file, what `base...HEAD` changes in the worktree: modes, blob ids and sizes, binary or not */
   diffEntries(worktree: string, base: string): Promise<DiffEntry[]>;
   /**

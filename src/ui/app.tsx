@@ -49,7 +49,15 @@ const NO_LINES: readonly StyledLine[] = [];
 const NO_PLAN_EDITOR = (): Promise<string> => Promise.reject(new Error('no editor for plans here'));
 
 /** The whole TUI: fleet bar, task list, detail pane or help, status line and footer, sized to the terminal. */
-export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, bell = true, sandboxCause = null, startNotice = null }: AppProps): ReactNode {
+export function App({
+  fleet,
+  color,
+  onEditBacklog,
+  onEditPlan = NO_PLAN_EDITOR,
+  bell = true,
+  sandboxCause = null,
+  startNotice = null,
+}: AppProps): ReactNode {
   const { columns, rows } = useWindowSize();
   const [state, refreshSummary] = useFleetState(fleet, startNotice);
   useBell(fleet, bell);
@@ -58,7 +66,9 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
   const counts = useMemo(() => countByStatus(state.tasks), [state.tasks]);
   const recurringWaits = useMemo(() => [...state.tasks.values()].some((e) => waitsForNextRun(e.task)), [state.tasks]);
   // A countdown to a recurring task's next run moves even while the fleet is idle.
-  const now = useClock(counts.running > 0 || state.summary.state === 'running' || state.summary.hold !== undefined || recurringWaits);
+  const now = useClock(
+    counts.running > 0 || state.summary.state === 'running' || state.summary.hold !== undefined || recurringWaits,
+  );
 
   const layout = computeLayout({
     rows,
@@ -73,17 +83,39 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
   const output = selection.id === null ? undefined : state.output.get(selection.id);
   const phaseOutput = selection.id === null ? undefined : state.phaseOutput.get(selection.id);
   const lines = useMemo(
-    () => (showDetail && task !== undefined ? detailLines(view.tab, { task, output, phaseOutput, diff, base: fleet.base, review: fleet.config.review }, columns - 1) : NO_LINES),
+    () =>
+      showDetail && task !== undefined
+        ? detailLines(
+            view.tab,
+            { task, output, phaseOutput, diff, base: fleet.base, review: fleet.config.review },
+            columns - 1,
+          )
+        : NO_LINES,
     [showDetail, view.tab, task, output, phaseOutput, diff, fleet, columns],
   );
   const scroll = effectiveScroll(view, selection.id);
 
-  const mode: InputMode = view.confirm !== null ? 'confirm' : view.helpOpen ? 'help' : view.detailOpen ? 'detail' : 'normal';
-  const { onCommand, onUnbound } = useCommands({ fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount: lines.length, onEditBacklog, onEditPlan });
+  const mode: InputMode =
+    view.confirm !== null ? 'confirm' : view.helpOpen ? 'help' : view.detailOpen ? 'detail' : 'normal';
+  const { onCommand, onUnbound } = useCommands({
+    fleet,
+    state,
+    refreshSummary,
+    selection,
+    view,
+    dispatch,
+    layout,
+    detailLineCount: lines.length,
+    onEditBacklog,
+    onEditPlan,
+  });
   useKeyHandler(mode, onCommand, onUnbound);
 
   const anyPhase = counts.running > 0;
-  const cols = useMemo(() => rowColumns(columns, idWidthOf(state.order), { phase: anyPhase }), [columns, state.order, anyPhase]);
+  const cols = useMemo(
+    () => rowColumns(columns, idWidthOf(state.order), { phase: anyPhase }),
+    [columns, state.order, anyPhase],
+  );
   const { totals } = state.summary;
 
   return (
@@ -109,7 +141,15 @@ export function App({ fleet, color, onEditBacklog, onEditPlan = NO_PLAN_EDITOR, 
         />
         {layout.headerRows > 0 && <TaskListHeader cols={cols} position={selection.index} count={state.order.length} />}
         {layout.listRows > 0 && (
-          <TaskList order={state.order} tasks={state.tasks} selectedIndex={selection.index} height={layout.listRows} cols={cols} gates={fleet.config.gates} now={now} />
+          <TaskList
+            order={state.order}
+            tasks={state.tasks}
+            selectedIndex={selection.index}
+            height={layout.listRows}
+            cols={cols}
+            gates={fleet.config.gates}
+            now={now}
+          />
         )}
         {showDetail && <DetailPane task={task} tab={view.tab} lines={lines} scroll={scroll} rows={layout.detailRows} />}
         {layout.helpRows > 0 && <HelpOverlay rows={layout.helpRows} scroll={view.helpScroll} />}

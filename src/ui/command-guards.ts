@@ -62,7 +62,9 @@ export function doneText(command: TaskCommand, task: TaskState, base: string, pr
 }
 
 /** What `p` does in this fleet state, or why it does nothing. */
-export function pauseAction(state: FleetSnapshotSummary['state']): { action: 'pause' | 'resume' } | { refusal: string } {
+export function pauseAction(
+  state: FleetSnapshotSummary['state'],
+): { action: 'pause' | 'resume' } | { refusal: string } {
   switch (state) {
     case 'paused':
       return { action: 'resume' };

@@ -1,4 +1,12 @@
-import { totalTokens, type AttemptRecord, type BaselineResult, type CheckJudgement, type ConflictDetail, type TaskState, type TestCounts } from '../domain/types.js';
+import {
+  totalTokens,
+  type AttemptRecord,
+  type BaselineResult,
+  type CheckJudgement,
+  type ConflictDetail,
+  type TaskState,
+  type TestCounts,
+} from '../domain/types.js';
 import { checkJson, checksOfAttempt, progressLine } from '../core/report/check-facts.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, singleLine, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
@@ -81,7 +89,13 @@ export function diffLines(diff: DiffState | null, branch: string, base: string, 
     .split('\n')
     .flatMap((line) => {
       let style: Omit<StyledLine, 'text'> = {};
-      if (line.startsWith('diff --git') || line.startsWith('+++') || line.startsWith('---') || line.startsWith('index ')) style = { bold: true };
+      if (
+        line.startsWith('diff --git') ||
+        line.startsWith('+++') ||
+        line.startsWith('---') ||
+        line.startsWith('index ')
+      )
+        style = { bold: true };
       else if (line.startsWith('@@')) style = { color: 'cyan' };
       else if (line.startsWith('+')) style = { color: 'green' };
       else if (line.startsWith('-')) style = { color: 'red' };
@@ -120,10 +134,17 @@ export function conflictLines(task: TaskState, width: number): StyledLine[] {
   const lines: StyledLine[] = [{ text: title, color: 'yellow', bold: true }];
   let room = MAX_CONFLICT_LINES;
   for (const c of conflicts) {
-    lines.push(...block(`with ${c.with}${c.files.length === 0 ? '' : `: ${c.files.join(', ')}`}`, width, { bold: true }));
+    lines.push(
+      ...block(`with ${c.with}${c.files.length === 0 ? '' : `: ${c.files.join(', ')}`}`, width, { bold: true }),
+    );
     let hidden = 0;
     for (const { file, hunk } of c.hunks) {
-      const shown = [...block(`── ${file}`, width, { dim: true }), ...cutHunk(sanitize(hunk)).flatMap((line) => block(line, width, isMarker(line) ? { color: 'cyan', bold: true } : {}))];
+      const shown = [
+        ...block(`── ${file}`, width, { dim: true }),
+        ...cutHunk(sanitize(hunk)).flatMap((line) =>
+          block(line, width, isMarker(line) ? { color: 'cyan', bold: true } : {}),
+        ),
+      ];
       if (shown.length > room) {
         hidden += 1;
         continue;
@@ -153,14 +174,22 @@ function baselineLines(baseline: readonly BaselineResult[], width: number): Styl
   for (const b of baseline) {
     const fails = b.timedOut || b.exitCode !== 0;
     const how = b.timedOut ? 'timed out' : `exit ${b.exitCode ?? '?'}`;
-    lines.push(...block(`${fails ? '✗' : '✔'} ${b.name} · ${how}${countsText(b.counts)}${fails ? ' · fails on base already' : ''}`, width, { color: fails ? 'yellow' : 'green' }));
+    lines.push(
+      ...block(
+        `${fails ? '✗' : '✔'} ${b.name} · ${how}${countsText(b.counts)}${fails ? ' · fails on base already' : ''}`,
+        width,
+        { color: fails ? 'yellow' : 'green' },
+      ),
+    );
   }
   lines.push({ text: '' });
   return lines;
 }
 
 export function checkLines(task: TaskState, live: OutputLog | undefined, width: number): StyledLine[] {
-  const withCheck = [...task.attempts].reverse().find((a) => a.check !== null || a.setup !== null || (a.checks?.length ?? 0) > 0);
+  const withCheck = [...task.attempts]
+    .reverse()
+    .find((a) => a.check !== null || a.setup !== null || (a.checks?.length ?? 0) > 0);
   const lines: StyledLine[] = [];
   const current = latest(task);
   const runningNow = task.status === 'running' && (current === undefined || current.check === null);
@@ -175,13 +204,22 @@ export function checkLines(task: TaskState, live: OutputLog | undefined, width: 
   lines.push(...baselineLines(withCheck.baseline ?? [], width));
   for (const result of [withCheck.setup, ...checksOfAttempt(withCheck)]) {
     if (result === null) continue;
-    const judged = result === withCheck.setup ? (result.exitCode === 0 && !result.timedOut ? 'passed' : 'failed') : checkJson(result).judged ?? 'failed';
+    const judged =
+      result === withCheck.setup
+        ? result.exitCode === 0 && !result.timedOut
+          ? 'passed'
+          : 'failed'
+        : (checkJson(result).judged ?? 'failed');
     const style = JUDGED[judged];
     const how = result.timedOut ? 'timed out' : `exit ${result.exitCode ?? '?'}`;
     const name = result.name !== undefined && result.name !== result.command ? `${result.name}: ` : '';
     lines.push({ text: singleLine(`${style.mark} ${name}$ ${result.command}`), color: style.color, bold: true });
     const optional = result.required === false ? ' · not required' : '';
-    lines.push(note(`attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}${countsText(result.counts)}${optional}`));
+    lines.push(
+      note(
+        `attempt ${withCheck.n} · ${how} · ${formatDuration(result.durationMs)}${countsText(result.counts)}${optional}`,
+      ),
+    );
     if (result.note) lines.push(...block(result.note, width, { color: style.color }));
     lines.push(...(result.outputTail.trim() === '' ? [note('(no output)')] : block(result.outputTail, width)));
   }
@@ -196,7 +234,12 @@ export function checkLines(task: TaskState, live: OutputLog | undefined, width: 
 
 export function reviewLines(task: TaskState, review: boolean, width: number): StyledLine[] {
   const attempt = [...task.attempts].reverse().find((a) => a.verdict !== null || a.guard.length > 0);
-  if (attempt === undefined) return [note(review ? 'No verdict yet: the reviewer runs after the check passes.' : 'The reviewer is off (review: false).')];
+  if (attempt === undefined)
+    return [
+      note(
+        review ? 'No verdict yet: the reviewer runs after the check passes.' : 'The reviewer is off (review: false).',
+      ),
+    ];
   const lines: StyledLine[] = [];
   if (attempt.guard.length > 0) {
     lines.push({ text: `✗ guard checks failed · attempt ${attempt.n}`, color: 'red', bold: true });
@@ -204,7 +247,11 @@ export function reviewLines(task: TaskState, review: boolean, width: number): St
   }
   if (attempt.verdict !== null) {
     const { pass, reasons } = attempt.verdict;
-    lines.push({ text: `${pass ? '✔ reviewer passed' : '✗ reviewer vetoed'} · attempt ${attempt.n}`, color: pass ? 'green' : 'red', bold: true });
+    lines.push({
+      text: `${pass ? '✔ reviewer passed' : '✗ reviewer vetoed'} · attempt ${attempt.n}`,
+      color: pass ? 'green' : 'red',
+      bold: true,
+    });
     for (const r of reasons) lines.push(...block(`  • ${r}`, width));
     if (reasons.length === 0) lines.push(note('  (no reasons given)'));
   }
@@ -217,7 +264,12 @@ export function attemptTokens(a: AttemptRecord): number {
 
 export function historyLines(task: TaskState, width: number): StyledLine[] {
   if (task.attempts.length === 0) return [note('No attempts yet.')];
-  const lines: StyledLine[] = [{ text: `${padStart('#', 3)}  ${padEnd('outcome', 13)}${padStart('tokens', 7)}${padStart('cost', 9)}  reason`, bold: true }];
+  const lines: StyledLine[] = [
+    {
+      text: `${padStart('#', 3)}  ${padEnd('outcome', 13)}${padStart('tokens', 7)}${padStart('cost', 9)}  reason`,
+      bold: true,
+    },
+  ];
   for (const a of task.attempts) {
     // An attempt replaced after an interruption keeps its number, negated; show it as that number.
     const head = `${padStart(String(Math.abs(a.n)), 3)}  ${padEnd(a.outcome, 13)}${padStart(formatTokens(attemptTokens(a)), 7)}${padStart(formatUsd(a.costUsd), 9)}  `;
@@ -226,7 +278,11 @@ export function historyLines(task: TaskState, width: number): StyledLine[] {
     lines.push({ text: first, color: outcomeColor(a.outcome) });
     for (const more of rest) lines.push({ text: more });
   }
-  if (task.reason !== null) lines.push({ text: '' }, ...block(`${task.status}: ${task.reason}`, width, { color: task.status === 'failed' ? 'red' : 'yellow' }));
+  if (task.reason !== null)
+    lines.push(
+      { text: '' },
+      ...block(`${task.status}: ${task.reason}`, width, { color: task.status === 'failed' ? 'red' : 'yellow' }),
+    );
   return lines;
 }
 
@@ -248,7 +304,9 @@ export function detailLines(tab: DetailTab, src: DetailSources, width: number): 
     case 'review': {
       // A task that lands by pull request: the PR comes first, with its URL.
       const pr = prLines(src.task, w);
-      return pr.length === 0 ? reviewLines(src.task, src.review, w) : [...pr, { text: '' }, ...reviewLines(src.task, src.review, w)];
+      return pr.length === 0
+        ? reviewLines(src.task, src.review, w)
+        : [...pr, { text: '' }, ...reviewLines(src.task, src.review, w)];
     }
     case 'history': {
       // A recurring task's runs come first: the attempts below are those of its runs.

@@ -65,7 +65,9 @@ export function DetailPane({ task, tab, lines, scroll, rows }: DetailPaneProps):
         <Styled dim>{'── '}</Styled>
         <Styled bold>{singleLine(task.id)}</Styled>
         <Text> </Text>
-        <Styled color={STATUS_COLOR[task.status]}>{`${STATUS_SYMBOL[task.status]} ${task.status}${task.phase === null ? '' : ` (${task.phase})`}`}</Styled>
+        <Styled
+          color={STATUS_COLOR[task.status]}
+        >{`${STATUS_SYMBOL[task.status]} ${task.status}${task.phase === null ? '' : ` (${task.phase})`}`}</Styled>
         {/* The title comes from BACKLOG.md (a TODO, an issue) and the branch from state: both shown sanitised. */}
         <Text>{` · ${singleLine(task.title)} · ${singleLine(task.branch ?? taskBranch(task.id))}${attempt} `}</Text>
         <Styled dim>{'─'.repeat(200)}</Styled>

@@ -38,7 +38,17 @@ export function fleetBarLines(sandboxed: boolean): number {
   return sandboxed ? 2 : 3;
 }
 
-function Gauge({ label, value, limit, text }: { label: string; value: number; limit: number | null; text: string }): ReactNode {
+function Gauge({
+  label,
+  value,
+  limit,
+  text,
+}: {
+  label: string;
+  value: number;
+  limit: number | null;
+  text: string;
+}): ReactNode {
   return (
     <>
       <Styled dim>{label} </Styled>
@@ -88,13 +98,27 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
     </Styled>,
     ...(warning ? [warning] : []),
     <Text key="usage" wrap="truncate-end">
-      <Gauge label="tokens" value={tokens} limit={gates.tokens} text={againstLimit(tokens, gates.tokens, formatTokens)} />
-      <Gauge label="cost" value={costUsd} limit={gates.costUsd} text={againstLimit(costUsd, gates.costUsd, formatUsd)} />
+      <Gauge
+        label="tokens"
+        value={tokens}
+        limit={gates.tokens}
+        text={againstLimit(tokens, gates.tokens, formatTokens)}
+      />
+      <Gauge
+        label="cost"
+        value={costUsd}
+        limit={gates.costUsd}
+        text={againstLimit(costUsd, gates.costUsd, formatUsd)}
+      />
       <Gauge
         label="time"
         value={elapsedMs}
         limit={gates.timeMs}
-        text={gates.timeMs === null ? formatDuration(elapsedMs) : `${formatDuration(elapsedMs)}/${formatLimitDuration(gates.timeMs)}`}
+        text={
+          gates.timeMs === null
+            ? formatDuration(elapsedMs)
+            : `${formatDuration(elapsedMs)}/${formatLimitDuration(gates.timeMs)}`
+        }
       />
     </Text>,
   ];

@@ -48,7 +48,11 @@ export type FleetAction =
   | { type: 'log'; event: Payload<'log'> }
   | { type: 'batch'; actions: readonly FleetAction[] };
 
-export function initFleetState(fleet: Pick<FleetHandle, 'tasks' | 'summary'>, at = Date.now(), notice: Notice | null = null): FleetUiState {
+export function initFleetState(
+  fleet: Pick<FleetHandle, 'tasks' | 'summary'>,
+  at = Date.now(),
+  notice: Notice | null = null,
+): FleetUiState {
   const tasks = new Map<string, TaskEntry>();
   const order: string[] = [];
   for (const task of fleet.tasks()) {
@@ -82,7 +86,13 @@ function putTask(state: FleetUiState, task: TaskState, at: number, draft: Draft 
   return { ...state, tasks, order };
 }
 
-function updateLog(draft: Draft | null, key: 'output' | 'phaseOutput', logs: ReadonlyMap<string, OutputLog>, id: string, f: (log: OutputLog) => OutputLog): ReadonlyMap<string, OutputLog> {
+function updateLog(
+  draft: Draft | null,
+  key: 'output' | 'phaseOutput',
+  logs: ReadonlyMap<string, OutputLog>,
+  id: string,
+  f: (log: OutputLog) => OutputLog,
+): ReadonlyMap<string, OutputLog> {
   const next = own(draft, key, logs);
   next.set(id, f(logs.get(id) ?? emptyLog()));
   return next;
@@ -123,15 +133,26 @@ function reduce(state: FleetUiState, action: FleetAction, draft: Draft | null): 
     }
     case 'agent-text': {
       const { id, role, attempt, text } = action.event;
-      return { ...state, output: updateLog(draft, 'output', state.output, id, (log) => appendAgentText(log, role, attempt, text)) };
+      return {
+        ...state,
+        output: updateLog(draft, 'output', state.output, id, (log) => appendAgentText(log, role, attempt, text)),
+      };
     }
     case 'tool-call': {
       const { id, role, attempt, name, input } = action.event;
-      return { ...state, output: updateLog(draft, 'output', state.output, id, (log) => appendToolCall(log, role, attempt, name, input)) };
+      return {
+        ...state,
+        output: updateLog(draft, 'output', state.output, id, (log) => appendToolCall(log, role, attempt, name, input)),
+      };
     }
     case 'phase-output': {
       const { id, phase, chunk } = action.event;
-      return { ...state, phaseOutput: updateLog(draft, 'phaseOutput', state.phaseOutput, id, (log) => appendPhaseOutput(log, phase, chunk)) };
+      return {
+        ...state,
+        phaseOutput: updateLog(draft, 'phaseOutput', state.phaseOutput, id, (log) =>
+          appendPhaseOutput(log, phase, chunk),
+        ),
+      };
     }
     case 'backlog': {
       const removed = new Set(action.removed);

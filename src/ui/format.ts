@@ -83,7 +83,8 @@ export function dayClock(ms: number): string {
   return `${MONTHS[at.getMonth()]} ${at.getDate()} ${clockTime(ms)}`;
 }
 
-const sameDay = (a: Date, b: Date): boolean => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+const sameDay = (a: Date, b: Date): boolean =>
+  a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
 
 /**
  * When something due at `at` happens, seen at `now`, as short as it stays unambiguous: `in 45s`, `in 5m`

@@ -40,7 +40,18 @@ export const Command = {
 export type Command = (typeof Command)[keyof typeof Command];
 
 /** Keys Ink reports by name rather than by the character typed. */
-export type NamedKey = 'up' | 'down' | 'left' | 'right' | 'pageup' | 'pagedown' | 'home' | 'end' | 'return' | 'tab' | 'escape';
+export type NamedKey =
+  | 'up'
+  | 'down'
+  | 'left'
+  | 'right'
+  | 'pageup'
+  | 'pagedown'
+  | 'home'
+  | 'end'
+  | 'return'
+  | 'tab'
+  | 'escape';
 
 export interface KeyBinding {
   /** a single printable character (`'k'`, `'G'`, `'?'`) or a named key */
@@ -112,7 +123,8 @@ export const COMMAND_HELP: Readonly<Record<Command, string>> = {
   [Command.Retry]: 'retry a failed, conflict or discarded task',
   [Command.Approve]: 'approve the plan of a task awaiting approval (e edits it first)',
   [Command.Pause]: 'pause or resume the fleet',
-  [Command.EditBacklog]: 'open BACKLOG.md in $VISUAL / $EDITOR; on a task awaiting approval, edit its plan and approve it',
+  [Command.EditBacklog]:
+    'open BACKLOG.md in $VISUAL / $EDITOR; on a task awaiting approval, edit its plan and approve it',
   [Command.Help]: 'show or hide this help',
   [Command.Close]: 'close the help or the detail',
   [Command.ConfirmYes]: 'confirm the question in the status line',
@@ -173,8 +185,33 @@ export const MODE_COMMANDS: Readonly<Record<InputMode, readonly Command[]>> = {
 
 /** Footer hints per mode. */
 export const FOOTER_COMMANDS: Readonly<Record<InputMode, readonly Command[]>> = {
-  normal: [Command.SelectUp, Command.SelectDown, Command.ToggleDetail, Command.Merge, Command.MergeAll, Command.Discard, Command.Retry, Command.Pause, Command.EditBacklog, Command.Help, Command.Quit],
-  detail: [Command.SelectUp, Command.SelectDown, Command.PrevTab, Command.NextTab, Command.PageUp, Command.PageDown, Command.Close, Command.Merge, Command.Discard, Command.Retry, Command.Help, Command.Quit],
+  normal: [
+    Command.SelectUp,
+    Command.SelectDown,
+    Command.ToggleDetail,
+    Command.Merge,
+    Command.MergeAll,
+    Command.Discard,
+    Command.Retry,
+    Command.Pause,
+    Command.EditBacklog,
+    Command.Help,
+    Command.Quit,
+  ],
+  detail: [
+    Command.SelectUp,
+    Command.SelectDown,
+    Command.PrevTab,
+    Command.NextTab,
+    Command.PageUp,
+    Command.PageDown,
+    Command.Close,
+    Command.Merge,
+    Command.Discard,
+    Command.Retry,
+    Command.Help,
+    Command.Quit,
+  ],
   help: [Command.PageUp, Command.PageDown, Command.Close, Command.Quit],
   confirm: [Command.ConfirmYes, Command.ConfirmNo],
 };

@@ -40,23 +40,59 @@ export function computeLayout({ rows, barLines, taskCount, detailOpen, helpOpen 
   let rest = total - statusRows - footerRows - barRows;
 
   if (helpOpen) {
-    return { barRows, headerRows: 0, listRows: 0, detailRows: 0, detailBodyRows: 0, helpRows: rest, statusRows, footerRows };
+    return {
+      barRows,
+      headerRows: 0,
+      listRows: 0,
+      detailRows: 0,
+      detailBodyRows: 0,
+      helpRows: rest,
+      statusRows,
+      footerRows,
+    };
   }
 
   const headerRows = rest >= 4 ? 1 : 0;
   rest -= headerRows;
 
   if (!detailOpen) {
-    return { barRows, headerRows, listRows: rest, detailRows: 0, detailBodyRows: 0, helpRows: 0, statusRows, footerRows };
+    return {
+      barRows,
+      headerRows,
+      listRows: rest,
+      detailRows: 0,
+      detailBodyRows: 0,
+      helpRows: 0,
+      statusRows,
+      footerRows,
+    };
   }
 
   // Too short for both: the detail takes the place of the list.
   if (rest < DETAIL_CHROME + 6) {
-    return { barRows, headerRows: 0, listRows: 0, detailRows: rest + headerRows, detailBodyRows: Math.max(0, rest + headerRows - DETAIL_CHROME), helpRows: 0, statusRows, footerRows };
+    return {
+      barRows,
+      headerRows: 0,
+      listRows: 0,
+      detailRows: rest + headerRows,
+      detailBodyRows: Math.max(0, rest + headerRows - DETAIL_CHROME),
+      helpRows: 0,
+      statusRows,
+      footerRows,
+    };
   }
   const listRows = Math.max(1, Math.min(Math.max(1, taskCount), Math.floor(rest * 0.3)));
   const detailRows = rest - listRows;
-  return { barRows, headerRows, listRows, detailRows, detailBodyRows: detailRows - DETAIL_CHROME, helpRows: 0, statusRows, footerRows };
+  return {
+    barRows,
+    headerRows,
+    listRows,
+    detailRows,
+    detailBodyRows: detailRows - DETAIL_CHROME,
+    helpRows: 0,
+    statusRows,
+    footerRows,
+  };
 }
 
 /**

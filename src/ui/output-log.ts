@@ -44,7 +44,13 @@ function withSection(log: OutputLog, section: string, header: string): { lines: 
   return { lines: [...log.lines, { kind: 'header', text: header }], open: false };
 }
 
-function appendChunk(log: OutputLog, section: string, header: string, kind: 'text' | 'command', chunk: string): OutputLog {
+function appendChunk(
+  log: OutputLog,
+  section: string,
+  header: string,
+  kind: 'text' | 'command',
+  chunk: string,
+): OutputLog {
   const { lines, open } = withSection(log, section, header);
   const parts = sanitize(chunk).split('\n');
   const endsOpen = parts.at(-1) !== '';

@@ -16,7 +16,10 @@ export function prColor(pr: NonNullable<TaskState['pr']>): ColorName {
 export function prLines(task: TaskState, width: number): Array<{ text: string; bold?: boolean; color?: ColorName }> {
   const pr = task.pr;
   if (pr === undefined) return [];
-  const lines: Array<{ text: string; bold?: boolean; color?: ColorName }> = [{ text: 'Pull request', bold: true }, { text: `  ${prWords(pr)}`, color: prColor(pr) }];
+  const lines: Array<{ text: string; bold?: boolean; color?: ColorName }> = [
+    { text: 'Pull request', bold: true },
+    { text: `  ${prWords(pr)}`, color: prColor(pr) },
+  ];
   for (const part of wrapLine(`  ${singleLine(pr.url)}`, width)) lines.push({ text: part });
   return lines;
 }

@@ -43,18 +43,29 @@ export async function renderTui(fleet: FleetHandle, opts: RenderTuiOptions): Pro
   const onEditBacklog = opts.onEditBacklog ?? (() => runEditor(fleet.backlogPath, { stdin }));
   const onEditPlan = opts.onEditPlan ?? ((id: string, plan: string) => editText(plan, `${id}-plan.md`, { stdin }));
   const stdout = opts.stdout ?? process.stdout;
-  const instance = render(<App fleet={fleet} color={opts.color} onEditBacklog={onEditBacklog} onEditPlan={onEditPlan} bell={opts.bell ?? true} sandboxCause={opts.sandboxCause ?? null} startNotice={opts.startNotice ?? null} />, {
-    stdout,
-    // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
-    interactive: Boolean(stdout.isTTY),
-    stdin,
-    // Ctrl+C is a command of the app (stop the fleet, then exit), not Ink's immediate exit.
-    exitOnCtrlC: false,
-    alternateScreen: opts.alternateScreen ?? true,
-    patchConsole: opts.patchConsole ?? true,
-    ...(opts.onRender === undefined ? {} : { onRender: opts.onRender }),
-    maxFps: 30,
-  });
+  const instance = render(
+    <App
+      fleet={fleet}
+      color={opts.color}
+      onEditBacklog={onEditBacklog}
+      onEditPlan={onEditPlan}
+      bell={opts.bell ?? true}
+      sandboxCause={opts.sandboxCause ?? null}
+      startNotice={opts.startNotice ?? null}
+    />,
+    {
+      stdout,
+      // A terminal is a terminal even where CI=true is set: Ink would otherwise draw nothing until exit.
+      interactive: Boolean(stdout.isTTY),
+      stdin,
+      // Ctrl+C is a command of the app (stop the fleet, then exit), not Ink's immediate exit.
+      exitOnCtrlC: false,
+      alternateScreen: opts.alternateScreen ?? true,
+      patchConsole: opts.patchConsole ?? true,
+      ...(opts.onRender === undefined ? {} : { onRender: opts.onRender }),
+      maxFps: 30,
+    },
+  );
   try {
     await instance.waitUntilExit();
   } finally {

@@ -33,8 +33,20 @@ export function rowColumns(totalWidth: number, idWidth: number, options: { phase
   const id = Math.min(Math.max(idWidth, 2), 12) + 1;
   // Ink needs the last cell free on some terminals; keep one column spare.
   const width = Math.max(20, totalWidth - 1);
-  const cols = { marker: MARKER, id, status: STATUS, title: 0, phase: (options.phase ?? true) ? PHASE : 0, attempt: ATTEMPT, tokens: TOKENS + METER, cost: COST + METER, elapsed: ELAPSED, meters: true };
-  const fixed = (): number => cols.marker + cols.id + cols.status + cols.phase + cols.attempt + cols.tokens + cols.cost + cols.elapsed;
+  const cols = {
+    marker: MARKER,
+    id,
+    status: STATUS,
+    title: 0,
+    phase: (options.phase ?? true) ? PHASE : 0,
+    attempt: ATTEMPT,
+    tokens: TOKENS + METER,
+    cost: COST + METER,
+    elapsed: ELAPSED,
+    meters: true,
+  };
+  const fixed = (): number =>
+    cols.marker + cols.id + cols.status + cols.phase + cols.attempt + cols.tokens + cols.cost + cols.elapsed;
   const drops: (() => void)[] = [
     () => Object.assign(cols, { meters: false, tokens: TOKENS, cost: COST }),
     () => Object.assign(cols, { phase: 0 }),

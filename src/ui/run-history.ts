@@ -1,6 +1,15 @@
 import type { RunRecord, TaskState } from '../domain/types.js';
 import type { StyledLine } from './styled-text.js';
-import { dayClock, formatDuration, formatLimitDuration, formatTokens, formatUsd, padEnd, padStart, wrapLine } from './format.js';
+import {
+  dayClock,
+  formatDuration,
+  formatLimitDuration,
+  formatTokens,
+  formatUsd,
+  padEnd,
+  padStart,
+  wrapLine,
+} from './format.js';
 import type { ColorName } from './theme.js';
 import { STATUS_COLOR, STATUS_SYMBOL } from './theme.js';
 
@@ -15,7 +24,8 @@ const OUTCOME: Readonly<Record<RunRecord['outcome'], { mark: string; color: Colo
 };
 
 /** One line hard-wrapped to `width`, every piece keeping its style. */
-const wrapped = (line: StyledLine, width: number): StyledLine[] => wrapLine(line.text, width).map((text) => ({ ...line, text }));
+const wrapped = (line: StyledLine, width: number): StyledLine[] =>
+  wrapLine(line.text, width).map((text) => ({ ...line, text }));
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -52,7 +62,10 @@ function unwrapped(task: TaskState): StyledLine[] {
   const cost = runs.reduce((sum, r) => sum + r.costUsd, 0);
   const tokens = runs.reduce((sum, r) => sum + r.tokens, 0);
   lines.push({ text: `${formatUsd(cost)} and ${formatTokens(tokens)} tokens in all`, dim: true });
-  lines.push({ text: `${padEnd('started', 14)}${padEnd('took', 9)}${padEnd('outcome', 13)}${padStart('tokens', 6)}${padStart('cost', 9)}`, bold: true });
+  lines.push({
+    text: `${padEnd('started', 14)}${padEnd('took', 9)}${padEnd('outcome', 13)}${padStart('tokens', 6)}${padStart('cost', 9)}`,
+    bold: true,
+  });
   for (const run of runs.slice(-MAX_RUNS_SHOWN).reverse()) {
     const style = OUTCOME[run.outcome];
     const took = formatDuration(Date.parse(run.endedAt) - Date.parse(run.startedAt));

@@ -9,7 +9,15 @@ import { Styled } from './styled-text.js';
 import { TaskRow, waitsForNextRun } from './task-row.js';
 
 /** Column titles; the title column also says where the selection is in a long list (`12/1000`). */
-export function TaskListHeader({ cols, position, count }: { cols: RowColumns; position: number; count: number }): ReactNode {
+export function TaskListHeader({
+  cols,
+  position,
+  count,
+}: {
+  cols: RowColumns;
+  position: number;
+  count: number;
+}): ReactNode {
   const title = count > 0 ? `title (${position + 1}/${count})` : 'title';
   return (
     <Styled dim wrap="truncate-end">
@@ -52,7 +60,7 @@ export function TaskList({ order, tasks, selectedIndex, height, cols, gates, now
   if (order.length === 0) {
     return (
       <Box height={height}>
-        <Styled dim>  No tasks. Press e to add some to BACKLOG.md.</Styled>
+        <Styled dim> No tasks. Press e to add some to BACKLOG.md.</Styled>
       </Box>
     );
   }
@@ -61,7 +69,17 @@ export function TaskList({ order, tasks, selectedIndex, height, cols, gates, now
       {ids.map((id, i) => {
         const entry = tasks.get(id);
         if (entry === undefined) return <Text key={id}> </Text>;
-        return <TaskRow key={id} task={entry.task} selected={start + i === selectedIndex} elapsedMs={liveElapsed(entry, now)} cols={cols} gates={gates} now={waitsForNextRun(entry.task) ? now : 0} />;
+        return (
+          <TaskRow
+            key={id}
+            task={entry.task}
+            selected={start + i === selectedIndex}
+            elapsedMs={liveElapsed(entry, now)}
+            cols={cols}
+            gates={gates}
+            now={waitsForNextRun(entry.task) ? now : 0}
+          />
+        );
       })}
     </Box>
   );

@@ -1,7 +1,18 @@
 import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
-import { formatDuration, formatTokens, formatUsd, meter, nextRunText, padEnd, padStart, sanitize, truncate, width } from './format.js';
+import {
+  formatDuration,
+  formatTokens,
+  formatUsd,
+  meter,
+  nextRunText,
+  padEnd,
+  padStart,
+  sanitize,
+  truncate,
+  width,
+} from './format.js';
 import { progressLine } from '../core/report/check-facts.js';
 import { TITLE_KEEP, type RowColumns } from './row-columns.js';
 import { Styled } from './styled-text.js';
@@ -85,7 +96,11 @@ function annotation(task: TaskState, now: number, room: number): { marks: string
   }
   const conflicts = task.status === 'verified' ? (task.conflictsWith ?? []) : [];
   // A predicted conflict is what the person must know before pressing m.
-  if (conflicts.length > 0) return { marks: [`  ⚠ conflicts with ${conflicts.join(', ')}`, `  ⚠ ${conflicts.join(', ')}`, '  ⚠'], color: 'yellow' };
+  if (conflicts.length > 0)
+    return {
+      marks: [`  ⚠ conflicts with ${conflicts.join(', ')}`, `  ⚠ ${conflicts.join(', ')}`, '  ⚠'],
+      color: 'yellow',
+    };
   if (waitsForNextRun(task)) {
     const when = nextRunText(Date.parse(task.nextRunAt ?? ''), now);
     return { marks: [`  ↻ ${when === 'due' || when.startsWith('in ') ? when : `next ${when}`}`, '  ↻'], color: 'cyan' };
@@ -98,7 +113,8 @@ function annotation(task: TaskState, now: number, room: number): { marks: string
     return { marks: left >= 12 ? [truncate(reason, left)] : [], color: STATUS_COLOR[task.status] };
   }
   // Attempts that run on workers (a queue): where this one runs.
-  if (task.status === 'running' && task.worker !== undefined) return { marks: [`  @${oneLine(task.worker)}`, '  @'], dim: true };
+  if (task.status === 'running' && task.worker !== undefined)
+    return { marks: [`  @${oneLine(task.worker)}`, '  @'], dim: true };
   const tests = progressLine(task);
   if (tests === null) return { marks: [] };
   // "7/22 failing → 1/22", or its end alone ("→ 1/22") where the whole does not fit.
@@ -127,20 +143,34 @@ export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, 
       <Styled color={STATUS_COLOR[task.status]}>{padEnd(status, cols.status)}</Styled>
       <TitleCell task={task} size={cols.title} now={now} />
       {cols.phase > 0 && <Styled dim>{padEnd(task.phase ?? '', cols.phase)}</Styled>}
-      {cols.attempt > 0 && <Text>{padEnd(task.attempt > 0 ? `${task.attempt}/${task.maxAttempts}` : `–/${task.maxAttempts}`, cols.attempt)}</Text>}
+      {cols.attempt > 0 && (
+        <Text>
+          {padEnd(task.attempt > 0 ? `${task.attempt}/${task.maxAttempts}` : `–/${task.maxAttempts}`, cols.attempt)}
+        </Text>
+      )}
       {cols.tokens > 0 && (
         <>
           <Text>{padStart(spent ? formatTokens(tokens) : '', 6)}</Text>
-          {cols.meters && spent ? <Meter used={budgetTokens} limit={limits.tokens} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+          {cols.meters && spent ? (
+            <Meter used={budgetTokens} limit={limits.tokens} />
+          ) : (
+            <Text>{cols.meters ? NO_METER : ' '}</Text>
+          )}
         </>
       )}
       {cols.cost > 0 && (
         <>
           <Text>{padStart(spent ? formatUsd(task.costUsd) : '', 7)}</Text>
-          {cols.meters && spent ? <Meter used={budgetCost} limit={limits.costUsd} /> : <Text>{cols.meters ? NO_METER : ' '}</Text>}
+          {cols.meters && spent ? (
+            <Meter used={budgetCost} limit={limits.costUsd} />
+          ) : (
+            <Text>{cols.meters ? NO_METER : ' '}</Text>
+          )}
         </>
       )}
-      {cols.elapsed > 0 && <Text>{padStart(elapsedMs > 0 || task.status === 'running' ? formatDuration(elapsedMs) : '', 8)}</Text>}
+      {cols.elapsed > 0 && (
+        <Text>{padStart(elapsedMs > 0 || task.status === 'running' ? formatDuration(elapsedMs) : '', 8)}</Text>
+      )}
     </Styled>
   );
 });

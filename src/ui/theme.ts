@@ -28,7 +28,16 @@ export const STATUS_COLOR: Readonly<Record<TaskStatus, ColorName>> = {
 };
 
 /** Display order of the status counts in the fleet bar. */
-export const STATUS_ORDER: readonly TaskStatus[] = ['running', 'awaiting-approval', 'queued', 'verified', 'merged', 'conflict', 'failed', 'discarded'];
+export const STATUS_ORDER: readonly TaskStatus[] = [
+  'running',
+  'awaiting-approval',
+  'queued',
+  'verified',
+  'merged',
+  'conflict',
+  'failed',
+  'discarded',
+];
 
 export type FleetState = FleetSnapshotSummary['state'];
 

@@ -2,7 +2,16 @@ import { useRef, type Dispatch } from 'react';
 import { useApp } from 'ink';
 import type { FleetHandle } from '../core/fleet/handle.js';
 import type { TaskState } from '../domain/types.js';
-import { confirmPrompt, doneText, errorText, mergesByPr, pauseAction, progressText, refusal, type TaskCommand } from './command-guards.js';
+import {
+  confirmPrompt,
+  doneText,
+  errorText,
+  mergesByPr,
+  pauseAction,
+  progressText,
+  refusal,
+  type TaskCommand,
+} from './command-guards.js';
 import type { FleetUiState } from './fleet-reducer.js';
 import { HELP_LINES } from './help-overlay.js';
 import { Command } from './key-bindings.js';
@@ -39,14 +48,29 @@ const TAB_OF: Partial<Record<Command, DetailTab>> = {
  * What each command does. Commands that ask the fleet for something report progress, success or the
  * fleet's refusal in the status line; commands that do not apply say why, and do nothing else.
  */
-export function useCommands(ctx: CommandContext): { onCommand: (command: Command) => void; onUnbound: (input: string) => void } {
-  const { fleet, state, refreshSummary, selection, view, dispatch, layout, detailLineCount, onEditBacklog, onEditPlan } = ctx;
+export function useCommands(ctx: CommandContext): {
+  onCommand: (command: Command) => void;
+  onUnbound: (input: string) => void;
+} {
+  const {
+    fleet,
+    state,
+    refreshSummary,
+    selection,
+    view,
+    dispatch,
+    layout,
+    detailLineCount,
+    onEditBacklog,
+    onEditPlan,
+  } = ctx;
   const { exit, suspendTerminal } = useApp();
   // Refs, not state: a second q or e must see the first one even before a re-render.
   const quitting = useRef(false);
   const editing = useRef(false);
 
-  const say = (text: string, level: 'info' | 'error' = 'info'): void => dispatch({ type: 'status', status: { level, text } });
+  const say = (text: string, level: 'info' | 'error' = 'info'): void =>
+    dispatch({ type: 'status', status: { level, text } });
   const taskOf = (id: string | null): TaskState | undefined => (id === null ? undefined : state.tasks.get(id)?.task);
 
   const runTaskCommand = (command: TaskCommand, task: TaskState): void => {
@@ -54,10 +78,13 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     const pr = mergesByPr(task, fleet.config);
     say(progressText(command, task, base, pr));
     const call =
-      command === 'merge' ? fleet.merge(task.id)
-      : command === 'discard' ? fleet.discard(task.id)
-      : command === 'retry' ? fleet.retry(task.id)
-      : new Promise<void>((resolve) => resolve(fleet.approve(task.id)));
+      command === 'merge'
+        ? fleet.merge(task.id)
+        : command === 'discard'
+          ? fleet.discard(task.id)
+          : command === 'retry'
+            ? fleet.retry(task.id)
+            : new Promise<void>((resolve) => resolve(fleet.approve(task.id)));
     call.then(
       () => say(doneText(command, task, base, pr)),
       (error: unknown) => say(errorText(error), 'error'),
@@ -68,11 +95,22 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     const task = taskOf(selection.id);
     const why = refusal(command, task);
     if (why !== null || task === undefined) return say(why ?? 'No task selected', 'error');
-    dispatch({ type: 'confirm', confirm: { command, id: task.id, prompt: confirmPrompt(command, task, fleet.base, mergesByPr(task, fleet.config)) } });
+    dispatch({
+      type: 'confirm',
+      confirm: {
+        command,
+        id: task.id,
+        prompt: confirmPrompt(command, task, fleet.base, mergesByPr(task, fleet.config)),
+      },
+    });
   };
 
   /** The verified tasks in list order: the order the queue lands them in. */
-  const verifiedIds = (): string[] => [...state.tasks.values()].map((r) => r.task).filter((t) => t.status === 'verified').map((t) => t.id);
+  const verifiedIds = (): string[] =>
+    [...state.tasks.values()]
+      .map((r) => r.task)
+      .filter((t) => t.status === 'verified')
+      .map((t) => t.id);
 
   const askMergeAll = (): void => {
     const ids = verifiedIds();
@@ -127,7 +165,8 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
       edited = await onEditPlan(task.id, plan);
     })
       .then(() => {
-        if (edited === null || edited.trim() === '') return say(`The plan of ${task.id} is empty: nothing approved`, 'error');
+        if (edited === null || edited.trim() === '')
+          return say(`The plan of ${task.id} is empty: nothing approved`, 'error');
         fleet.approve(task.id, edited);
         say(`${task.id}'s edited plan is approved: it is queued to implement it`);
       })
@@ -170,12 +209,18 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
     if (view.helpOpen) {
       dispatch({ type: 'help-scroll', delta: lines, max: maxScroll(HELP_LINES.length, layout.helpRows) });
     } else if (view.detailOpen) {
-      dispatch({ type: 'scroll', key: scrollKeyOf(selection.id, view.tab), delta: lines, max: maxScroll(detailLineCount, layout.detailBodyRows) });
+      dispatch({
+        type: 'scroll',
+        key: scrollKeyOf(selection.id, view.tab),
+        delta: lines,
+        max: maxScroll(detailLineCount, layout.detailBodyRows),
+      });
     } else {
       selection.moveBy(lines);
     }
   };
-  const page = (): number => Math.max(1, (view.helpOpen ? layout.helpRows : view.detailOpen ? layout.detailBodyRows : layout.listRows) - 1);
+  const page = (): number =>
+    Math.max(1, (view.helpOpen ? layout.helpRows : view.detailOpen ? layout.detailBodyRows : layout.listRows) - 1);
 
   const onCommand = (command: Command): void => {
     if (command !== Command.ConfirmYes && command !== Command.ConfirmNo) dispatch({ type: 'status', status: null });
@@ -236,7 +281,11 @@ export function useCommands(ctx: CommandContext): { onCommand: (command: Command
         const pending = view.confirm;
         dispatch({ type: 'confirm-done' });
         if (pending?.command === 'merge-all') return say('Merge queue cancelled');
-        return say(pending === null ? 'Cancelled' : `${pending.command === 'merge' ? 'Merge' : 'Discard'} of ${pending.id} cancelled`);
+        return say(
+          pending === null
+            ? 'Cancelled'
+            : `${pending.command === 'merge' ? 'Merge' : 'Discard'} of ${pending.id} cancelled`,
+        );
       }
       case Command.Quit:
       case Command.Interrupt:

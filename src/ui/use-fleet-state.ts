@@ -17,7 +17,9 @@ export const FLEET_UPDATES_PER_SECOND = 10;
  * already received so an older event cannot overwrite it.
  */
 export function useFleetState(fleet: FleetHandle, startNotice: Notice | null = null): [FleetUiState, () => void] {
-  const [state, dispatch] = useReducer(fleetReducer, fleet, (f: FleetHandle) => initFleetState(f, Date.now(), startNotice));
+  const [state, dispatch] = useReducer(fleetReducer, fleet, (f: FleetHandle) =>
+    initFleetState(f, Date.now(), startNotice),
+  );
   const queue = useThrottledQueue<FleetAction>(
     (actions) => dispatch(actions.length === 1 && actions[0] !== undefined ? actions[0] : { type: 'batch', actions }),
     1000 / FLEET_UPDATES_PER_SECOND,

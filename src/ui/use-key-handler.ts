@@ -12,7 +12,8 @@ type Typed = readonly [input: string, key: Key];
  */
 export function typedKeys(input: string, key: Key): Typed[] {
   const chars = [...input];
-  if (chars.length < 2 || key.ctrl || key.meta || !chars.every((c) => c >= ' ' && c !== '\u007f')) return [[input, key]];
+  if (chars.length < 2 || key.ctrl || key.meta || !chars.every((c) => c >= ' ' && c !== '\u007f'))
+    return [[input, key]];
   const plain = { ...key, shift: false };
   return chars.map((c) => [c, { ...plain, shift: /[A-Z]/.test(c) }]);
 }
@@ -25,7 +26,11 @@ export function typedKeys(input: string, key: Key): Typed[] {
  * waiting behind `M` is the answer to its question, not another command — so the keys of one chunk after
  * the first wait in `pending` for the render that the previous key's state changes bring.
  */
-export function useKeyHandler(mode: InputMode, onCommand: (command: Command) => void, onUnbound: (input: string) => void): void {
+export function useKeyHandler(
+  mode: InputMode,
+  onCommand: (command: Command) => void,
+  onUnbound: (input: string) => void,
+): void {
   const pending = useRef<Typed[]>([]);
   const [turn, setTurn] = useState(0);
   const handle = ([input, key]: Typed): void => {

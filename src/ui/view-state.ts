@@ -113,6 +113,11 @@ export function viewReducer(view: ViewState, action: ViewAction): ViewState {
     case 'status':
       return { ...view, status: action.status };
     case 'quitting':
-      return { ...view, quitting: true, confirm: null, status: { level: 'info', text: 'Stopping the fleet: agents stop, state is kept…' } };
+      return {
+        ...view,
+        quitting: true,
+        confirm: null,
+        status: { level: 'info', text: 'Stopping the fleet: agents stop, state is kept…' },
+      };
   }
 }

@@ -24,12 +24,17 @@ async function doctorOn(host: FakeHost, front = 'check: "true"'): Promise<{ code
   cleanups.push(r.cleanup);
   const lines: string[] = [];
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: r.root, ANTHROPIC_API_KEY: 'k' };
-  const code = await doctor(await findRepo(r.root), env, (l) => lines.push(l), { sandboxCause: () => diagnoseSandbox(h.facts) });
+  const code = await doctor(await findRepo(r.root), env, (l) => lines.push(l), {
+    sandboxCause: () => diagnoseSandbox(h.facts),
+  });
   return { code, lines };
 }
 
 const UBUNTU_2404: FakeHost = {
-  files: { '/proc/sys/kernel/apparmor_restrict_unprivileged_userns': '1\n', '/proc/sys/user/max_user_namespaces': '63457\n' },
+  files: {
+    '/proc/sys/kernel/apparmor_restrict_unprivileged_userns': '1\n',
+    '/proc/sys/user/max_user_namespaces': '63457\n',
+  },
   bwrap: { stderr: 'bwrap: setting up uid map: Permission denied\n', exitCode: 1 },
 };
 
@@ -62,7 +67,13 @@ describe('doctor: why the sandbox cannot run here', () => {
   });
 
   it('under sandbox: off the cause is still named, and the line passes (exit as the other checks say)', async () => {
-    const { code, lines } = await doctorOn({ files: { '/proc/sys/user/max_user_namespaces': '0\n' }, bwrap: { stderr: 'bwrap: Creating new namespace failed: No space left on device\n', exitCode: 1 } }, 'check: "true"\nsandbox: off');
+    const { code, lines } = await doctorOn(
+      {
+        files: { '/proc/sys/user/max_user_namespaces': '0\n' },
+        bwrap: { stderr: 'bwrap: Creating new namespace failed: No space left on device\n', exitCode: 1 },
+      },
+      'check: "true"\nsandbox: off',
+    );
     expect(lines.find((l) => l.includes('fleet: sandbox:'))).toBe(
       'ok   fleet: sandbox: bubblewrap cannot run here: user namespaces are switched off: user.max_user_namespaces is 0 (bwrap: Creating new namespace failed: No space left on device). ' +
         'Fix: sudo sysctl -w user.max_user_namespaces=15000 (to keep it after a reboot: echo user.max_user_namespaces=15000 | sudo tee /etc/sysctl.d/90-bubblewrap.conf); or set sandbox: off',

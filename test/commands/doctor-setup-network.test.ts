@@ -29,7 +29,12 @@ async function setupLines(extra: Record<string, string>): Promise<{ lines: strin
   cleanups.push(r.cleanup);
   const lines: string[] = [];
   // The person's environment, built from scratch: not this test process's CA or npm settings.
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ANTHROPIC_API_KEY: 'k', ...(extra.CA === undefined ? {} : { NODE_EXTRA_CA_CERTS: server.caFile }) };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    ANTHROPIC_API_KEY: 'k',
+    ...(extra.CA === undefined ? {} : { NODE_EXTRA_CA_CERTS: server.caFile }),
+  };
   await doctor(await findRepo(r.root), env, (l) => lines.push(l));
   return { lines: lines.filter((l) => l.includes('setup network')), url: server.url, port: server.port };
 }
@@ -38,12 +43,18 @@ describe('doctor: setup network', () => {
   it('says TLS is untrusted, naming the variable to set, when the registry is signed by a CA the person has not named', async () => {
     const { lines, url } = await setupLines({});
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^FAIL fleet: setup network: npm registry ${url} \\(for \`npm ci\`\\): TLS untrusted \\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^FAIL fleet: setup network: npm registry ${url} \\(for \`npm ci\`\\): TLS untrusted \\((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)`,
+      ),
+    );
     expect(lines[0]).toContain('set NODE_EXTRA_CA_CERTS to the CA bundle');
   });
 
   it('says the registry is reachable and trusted once NODE_EXTRA_CA_CERTS names the CA, and that network: does not list it', async () => {
     const { lines, url, port } = await setupLines({ CA: 'yes' });
-    expect(lines).toEqual([`ok   fleet: setup network: npm registry ${url} reachable, TLS trusted; not under network:, so a setup in the sandbox cannot reach it (add 127.0.0.1:${port})`]);
+    expect(lines).toEqual([
+      `ok   fleet: setup network: npm registry ${url} reachable, TLS trusted; not under network:, so a setup in the sandbox cannot reach it (add 127.0.0.1:${port})`,
+    ]);
   });
 });

@@ -49,29 +49,59 @@ describe('what init reads from a repository', () => {
   });
 
   it("npm's placeholder test script is not a check", async () => {
-    const found = await discoverProject(await project({ 'package.json': JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }) }));
+    const found = await discoverProject(
+      await project({
+        'package.json': JSON.stringify({ scripts: { test: 'echo "Error: no test specified" && exit 1' } }),
+      }),
+    );
     expect(found.check).toBeNull();
     expect(found.setup?.command).toBe('npm install');
   });
 
   it('pyproject: pytest, tox, hatch, poetry; tox.ini', async () => {
-    expect(await discoverProject(await project({ 'pyproject.toml': '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n' }))).toEqual({
+    expect(
+      await discoverProject(
+        await project({ 'pyproject.toml': '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n' }),
+      ),
+    ).toEqual({
       check: { command: 'python -m pytest', source: 'pyproject.toml (pytest)' },
       setup: { command: 'python -m pip install -e .', source: 'pyproject.toml' },
     });
-    expect((await discoverProject(await project({ 'pyproject.toml': '[tool.tox]\nlegacy_tox_ini = ""\n' }))).check?.command).toBe('tox');
-    expect((await discoverProject(await project({ 'pyproject.toml': '[tool.hatch.envs.default.scripts]\ntest = "pytest"\n' }))).check?.command).toBe('hatch run test');
-    expect((await discoverProject(await project({ 'pyproject.toml': '[tool.hatch.version]\npath = "x.py"\n' }))).check?.command).toBe('hatch test');
+    expect(
+      (await discoverProject(await project({ 'pyproject.toml': '[tool.tox]\nlegacy_tox_ini = ""\n' }))).check?.command,
+    ).toBe('tox');
+    expect(
+      (
+        await discoverProject(
+          await project({ 'pyproject.toml': '[tool.hatch.envs.default.scripts]\ntest = "pytest"\n' }),
+        )
+      ).check?.command,
+    ).toBe('hatch run test');
+    expect(
+      (await discoverProject(await project({ 'pyproject.toml': '[tool.hatch.version]\npath = "x.py"\n' }))).check
+        ?.command,
+    ).toBe('hatch test');
     expect(await discoverProject(await project({ 'pyproject.toml': '[tool.poetry]\nname = "x"\n' }))).toEqual({
       check: { command: 'poetry run pytest', source: 'pyproject.toml [tool.poetry]' },
       setup: { command: 'poetry install', source: 'pyproject.toml [tool.poetry]' },
     });
-    expect(await discoverProject(await project({ 'tox.ini': '[tox]\nenvlist = py3\n' }))).toEqual({ check: { command: 'tox', source: 'tox.ini' }, setup: null });
+    expect(await discoverProject(await project({ 'tox.ini': '[tox]\nenvlist = py3\n' }))).toEqual({
+      check: { command: 'tox', source: 'tox.ini' },
+      setup: null,
+    });
   });
 
   it('Makefile test or check target (not a variable)', async () => {
-    expect((await discoverProject(await project({ Makefile: 'CHECK := x\nbuild:\n\tcc x.c\ncheck: build\n\t./x --self-test\n' }))).check).toEqual({ command: 'make check', source: 'Makefile target check' });
-    expect((await discoverProject(await project({ Makefile: 'test:\n\t./run-tests\ncheck: test\n' }))).check?.command).toBe('make test');
+    expect(
+      (
+        await discoverProject(
+          await project({ Makefile: 'CHECK := x\nbuild:\n\tcc x.c\ncheck: build\n\t./x --self-test\n' }),
+        )
+      ).check,
+    ).toEqual({ command: 'make check', source: 'Makefile target check' });
+    expect(
+      (await discoverProject(await project({ Makefile: 'test:\n\t./run-tests\ncheck: test\n' }))).check?.command,
+    ).toBe('make test');
     expect((await discoverProject(await project({ Makefile: 'all:\n\tcc x.c\n' }))).check).toBeNull();
   });
 
@@ -87,11 +117,22 @@ describe('what init reads from a repository', () => {
   });
 
   it('an AGENTS.md or CLAUDE.md that names the test command, inline or in a fenced block', async () => {
-    expect((await discoverProject(await project({ 'AGENTS.md': '# Notes\n\nFormat with `npm run fmt`.\nRun the tests with `just test-all` before a commit.\n' }))).check).toEqual({
+    expect(
+      (
+        await discoverProject(
+          await project({
+            'AGENTS.md': '# Notes\n\nFormat with `npm run fmt`.\nRun the tests with `just test-all` before a commit.\n',
+          }),
+        )
+      ).check,
+    ).toEqual({
       command: 'just test-all',
       source: 'AGENTS.md',
     });
-    expect((await discoverProject(await project({ 'CLAUDE.md': '## Testing\n\n```sh\n$ ./scripts/test.sh --fast\n```\n' }))).check).toEqual({ command: './scripts/test.sh --fast', source: 'CLAUDE.md' });
+    expect(
+      (await discoverProject(await project({ 'CLAUDE.md': '## Testing\n\n```sh\n$ ./scripts/test.sh --fast\n```\n' })))
+        .check,
+    ).toEqual({ command: './scripts/test.sh --fast', source: 'CLAUDE.md' });
     expect((await discoverProject(await project({ 'AGENTS.md': 'Use `npm run lint` for style.\n' }))).check).toBeNull();
   });
 
@@ -107,7 +148,10 @@ describe('the template init writes', () => {
     const { parseBacklog } = await import('../../src/core/backlog/parse.js');
     const template = await readFile(join(PACKAGED_BACKLOG, 'init-template.md'), 'utf8');
     const odd = 'pytest -k "not slow" # a: b';
-    const text = fillTemplate(template, { check: { command: odd, source: 'AGENTS.md' }, setup: { command: 'npm ci', source: 'package-lock.json' } });
+    const text = fillTemplate(template, {
+      check: { command: odd, source: 'AGENTS.md' },
+      setup: { command: 'npm ci', source: 'package-lock.json' },
+    });
     expect(text).toMatch(/^check: "pytest -k \\"not slow\\" # a: b" # AGENTS\.md$/m);
     expect(text).toMatch(/^setup: npm ci +# package-lock\.json$/m);
     const { backlog } = parseBacklog(text, '/r/BACKLOG.md');

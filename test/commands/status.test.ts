@@ -14,18 +14,47 @@ afterEach(async () => {
 });
 
 const HUNK = '<<<<<<< loop/T-1\nmine\n=======\ntheirs\n>>>>>>> loop/T-2';
-const detail = (withName: string, files: string[]): ConflictDetail => ({ with: withName, files, hunks: [{ file: files[0]!, hunk: HUNK }] });
+const detail = (withName: string, files: string[]): ConflictDetail => ({
+  with: withName,
+  files,
+  hunks: [{ file: files[0]!, hunk: HUNK }],
+});
 
 describe('status --json on conflicts', () => {
   it('gives verified and conflict tasks their conflicts with the files, without hunks; [] to the others', async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four\n- [ ] T-5 Five') });
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        'check: "true"',
+        '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four\n- [ ] T-5 Five',
+      ),
+    });
     cleanups.push(r.cleanup);
     const repo = await findRepo(r.root);
     const tasks = [
-      fakeTask('T-1', { title: 'One', status: 'verified', conflictsWith: ['main', 'T-2'], conflicts: [detail('main', ['README.md']), detail('T-2', ['src/calc.js'])] }),
-      fakeTask('T-2', { title: 'Two', status: 'verified', conflictsWith: ['T-1'], conflicts: [detail('T-1', ['src/calc.js'])] }),
-      fakeTask('T-3', { title: 'Three', status: 'conflict', reason: 'merge into main conflicts in src/a.js', conflicts: [detail('main', ['src/a.js'])] }),
-      fakeTask('T-4', { title: 'Four', status: 'queued', conflictsWith: ['T-1'], conflicts: [detail('T-1', ['src/calc.js'])] }),
+      fakeTask('T-1', {
+        title: 'One',
+        status: 'verified',
+        conflictsWith: ['main', 'T-2'],
+        conflicts: [detail('main', ['README.md']), detail('T-2', ['src/calc.js'])],
+      }),
+      fakeTask('T-2', {
+        title: 'Two',
+        status: 'verified',
+        conflictsWith: ['T-1'],
+        conflicts: [detail('T-1', ['src/calc.js'])],
+      }),
+      fakeTask('T-3', {
+        title: 'Three',
+        status: 'conflict',
+        reason: 'merge into main conflicts in src/a.js',
+        conflicts: [detail('main', ['src/a.js'])],
+      }),
+      fakeTask('T-4', {
+        title: 'Four',
+        status: 'queued',
+        conflictsWith: ['T-1'],
+        conflicts: [detail('T-1', ['src/calc.js'])],
+      }),
     ];
     await new LowdbStateStore(repo.statePath).save({
       version: STATE_VERSION,
@@ -36,7 +65,14 @@ describe('status --json on conflicts', () => {
 
     const rows = await statusRows(repo);
     expect(rows.map((row) => [row.id, row.conflictsWith, row.conflicts])).toEqual([
-      ['T-1', ['main', 'T-2'], [{ with: 'main', files: ['README.md'] }, { with: 'T-2', files: ['src/calc.js'] }]],
+      [
+        'T-1',
+        ['main', 'T-2'],
+        [
+          { with: 'main', files: ['README.md'] },
+          { with: 'T-2', files: ['src/calc.js'] },
+        ],
+      ],
       ['T-2', ['T-1'], [{ with: 'T-1', files: ['src/calc.js'] }]],
       ['T-3', [], [{ with: 'main', files: ['src/a.js'] }]],
       ['T-4', [], []],

@@ -25,7 +25,14 @@ describe('the fake Messages API speaks Claude Code', () => {
 
   it('takes role:system messages only under the per-turn-control beta', async () => {
     server = await startModelServer({ script: (req) => ({ text: `sys=${req.systemMessages}` }) });
-    const body = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: 'Primary working directory: /w' }] };
+    const body = {
+      model: 'm',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'system', content: 'Primary working directory: /w' },
+      ],
+    };
     expect((await post(body)).status).toBe(400);
     const ok = await post(body, { ...HEADERS, 'anthropic-beta': 'claude-code-20250219,per-turn-control-2026-07-01' });
     expect(ok.status).toBe(200);
@@ -43,7 +50,13 @@ describe('the fake Messages API speaks Claude Code', () => {
       max_tokens: 10,
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking, signature: thinkingSignature('Let me think.') }, { type: 'text', text: 'Answer.' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking, signature: thinkingSignature('Let me think.') },
+            { type: 'text', text: 'Answer.' },
+          ],
+        },
         { role: 'user', content: 'more' },
       ],
     });

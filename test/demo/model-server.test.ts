@@ -5,7 +5,11 @@ import { byRole, byTurn, sequence } from '../../src/demo/script-kit.js';
 import type { Script, ScriptRequest } from '../../src/demo/script-types.js';
 
 const KEY = 'sk-test-server-key';
-const HEADERS = { authorization: `Bearer ${KEY}`, 'anthropic-version': '2026-10-21', 'content-type': 'application/json' };
+const HEADERS = {
+  authorization: `Bearer ${KEY}`,
+  'anthropic-version': '2026-10-21',
+  'content-type': 'application/json',
+};
 
 let server: RunningModelServer | null = null;
 afterEach(async () => {
@@ -52,7 +56,12 @@ describe('fake Messages API: streaming', () => {
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const raw = await res.text();
     const events = parseSse(raw);
-    expect(raw.split('\n\n').filter((c) => c.trim()).every((c) => c.startsWith('event: '))).toBe(true);
+    expect(
+      raw
+        .split('\n\n')
+        .filter((c) => c.trim())
+        .every((c) => c.startsWith('event: ')),
+    ).toBe(true);
     const names = events.map((e) => e.event);
     expect(names[0]).toBe('message_start');
     expect(names).toContain('ping');
@@ -60,7 +69,12 @@ describe('fake Messages API: streaming', () => {
     expect(names.at(-1)).toBe('message_stop');
 
     const usage = events[0]!.data.message.usage;
-    expect(usage).toMatchObject({ input_tokens: expect.any(Number), cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 });
+    expect(usage).toMatchObject({
+      input_tokens: expect.any(Number),
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 1,
+    });
 
     const text = events.filter((e) => e.data.delta?.type === 'text_delta').map((e) => e.data.delta.text);
     expect(text.length).toBeGreaterThan(1);
@@ -82,7 +96,12 @@ describe('fake Messages API: streaming', () => {
     await start(() => ({ text: 'plain answer' }));
     const res = await post(base);
     const body = (await res.json()) as any;
-    expect(body).toMatchObject({ type: 'message', role: 'assistant', stop_reason: 'end_turn', content: [{ type: 'text', text: 'plain answer' }] });
+    expect(body).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      stop_reason: 'end_turn',
+      content: [{ type: 'text', text: 'plain answer' }],
+    });
     expect(body.usage.output_tokens).toBe(Math.ceil('plain answer'.length / 4));
   });
 });
@@ -118,13 +137,20 @@ describe('fake Messages API: validation', () => {
     const res = await post(body);
     expect(res.status).toBe(status);
     const json = (await res.json()) as any;
-    expect(json).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining(mention) } });
+    expect(json).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining(mention) },
+    });
     expect(res.headers.get('request-id')).toBeTruthy();
   });
 
   it('accepts tool_choice auto and a valid structured output format', async () => {
     await start(() => ({ text: '{"pass":true,"reasons":[]}' }));
-    const res = await post({ ...base, tool_choice: { type: 'auto' }, output_config: { format: { type: 'json_schema', schema: { type: 'object' } } } });
+    const res = await post({
+      ...base,
+      tool_choice: { type: 'auto' },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -160,7 +186,9 @@ describe('fake Messages API: validation', () => {
 });
 
 describe('fake Messages API: prompt caching', () => {
-  const system = [{ type: 'text', text: 'You are a careful engineer. '.repeat(40), cache_control: { type: 'ephemeral' } }];
+  const system = [
+    { type: 'text', text: 'You are a careful engineer. '.repeat(40), cache_control: { type: 'ephemeral' } },
+  ];
 
   async function usageOf(body: unknown) {
     const res = await post(body);
@@ -175,7 +203,9 @@ describe('fake Messages API: prompt caching', () => {
     const second = await usageOf({ ...base, system, messages: [{ role: 'user', content: 'a different question' }] });
     expect(second.cache_read_input_tokens).toBe(first.cache_creation_input_tokens);
     expect(second.cache_creation_input_tokens).toBe(0);
-    expect(second.input_tokens).toBe(Math.ceil(JSON.stringify({ type: 'text', text: 'a different question' }).length / 4));
+    expect(second.input_tokens).toBe(
+      Math.ceil(JSON.stringify({ type: 'text', text: 'a different question' }).length / 4),
+    );
   });
 
   it('follows a growing conversation with the top-level cache_control', async () => {
@@ -225,13 +255,21 @@ describe('fake Messages API: faults and scripts', () => {
   });
 
   it('cuts a stream and sends an error event inside a 200', async () => {
-    await start(sequence([{ text: 'abc def ghi', fault: { type: 'cut', afterEvents: 3 } }, { text: 'x', fault: { type: 'error-event', afterEvents: 2 } }]));
+    await start(
+      sequence([
+        { text: 'abc def ghi', fault: { type: 'cut', afterEvents: 3 } },
+        { text: 'x', fault: { type: 'error-event', afterEvents: 2 } },
+      ]),
+    );
     const cut = parseSse(await (await post({ ...base, stream: true })).text());
     expect(cut.map((e) => e.event)).toEqual(['message_start', 'ping', 'content_block_start']);
     const res = await post({ ...base, stream: true });
     expect(res.status).toBe(200);
     const errored = parseSse(await res.text());
-    expect(errored.at(-1)).toEqual({ event: 'error', data: expect.objectContaining({ error: { type: 'overloaded_error', message: 'Overloaded' } }) });
+    expect(errored.at(-1)).toEqual({
+      event: 'error',
+      data: expect.objectContaining({ error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    });
     expect(server!.requests.map((r) => r.outcome)).toEqual(['cut', 'error-event']);
   });
 
@@ -254,7 +292,10 @@ describe('fake Messages API: faults and scripts', () => {
       messages: [
         { role: 'user', content: prompt },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'read', input: { file_path: 'a' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'file body', is_error: false }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_9', content: 'file body', is_error: false }],
+        },
       ],
     };
     expect(((await (await post(body)).json()) as any).content).toEqual([{ type: 'text', text: 'done' }]);

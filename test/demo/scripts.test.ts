@@ -12,7 +12,11 @@ import { RecordingRunner } from '../helpers/recording-runner.js';
 
 const scenarios: DemoScenario[] = [
   { taskId: 'T-1', kind: 'pass', edits: [{ path: 'src/sum.js', content: 'export const sum = (a, b) => a + b;\n' }] },
-  { taskId: 'T-2', kind: 'check-fails', edits: [{ path: 'src/mul.js', content: 'export const mul = (a, b) => a * b;\n' }] },
+  {
+    taskId: 'T-2',
+    kind: 'check-fails',
+    edits: [{ path: 'src/mul.js', content: 'export const mul = (a, b) => a * b;\n' }],
+  },
   {
     taskId: 'T-3',
     kind: 'veto',
@@ -33,7 +37,12 @@ let client: AnthropicModelClient;
 
 beforeAll(async () => {
   server = await startModelServer({ script: demoScript(scenarios, { chunkDelayMs: 0, delayMs: 0 }) });
-  client = new AnthropicModelClient({ apiKey: 'demo-key', baseURL: server.url, processRunner: new RecordingRunner(), sandboxAvailable: false });
+  client = new AnthropicModelClient({
+    apiKey: 'demo-key',
+    baseURL: server.url,
+    processRunner: new RecordingRunner(),
+    sandboxAvailable: false,
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -100,7 +109,10 @@ describe('demo script', () => {
 
   it('verifier passes, or vetoes with the scenario reason', async () => {
     expect(JSON.parse((await run('verifier', 'T-1')).result.text)).toMatchObject({ pass: true });
-    expect(JSON.parse((await run('verifier', 'T-3')).result.text)).toEqual({ pass: false, reasons: ['The readme lost its usage section.'] });
+    expect(JSON.parse((await run('verifier', 'T-3')).result.text)).toEqual({
+      pass: false,
+      reasons: ['The readme lost its usage section.'],
+    });
     expect(JSON.parse((await run('verifier', 'T-99')).result.text)).toMatchObject({ pass: false });
   });
 

@@ -38,7 +38,10 @@ afterAll(async () => {
 async function unitRoot(units: Record<string, string>): Promise<string> {
   scratch ??= await mkdtemp(join(tmpdir(), 'loopfleet-units-'));
   const root = await mkdtemp(join(scratch, 'root-'));
-  await cp('/usr/lib/systemd/system', join(root, 'usr/lib/systemd/system'), { recursive: true, verbatimSymlinks: true });
+  await cp('/usr/lib/systemd/system', join(root, 'usr/lib/systemd/system'), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
   await mkdir(join(root, 'etc/systemd/system'), { recursive: true });
   await mkdir(join(root, 'usr/local/bin'), { recursive: true });
   await writeFile(join(root, 'usr/local/bin/loopfleet'), '#!/bin/sh\n');
@@ -49,7 +52,17 @@ async function unitRoot(units: Record<string, string>): Promise<string> {
 
 async function verifyUnits(units: Record<string, string>): Promise<{ exitCode: number; output: string }> {
   const root = await unitRoot(units);
-  const r = await execa('systemd-analyze', ['verify', '--man=no', '--generators=no', `--root=${root}`, ...Object.keys(units).map((n) => `/etc/systemd/system/${n}`)], { reject: false, all: true });
+  const r = await execa(
+    'systemd-analyze',
+    [
+      'verify',
+      '--man=no',
+      '--generators=no',
+      `--root=${root}`,
+      ...Object.keys(units).map((n) => `/etc/systemd/system/${n}`),
+    ],
+    { reject: false, all: true },
+  );
   return { exitCode: r.exitCode ?? -1, output: (r.all ?? '').replaceAll(root, '') };
 }
 
@@ -76,7 +89,10 @@ describe('the systemd units', () => {
   });
 
   it('the check bites: an unknown key and a bad value are reported', { timeout: 60_000 }, async () => {
-    const worker = (await read('systemd/loopfleet-worker.service')).replace('Restart=on-failure', 'Restart=sometimes\nDrainSeconds=600');
+    const worker = (await read('systemd/loopfleet-worker.service')).replace(
+      'Restart=on-failure',
+      'Restart=sometimes\nDrainSeconds=600',
+    );
     const { output } = await verifyUnits({ 'loopfleet-worker.service': worker });
     expect(output).toMatch(/Failed to parse service restart specifier.*sometimes/);
     expect(output).toMatch(/Unknown key 'DrainSeconds' in section \[Service\]/);
@@ -139,11 +155,15 @@ describe('the Kubernetes manifests', () => {
   });
 
   it('the check bites: a wrong type, a missing required field and an unknown kind are reported', async () => {
-    const broken = (await read('kubernetes/workers.yaml')).replace('replicas: 3', 'replicas: three').replace('        - name: worker\n', '        - nome: worker\n');
+    const broken = (await read('kubernetes/workers.yaml'))
+      .replace('replicas: 3', 'replicas: three')
+      .replace('        - name: worker\n', '        - nome: worker\n');
     const { errors } = validateManifest('workers.yaml', broken);
     expect(errors.join('\n')).toMatch(/replicas must be integer/);
     expect(errors.join('\n')).toMatch(/containers\/0 must have required property name/);
-    expect(validateManifest('x.yaml', 'apiVersion: v9\nkind: Frobnicator\nmetadata: { name: x }\n').errors).toEqual(['x.yaml: no schema here for v9 Frobnicator']);
+    expect(validateManifest('x.yaml', 'apiVersion: v9\nkind: Frobnicator\nmetadata: { name: x }\n').errors).toEqual([
+      'x.yaml: no schema here for v9 Frobnicator',
+    ]);
   });
 
   it('workers address the Redis that is deployed, with resources, model credentials from a Secret, the drain as grace, and no forge token', async () => {
@@ -152,7 +172,9 @@ describe('the Kubernetes manifests', () => {
     const service = redis.find((d) => d.kind === 'Service')!;
     const statefulSet = redis.find((d) => d.kind === 'StatefulSet')!;
     expect(statefulSet.spec.template.metadata.labels).toMatchObject(service.spec.selector);
-    expect(statefulSet.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly']));
+    expect(statefulSet.spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining(['--maxmemory-policy', 'noeviction', '--appendonly']),
+    );
 
     const pod = worker!.spec.template.spec;
     expect(pod.terminationGracePeriodSeconds).toBe(DRAIN_S);
@@ -160,8 +182,19 @@ describe('the Kubernetes manifests', () => {
     expect(container.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
     expect(container.resources.limits.memory).toEqual(expect.any(String));
     const env = Object.fromEntries(container.env.map((e: { name: string }) => [e.name, e]));
-    expect(env.LOOPFLEET_QUEUE.value).toBe(`redis://:$(REDIS_PASSWORD)@${service.metadata.name}.${service.metadata.namespace}.svc:${service.spec.ports[0].port}`);
-    expect(container.command).toEqual(['loopfleet', 'worker', '--queue', '$(LOOPFLEET_QUEUE)', '--concurrency', expect.any(String), '--grace', GRACE]);
+    expect(env.LOOPFLEET_QUEUE.value).toBe(
+      `redis://:$(REDIS_PASSWORD)@${service.metadata.name}.${service.metadata.namespace}.svc:${service.spec.ports[0].port}`,
+    );
+    expect(container.command).toEqual([
+      'loopfleet',
+      'worker',
+      '--queue',
+      '$(LOOPFLEET_QUEUE)',
+      '--concurrency',
+      expect.any(String),
+      '--grace',
+      GRACE,
+    ]);
     expect(env.ANTHROPIC_API_KEY.valueFrom.secretKeyRef).toEqual({ name: 'loopfleet-model', key: 'anthropic-api-key' });
     expect(Object.keys(env).filter((name) => /TOKEN|GH_|GITHUB|GITLAB/.test(name))).toEqual([]);
     expect(worker!.metadata.namespace).toBe(service.metadata.namespace);
@@ -174,7 +207,9 @@ describe('the GitHub Actions workflow', () => {
   });
 
   it('the check bites: an undefined input and a bad runner label are reported', async () => {
-    const broken = (await read('github-actions/loopfleet-workers.yml')).replace('${{ inputs.concurrency }}', '${{ inputs.concurency }}').replace('timeout-minutes: 340', 'timeout-minutes: soon');
+    const broken = (await read('github-actions/loopfleet-workers.yml'))
+      .replace('${{ inputs.concurrency }}', '${{ inputs.concurency }}')
+      .replace('timeout-minutes: 340', 'timeout-minutes: soon');
     const messages = (await runLint(broken, 'loopfleet-workers.yml')).map((r) => r.message);
     expect(messages.some((m) => m.includes('concurency'))).toBe(true);
     expect(messages.some((m) => /timeout-minutes|number/.test(m))).toBe(true);
@@ -183,10 +218,15 @@ describe('the GitHub Actions workflow', () => {
   it('runs the matrix of workers with the drain as grace, and gives them no forge token', async () => {
     const text = await read('github-actions/loopfleet-workers.yml');
     expect(text).toMatch(/matrix:\n\s+worker: \$\{\{ fromJSON\(needs\.plan\.outputs\.workers\) \}\}/);
-    expect(text).toContain(`timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE" --concurrency "$CONCURRENCY" --grace ${GRACE}`);
+    expect(text).toContain(
+      `timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE" --concurrency "$CONCURRENCY" --grace ${GRACE}`,
+    );
     // the job's own limit leaves room for 5 hours of work and the drain
     expect(Number(/timeout-minutes: (\d+)\n\s+strategy/.exec(text)?.[1])).toBeGreaterThanOrEqual(5 * 60 + DRAIN_S / 60);
-    const code = text.split('\n').filter((l) => !l.trim().startsWith('#')).join('\n');
+    const code = text
+      .split('\n')
+      .filter((l) => !l.trim().startsWith('#'))
+      .join('\n');
     expect(code).not.toMatch(/GH_TOKEN|GITHUB_TOKEN|GITLAB_TOKEN|github\.token/);
     expect(code).toMatch(/permissions:\n\s+contents: read/);
   });

@@ -47,7 +47,11 @@ describe('README.md', () => {
   it('every source or test file it names by its bare name exists', async () => {
     const names = [...new Set(spans.filter((s) => /^[\w-]+(\.test)?\.tsx?$/.test(s)))];
     expect(names.length).toBeGreaterThan(5);
-    const present = new Set([...(await filesUnder('src')), ...(await filesUnder('test')), ...(await filesUnder('bench'))]);
+    const present = new Set([
+      ...(await filesUnder('src')),
+      ...(await filesUnder('test')),
+      ...(await filesUnder('bench')),
+    ]);
     expect(names.filter((n) => !present.has(n))).toEqual([]);
   });
 
@@ -78,7 +82,9 @@ describe('README.md', () => {
   });
 
   it('says no paragraph twice', () => {
-    const paragraphs = README.split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p.length > 120);
+    const paragraphs = README.split(/\n\s*\n/)
+      .map((p) => p.trim())
+      .filter((p) => p.length > 120);
     expect(paragraphs.filter((p, i) => paragraphs.indexOf(p) !== i)).toEqual([]);
   });
 
@@ -86,7 +92,12 @@ describe('README.md', () => {
     const example = README.split('## BACKLOG.md\n\n```markdown\n')[1]!.split('\n```\n')[0]!;
     const { config, tasks } = parseBacklog(example, 'BACKLOG.md').backlog;
     expect(tasks.map((t) => t.id)).toEqual(['T-1', 'T-2', 'T-3']);
-    expect([config.land, config.remote, config.forge, config.pr]).toEqual(['merge', 'origin', undefined, { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 }]);
+    expect([config.land, config.remote, config.forge, config.pr]).toEqual([
+      'merge',
+      'origin',
+      undefined,
+      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 },
+    ]);
     const prYaml = README.split('## Pull requests: `land: pr`')[1]!.split('```yaml\n')[1]!.split('\n```')[0]!;
     const pr = parseBacklog(`---\ncheck: npm test\n${prYaml}\n---\n- [ ] T-1 x\n`, 'BACKLOG.md').backlog.config;
     expect([pr.land, pr.remote, pr.forge]).toEqual(['pr', 'origin', 'auto']);

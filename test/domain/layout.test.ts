@@ -11,7 +11,10 @@ const SPELLED_ONCE: Array<[RegExp, string]> = [
   [/2 \*\* 31|2_147_483_647|2147483647/, 'MAX_TIMER_MS'],
   [/[`'"]loop\//, 'taskBranch / BRANCH_PREFIX'],
   [/refs\/loopfleet\/discarded/, 'discardedRef'],
-  [/['"`](state\.json|fleet\.lock|baselines\.json|lessons\.md)['"`]/, 'STATE_FILE / LOCK_FILE / BASELINES_FILE / LESSONS_FILE'],
+  [
+    /['"`](state\.json|fleet\.lock|baselines\.json|lessons\.md)['"`]/,
+    'STATE_FILE / LOCK_FILE / BASELINES_FILE / LESSONS_FILE',
+  ],
   [/['"`](logs|reports)['"`]/, 'LOGS_DIR / REPORTS_DIR'],
   [/['"`]\.loop-worktrees['"`/]/, 'WORK_DIR'],
 ];
@@ -31,7 +34,8 @@ describe('layout constants', () => {
       lines.forEach((line, i) => {
         // Comments may name the files; code must use the constants.
         if (/^\s*(\/\/|\/\*|\*)/.test(line)) return;
-        for (const [pattern, name] of SPELLED_ONCE) if (pattern.test(line)) found.push(`src/${rel}:${i + 1} repeats ${name}`);
+        for (const [pattern, name] of SPELLED_ONCE)
+          if (pattern.test(line)) found.push(`src/${rel}:${i + 1} repeats ${name}`);
       });
     }
     expect(found).toEqual([]);
@@ -40,6 +44,16 @@ describe('layout constants', () => {
   it('name the branch, the discarded ref and the work folder entries', () => {
     expect(taskBranch('T-12')).toBe('loop/T-12');
     expect(discardedRef('T-12')).toBe('refs/loopfleet/discarded/T-12');
-    expect([...OWN_ENTRIES].sort()).toEqual(['BACKLOG.md.before-merge', 'baselines.json', 'fleet.lock', 'lessons.md', 'logs', 'reports', 'state.journal', 'state.json', 'state.reserve']);
+    expect([...OWN_ENTRIES].sort()).toEqual([
+      'BACKLOG.md.before-merge',
+      'baselines.json',
+      'fleet.lock',
+      'lessons.md',
+      'logs',
+      'reports',
+      'state.journal',
+      'state.json',
+      'state.reserve',
+    ]);
   });
 });

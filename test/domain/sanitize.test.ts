@@ -18,7 +18,9 @@ describe('visible: escape sequences', () => {
     expect(visible('x\u001b]0;pwned\u0007y')).toBe('x␛]0;pwned␇y');
     expect(visible('x\u001b]2;pwned\u001b\\y')).toBe('x␛]2;pwned␛\\y');
     expect(visible('x\u009d0;pwned\u009cy')).toBe('x␛]0;pwned␛\\y');
-    expect(visible('\u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\')).toBe('␛]8;;https://evil.example/␛\\click␛]8;;␛\\');
+    expect(visible('\u001b]8;;https://evil.example/\u001b\\click\u001b]8;;\u001b\\')).toBe(
+      '␛]8;;https://evil.example/␛\\click␛]8;;␛\\',
+    );
   });
 
   it('shortens a long payload (an OSC 52 clipboard write)', () => {
@@ -34,7 +36,9 @@ describe('visible: escape sequences', () => {
   });
 
   it('shows DCS, SOS, PM and APC strings the same way', () => {
-    expect(visible('\u001bP1$qm\u001b\\|\u001bXsos\u0007|\u001b^pm\u0007|\u001b_apc\u0007|\u0090dcs\u009c')).toBe('␛P1$qm␛\\|␛Xsos␇|␛^pm␇|␛_apc␇|␛Pdcs␛\\');
+    expect(visible('\u001bP1$qm\u001b\\|\u001bXsos\u0007|\u001b^pm\u0007|\u001b_apc\u0007|\u0090dcs\u009c')).toBe(
+      '␛P1$qm␛\\|␛Xsos␇|␛^pm␇|␛_apc␇|␛Pdcs␛\\',
+    );
   });
 
   it('pictures the controls inside a shown payload', () => {
@@ -63,7 +67,9 @@ describe('visible: controls and bidi', () => {
     const bidi = '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c';
     const shown = visible(`x${bidi}y`);
     expect(shown).not.toMatch(UNSAFE);
-    expect(shown).toBe(`x${[...bidi].map((c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`).join('')}y`);
+    expect(shown).toBe(
+      `x${[...bidi].map((c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`).join('')}y`,
+    );
   });
 
   it('leaves ordinary text alone, non-ASCII included', () => {

@@ -22,10 +22,15 @@ afterEach(async () => {
 });
 
 describe.skipIf(!hasTmux)('approving plans in a real terminal (tmux)', () => {
-  it('waits with both plans; a approves T-1 as it is, e approves T-2 as edited; each implementer gets its plan', { timeout: 120_000 }, async () => {
+  it('waits with both plans; a approves T-1 as it is, e approves T-2 as edited; each implementer gets its plan', {
+    timeout: 120_000,
+  }, async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     const { root, cleanup } = await makeRepo({
-      'BACKLOG.md': backlog('check: test -f hello.txt || test -f other.txt\nreview: true\nconcurrency: 1\nautonomy: plan', '- [ ] T-1 Say hello\n- [ ] T-2 Say something else'),
+      'BACKLOG.md': backlog(
+        'check: test -f hello.txt || test -f other.txt\nreview: true\nconcurrency: 1\nautonomy: plan',
+        '- [ ] T-1 Say hello\n- [ ] T-2 Say something else',
+      ),
     });
     cleanups.push(cleanup);
     const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-tmux-'));
@@ -50,8 +55,13 @@ describe.skipIf(!hasTmux)('approving plans in a real terminal (tmux)', () => {
     const exitFile = join(scratch, 'exit-code');
     await term.start(root, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY, VISUAL: editor }, exitFile);
 
-    await term.waitFor((s) => /awaiting/.test(row(s, 'T-1')) && /awaiting/.test(row(s, 'T-2')), 'both plans awaiting approval', 60_000);
-    const implementerCalls = () => server.requests.filter((r) => JSON.stringify(r.body).includes('loopfleet-role: implementer'));
+    await term.waitFor(
+      (s) => /awaiting/.test(row(s, 'T-1')) && /awaiting/.test(row(s, 'T-2')),
+      'both plans awaiting approval',
+      60_000,
+    );
+    const implementerCalls = () =>
+      server.requests.filter((r) => JSON.stringify(r.body).includes('loopfleet-role: implementer'));
     expect(implementerCalls()).toEqual([]);
 
     await term.keys('g');
@@ -73,7 +83,9 @@ describe.skipIf(!hasTmux)('approving plans in a real terminal (tmux)', () => {
     expect(t2.length).toBeGreaterThan(0);
     expect(t2[0]).toContain('## Plan for T-2');
     expect(t2[0]).toContain('EDITED BY A PERSON');
-    expect(bodies.filter((b) => b.includes('EDITED BY A PERSON')).every((b) => b.includes('loopfleet-task: T-2'))).toBe(true);
+    expect(bodies.filter((b) => b.includes('EDITED BY A PERSON')).every((b) => b.includes('loopfleet-task: T-2'))).toBe(
+      true,
+    );
 
     await term.keys('q');
     expect(await term.waitForExit()).toBe(0);

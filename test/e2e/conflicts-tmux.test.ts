@@ -43,12 +43,17 @@ function nightScript(): Script {
     ],
     pacing,
   );
-  const resolving = demoScript([{ taskId: 'T-2', kind: 'pass', edits: [{ path: 'shared.txt', content: RESOLVED }] }], pacing);
+  const resolving = demoScript(
+    [{ taskId: 'T-2', kind: 'pass', edits: [{ path: 'shared.txt', content: RESOLVED }] }],
+    pacing,
+  );
   return (req) => (req.taskId === 'T-2' && req.attempt >= 2 ? resolving(req) : first(req));
 }
 
 function textOf(blocks: unknown): string {
-  return Array.isArray(blocks) ? blocks.map((b: { text?: unknown }) => (typeof b.text === 'string' ? b.text : '')).join('\n') : '';
+  return Array.isArray(blocks)
+    ? blocks.map((b: { text?: unknown }) => (typeof b.text === 'string' ? b.text : '')).join('\n')
+    : '';
 }
 
 /** The text of every tool result a request sends back: what the agent's tools read in its worktree. */
@@ -69,7 +74,9 @@ afterEach(async () => {
 });
 
 describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux)', () => {
-  it('shows the predicted conflict, lands two with M y, sends the third back as work, and lands it after its new attempt', { timeout: 120_000 }, async () => {
+  it('shows the predicted conflict, lands two with M y, sends the third back as work, and lands it after its new attempt', {
+    timeout: 120_000,
+  }, async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     const { root, cleanup } = await makeRepo({ 'BACKLOG.md': BACKLOG, 'shared.txt': SHARED });
     cleanups.push(cleanup);
@@ -88,7 +95,10 @@ describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux
 
     // The night: all three verified; the two that change the same line are marked before anything merges.
     const night = await term.waitFor(
-      (s) => ['T-1', 'T-2', 'T-3'].every((id) => verified(s, id)) && /⚠ conflicts with/.test(row(s, 'T-1')) && /⚠ conflicts with/.test(row(s, 'T-2')),
+      (s) =>
+        ['T-1', 'T-2', 'T-3'].every((id) => verified(s, id)) &&
+        /⚠ conflicts with/.test(row(s, 'T-1')) &&
+        /⚠ conflicts with/.test(row(s, 'T-2')),
       'three verified tasks, T-1 and T-2 marked as conflicting',
       60_000,
     );
@@ -125,7 +135,12 @@ describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux
     const implementerOfT2 = (attempt: number) =>
       server.requests
         .map((r) => JSON.stringify(r.body))
-        .filter((b) => b.includes('loopfleet-role: implementer') && b.includes('loopfleet-task: T-2') && b.includes(`loopfleet-attempt: ${attempt}`));
+        .filter(
+          (b) =>
+            b.includes('loopfleet-role: implementer') &&
+            b.includes('loopfleet-task: T-2') &&
+            b.includes(`loopfleet-attempt: ${attempt}`),
+        );
     const afterFirst = await term.waitFor(
       (s) => merged(s, 'T-1') && merged(s, 'T-3') && verified(s, 'T-2') && implementerOfT2(2).length > 0,
       'T-1 and T-3 merged, T-2 verified again after a second attempt',
@@ -136,10 +151,14 @@ describe.skipIf(!hasTmux)('landing conflicting branches in a real terminal (tmux
     expect(row(afterFirst, 'T-2')).not.toMatch(/conflicts with/);
     // The new attempt was told where the conflict is, and found the markers in its worktree.
     expect(implementerOfT2(2)[0]).toContain('Conflicts in: shared.txt');
-    expect(implementerOfT2(2)[0]).toContain('<<<<<<< main\\ngreeting: hello from T-1\\n=======\\ngreeting: hello from T-2\\n>>>>>>> loop/T-2');
+    expect(implementerOfT2(2)[0]).toContain(
+      '<<<<<<< main\\ngreeting: hello from T-1\\n=======\\ngreeting: hello from T-2\\n>>>>>>> loop/T-2',
+    );
     const readBack = server.requests.flatMap((r) => toolResults(r.body)).filter((t) => t.includes('hello from T-2'));
     expect(readBack.some((t) => /^<<<<<<< main$/m.test(t) && /^>>>>>>> loop\/T-2$/m.test(t))).toBe(true);
-    expect(await git(root, 'log', '--first-parent', '--merges', '--format=%s', 'main')).toMatch(/^Merge loop\/T-3[^\n]*\nMerge loop\/T-1/);
+    expect(await git(root, 'log', '--first-parent', '--merges', '--format=%s', 'main')).toMatch(
+      /^Merge loop\/T-3[^\n]*\nMerge loop\/T-1/,
+    );
     const replayed = await git(root, 'rev-parse', '--verify', 'refs/loopfleet/replayed/T-2');
     expect(await git(root, 'show', `${replayed}:shared.txt`)).toBe(T2_SHARED.trimEnd());
 

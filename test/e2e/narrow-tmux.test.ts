@@ -28,7 +28,12 @@ const TITLES: Record<string, string> = {
 
 const SCENARIOS: DemoScenario[] = [
   { taskId: 'T-10', kind: 'pass', edits: [{ path: 'ten.txt', content: 'ten\n' }] },
-  { taskId: 'T-11', kind: 'check-fails', edits: [{ path: 'eleven.txt', content: 'eleven\n' }], failingEdits: [{ path: 'nope.txt', content: 'x\n' }] },
+  {
+    taskId: 'T-11',
+    kind: 'check-fails',
+    edits: [{ path: 'eleven.txt', content: 'eleven\n' }],
+    failingEdits: [{ path: 'nope.txt', content: 'x\n' }],
+  },
   { taskId: 'T-12', kind: 'pass', edits: [{ path: 'twelve.txt', content: 'twelve\n' }] },
 ];
 
@@ -53,13 +58,17 @@ describe.skipIf(!hasTmux)('the task list at 80×24, 100×30 and 200×50 (tmux)',
     cleanups.push(cleanup);
     const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-narrow-'));
     cleanups.push(() => rm(scratch, { recursive: true, force: true }));
-    const server = await startModelServer({ apiKeys: [KEY], script: demoScript(SCENARIOS, { chunkDelayMs: 0, delayMs: 0 }) });
+    const server = await startModelServer({
+      apiKeys: [KEY],
+      script: demoScript(SCENARIOS, { chunkDelayMs: 0, delayMs: 0 }),
+    });
     cleanups.push(() => server.close());
     const term = new Terminal({ columns: 80, rows: 24 });
     cleanups.push(() => term.kill());
     await term.start(root, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY }, join(scratch, 'exit-code'));
 
-    const finished = (s: string) => /✔ verified/.test(row(s, 'T-10')) && /✗ failed/.test(row(s, 'T-11')) && /✔ verified/.test(row(s, 'T-12'));
+    const finished = (s: string) =>
+      /✔ verified/.test(row(s, 'T-10')) && /✗ failed/.test(row(s, 'T-11')) && /✔ verified/.test(row(s, 'T-12'));
     for (const [columns, rows] of [
       [80, 24],
       [100, 30],
@@ -70,7 +79,11 @@ describe.skipIf(!hasTmux)('the task list at 80×24, 100×30 and 200×50 (tmux)',
       const cols = rowColumns(columns, 4, { phase: false });
       const tryAt = cols.marker + cols.id + cols.status + cols.title;
       const drawn = (s: string) => (s.split('\n').find((l) => l.startsWith('  id ')) ?? '').indexOf('try') === tryAt;
-      const screen = await term.waitFor((s) => finished(s) && drawn(s), `the finished list at ${columns}×${rows}`, 60_000);
+      const screen = await term.waitFor(
+        (s) => finished(s) && drawn(s),
+        `the finished list at ${columns}×${rows}`,
+        60_000,
+      );
       for (const [id, title] of Object.entries(TITLES)) {
         const line = row(screen, id);
         expect(line.length, `${id} at ${columns} columns`).toBeLessThanOrEqual(columns);

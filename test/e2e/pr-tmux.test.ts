@@ -56,7 +56,11 @@ describe.skipIf(!hasTmux)('pull requests in a real terminal (tmux)', () => {
     const term = new Terminal();
     cleanups.push(() => term.kill());
     const exitFile = join(scratch, 'exit-code');
-    await term.start(root, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY, GH_TOKEN: github.token, GITHUB_API_URL: github.url }, exitFile);
+    await term.start(
+      root,
+      { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY, GH_TOKEN: github.token, GITHUB_API_URL: github.url },
+      exitFile,
+    );
 
     const shown = (s: string) => ['T-1', 'T-2', 'T-3'].every((id) => /PR #\d draft/.test(row(s, id)));
     const screen = await term.waitFor(shown, 'every row showing its PR', 120_000);

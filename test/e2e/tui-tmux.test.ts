@@ -35,7 +35,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function setup(script: Script): Promise<{ root: string; server: RunningModelServer; term: Terminal; env: Record<string, string>; exitFile: string }> {
+async function setup(script: Script): Promise<{
+  root: string;
+  server: RunningModelServer;
+  term: Terminal;
+  env: Record<string, string>;
+  exitFile: string;
+}> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const { root, cleanup } = await makeRepo({ 'BACKLOG.md': BACKLOG });
   cleanups.push(cleanup);
@@ -46,11 +52,19 @@ async function setup(script: Script): Promise<{ root: string; server: RunningMod
   cleanups.push(() => server.close());
   const term = new Terminal();
   cleanups.push(() => term.kill());
-  return { root, server, term, env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY }, exitFile: join(scratch, 'exit-code') };
+  return {
+    root,
+    server,
+    term,
+    env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY },
+    exitFile: join(scratch, 'exit-code'),
+  };
 }
 
-async function state(root: string): Promise<{ tasks: Record<string, { status: string; attempts: Array<{ outcome: string }> }> }> {
-  return (await readState(root));
+async function state(
+  root: string,
+): Promise<{ tasks: Record<string, { status: string; attempts: Array<{ outcome: string }> }> }> {
+  return await readState(root);
 }
 
 describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () => {
@@ -106,7 +120,11 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
     const { root, term, env, exitFile } = await setup(script);
 
     await term.start(root, env, exitFile);
-    await term.waitFor((s) => /✔ verified/.test(row(s, 'T-1')) && /▶ running/.test(row(s, 'T-2')), 'T-1 verified while T-2 runs', 60_000);
+    await term.waitFor(
+      (s) => /✔ verified/.test(row(s, 'T-1')) && /▶ running/.test(row(s, 'T-2')),
+      'T-1 verified while T-2 runs',
+      60_000,
+    );
     await term.keys('q');
     // T-2 was started by this run and did not finish: the run was interrupted.
     expect(await term.waitForExit()).toBe(130);
@@ -121,7 +139,11 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
     pacing.slowT2 = false;
     await term.closeSession();
     await term.start(root, env, exitFile);
-    const resumed = await term.waitFor((s) => /✔ verified/.test(row(s, 'T-2')), 'T-2 verified after the restart', 60_000);
+    const resumed = await term.waitFor(
+      (s) => /✔ verified/.test(row(s, 'T-2')),
+      'T-2 verified after the restart',
+      60_000,
+    );
     expect(row(resumed, 'T-1')).toMatch(/✔ verified/);
 
     // The attempt history of T-2 keeps the interrupted attempt.

@@ -70,7 +70,10 @@ export async function runAttack(root: string, script: AttackScript): Promise<Har
 }
 
 /** A script whose implementer takes `turn` and whose other roles do nothing. */
-export const implementer = (turn: ReturnType<AttackScript>): AttackScript => ({ role }) => (role === 'implementer' ? turn : {});
+export const implementer =
+  (turn: ReturnType<AttackScript>): AttackScript =>
+  ({ role }) =>
+    role === 'implementer' ? turn : {};
 
 /** Runs the attack on T-1: the task failed on `rule` (the guard's), and loop/T-1 holds nothing the attack wrote. Returns the reason. */
 export async function expectRefused(root: string, script: AttackScript, rule: RegExp): Promise<string> {

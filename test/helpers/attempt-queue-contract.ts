@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { attemptJob } from './attempt-job.js';
-import type { AttemptJob, ControlMessage, CoordinatorQueue, JobChannel, SequencedEvent, WorkerQueue } from '../../src/ports/attempt-queue.js';
+import type {
+  AttemptJob,
+  ControlMessage,
+  CoordinatorQueue,
+  JobChannel,
+  SequencedEvent,
+  WorkerQueue,
+} from '../../src/ports/attempt-queue.js';
 
 export interface QueueUnderTest {
   coordinator: CoordinatorQueue;
@@ -73,7 +80,11 @@ export function describeAttemptQueue(name: string, make: () => Promise<QueueUnde
           all.push(e);
           await q.coordinator.ack('T-1:1', e.seq);
         }
-        expect(all.map((e) => [e.seq, e.event.kind])).toEqual([[1, 'phase'], [2, 'notice'], [3, 'failed']]);
+        expect(all.map((e) => [e.seq, e.event.kind])).toEqual([
+          [1, 'phase'],
+          [2, 'notice'],
+          [3, 'failed'],
+        ]);
         await q.coordinator.enqueue(job('T-1'));
         expect(runs).toBe(1);
       } finally {
@@ -121,10 +132,17 @@ export function describeAttemptQueue(name: string, make: () => Promise<QueueUnde
         await q.coordinator.cancel('T-2:1', { kind: 'stop', message: 'no longer wanted' });
         expect(await q.coordinator.depth()).toBe(0);
         await q.coordinator.send('T-1:1', { kind: 'plan-answer', request: 'r1', blocker: null });
-        await q.coordinator.cancel('T-1:1', { kind: 'gate', message: 'fleet cost gate', detail: { gate: 'fleet_cost', scope: 'fleet' } });
+        await q.coordinator.cancel('T-1:1', {
+          kind: 'gate',
+          message: 'fleet cost gate',
+          detail: { gate: 'fleet_cost', scope: 'fleet' },
+        });
         expect(await seen.promise).toEqual([
           { kind: 'plan-answer', request: 'r1', blocker: null },
-          { kind: 'abort', error: { kind: 'gate', message: 'fleet cost gate', detail: { gate: 'fleet_cost', scope: 'fleet' } } },
+          {
+            kind: 'abort',
+            error: { kind: 'gate', message: 'fleet cost gate', detail: { gate: 'fleet_cost', scope: 'fleet' } },
+          },
         ]);
         // the cancelled waiting job never runs: the next job enqueued runs, and it alone
         await q.coordinator.enqueue(job('T-3'));
@@ -157,7 +175,11 @@ export function describeAttemptQueue(name: string, make: () => Promise<QueueUnde
           await channel.emit({ kind: 'failed', error: { kind: 'error', message: 'end' } });
         });
         const events = await take(q.coordinator, 'T-1:1', 3, true);
-        expect(events.map((e) => [e.seq, e.event.kind === 'claimed' ? e.event.worker.id : e.event.kind])).toEqual([[1, 'w1'], [2, 'w2'], [3, 'failed']]);
+        expect(events.map((e) => [e.seq, e.event.kind === 'claimed' ? e.event.worker.id : e.event.kind])).toEqual([
+          [1, 'w1'],
+          [2, 'w2'],
+          [3, 'failed'],
+        ]);
       } finally {
         await q.close();
       }
@@ -226,10 +248,14 @@ export function describeAttemptQueue(name: string, make: () => Promise<QueueUnde
         w.process(identity('w1'), handler);
         await q.coordinator.enqueue(job('T-1'));
         const events = await take(q.coordinator, 'T-1:1', 1, true);
-        expect(events.map((e) => e.event)).toEqual([{ kind: 'failed', error: { kind: 'error', message: 'second try' } }]);
+        expect(events.map((e) => e.event)).toEqual([
+          { kind: 'failed', error: { kind: 'error', message: 'second try' } },
+        ]);
         expect(tries).toBe(2);
         expect(refused).toEqual([]);
-        expect((await q.coordinator.workers()).find((i) => i.identity.id === 'w0')?.refusing).toBe('the sandbox self-test failed');
+        expect((await q.coordinator.workers()).find((i) => i.identity.id === 'w0')?.refusing).toBe(
+          'the sandbox self-test failed',
+        );
       } finally {
         await q.close();
       }

@@ -23,11 +23,29 @@ export function deferred<T = void>() {
 
 export const result: WorkerEvent = {
   kind: 'result',
-  result: { outcome: 'verified', reason: null, evidence: null, plan: null, setup: null, check: null, guard: [], verdict: null, commit: null, diffStat: null, checks: [], baseline: [], proof: null },
+  result: {
+    outcome: 'verified',
+    reason: null,
+    evidence: null,
+    plan: null,
+    setup: null,
+    check: null,
+    guard: [],
+    verdict: null,
+    commit: null,
+    diffStat: null,
+    checks: [],
+    baseline: [],
+    proof: null,
+  },
 };
 
 /** reads the job's events, acknowledging each, until the final one */
-export async function drain(q: BullmqCoordinatorQueue, jobId: string, onEvent: (e: SequencedEvent) => void = () => undefined): Promise<SequencedEvent[]> {
+export async function drain(
+  q: BullmqCoordinatorQueue,
+  jobId: string,
+  onEvent: (e: SequencedEvent) => void = () => undefined,
+): Promise<SequencedEvent[]> {
   const seen: SequencedEvent[] = [];
   const controller = new AbortController();
   for await (const e of q.events(jobId, controller.signal)) {

@@ -24,13 +24,27 @@ check: node --test
 export function fixtureRepo(backlog = FIXTURE_BACKLOG) {
   return makeRepo({
     'BACKLOG.md': backlog,
-    'package.json': JSON.stringify({ name: 'fixture', version: '1.0.0', scripts: { test: 'node --test', lint: 'node lint.js' }, dependencies: { lodash: '^4.17.15', 'left-pad': '^1.1.0' } }, null, 2),
+    'package.json': JSON.stringify(
+      {
+        name: 'fixture',
+        version: '1.0.0',
+        scripts: { test: 'node --test', lint: 'node lint.js' },
+        dependencies: { lodash: '^4.17.15', 'left-pad': '^1.1.0' },
+      },
+      null,
+      2,
+    ),
     'package-lock.json': JSON.stringify({ name: 'fixture', lockfileVersion: 3, requires: true, packages: {} }, null, 2),
-    'lint.js': "console.log('src/calc.js:3:10: error no-plus: write it as a sum() call');\nconsole.log('1 problem');\nprocess.exit(1);\n",
-    'src/calc.js': 'function add(a, b) {\n  // TODO: handle negative numbers\n  return a + b;\n}\n\nmodule.exports = { add };\n',
-    'src/util.ts': 'export class Cache {\n  get(key: string): string | undefined {\n    /* FIXME(ana): evict old entries */\n    return undefined;\n  }\n}\n',
-    'tools/report.py': 'import sys\n\n\ndef main(argv):\n    if argv:\n        # HACK: the first argument is ignored\n        return 0\n    return 1\n',
-    'test/calc.test.js': "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../src/calc.js');\ntest('adds', () => { assert.strictEqual(add(2, 2), 5); });\n",
+    'lint.js':
+      "console.log('src/calc.js:3:10: error no-plus: write it as a sum() call');\nconsole.log('1 problem');\nprocess.exit(1);\n",
+    'src/calc.js':
+      'function add(a, b) {\n  // TODO: handle negative numbers\n  return a + b;\n}\n\nmodule.exports = { add };\n',
+    'src/util.ts':
+      'export class Cache {\n  get(key: string): string | undefined {\n    /* FIXME(ana): evict old entries */\n    return undefined;\n  }\n}\n',
+    'tools/report.py':
+      'import sys\n\n\ndef main(argv):\n    if argv:\n        # HACK: the first argument is ignored\n        return 0\n    return 1\n',
+    'test/calc.test.js':
+      "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../src/calc.js');\ntest('adds', () => { assert.strictEqual(add(2, 2), 5); });\n",
     'test/ok.test.js': "const test = require('node:test');\ntest('fine', () => {});\n",
     'vendor/lib.js': '// TODO: not ours, never proposed\n',
     'notes.txt': 'a todo list in prose: TODO is not a comment here\n',
@@ -38,7 +52,10 @@ export function fixtureRepo(backlog = FIXTURE_BACKLOG) {
 }
 
 /** Replays recorded npm and gh output; `onCall` runs before each answer (a person editing meanwhile). */
-export function replay(answers: { outdated?: string; audit?: string; gh?: Record<string, { exitCode: number; output: string }> | null }, onCall: () => Promise<void> = async () => undefined): RemoteSources & { calls: string[] } {
+export function replay(
+  answers: { outdated?: string; audit?: string; gh?: Record<string, { exitCode: number; output: string }> | null },
+  onCall: () => Promise<void> = async () => undefined,
+): RemoteSources & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,

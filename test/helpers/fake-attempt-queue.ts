@@ -112,7 +112,18 @@ export class FakeAttemptQueue implements CoordinatorQueue {
 
   async enqueue(job: AttemptJob): Promise<void> {
     if (this.#jobs.has(job.jobId)) return;
-    this.#jobs.set(job.jobId, { job: structuredClone(job), state: 'waiting', events: [], acked: new Set(), messages: [], running: null, rewinds: 0, lostOnce: new Set(), taken: 0, changes: new Changes() });
+    this.#jobs.set(job.jobId, {
+      job: structuredClone(job),
+      state: 'waiting',
+      events: [],
+      acked: new Set(),
+      messages: [],
+      running: null,
+      rewinds: 0,
+      lostOnce: new Set(),
+      taken: 0,
+      changes: new Changes(),
+    });
     this.#waiting.push(job.jobId);
     this.enqueued.push(job.jobId);
     this.#changed();
@@ -181,7 +192,8 @@ export class FakeAttemptQueue implements CoordinatorQueue {
 
   async status(jobId: string): Promise<'live' | 'ended'> {
     const record = this.#jobs.get(jobId);
-    if (record === undefined || record.state === 'cancelled' || record.messages.some((m) => m.kind === 'abort')) return 'ended';
+    if (record === undefined || record.state === 'cancelled' || record.messages.some((m) => m.kind === 'abort'))
+      return 'ended';
     const last = record.events.at(-1);
     return last !== undefined && TERMINAL.has(last.event.kind) && record.acked.has(last.seq) ? 'ended' : 'live';
   }
@@ -301,7 +313,12 @@ export class FakeWorkerQueue implements WorkerQueue {
   }
 
   info(): WorkerInfo {
-    return { identity: this.identity!, running: [...this.running.keys()], seenAt: new Date().toISOString(), refusing: this.refusing };
+    return {
+      identity: this.identity!,
+      running: [...this.running.keys()],
+      seenAt: new Date().toISOString(),
+      refusing: this.refusing,
+    };
   }
 
   /**

@@ -31,7 +31,10 @@ export class ManualClock implements Clock {
 
 function roles(): Record<Role, RoleDefinition> {
   return Object.fromEntries(
-    ROLES.map((role) => [role, { role, name: role, description: role, ...ROLE_DEFAULTS[role], prompt: `You are the ${role}.`, source: '(test)' }]),
+    ROLES.map((role) => [
+      role,
+      { role, name: role, description: role, ...ROLE_DEFAULTS[role], prompt: `You are the ${role}.`, source: '(test)' },
+    ]),
   ) as Record<Role, RoleDefinition>;
 }
 
@@ -105,9 +108,26 @@ export async function fakeEngine(front: string, items: string, options: FakeEngi
   };
   const front2 = options.notify ? `${front}\nnotify: cat` : front;
   const backlog = parseBacklog(backlogText(front2, items), `${ROOT}/BACKLOG.md`).backlog;
-  const fleet = new Fleet(services, { repoRoot: ROOT, backlog, base: 'main', autoMerge: options.autoMerge ?? false, parentEnv: { PATH: '/usr/bin' }, noWait: options.noWait ?? false });
+  const fleet = new Fleet(services, {
+    repoRoot: ROOT,
+    backlog,
+    base: 'main',
+    autoMerge: options.autoMerge ?? false,
+    parentEnv: { PATH: '/usr/bin' },
+    noWait: options.noWait ?? false,
+  });
   const seen: FakeEngine['seen'] = [];
-  const names: Array<keyof FleetEvents> = ['task', 'agent-text', 'tool-call', 'usage', 'phase-output', 'gate', 'backlog', 'fleet', 'log'];
+  const names: Array<keyof FleetEvents> = [
+    'task',
+    'agent-text',
+    'tool-call',
+    'usage',
+    'phase-output',
+    'gate',
+    'backlog',
+    'fleet',
+    'log',
+  ];
   for (const name of names) fleet.events.on(name, ((payload: unknown) => void seen.push({ name, payload })) as never);
   const state = await FleetState.open(store, clock);
   await fleet.open(state);

@@ -121,18 +121,48 @@ export function fakeRun(startedAt: string, minutes = 3, overrides: Partial<RunRe
  * A recurring task waiting `queued` for its next run: `runs` finished runs, one every `everyMs` ending at
  * `lastEnd` (ISO), and the next due `everyMs` after the last (the engine counts it from the last run's end).
  */
-export function fakeRecurringTask(id: string, lastEnd: string, runs: number, everyMs: number, overrides: Partial<TaskState> = {}): TaskState {
+export function fakeRecurringTask(
+  id: string,
+  lastEnd: string,
+  runs: number,
+  everyMs: number,
+  overrides: Partial<TaskState> = {},
+): TaskState {
   const outcomes: RunRecord['outcome'][] = ['unchanged', 'merged', 'unchanged', 'discarded'];
   const list = Array.from({ length: runs }, (_, i) => {
     const end = Date.parse(lastEnd) - (runs - 1 - i) * everyMs;
     const minutes = 2 + (i % 4);
-    return fakeRun(new Date(end - minutes * 60_000).toISOString(), minutes, { outcome: outcomes[i % outcomes.length], costUsd: 0.1 * (1 + (i % 3)), tokens: 10_000 * (1 + (i % 5)) });
+    return fakeRun(new Date(end - minutes * 60_000).toISOString(), minutes, {
+      outcome: outcomes[i % outcomes.length],
+      costUsd: 0.1 * (1 + (i % 3)),
+      tokens: 10_000 * (1 + (i % 5)),
+    });
   });
   const nextRunAt = new Date(Date.parse(lastEnd) + everyMs).toISOString();
-  return fakeTask(id, { title: `Recurring ${id}`, status: 'queued', everyMs, runs: list, nextRunAt, attempt: 1, reason: `nothing to change; next run at ${nextRunAt}`, ...overrides });
+  return fakeTask(id, {
+    title: `Recurring ${id}`,
+    status: 'queued',
+    everyMs,
+    runs: list,
+    nextRunAt,
+    attempt: 1,
+    reason: `nothing to change; next run at ${nextRunAt}`,
+    ...overrides,
+  });
 }
 
-const MIX: readonly TaskStatus[] = ['running', 'queued', 'queued', 'verified', 'failed', 'merged', 'queued', 'conflict', 'queued', 'discarded'];
+const MIX: readonly TaskStatus[] = [
+  'running',
+  'queued',
+  'queued',
+  'verified',
+  'failed',
+  'merged',
+  'queued',
+  'conflict',
+  'queued',
+  'discarded',
+];
 
 /** `n` tasks `T-1`…`T-n` with a deterministic mix of statuses, as a benchmark backlog. */
 export function fakeTasks(n: number): TaskState[] {
@@ -147,7 +177,12 @@ export function fakeTasks(n: number): TaskState[] {
       attempt: started ? 1 + (i % 3) : 0,
       usage: { input: tokens, output: Math.round(tokens / 10), cacheWrite: 0, cacheRead: 0 },
       costUsd: started ? tokens / 250_000 : 0,
-      reason: status === 'failed' ? 'check failed twice with the same error' : status === 'conflict' ? 'merge conflict in src/index.ts' : null,
+      reason:
+        status === 'failed'
+          ? 'check failed twice with the same error'
+          : status === 'conflict'
+            ? 'merge conflict in src/index.ts'
+            : null,
       elapsedMs: started ? (i % 50) * 30_000 : 0,
     });
   });
@@ -219,7 +254,9 @@ export class FakeFleet implements FleetHandle {
   /** Merges every verified task in list order, as the engine's queue does when every check passes. */
   async mergeAll(): Promise<QueueResult> {
     this.record('mergeAll');
-    const merged = this.tasks().filter((t) => t.status === 'verified').map((t) => t.id);
+    const merged = this.tasks()
+      .filter((t) => t.status === 'verified')
+      .map((t) => t.id);
     for (const id of merged) this.update(id, { status: 'merged', phase: null });
     return { merged, sentBack: [], conflicts: [], refused: null, notReached: [] };
   }
@@ -306,7 +343,16 @@ export class FakeFleet implements FleetHandle {
     const next: TaskState = { ...task, usage: addUsage(task.usage, delta), costUsd: task.costUsd + costUsd };
     this.put(next);
     this.totals = { ...this.totals, usage: addUsage(this.totals.usage, delta), costUsd: this.totals.costUsd + costUsd };
-    this.events.emit('usage', { id, role, model, delta, costUsd, task: next.usage, taskCostUsd: next.costUsd, fleet: this.totals });
+    this.events.emit('usage', {
+      id,
+      role,
+      model,
+      delta,
+      costUsd,
+      task: next.usage,
+      taskCostUsd: next.costUsd,
+      fleet: this.totals,
+    });
   }
 
   setState(state: FleetSnapshotSummary['state'], stoppedBy: FleetSnapshotSummary['stoppedBy'] = this.stoppedBy): void {

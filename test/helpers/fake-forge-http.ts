@@ -89,7 +89,8 @@ export class FakeHttp {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path: decodeURIComponent(url.pathname),

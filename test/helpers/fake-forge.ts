@@ -51,7 +51,9 @@ export class FakeForge implements ForgePort {
   async findPullRequest(head: string): Promise<PullRequest | null> {
     this.calls.push('findPullRequest');
     const order = { open: 0, merged: 1, closed: 2 } as const;
-    const found = this.pulls.filter((p) => p.head === head).sort((a, b) => order[a.state] - order[b.state] || b.number - a.number)[0];
+    const found = this.pulls
+      .filter((p) => p.head === head)
+      .sort((a, b) => order[a.state] - order[b.state] || b.number - a.number)[0];
     return found === undefined ? null : this.#view(found);
   }
 
@@ -64,7 +66,8 @@ export class FakeForge implements ForgePort {
     this.calls.push('openPullRequest');
     const headSha = await this.headOf(input.head);
     if (headSha === null) throw new ForgeError(`422: no branch ${input.head} on the remote`, 422);
-    if (this.pulls.some((p) => p.head === input.head && p.state === 'open')) throw new ForgeError(`422: a pull request for ${input.head} exists already`, 422);
+    if (this.pulls.some((p) => p.head === input.head && p.state === 'open'))
+      throw new ForgeError(`422: a pull request for ${input.head} exists already`, 422);
     const pull: FakeForgePull = {
       number: this.pulls.length + 1,
       url: `https://forge.test/${this.repo}/pull/${this.pulls.length + 1}`,
@@ -181,6 +184,16 @@ export class FakeForge implements ForgePort {
     // An open PR's head is the branch on the remote as it is now, as a forge shows it after a push.
     const headSha = p.state === 'open' ? ((await this.headOf(p.head)) ?? p.headSha) : p.headSha;
     p.headSha = headSha;
-    return { number: p.number, url: p.url, state: p.state, draft: p.draft, head: p.head, headSha, base: p.base, title: p.title, mergeable: p.mergeable };
+    return {
+      number: p.number,
+      url: p.url,
+      state: p.state,
+      draft: p.draft,
+      head: p.head,
+      headSha,
+      base: p.base,
+      title: p.title,
+      mergeable: p.mergeable,
+    };
   }
 }

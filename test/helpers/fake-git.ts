@@ -1,5 +1,16 @@
 import { RefusedError } from '../../src/domain/errors.js';
-import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeResult, PushResult, SnapshotCommit, WorktreeInfo } from '../../src/ports/git.js';
+import type {
+  BlobText,
+  ConfigReach,
+  ConflictForecast,
+  DiffEntry,
+  DiffSummary,
+  GitPort,
+  MergeResult,
+  PushResult,
+  SnapshotCommit,
+  WorktreeInfo,
+} from '../../src/ports/git.js';
 
 type Files = Map<string, string>;
 
@@ -112,7 +123,12 @@ export class FakeGit implements GitPort {
     this.#worktrees.delete(path);
   }
   async listWorktrees(): Promise<WorktreeInfo[]> {
-    return [...this.#worktrees].map(([path, w]) => ({ path, branch: w.branch, head: this.#tip(w.branch), prunable: false }));
+    return [...this.#worktrees].map(([path, w]) => ({
+      path,
+      branch: w.branch,
+      head: this.#tip(w.branch),
+      prunable: false,
+    }));
   }
   async pruneWorktrees(): Promise<void> {}
 
@@ -197,16 +213,32 @@ export class FakeGit implements GitPort {
       const deleted = a === undefined ? 0 : lines(a).length;
       const added = b === undefined ? 0 : lines(b).length;
       numstat.push({ path, added, deleted });
-      patch.push(`diff --git a/${path} b/${path}\n${lines(a ?? '').map((l) => `-${l}`).join('\n')}\n${lines(b ?? '').map((l) => `+${l}`).join('\n')}`);
+      patch.push(
+        `diff --git a/${path} b/${path}\n${lines(a ?? '')
+          .map((l) => `-${l}`)
+          .join('\n')}\n${lines(b ?? '')
+          .map((l) => `+${l}`)
+          .join('\n')}`,
+      );
     }
     const stat = numstat.map((n) => ` ${n.path} | ${n.added + n.deleted}`).join('\n');
-    return { numstat, stat: numstat.length === 0 ? '' : `${stat}\n ${numstat.length} files changed`, patch: patch.join('\n') };
+    return {
+      numstat,
+      stat: numstat.length === 0 ? '' : `${stat}\n ${numstat.length} files changed`,
+      patch: patch.join('\n'),
+    };
   }
 
-  async merge(branch: string, base: string, _message: string, options: { ignoreDirty?: readonly string[] } = {}): Promise<MergeResult> {
+  async merge(
+    branch: string,
+    base: string,
+    _message: string,
+    options: { ignoreDirty?: readonly string[] } = {},
+  ): Promise<MergeResult> {
     this.calls.push(`merge ${branch}`);
     const blocking = this.dirty.filter((f) => !(options.ignoreDirty ?? []).includes(f));
-    if (this.current === base && blocking.length > 0) return { kind: 'refused', reason: `uncommitted changes in ${blocking.join(', ')}` };
+    if (this.current === base && blocking.length > 0)
+      return { kind: 'refused', reason: `uncommitted changes in ${blocking.join(', ')}` };
     if (this.mergeConflicts.has(branch)) return { kind: 'conflict', files: ['shared.txt'] };
     const ours = this.#tip(base);
     const theirs = this.#tip(branch);
@@ -243,7 +275,10 @@ export class FakeGit implements GitPort {
     const w = this.#worktrees.get(worktree);
     if (w === undefined) throw new Error(`no worktree at ${worktree}`);
     this.calls.push(`replay ${w.branch}`);
-    if (this.replayRefusals.has(w.branch)) throw new RefusedError(`cannot replay ${w.branch} onto ${onto}: untracked working tree files would be overwritten`);
+    if (this.replayRefusals.has(w.branch))
+      throw new RefusedError(
+        `cannot replay ${w.branch} onto ${onto}: untracked working tree files would be overwritten`,
+      );
     const tip = this.#tip(w.branch);
     this.#refs.set(keep, tip);
     const baseFiles = this.#commits.get(this.#tip(onto))!.files;
@@ -289,7 +324,9 @@ export class FakeGit implements GitPort {
     return false;
   }
   async listBranches(prefix: string): Promise<string[]> {
-    return [...this.#refs.keys()].filter((r) => r.startsWith(`refs/heads/${prefix}`)).map((r) => r.slice('refs/heads/'.length));
+    return [...this.#refs.keys()]
+      .filter((r) => r.startsWith(`refs/heads/${prefix}`))
+      .map((r) => r.slice('refs/heads/'.length));
   }
 
   /** remotes by name (or URL): their URL and refs (full name → commit of this fake's store) */
@@ -333,7 +370,10 @@ export class FakeGit implements GitPort {
   }
 
   #tip(branch: string): string {
-    const id = this.#refs.get(`refs/heads/${branch}`) ?? this.#refs.get(branch) ?? (this.#commits.has(branch) ? branch : undefined);
+    const id =
+      this.#refs.get(`refs/heads/${branch}`) ??
+      this.#refs.get(branch) ??
+      (this.#commits.has(branch) ? branch : undefined);
     if (id === undefined) throw new Error(`fatal: unknown revision ${branch}`);
     return id;
   }

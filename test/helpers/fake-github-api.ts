@@ -6,7 +6,8 @@ import { type RecordedRequest, type Reply, paged } from './fake-forge-http.js';
 export function githubRoutes(gh: FakeGitHub): void {
   gh.blobs.route('GET', '/logs/:id', (req, p) => {
     const run = [...gh.state.checks.values()].flat().find((r) => r.id === Number(p.id));
-    if (run?.actionsLog == null || req.query.get('sig') !== 'signed') return { status: 403, text: 'AuthenticationFailed' };
+    if (run?.actionsLog == null || req.query.get('sig') !== 'signed')
+      return { status: 403, text: 'AuthenticationFailed' };
     return { status: 200, text: run.actionsLog };
   });
   const http = gh.http;
@@ -24,7 +25,9 @@ export function githubRoutes(gh: FakeGitHub): void {
   http.route('GET', '/user', () => ({ status: 200, body: { login: gh.login }, headers: gh.scopeHeaders() }));
   http.route('GET', `${repo}/pulls`, (req) => listPulls(gh, req));
   http.route('POST', `${repo}/pulls`, (req) => createPull(gh, req));
-  http.route('GET', `${repo}/pulls/:n`, (_req, p) => withPull(gh, p, (pull) => ({ status: 200, body: pullJson(gh, pull, true) })));
+  http.route('GET', `${repo}/pulls/:n`, (_req, p) =>
+    withPull(gh, p, (pull) => ({ status: 200, body: pullJson(gh, pull, true) })),
+  );
   http.route('PATCH', `${repo}/pulls/:n`, (req, p) =>
     withPull(gh, p, (pull) => {
       const change = req.body as { title?: string; body?: string };
@@ -42,12 +45,34 @@ export function githubRoutes(gh: FakeGitHub): void {
     }),
   );
   http.route('GET', `${repo}/pulls/:n/reviews`, (req, p) =>
-    paged(req, (gh.state.reviews.get(Number(p.n)) ?? []).map((r) => ({ ...commentJson(r), state: r.state, submitted_at: r.createdAt })), gh.url),
+    paged(
+      req,
+      (gh.state.reviews.get(Number(p.n)) ?? []).map((r) => ({
+        ...commentJson(r),
+        state: r.state,
+        submitted_at: r.createdAt,
+      })),
+      gh.url,
+    ),
   );
   http.route('GET', `${repo}/pulls/:n/comments`, (req, p) =>
-    paged(req, since(req, gh.state.reviewComments.get(Number(p.n)) ?? []).map((c) => ({ ...commentJson(c), path: c.path, line: c.line })), gh.url),
+    paged(
+      req,
+      since(req, gh.state.reviewComments.get(Number(p.n)) ?? []).map((c) => ({
+        ...commentJson(c),
+        path: c.path,
+        line: c.line,
+      })),
+      gh.url,
+    ),
   );
-  http.route('GET', `${repo}/issues/:n/comments`, (req, p) => paged(req, since(req, gh.state.comments.get(Number(p.n)) ?? []).map((c) => commentJson(c)), gh.url));
+  http.route('GET', `${repo}/issues/:n/comments`, (req, p) =>
+    paged(
+      req,
+      since(req, gh.state.comments.get(Number(p.n)) ?? []).map((c) => commentJson(c)),
+      gh.url,
+    ),
+  );
   http.route('POST', `${repo}/issues/:n/comments`, (req, p) => {
     const { body } = req.body as { body?: string };
     if (typeof body !== 'string') return { status: 422, body: { message: 'Validation Failed' } };
@@ -84,10 +109,23 @@ export function githubRoutes(gh: FakeGitHub): void {
   });
   http.route('GET', `${repo}/commits/:ref/status`, (_req, p) => {
     const statuses = gh.state.statuses.get(p.ref ?? '') ?? [];
-    const state = statuses.some((s) => s.state === 'failure' || s.state === 'error') ? 'failure' : statuses.every((s) => s.state === 'success') && statuses.length > 0 ? 'success' : 'pending';
+    const state = statuses.some((s) => s.state === 'failure' || s.state === 'error')
+      ? 'failure'
+      : statuses.every((s) => s.state === 'success') && statuses.length > 0
+        ? 'success'
+        : 'pending';
     return {
       status: 200,
-      body: { state, total_count: statuses.length, statuses: statuses.map((s) => ({ context: s.context, state: s.state, description: s.description, target_url: s.targetUrl })) },
+      body: {
+        state,
+        total_count: statuses.length,
+        statuses: statuses.map((s) => ({
+          context: s.context,
+          state: s.state,
+          description: s.description,
+          target_url: s.targetUrl,
+        })),
+      },
     };
   });
   http.route('GET', `${repo}/branches/:branch*/protection`, (_req, p) => {
@@ -96,14 +134,21 @@ export function githubRoutes(gh: FakeGitHub): void {
     return {
       status: 200,
       body: {
-        required_status_checks: { strict: true, contexts: protection.requiredChecks, checks: protection.requiredChecks.map((context) => ({ context, app_id: null })) },
+        required_status_checks: {
+          strict: true,
+          contexts: protection.requiredChecks,
+          checks: protection.requiredChecks.map((context) => ({ context, app_id: null })),
+        },
         required_pull_request_reviews: { required_approving_review_count: protection.requiredApprovals },
       },
     };
   });
   http.route('GET', `${repo}/branches/:branch*`, (_req, p) => {
     const protection = gh.state.protection.get(p.branch ?? '');
-    return { status: 200, body: { name: p.branch, protected: protection !== undefined, commit: { sha: 'a'.repeat(40) } } };
+    return {
+      status: 200,
+      body: { name: p.branch, protected: protection !== undefined, commit: { sha: 'a'.repeat(40) } },
+    };
   });
   http.route('POST', '/graphql', (req) => graphql(gh, req));
 }
@@ -135,7 +180,13 @@ function createPull(gh: FakeGitHub, req: RecordedRequest): Reply {
   }
   const head = input.head.replace(`${gh.owner}:`, '');
   if (gh.pulls.some((p) => p.head === head && p.state === 'open')) {
-    return { status: 422, body: { message: 'Validation Failed', errors: [{ message: `A pull request already exists for ${gh.owner}:${head}.` }] } };
+    return {
+      status: 422,
+      body: {
+        message: 'Validation Failed',
+        errors: [{ message: `A pull request already exists for ${gh.owner}:${head}.` }],
+      },
+    };
   }
   const number = gh.nextNumber();
   const pull: FakePull = {
@@ -162,8 +213,10 @@ function createPull(gh: FakeGitHub, req: RecordedRequest): Reply {
 
 function merge(gh: FakeGitHub, pull: FakePull, req: RecordedRequest): Reply {
   const input = req.body as { sha?: string; merge_method?: string; commit_title?: string; commit_message?: string };
-  if (pull.state !== 'open' || pull.mergeable === false) return { status: 405, body: { message: 'Pull Request is not mergeable' } };
-  if (input.sha !== undefined && input.sha !== pull.headSha) return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.' } };
+  if (pull.state !== 'open' || pull.mergeable === false)
+    return { status: 405, body: { message: 'Pull Request is not mergeable' } };
+  if (input.sha !== undefined && input.sha !== pull.headSha)
+    return { status: 409, body: { message: 'Head branch was modified. Review and try the merge again.' } };
   const sha = 'e'.repeat(40);
   Object.assign(pull, { state: 'closed', merged: true, mergeCommit: sha });
   return { status: 200, body: { merged: true, sha, message: 'Pull Request successfully merged' } };
@@ -172,9 +225,23 @@ function merge(gh: FakeGitHub, pull: FakePull, req: RecordedRequest): Reply {
 function listIssues(gh: FakeGitHub, req: RecordedRequest): Reply {
   const state = req.query.get('state') ?? 'open';
   const labels = (req.query.get('labels') ?? '').split(',').filter((l) => l !== '');
-  const asIssues = gh.issues.map((i) => ({ number: i.number, title: i.title, body: i.body, state: i.state, labels: i.labels, pull: false }));
+  const asIssues = gh.issues.map((i) => ({
+    number: i.number,
+    title: i.title,
+    body: i.body,
+    state: i.state,
+    labels: i.labels,
+    pull: false,
+  }));
   // GitHub's issues list includes pull requests (with a `pull_request` key): clients filter them out.
-  const asPulls = gh.pulls.map((p) => ({ number: p.number, title: p.title, body: p.body, state: p.state, labels: p.labels, pull: true }));
+  const asPulls = gh.pulls.map((p) => ({
+    number: p.number,
+    title: p.title,
+    body: p.body,
+    state: p.state,
+    labels: p.labels,
+    pull: true,
+  }));
   const matching = [...asIssues, ...asPulls]
     .filter((i) => state === 'all' || i.state === state)
     .filter((i) => labels.every((l) => i.labels.includes(l)))
@@ -196,10 +263,19 @@ function listIssues(gh: FakeGitHub, req: RecordedRequest): Reply {
 
 function graphql(gh: FakeGitHub, req: RecordedRequest): Reply {
   const { query, variables } = req.body as { query?: string; variables?: { pullRequestId?: string } };
-  if (typeof query !== 'string' || !query.includes('enablePullRequestAutoMerge')) return { status: 200, body: { errors: [{ message: 'unsupported query' }] } };
+  if (typeof query !== 'string' || !query.includes('enablePullRequestAutoMerge'))
+    return { status: 200, body: { errors: [{ message: 'unsupported query' }] } };
   const pull = gh.pulls.find((p) => p.node_id === variables?.pullRequestId);
-  if (pull === undefined) return { status: 200, body: { errors: [{ type: 'NOT_FOUND', message: 'Could not resolve to a node' }] } };
-  if (!gh.allowAutoMerge) return { status: 200, body: { data: { enablePullRequestAutoMerge: null }, errors: [{ type: 'UNPROCESSABLE', message: 'Auto merge is not allowed for this repository' }] } };
+  if (pull === undefined)
+    return { status: 200, body: { errors: [{ type: 'NOT_FOUND', message: 'Could not resolve to a node' }] } };
+  if (!gh.allowAutoMerge)
+    return {
+      status: 200,
+      body: {
+        data: { enablePullRequestAutoMerge: null },
+        errors: [{ type: 'UNPROCESSABLE', message: 'Auto merge is not allowed for this repository' }],
+      },
+    };
   pull.autoMerge = true;
   return { status: 200, body: { data: { enablePullRequestAutoMerge: { pullRequest: { number: pull.number } } } } };
 }
@@ -210,7 +286,14 @@ function since<T extends GitHubComment>(req: RecordedRequest, items: readonly T[
 }
 
 function commentJson(c: GitHubComment): Record<string, unknown> {
-  return { id: c.id, user: { login: c.user }, author_association: c.association, body: c.body, created_at: c.createdAt, html_url: `https://github.example/c/${c.id}` };
+  return {
+    id: c.id,
+    user: { login: c.user },
+    author_association: c.association,
+    body: c.body,
+    created_at: c.createdAt,
+    html_url: `https://github.example/c/${c.id}`,
+  };
 }
 
 function pullJson(gh: FakeGitHub, p: FakePull, full: boolean): Record<string, unknown> {

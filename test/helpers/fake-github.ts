@@ -162,7 +162,14 @@ export class FakeGitHub {
     this.#failures.push(count, { status, message });
   }
 
-  setCheck(sha: string, name: string, conclusion: 'success' | 'failure' | 'pending' | 'timed_out' | 'cancelled' | 'neutral', text: string | null = null, summary = '', actionsLog: string | null = null): void {
+  setCheck(
+    sha: string,
+    name: string,
+    conclusion: 'success' | 'failure' | 'pending' | 'timed_out' | 'cancelled' | 'neutral',
+    text: string | null = null,
+    summary = '',
+    actionsLog: string | null = null,
+  ): void {
     const runs = (this.state.checks.get(sha) ?? []).filter((r) => r.name !== name);
     runs.push({
       id: this.#nextId++,
@@ -176,7 +183,13 @@ export class FakeGitHub {
     this.state.checks.set(sha, runs);
   }
 
-  setStatus(sha: string, context: string, state: Status['state'], description = '', targetUrl: string | null = null): void {
+  setStatus(
+    sha: string,
+    context: string,
+    state: Status['state'],
+    description = '',
+    targetUrl: string | null = null,
+  ): void {
     const statuses = (this.state.statuses.get(sha) ?? []).filter((s) => s.context !== context);
     statuses.push({ context, state, description, targetUrl });
     this.state.statuses.set(sha, statuses);
@@ -204,7 +217,14 @@ export class FakeGitHub {
     return review.id;
   }
 
-  addReviewComment(pr: number, user: string, path: string, line: number, body: string, association: Association = 'MEMBER'): number {
+  addReviewComment(
+    pr: number,
+    user: string,
+    path: string,
+    line: number,
+    body: string,
+    association: Association = 'MEMBER',
+  ): number {
     const comment = { id: this.#nextId++, user, association, body, createdAt: this.tick(), path, line };
     this.state.reviewComments.set(pr, [...(this.state.reviewComments.get(pr) ?? []), comment]);
     return comment.id;
@@ -262,7 +282,8 @@ export class FakeGitHub {
       return { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' } };
     }
     // Another repository than the fake's is unknown, as GitHub answers one the token cannot see.
-    if (req.path.startsWith('/repos/') && !req.path.startsWith(`/repos/${this.owner}/${this.name}/`)) return { status: 404, body: { message: 'Not Found' } };
+    if (req.path.startsWith('/repos/') && !req.path.startsWith(`/repos/${this.owner}/${this.name}/`))
+      return { status: 404, body: { message: 'Not Found' } };
     const failure = this.#failures.take();
     if (failure !== undefined) return { status: failure.status, body: { message: failure.message } };
     const limit = this.#limits.take();
@@ -270,12 +291,20 @@ export class FakeGitHub {
       this.remaining = Math.max(0, this.remaining - 1);
       return null;
     }
-    if (limit.kind === 'too-many') return { status: 429, headers: { 'retry-after': String(limit.retryAfter) }, body: { message: 'Too Many Requests' } };
+    if (limit.kind === 'too-many')
+      return {
+        status: 429,
+        headers: { 'retry-after': String(limit.retryAfter) },
+        body: { message: 'Too Many Requests' },
+      };
     if (limit.kind === 'secondary') {
       return {
         status: 403,
         headers: { 'retry-after': String(limit.retryAfter) },
-        body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.', documentation_url: 'https://docs.github.com/rest' },
+        body: {
+          message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+          documentation_url: 'https://docs.github.com/rest',
+        },
       };
     }
     return {
@@ -284,5 +313,4 @@ export class FakeGitHub {
       body: { message: `API rate limit exceeded for user ID 1.`, documentation_url: 'https://docs.github.com/rest' },
     };
   }
-
 }

@@ -52,7 +52,8 @@ export class FakeGitLab {
   reviewerStates = true;
   readonly project: string;
   readonly mergeRequests: MergeRequest[] = [];
-  readonly issues: { iid: number; title: string; description: string; state: 'opened' | 'closed'; labels: string[] }[] = [];
+  readonly issues: { iid: number; title: string; description: string; state: 'opened' | 'closed'; labels: string[] }[] =
+    [];
   #users = new Map<number, { username: string; access: number }>([[1, { username: 'loopfleet-bot', access: 40 }]]);
   #notes = new Map<number, Note[]>();
   #approvals = new Map<number, number[]>();
@@ -107,9 +108,23 @@ export class FakeGitLab {
     this.#failures.push(count, { status, message });
   }
 
-  addNote(iid: number, userId: number, body: string, position: { path: string; line: number } | null = null, system = false): number {
+  addNote(
+    iid: number,
+    userId: number,
+    body: string,
+    position: { path: string; line: number } | null = null,
+    system = false,
+  ): number {
     const id = this.#nextId++;
-    const note = { id, discussion: `d${id}`, userId, body, createdAt: this.#tick(), system, position: position === null ? null : { new_path: position.path, new_line: position.line } };
+    const note = {
+      id,
+      discussion: `d${id}`,
+      userId,
+      body,
+      createdAt: this.#tick(),
+      system,
+      position: position === null ? null : { new_path: position.path, new_line: position.line },
+    };
     this.#notes.set(iid, [...(this.#notes.get(iid) ?? []), note]);
     return id;
   }
@@ -126,15 +141,29 @@ export class FakeGitLab {
   }
 
   /** A pipeline of `sha` (the newest one counts); its jobs with their states and logs. */
-  addPipeline(sha: string, status: string, jobs: { name: string; stage?: string; status: string; allowFailure?: boolean; log?: string }[] = []): void {
+  addPipeline(
+    sha: string,
+    status: string,
+    jobs: { name: string; stage?: string; status: string; allowFailure?: boolean; log?: string }[] = [],
+  ): void {
     const id = this.#nextId++;
-    const all = jobs.map((j) => ({ id: this.#nextId++, name: j.name, stage: j.stage ?? 'test', status: j.status, allowFailure: j.allowFailure ?? false, log: j.log ?? '' }));
+    const all = jobs.map((j) => ({
+      id: this.#nextId++,
+      name: j.name,
+      stage: j.stage ?? 'test',
+      status: j.status,
+      allowFailure: j.allowFailure ?? false,
+      log: j.log ?? '',
+    }));
     this.#pipelines.set(sha, [...(this.#pipelines.get(sha) ?? []), { id, status, jobs: all }]);
   }
 
   /** An external commit status (a CI outside GitLab posting to the commit). */
   setStatus(sha: string, name: string, status: string, description = '', targetUrl: string | null = null): void {
-    this.#statuses.set(sha, [...(this.#statuses.get(sha) ?? []).filter((s) => s.name !== name), { name, status, description, targetUrl }]);
+    this.#statuses.set(sha, [
+      ...(this.#statuses.get(sha) ?? []).filter((s) => s.name !== name),
+      { name, status, description, targetUrl },
+    ]);
   }
 
   protect(branch: string, approvalsRequired = 0): void {
@@ -184,8 +213,12 @@ export class FakeGitLab {
     const http = this.http;
     http.before((req) => this.#gate(req));
     const p = '/api/v4/projects/:project*';
-    const withProject = (handler: (req: RecordedRequest, params: Record<string, string>) => Reply) => (req: RecordedRequest, params: Record<string, string>) =>
-      params.project === this.project ? handler(req, params) : { status: 404, body: { message: '404 Project Not Found' } };
+    const withProject =
+      (handler: (req: RecordedRequest, params: Record<string, string>) => Reply) =>
+      (req: RecordedRequest, params: Record<string, string>) =>
+        params.project === this.project
+          ? handler(req, params)
+          : { status: 404, body: { message: '404 Project Not Found' } };
     const withMr = (handler: (req: RecordedRequest, mr: MergeRequest) => Reply) =>
       withProject((req, params) => {
         const mr = this.mergeRequests.find((m) => m.iid === Number(params.iid));
@@ -194,73 +227,257 @@ export class FakeGitLab {
 
     http.route('GET', '/api/v4/user', () => ({ status: 200, body: { id: 1, username: 'loopfleet-bot' } }));
     http.route('GET', '/api/v4/personal_access_tokens/self', () =>
-      this.scopes === null ? { status: 404, body: { message: '404 Not Found' } } : { status: 200, body: { id: 9, name: 'loopfleet', scopes: this.scopes, active: true, user_id: 1 } },
+      this.scopes === null
+        ? { status: 404, body: { message: '404 Not Found' } }
+        : { status: 200, body: { id: 9, name: 'loopfleet', scopes: this.scopes, active: true, user_id: 1 } },
     );
-    http.route('GET', '/api/v4/users', (req) => ({ status: 200, body: [...this.#users].filter(([, u]) => u.username === req.query.get('username')).map(([id, u]) => ({ id, username: u.username })) }));
-    http.route('GET', `${p}/merge_requests`, withProject((req) => this.#listMrs(req)));
-    http.route('POST', `${p}/merge_requests`, withProject((req) => this.#createMr(req)));
-    http.route('GET', `${p}/merge_requests/:iid`, withMr((_req, mr) => ({ status: 200, body: this.#mrJson(mr) })));
-    http.route('PUT', `${p}/merge_requests/:iid`, withMr((req, mr) => {
-      const change = req.body as { title?: string; description?: string };
-      if (typeof change.title === 'string') mr.title = change.title;
-      if (typeof change.description === 'string') mr.description = change.description;
-      return { status: 200, body: this.#mrJson(mr) };
-    }));
-    http.route('PUT', `${p}/merge_requests/:iid/merge`, withMr((req, mr) => this.#merge(req, mr)));
-    http.route('GET', `${p}/merge_requests/:iid/notes`, withMr((req, mr) => paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => this.#noteJson(n)), this.#server)));
-    http.route('POST', `${p}/merge_requests/:iid/notes`, withMr((req, mr) => {
-      const { body } = req.body as { body?: string };
-      if (typeof body !== 'string') return { status: 400, body: { message: 'body is missing' } };
-      return { status: 201, body: { id: this.addNote(mr.iid, 1, body), body } };
-    }));
-    http.route('GET', `${p}/merge_requests/:iid/discussions`, withMr((req, mr) =>
-      paged(req, (this.#notes.get(mr.iid) ?? []).map((n) => ({ id: n.discussion, individual_note: n.position === null, notes: [this.#noteJson(n)] })), this.#server),
-    ));
-    http.route('GET', `${p}/merge_requests/:iid/approvals`, withMr((_req, mr) => {
-      const by = this.#approvals.get(mr.iid) ?? [];
-      return { status: 200, body: { approved: by.length > 0, approved_by: by.map((id) => ({ user: { id, username: this.#users.get(id)?.username } })) } };
-    }));
-    http.route('GET', `${p}/merge_requests/:iid/reviewers`, withMr((_req, mr) => !this.reviewerStates ? { status: 404, body: { message: '404 Not found' } } : ({
+    http.route('GET', '/api/v4/users', (req) => ({
       status: 200,
-      body: mr.reviewerIds.map((id) => ({ user: { id, username: this.#users.get(id)?.username }, state: this.#changesRequested.get(mr.iid)?.has(id) ? 'requested_changes' : (this.#approvals.get(mr.iid) ?? []).includes(id) ? 'approved' : 'unreviewed' })),
-    })));
-    http.route('GET', `${p}/pipelines`, withProject((req) => {
-      const all = [...(this.#pipelines.get(req.query.get('sha') ?? '') ?? [])].sort((a, b) => b.id - a.id);
-      return paged(req, all.map((pl) => ({ id: pl.id, status: pl.status, sha: req.query.get('sha'), web_url: `${this.#origin}/pipelines/${pl.id}` })), this.#server);
+      body: [...this.#users]
+        .filter(([, u]) => u.username === req.query.get('username'))
+        .map(([id, u]) => ({ id, username: u.username })),
     }));
-    http.route('GET', `${p}/pipelines/:id/jobs`, withProject((req, params) => {
-      const pipeline = [...this.#pipelines.values()].flat().find((pl) => pl.id === Number(params.id));
-      if (pipeline === undefined) return { status: 404, body: { message: '404 Not found' } };
-      return paged(req, pipeline.jobs.map((j) => ({ id: j.id, name: j.name, stage: j.stage, status: j.status, allow_failure: j.allowFailure, failure_reason: j.status === 'failed' ? 'script_failure' : undefined, web_url: `${this.#origin}/jobs/${j.id}` })), this.#server);
-    }));
-    http.route('GET', `${p}/jobs/:id/trace`, withProject((_req, params) => {
-      const job = [...this.#pipelines.values()].flat().flatMap((pl) => pl.jobs).find((j) => j.id === Number(params.id));
-      return job === undefined ? { status: 404, body: { message: '404 Not found' } } : { status: 200, text: job.log };
-    }));
-    http.route('GET', `${p}/repository/commits/:sha/statuses`, withProject((req, params) => {
-      const jobs = (this.#pipelines.get(params.sha ?? '') ?? []).at(-1)?.jobs ?? [];
-      const all = [
-        ...jobs.map((j) => ({ name: j.name, status: j.status, description: null, target_url: `${this.#origin}/jobs/${j.id}`, allow_failure: j.allowFailure })),
-        ...(this.#statuses.get(params.sha ?? '') ?? []).map((s) => ({ name: s.name, status: s.status, description: s.description, target_url: s.targetUrl, allow_failure: false })),
-      ];
-      return paged(req, all, this.#server);
-    }));
-    http.route('GET', `${p}/issues`, withProject((req) => {
-      const labels = (req.query.get('labels') ?? '').split(',').filter((l) => l !== '');
-      const state = req.query.get('state');
-      const matching = this.issues.filter((i) => (state === null || i.state === state) && labels.every((l) => i.labels.includes(l)));
-      return paged(req, matching.map((i) => ({ iid: i.iid, id: 9000 + i.iid, title: i.title, description: i.description, state: i.state, web_url: `https://gitlab.example/${this.project}/-/issues/${i.iid}` })), this.#server);
-    }));
-    http.route('GET', `${p}/protected_branches/:branch*`, withProject((_req, params) =>
-      this.#protected.has(params.branch ?? '') ? { status: 200, body: { name: params.branch, push_access_levels: [{ access_level: 40 }], merge_access_levels: [{ access_level: 30 }] } } : { status: 404, body: { message: '404 Not found' } },
-    ));
-    http.route('GET', `${p}/approval_rules`, withProject(() => ({ status: 200, body: [...this.#protected.values()].map((n, i) => ({ id: i + 1, name: 'default', approvals_required: n })) })));
-    http.route('GET', `${p}/members/all/:user`, withProject((_req, params) => {
-      const user = this.#users.get(Number(params.user));
-      return user === undefined || user.access === 0 ? { status: 404, body: { message: '404 Not found' } } : { status: 200, body: { id: Number(params.user), username: user.username, access_level: user.access } };
-    }));
+    http.route(
+      'GET',
+      `${p}/merge_requests`,
+      withProject((req) => this.#listMrs(req)),
+    );
+    http.route(
+      'POST',
+      `${p}/merge_requests`,
+      withProject((req) => this.#createMr(req)),
+    );
+    http.route(
+      'GET',
+      `${p}/merge_requests/:iid`,
+      withMr((_req, mr) => ({ status: 200, body: this.#mrJson(mr) })),
+    );
+    http.route(
+      'PUT',
+      `${p}/merge_requests/:iid`,
+      withMr((req, mr) => {
+        const change = req.body as { title?: string; description?: string };
+        if (typeof change.title === 'string') mr.title = change.title;
+        if (typeof change.description === 'string') mr.description = change.description;
+        return { status: 200, body: this.#mrJson(mr) };
+      }),
+    );
+    http.route(
+      'PUT',
+      `${p}/merge_requests/:iid/merge`,
+      withMr((req, mr) => this.#merge(req, mr)),
+    );
+    http.route(
+      'GET',
+      `${p}/merge_requests/:iid/notes`,
+      withMr((req, mr) =>
+        paged(
+          req,
+          (this.#notes.get(mr.iid) ?? []).map((n) => this.#noteJson(n)),
+          this.#server,
+        ),
+      ),
+    );
+    http.route(
+      'POST',
+      `${p}/merge_requests/:iid/notes`,
+      withMr((req, mr) => {
+        const { body } = req.body as { body?: string };
+        if (typeof body !== 'string') return { status: 400, body: { message: 'body is missing' } };
+        return { status: 201, body: { id: this.addNote(mr.iid, 1, body), body } };
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/merge_requests/:iid/discussions`,
+      withMr((req, mr) =>
+        paged(
+          req,
+          (this.#notes.get(mr.iid) ?? []).map((n) => ({
+            id: n.discussion,
+            individual_note: n.position === null,
+            notes: [this.#noteJson(n)],
+          })),
+          this.#server,
+        ),
+      ),
+    );
+    http.route(
+      'GET',
+      `${p}/merge_requests/:iid/approvals`,
+      withMr((_req, mr) => {
+        const by = this.#approvals.get(mr.iid) ?? [];
+        return {
+          status: 200,
+          body: {
+            approved: by.length > 0,
+            approved_by: by.map((id) => ({ user: { id, username: this.#users.get(id)?.username } })),
+          },
+        };
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/merge_requests/:iid/reviewers`,
+      withMr((_req, mr) =>
+        !this.reviewerStates
+          ? { status: 404, body: { message: '404 Not found' } }
+          : {
+              status: 200,
+              body: mr.reviewerIds.map((id) => ({
+                user: { id, username: this.#users.get(id)?.username },
+                state: this.#changesRequested.get(mr.iid)?.has(id)
+                  ? 'requested_changes'
+                  : (this.#approvals.get(mr.iid) ?? []).includes(id)
+                    ? 'approved'
+                    : 'unreviewed',
+              })),
+            },
+      ),
+    );
+    http.route(
+      'GET',
+      `${p}/pipelines`,
+      withProject((req) => {
+        const all = [...(this.#pipelines.get(req.query.get('sha') ?? '') ?? [])].sort((a, b) => b.id - a.id);
+        return paged(
+          req,
+          all.map((pl) => ({
+            id: pl.id,
+            status: pl.status,
+            sha: req.query.get('sha'),
+            web_url: `${this.#origin}/pipelines/${pl.id}`,
+          })),
+          this.#server,
+        );
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/pipelines/:id/jobs`,
+      withProject((req, params) => {
+        const pipeline = [...this.#pipelines.values()].flat().find((pl) => pl.id === Number(params.id));
+        if (pipeline === undefined) return { status: 404, body: { message: '404 Not found' } };
+        return paged(
+          req,
+          pipeline.jobs.map((j) => ({
+            id: j.id,
+            name: j.name,
+            stage: j.stage,
+            status: j.status,
+            allow_failure: j.allowFailure,
+            failure_reason: j.status === 'failed' ? 'script_failure' : undefined,
+            web_url: `${this.#origin}/jobs/${j.id}`,
+          })),
+          this.#server,
+        );
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/jobs/:id/trace`,
+      withProject((_req, params) => {
+        const job = [...this.#pipelines.values()]
+          .flat()
+          .flatMap((pl) => pl.jobs)
+          .find((j) => j.id === Number(params.id));
+        return job === undefined ? { status: 404, body: { message: '404 Not found' } } : { status: 200, text: job.log };
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/repository/commits/:sha/statuses`,
+      withProject((req, params) => {
+        const jobs = (this.#pipelines.get(params.sha ?? '') ?? []).at(-1)?.jobs ?? [];
+        const all = [
+          ...jobs.map((j) => ({
+            name: j.name,
+            status: j.status,
+            description: null,
+            target_url: `${this.#origin}/jobs/${j.id}`,
+            allow_failure: j.allowFailure,
+          })),
+          ...(this.#statuses.get(params.sha ?? '') ?? []).map((s) => ({
+            name: s.name,
+            status: s.status,
+            description: s.description,
+            target_url: s.targetUrl,
+            allow_failure: false,
+          })),
+        ];
+        return paged(req, all, this.#server);
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/issues`,
+      withProject((req) => {
+        const labels = (req.query.get('labels') ?? '').split(',').filter((l) => l !== '');
+        const state = req.query.get('state');
+        const matching = this.issues.filter(
+          (i) => (state === null || i.state === state) && labels.every((l) => i.labels.includes(l)),
+        );
+        return paged(
+          req,
+          matching.map((i) => ({
+            iid: i.iid,
+            id: 9000 + i.iid,
+            title: i.title,
+            description: i.description,
+            state: i.state,
+            web_url: `https://gitlab.example/${this.project}/-/issues/${i.iid}`,
+          })),
+          this.#server,
+        );
+      }),
+    );
+    http.route(
+      'GET',
+      `${p}/protected_branches/:branch*`,
+      withProject((_req, params) =>
+        this.#protected.has(params.branch ?? '')
+          ? {
+              status: 200,
+              body: {
+                name: params.branch,
+                push_access_levels: [{ access_level: 40 }],
+                merge_access_levels: [{ access_level: 30 }],
+              },
+            }
+          : { status: 404, body: { message: '404 Not found' } },
+      ),
+    );
+    http.route(
+      'GET',
+      `${p}/approval_rules`,
+      withProject(() => ({
+        status: 200,
+        body: [...this.#protected.values()].map((n, i) => ({ id: i + 1, name: 'default', approvals_required: n })),
+      })),
+    );
+    http.route(
+      'GET',
+      `${p}/members/all/:user`,
+      withProject((_req, params) => {
+        const user = this.#users.get(Number(params.user));
+        return user === undefined || user.access === 0
+          ? { status: 404, body: { message: '404 Not found' } }
+          : { status: 200, body: { id: Number(params.user), username: user.username, access_level: user.access } };
+      }),
+    );
     // The project itself last: its pattern takes the whole rest of the path.
-    http.route('GET', p, withProject(() => ({ status: 200, body: { id: 77, path_with_namespace: this.project, only_allow_merge_if_pipeline_succeeds: this.pipelineMustSucceed } })));
+    http.route(
+      'GET',
+      p,
+      withProject(() => ({
+        status: 200,
+        body: {
+          id: 77,
+          path_with_namespace: this.project,
+          only_allow_merge_if_pipeline_succeeds: this.pipelineMustSucceed,
+        },
+      })),
+    );
   }
 
   get #server(): string {
@@ -286,15 +503,36 @@ export class FakeGitLab {
   #listMrs(req: RecordedRequest): Reply {
     const state = req.query.get('state') ?? 'all';
     const source = req.query.get('source_branch');
-    const matching = this.mergeRequests.filter((m) => (state === 'all' || m.state === state) && (source === null || m.source === source)).sort((a, b) => b.iid - a.iid);
-    return paged(req, matching.map((m) => this.#mrJson(m)), this.#server);
+    const matching = this.mergeRequests
+      .filter((m) => (state === 'all' || m.state === state) && (source === null || m.source === source))
+      .sort((a, b) => b.iid - a.iid);
+    return paged(
+      req,
+      matching.map((m) => this.#mrJson(m)),
+      this.#server,
+    );
   }
 
   #createMr(req: RecordedRequest): Reply {
-    const input = req.body as { source_branch?: string; target_branch?: string; title?: string; description?: string; labels?: string; reviewer_ids?: number[] };
-    if (typeof input.source_branch !== 'string' || typeof input.target_branch !== 'string' || typeof input.title !== 'string') return { status: 400, body: { message: 'source_branch, target_branch, title are missing' } };
+    const input = req.body as {
+      source_branch?: string;
+      target_branch?: string;
+      title?: string;
+      description?: string;
+      labels?: string;
+      reviewer_ids?: number[];
+    };
+    if (
+      typeof input.source_branch !== 'string' ||
+      typeof input.target_branch !== 'string' ||
+      typeof input.title !== 'string'
+    )
+      return { status: 400, body: { message: 'source_branch, target_branch, title are missing' } };
     if (this.mergeRequests.some((m) => m.source === input.source_branch && m.state === 'opened')) {
-      return { status: 409, body: { message: [`Another open merge request already exists for this source branch: !1`] } };
+      return {
+        status: 409,
+        body: { message: [`Another open merge request already exists for this source branch: !1`] },
+      };
     }
     const iid = this.mergeRequests.length + 1;
     const mr: MergeRequest = {
@@ -318,7 +556,8 @@ export class FakeGitLab {
   #merge(req: RecordedRequest, mr: MergeRequest): Reply {
     const input = req.body as { sha?: string; merge_when_pipeline_succeeds?: boolean };
     if (mr.state !== 'opened') return { status: 405, body: { message: '405 Method Not Allowed' } };
-    if (input.sha !== undefined && input.sha !== mr.sha) return { status: 409, body: { message: 'SHA does not match HEAD of source branch' } };
+    if (input.sha !== undefined && input.sha !== mr.sha)
+      return { status: 409, body: { message: 'SHA does not match HEAD of source branch' } };
     if (mr.hasConflicts) return { status: 406, body: { message: 'Branch cannot be merged' } };
     if (input.merge_when_pipeline_succeeds === true) {
       mr.autoMerge = true;
@@ -355,7 +594,11 @@ export class FakeGitLab {
       labels: m.labels,
       reviewers: m.reviewerIds.map((id) => ({ id, username: this.#users.get(id)?.username })),
       has_conflicts: m.hasConflicts,
-      detailed_merge_status: m.hasConflicts ? 'conflict' : (this.#changesRequested.get(m.iid)?.size ?? 0) > 0 ? 'requested_changes' : 'mergeable',
+      detailed_merge_status: m.hasConflicts
+        ? 'conflict'
+        : (this.#changesRequested.get(m.iid)?.size ?? 0) > 0
+          ? 'requested_changes'
+          : 'mergeable',
       merge_when_pipeline_succeeds: m.autoMerge,
       merge_commit_sha: m.mergeCommit,
     };

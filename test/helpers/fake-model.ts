@@ -39,7 +39,8 @@ async function writeToDisk(workdir: string, path: string, content: string): Prom
  * working copy), usage streamed in deltas, `beforeCall` and the abort signal honoured like the real adapter does.
  */
 export class FakeModel implements ModelClient {
-  readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string; shell: boolean }> = [];
+  readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string; shell: boolean }> =
+    [];
   constructor(
     private readonly script: FakeScript,
     private readonly write: WriteFile = writeToDisk,
@@ -49,7 +50,14 @@ export class FakeModel implements ModelClient {
     request.beforeCall();
     const task = taskOf(request.prompt) ?? '?';
     const attempt = attemptOf(request.prompt);
-    this.calls.push({ role: request.role, task, attempt, model: request.model, prompt: request.prompt, shell: request.shell });
+    this.calls.push({
+      role: request.role,
+      task,
+      attempt,
+      model: request.model,
+      prompt: request.prompt,
+      shell: request.shell,
+    });
     const turn = this.script({ role: request.role, task, attempt, request });
     if (turn.refuse !== undefined) throw turn.refuse;
     if (turn.until !== undefined) await turn.until;
@@ -58,7 +66,16 @@ export class FakeModel implements ModelClient {
     for (let i = 0; i < chunks; i++) {
       if (request.signal.aborted) throw request.signal.reason;
       const part = (n: number) => Math.floor(n / chunks) + (i === chunks - 1 ? n % chunks : 0);
-      onEvent({ type: 'usage', model: request.model, usage: { input: part(usage.input), output: part(usage.output), cacheWrite: part(usage.cacheWrite), cacheRead: part(usage.cacheRead) } });
+      onEvent({
+        type: 'usage',
+        model: request.model,
+        usage: {
+          input: part(usage.input),
+          output: part(usage.output),
+          cacheWrite: part(usage.cacheWrite),
+          cacheRead: part(usage.cacheRead),
+        },
+      });
       if (turn.delayMs !== undefined) await new Promise((r) => setTimeout(r, turn.delayMs));
     }
     if (request.signal.aborted) throw request.signal.reason;
@@ -68,7 +85,8 @@ export class FakeModel implements ModelClient {
       await this.write(request.workdir, path, content);
       onEvent({ type: 'tool', name: 'write', input: JSON.stringify({ path }) });
     }
-    const text = turn.text ?? (request.role === 'verifier' ? '{"pass":true,"reasons":["looks right"]}' : `${request.role} done`);
+    const text =
+      turn.text ?? (request.role === 'verifier' ? '{"pass":true,"reasons":["looks right"]}' : `${request.role} done`);
     onEvent({ type: 'text', text });
     return { text, turns: 1, stopReason: 'end_turn' };
   }

@@ -23,11 +23,18 @@ export class FakeRunner implements ProcessRunner {
     const waited = await new Promise<'done' | 'aborted' | 'timeout'>((resolve) => {
       if (options.signal?.aborted) return resolve('aborted');
       const delay = step.delayMs ?? 0;
-      const timer = setTimeout(() => resolve(delay >= options.timeoutMs ? 'timeout' : 'done'), Math.min(delay, options.timeoutMs));
-      options.signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve('aborted');
-      }, { once: true });
+      const timer = setTimeout(
+        () => resolve(delay >= options.timeoutMs ? 'timeout' : 'done'),
+        Math.min(delay, options.timeoutMs),
+      );
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve('aborted');
+        },
+        { once: true },
+      );
     });
     const output = step.output ?? '';
     if (waited === 'done' && output !== '') options.onOutput?.(output);

@@ -15,7 +15,10 @@ export class FakeStateStore implements StateStore {
     this.saves++;
   }
   record(change: StateChange): Promise<void> {
-    const base: StateData = this.#data === null ? { version: 1, base: null, fleet: change.fleet, tasks: {} } : (JSON.parse(this.#data) as StateData);
+    const base: StateData =
+      this.#data === null
+        ? { version: 1, base: null, fleet: change.fleet, tasks: {} }
+        : (JSON.parse(this.#data) as StateData);
     return this.save(applyChange(base, structuredClone(change)));
   }
   wantsSave(): boolean {

@@ -1,4 +1,12 @@
-import type { Attributes, Counter, Histogram, ObserveFn, Span, SpanOptions, Telemetry } from '../../src/ports/telemetry.js';
+import type {
+  Attributes,
+  Counter,
+  Histogram,
+  ObserveFn,
+  Span,
+  SpanOptions,
+  Telemetry,
+} from '../../src/ports/telemetry.js';
 
 /** A span as the fake keeps it. Ids are sequence numbers; a traceparent parent is kept as the string. */
 export interface FakeSpan {
@@ -26,8 +34,23 @@ export class FakeTelemetry implements Telemetry {
   readonly #handles = new Map<Span, FakeSpan>();
 
   startSpan(name: string, options: SpanOptions = {}): Span {
-    const parent = options.parent === undefined ? null : 'traceparent' in options.parent && typeof options.parent.traceparent === 'string' ? options.parent.traceparent : (this.#handles.get(options.parent as Span)?.id ?? -1);
-    const span: FakeSpan = { id: this.spans.length + 1, name, parent, attributes: { ...options.attributes }, status: 'unset', startMs: options.startTimeMs ?? null, endMs: null, ended: false, ends: 0 };
+    const parent =
+      options.parent === undefined
+        ? null
+        : 'traceparent' in options.parent && typeof options.parent.traceparent === 'string'
+          ? options.parent.traceparent
+          : (this.#handles.get(options.parent as Span)?.id ?? -1);
+    const span: FakeSpan = {
+      id: this.spans.length + 1,
+      name,
+      parent,
+      attributes: { ...options.attributes },
+      status: 'unset',
+      startMs: options.startTimeMs ?? null,
+      endMs: null,
+      ended: false,
+      ends: 0,
+    };
     this.spans.push(span);
     const handle: Span = {
       setAttributes: (a) => Object.assign(span.attributes, a),
@@ -70,7 +93,9 @@ export class FakeTelemetry implements Telemetry {
 
   /** the sum of a counter's adds whose attributes include `match` */
   sum(name: string, match: Attributes = {}): number {
-    return (this.counters.get(name) ?? []).filter((a) => Object.entries(match).every(([k, v]) => a.attributes[k] === v)).reduce((n, a) => n + a.value, 0);
+    return (this.counters.get(name) ?? [])
+      .filter((a) => Object.entries(match).every(([k, v]) => a.attributes[k] === v))
+      .reduce((n, a) => n + a.value, 0);
   }
 
   named(name: string): FakeSpan[] {

@@ -1,5 +1,11 @@
 import type { BaselineResult } from '../../src/domain/types.js';
-import type { BaselineStore, ScratchTrees, TrackedChange, TrackedFiles, TrackedRecord } from '../../src/ports/verification.js';
+import type {
+  BaselineStore,
+  ScratchTrees,
+  TrackedChange,
+  TrackedFiles,
+  TrackedRecord,
+} from '../../src/ports/verification.js';
 import type { FakeGit } from './fake-git.js';
 
 /** Baselines kept in memory, keyed like the JSON store: commit and command. */
@@ -56,7 +62,10 @@ export class FakeTrackedFiles implements TrackedFiles {
 
   async record(dir: string): Promise<TrackedRecord> {
     if (!this.git.hasWorktree(dir)) return { files: [], folders: [] };
-    return { files: [...this.git.files(dir)].map(([path, text]) => ({ path, mode: '100644', sha: text, identity: text })), folders: [] };
+    return {
+      files: [...this.git.files(dir)].map(([path, text]) => ({ path, mode: '100644', sha: text, identity: text })),
+      folders: [],
+    };
   }
   async changes(dir: string, record: TrackedRecord): Promise<TrackedChange[]> {
     const now = this.git.hasWorktree(dir) ? this.git.files(dir) : new Map<string, string>();

@@ -14,7 +14,13 @@ export interface Harness {
 export async function openFleet(
   root: string,
   script: FakeScript,
-  options: { autoMerge?: boolean; overrides?: Overrides; watch?: boolean; services?: (s: FleetServices) => FleetServices; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    autoMerge?: boolean;
+    overrides?: Overrides;
+    watch?: boolean;
+    services?: (s: FleetServices) => FleetServices;
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<Harness> {
   const repo = await findRepo(root);
   const model = new FakeModel(script);
@@ -29,7 +35,11 @@ export async function openFleet(
 }
 
 /** Runs the backlog to idle and closes the session (releasing the lock). */
-export async function runFleet(root: string, script: FakeScript, options: Parameters<typeof openFleet>[2] = {}): Promise<Harness> {
+export async function runFleet(
+  root: string,
+  script: FakeScript,
+  options: Parameters<typeof openFleet>[2] = {},
+): Promise<Harness> {
   const h = await openFleet(root, script, options);
   h.fleet.start();
   await h.fleet.whenIdle();
@@ -47,7 +57,12 @@ export function backlog(front: string, items: string): string {
 }
 
 /** A real repository whose BACKLOG.md has `front` and `items`, plus `files`; its removal goes on `cleanups`. */
-export async function backlogRepo(cleanups: Array<() => Promise<void>>, front: string, items: string, files: Record<string, string> = {}): Promise<string> {
+export async function backlogRepo(
+  cleanups: Array<() => Promise<void>>,
+  front: string,
+  items: string,
+  files: Record<string, string> = {},
+): Promise<string> {
   const r = await makeRepo({ 'BACKLOG.md': backlog(front, items), ...files });
   cleanups.push(r.cleanup);
   return r.root;

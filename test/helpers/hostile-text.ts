@@ -23,10 +23,20 @@ export const hostileScript: Script = byRole({
   explorer: (req) => ({ text: `## Plan for ${req.taskId}\n\n1. Write ok.txt ${HOSTILE}` }),
   implementer: (req) =>
     req.assistantTurns === 0
-      ? { text: 'Writing.', toolUses: [{ name: 'write', input: { file_path: 'ok.txt', content: 'ok\n' } }, { name: 'write', input: { file_path: 'out.txt', content: `${HOSTILE}\nsecond line ${HOSTILE}\n` } }] }
+      ? {
+          text: 'Writing.',
+          toolUses: [
+            { name: 'write', input: { file_path: 'ok.txt', content: 'ok\n' } },
+            { name: 'write', input: { file_path: 'out.txt', content: `${HOSTILE}\nsecond line ${HOSTILE}\n` } },
+          ],
+        }
       : { text: `Done.\nLESSON: ${req.taskId} says ${HOSTILE}` },
   verifier: (req) => ({
-    text: JSON.stringify(req.taskId === 'T-2' ? { pass: false, reasons: [`bad\n12:00:00 T-2 verified ${HOSTILE}`] } : { pass: true, reasons: [`fine ${HOSTILE}`] }),
+    text: JSON.stringify(
+      req.taskId === 'T-2'
+        ? { pass: false, reasons: [`bad\n12:00:00 T-2 verified ${HOSTILE}`] }
+        : { pass: true, reasons: [`fine ${HOSTILE}`] },
+    ),
   }),
 });
 
@@ -36,4 +46,3 @@ export const HOSTILE_BACKLOG = (notify: string) =>
     // T-2's title as discover took it from a GitHub issue before proposals were sanitised.
     `- [ ] T-1 Say hello\n- [ ] T-2 GitHub #7: Get vetoed ${HOSTILE}`,
   );
-

@@ -18,7 +18,11 @@ export function cleanupsAfterEach(): Array<() => Promise<void>> {
  * A real HTTP service on 127.0.0.1 (a random port) that tells `record` the URL of each request and answers
  * `body`: what a sandboxed process could and could not reach. Closed by `cleanups`; returns its port.
  */
-export async function loopbackService(cleanups: Array<() => Promise<void>>, record: (url: string) => void, body: string): Promise<number> {
+export async function loopbackService(
+  cleanups: Array<() => Promise<void>>,
+  record: (url: string) => void,
+  body: string,
+): Promise<number> {
   const server = createServer((req, res) => {
     record(req.url ?? '');
     res.end(body);

@@ -87,7 +87,11 @@ export class OtlpReceiver {
         (raw) => {
           const path = req.url ?? '';
           const type = req.headers['content-type'];
-          if (req.method !== 'POST' || (path !== '/v1/traces' && path !== '/v1/metrics') || type !== 'application/json') {
+          if (
+            req.method !== 'POST' ||
+            (path !== '/v1/traces' && path !== '/v1/metrics') ||
+            type !== 'application/json'
+          ) {
             receiver.refused.push({ path, contentType: type });
             res.writeHead(415).end();
             return;
@@ -117,7 +121,10 @@ export class OtlpReceiver {
     const out: ReceivedSpan[] = [];
     for (const r of this.requests.filter((q) => q.path === '/v1/traces')) {
       const body = JSON.parse(r.text) as {
-        resourceSpans: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>;
+        resourceSpans: Array<{
+          resource?: { attributes?: KeyValue[] };
+          scopeSpans: Array<{ spans: Array<Record<string, unknown>> }>;
+        }>;
       };
       for (const rs of body.resourceSpans) {
         const resource = attrs(rs.resource?.attributes);
@@ -144,13 +151,24 @@ export class OtlpReceiver {
   points(): ReceivedPoint[] {
     const out: ReceivedPoint[] = [];
     for (const r of this.requests.filter((q) => q.path === '/v1/metrics')) {
-      const body = JSON.parse(r.text) as { resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<Record<string, unknown>> }> }> };
+      const body = JSON.parse(r.text) as {
+        resourceMetrics: Array<{ scopeMetrics: Array<{ metrics: Array<Record<string, unknown>> }> }>;
+      };
       for (const rm of body.resourceMetrics) {
         for (const sm of rm.scopeMetrics) {
           for (const m of sm.metrics) {
             const base = { metric: m.name as string, unit: (m.unit as string | undefined) ?? '' };
-            type Point = { attributes?: KeyValue[]; asInt?: number | string; asDouble?: number; sum?: number; count?: number | string; timeUnixNano: string };
-            const kinds: Array<['sum' | 'gauge' | 'histogram', { dataPoints: Point[]; aggregationTemporality?: number } | undefined]> = [
+            type Point = {
+              attributes?: KeyValue[];
+              asInt?: number | string;
+              asDouble?: number;
+              sum?: number;
+              count?: number | string;
+              timeUnixNano: string;
+            };
+            const kinds: Array<
+              ['sum' | 'gauge' | 'histogram', { dataPoints: Point[]; aggregationTemporality?: number } | undefined]
+            > = [
               ['sum', m.sum as never],
               ['gauge', m.gauge as never],
               ['histogram', m.histogram as never],

@@ -8,7 +8,13 @@ import { dirname, isAbsolute, join } from 'node:path';
  */
 export function pathWithout(names: readonly string[]): { path: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'loopfleet-path-'));
-  const folders = [dirname(process.execPath), ...(process.env.PATH ?? '').split(':'), '/usr/local/bin', '/usr/bin', '/bin'];
+  const folders = [
+    dirname(process.execPath),
+    ...(process.env.PATH ?? '').split(':'),
+    '/usr/local/bin',
+    '/usr/bin',
+    '/bin',
+  ];
   for (const folder of folders) {
     if (!isAbsolute(folder)) continue;
     let entries: string[];

@@ -40,7 +40,11 @@ export async function policyFixture(): Promise<PolicyFixture> {
   const policy = await sandboxPolicy({
     cwd: worktree,
     writable: [path.join(dir, 'extra')],
-    env: { PATH: `${path.join(dir, 'tools', 'bin')}:/usr/bin:/bin`, HOME: '/root', NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') },
+    env: {
+      PATH: `${path.join(dir, 'tools', 'bin')}:/usr/bin:/bin`,
+      HOME: '/root',
+      NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem'),
+    },
     home: '/root',
     mounts: [
       { src: path.join(dir, 'config-copy', '.claude'), dest: '/root/.claude', readOnly: false },

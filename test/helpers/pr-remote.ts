@@ -18,12 +18,20 @@ export async function bareOrigin(root: string, cleanups: Array<() => Promise<voi
 
 /** The commit `branch` has on the bare remote now, null when it has none. */
 export async function remoteHead(bare: string, branch: string): Promise<string | null> {
-  const r = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: bare, reject: false });
+  const r = await execa('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+    cwd: bare,
+    reject: false,
+  });
   return r.exitCode === 0 ? r.stdout.trim() : null;
 }
 
 /** A person's commit on the remote's `branch` (a clone, a commit, a push), as a teammate would make it. */
-export async function commitOnRemote(bare: string, files: Record<string, string>, message: string, branch = 'main'): Promise<string> {
+export async function commitOnRemote(
+  bare: string,
+  files: Record<string, string>,
+  message: string,
+  branch = 'main',
+): Promise<string> {
   const clone = await mkdtemp(join(tmpdir(), 'loopfleet-clone-'));
   try {
     await execa('git', ['clone', '--quiet', '--branch', branch, bare, clone], { env: { ...process.env, ...GIT_ENV } });

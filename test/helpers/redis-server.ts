@@ -96,7 +96,20 @@ export async function startRedis(): Promise<RedisServer> {
 
   const start = async () => {
     if (child !== null) throw new Error(`redis-server on port ${port} runs already`);
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', 'dump.rdb'];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--dbfilename',
+      'dump.rdb',
+    ];
     const proc = execa(REDIS, args, { reject: false, stdin: 'ignore', all: true, buffer: { all: true } });
     child = proc;
     let exited = false;

@@ -34,7 +34,11 @@ export async function bareRemote(cleanups: Array<() => Promise<void>>, root: str
 }
 
 /** The coordinator's services with its attempts sent through `queue`. */
-export function remoteServices(queue: FakeAttemptQueue, remote: string, traceparentOf?: (taskId: string, attempt: number) => string | null): (s: FleetServices) => FleetServices {
+export function remoteServices(
+  queue: FakeAttemptQueue,
+  remote: string,
+  traceparentOf?: (taskId: string, attempt: number) => string | null,
+): (s: FleetServices) => FleetServices {
   return (s) => withQueue(s, queue, { remote: 'origin', remoteUrl: remote }, undefined, traceparentOf);
 }
 
@@ -48,12 +52,23 @@ export interface WorkerMachine {
 }
 
 /** A worker machine: its own cache (a clone of the remote), its own pipeline and model, a queue handle. */
-export async function workerMachine(cleanups: Array<() => Promise<void>>, queue: FakeAttemptQueue, remote: string, script: FakeScript, name: string, concurrency = 1): Promise<WorkerMachine> {
+export async function workerMachine(
+  cleanups: Array<() => Promise<void>>,
+  queue: FakeAttemptQueue,
+  remote: string,
+  script: FakeScript,
+  name: string,
+  concurrency = 1,
+): Promise<WorkerMachine> {
   const cache = join(await tempDir(cleanups, `loopfleet-${name}-`), 'cache');
   await git(tmpdir(), 'clone', '--quiet', remote, cache);
   const repo = await findRepo(cache);
   const model = new FakeModel(script);
-  const services = { ...(await buildServices(repo, { path: repo.backlogPath, config: defaultConfig(), tasks: [] }, TEST_ENV)), model, cliModel: model };
+  const services = {
+    ...(await buildServices(repo, { path: repo.backlogPath, config: defaultConfig(), tasks: [] }, TEST_ENV)),
+    model,
+    cliModel: model,
+  };
   await services.git.ensureExcluded(`/${WORK_DIR}/`);
   const identity: WorkerIdentity = { id: `${name}-1`, host: name, concurrency };
   const worker = queue.worker();

@@ -34,7 +34,11 @@ export class Terminal {
   }
 
   async tmux(...args: string[]): Promise<string> {
-    const r = await execa('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], { env: tmuxEnv(), extendEnv: false, timeout: 10_000 });
+    const r = await execa('tmux', ['-L', this.socket, '-f', '/dev/null', ...args], {
+      env: tmuxEnv(),
+      extendEnv: false,
+      timeout: 10_000,
+    });
     return r.stdout;
   }
 
@@ -47,12 +51,42 @@ export class Terminal {
     this.#exitFile = exitFile;
     await rm(exitFile, { force: true });
     const assignments = Object.entries({ TERM: 'xterm-256color', ...env }).map(([k, v]) => `${k}=${v}`);
-    const command = ['env', '-u', 'ANTHROPIC_AUTH_TOKEN', '-u', 'NO_COLOR', ...assignments, process.execPath, CLI, ...args];
+    const command = [
+      'env',
+      '-u',
+      'ANTHROPIC_AUTH_TOKEN',
+      '-u',
+      'NO_COLOR',
+      ...assignments,
+      process.execPath,
+      CLI,
+      ...args,
+    ];
     await this.tmux(
-      'new-session', '-d', '-s', SESSION, '-x', String(this.#columns), '-y', String(this.#rows), '-c', cwd,
+      'new-session',
+      '-d',
+      '-s',
+      SESSION,
+      '-x',
+      String(this.#columns),
+      '-y',
+      String(this.#rows),
+      '-c',
+      cwd,
       // several arguments: tmux runs them directly, with no shell of its own to quote for
-      'sh', '-c', 'f=$1; shift; "$@"; echo $? > "$f.tmp"; mv "$f.tmp" "$f"', 'sh', exitFile, ...command,
-      ';', 'set-option', '-p', '-t', SESSION, 'remain-on-exit', 'on',
+      'sh',
+      '-c',
+      'f=$1; shift; "$@"; echo $? > "$f.tmp"; mv "$f.tmp" "$f"',
+      'sh',
+      exitFile,
+      ...command,
+      ';',
+      'set-option',
+      '-p',
+      '-t',
+      SESSION,
+      'remain-on-exit',
+      'on',
     );
   }
 
@@ -72,7 +106,8 @@ export class Terminal {
     for (;;) {
       const screen = await this.screen();
       if (matches(screen)) return screen;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen was:\n${screen}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen was:\n${screen}`);
       await sleep(200);
     }
   }
@@ -87,7 +122,8 @@ export class Terminal {
     for (;;) {
       const code = await readFile(this.#exitFile, 'utf8').catch(() => null);
       if (code !== null) return Number(code.trim());
-      if (Date.now() > deadline) throw new Error(`the CLI did not exit within ${timeoutMs} ms; the screen was:\n${await this.screen()}`);
+      if (Date.now() > deadline)
+        throw new Error(`the CLI did not exit within ${timeoutMs} ms; the screen was:\n${await this.screen()}`);
       await sleep(200);
     }
   }
@@ -99,7 +135,12 @@ export class Terminal {
 
   /** Stops the server and removes its socket file, which tmux leaves behind. */
   async kill(): Promise<void> {
-    await execa('tmux', ['-L', this.socket, 'kill-server'], { env: tmuxEnv(), extendEnv: false, reject: false, timeout: 10_000 });
+    await execa('tmux', ['-L', this.socket, 'kill-server'], {
+      env: tmuxEnv(),
+      extendEnv: false,
+      reject: false,
+      timeout: 10_000,
+    });
     const dir = join(process.env['TMUX_TMPDIR'] || '/tmp', `tmux-${process.getuid?.() ?? 0}`);
     await rm(join(dir, this.socket), { force: true });
   }

@@ -78,7 +78,9 @@ export async function setup(options: SetupOptions = {}): Promise<Setup> {
   const onEditBacklog = async (): Promise<void> => {
     edits.push(Date.now());
   };
-  const r = render(<App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} startNotice={startNotice} />);
+  const r = render(
+    <App fleet={fleet} color={color} onEditBacklog={onEditBacklog} bell={bell} startNotice={startNotice} />,
+  );
   const first = plain(r.lastFrame());
   resize(r.stdout, columns, rows);
   // The view lays itself out for the new size on a later render, which a loaded machine may delay: wait for

@@ -49,7 +49,8 @@ function track(name: string, child: ResultPromise<{ all: true; reject: false }>)
         if (pattern.test(text)) return resolve();
         waiters.push({ pattern, resolve });
         void child.then(() => {
-          if (!pattern.test(text)) reject(new Error(`${name} ended without printing ${pattern}:\n${text.slice(-3000)}`));
+          if (!pattern.test(text))
+            reject(new Error(`${name} ended without printing ${pattern}:\n${text.slice(-3000)}`));
         });
       }),
   };
@@ -69,14 +70,23 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
-export async function startFleet(opts: { ids: string[]; script: Script; front?: string; env?: NodeJS.ProcessEnv; files?: Record<string, string> }): Promise<Fleet> {
+export async function startFleet(opts: {
+  ids: string[];
+  script: Script;
+  front?: string;
+  env?: NodeJS.ProcessEnv;
+  files?: Record<string, string>;
+}): Promise<Fleet> {
   const redis = await startRedis();
   const model = await startModelServer({ apiKeys: [KEY], script: opts.script });
   const dir = await mkdtemp(join(tmpdir(), 'loopfleet-workers-'));
   const remote = join(dir, 'remote.git');
   await execa('git', ['init', '--bare', '--quiet', '--initial-branch=main', remote]);
   const front = opts.front ?? 'check: test -n "$(ls T-*.txt)"\nconcurrency: 4';
-  const repo = await makeRepo({ ...opts.files, 'BACKLOG.md': backlog(front, opts.ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n')) });
+  const repo = await makeRepo({
+    ...opts.files,
+    'BACKLOG.md': backlog(front, opts.ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n')),
+  });
   await git(repo.root, 'remote', 'add', 'origin', remote);
   await git(repo.root, 'push', '--quiet', 'origin', 'main');
   const env = { ...process.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: KEY, ...opts.env };
@@ -88,25 +98,40 @@ export async function startFleet(opts: { ids: string[]; script: Script; front?: 
     remote,
     env,
     coordinator(args = ['--overnight']) {
-      const p = track('coordinator', execa(process.execPath, [CLI, ...args, '--queue', redis.url], { cwd: repo.root, env, all: true, reject: false }));
+      const p = track(
+        'coordinator',
+        execa(process.execPath, [CLI, ...args, '--queue', redis.url], {
+          cwd: repo.root,
+          env,
+          all: true,
+          reject: false,
+        }),
+      );
       procs.push(p);
       return p;
     },
     async worker(name, args = [], extra = {}) {
       const home = join(dir, name);
       await mkdir(home, { recursive: true });
-      const child = execa(process.execPath, [CLI, 'worker', '--queue', redis.url, '--cache', join(home, 'cache'), '--lock-timeout', '3s', ...args], {
-        cwd: home,
-        env: { ...env, HOME: home, ...extra },
-        all: true,
-        reject: false,
-      });
+      const child = execa(
+        process.execPath,
+        [CLI, 'worker', '--queue', redis.url, '--cache', join(home, 'cache'), '--lock-timeout', '3s', ...args],
+        {
+          cwd: home,
+          env: { ...env, HOME: home, ...extra },
+          all: true,
+          reject: false,
+        },
+      );
       const p = track(name, child);
       procs.push(p);
       await p.printed(/(taking jobs|refusing jobs until)/);
       // Its heartbeat is in Redis (another process's state: polled) before the test goes on.
       const id = /worker (\S+) on/.exec(p.output())![1]!;
-      for (const deadline = Date.now() + 15_000; (await redis.command('EXISTS', `lf:loopfleet:worker:${id}`)) !== ':1\r\n'; ) {
+      for (
+        const deadline = Date.now() + 15_000;
+        (await redis.command('EXISTS', `lf:loopfleet:worker:${id}`)) !== ':1\r\n';
+      ) {
         if (Date.now() > deadline) throw new Error(`${name}'s heartbeat never reached Redis:\n${p.output()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -124,7 +149,13 @@ export async function startFleet(opts: { ids: string[]; script: Script; front?: 
       for (;;) {
         const s = await fleet.state();
         if (s !== null && ok(s)) return s;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; coordinator said:\n${procs.find((p) => p.name === 'coordinator')?.output().slice(-3000)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out waiting for ${what}; coordinator said:\n${procs
+              .find((p) => p.name === 'coordinator')
+              ?.output()
+              .slice(-3000)}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },
@@ -163,5 +194,8 @@ export function holdFirstImplementer(script: Script, taskId: string) {
   return { script: wrapped, reached: reached.promise, release: release.resolve };
 }
 
-export const pass = (ids: string[]) => demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 5, delayMs: 10 });
-
+export const pass = (ids: string[]) =>
+  demoScript(
+    ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })),
+    { chunkDelayMs: 5, delayMs: 10 },
+  );

@@ -6,7 +6,6 @@ import type { FakeScript } from '../helpers/fake-model.js';
 import { readState } from '../helpers/state-file.js';
 import { CLI } from '../helpers/paths.js';
 
-
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups) await c();
@@ -14,16 +13,34 @@ afterEach(async () => {
 });
 
 const script: FakeScript = ({ role }) =>
-  role === 'explorer' ? { text: 'THE PLAN: create done.txt holding the word done' } : role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {};
+  role === 'explorer'
+    ? { text: 'THE PLAN: create done.txt holding the word done' }
+    : role === 'implementer'
+      ? { edits: { 'done.txt': 'done\n' } }
+      : {};
 
 function cli(cwd: string, args: string[]) {
   // No model credentials: approving calls no model.
-  return execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined }, extendEnv: true, timeout: 60_000 });
+  return execa(process.execPath, [CLI, ...args], {
+    cwd,
+    reject: false,
+    env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined },
+    extendEnv: true,
+    timeout: 60_000,
+  });
 }
 
 describe('loopfleet approve (the built CLI)', () => {
-  it('approves a plan that waits; the next run implements it without exploring again', { timeout: 60_000 }, async () => {
-    const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog('check: test -f done.txt\nautonomy: plan', '- [ ] T-1 Write done.txt\n- [ ] T-2 Reviewed as usual\n  autonomy: review'), 'README.md': 'hi\n' });
+  it('approves a plan that waits; the next run implements it without exploring again', {
+    timeout: 60_000,
+  }, async () => {
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog(
+        'check: test -f done.txt\nautonomy: plan',
+        '- [ ] T-1 Write done.txt\n- [ ] T-2 Reviewed as usual\n  autonomy: review',
+      ),
+      'README.md': 'hi\n',
+    });
     cleanups.push(cleanup);
     const first = await runFleet(root, script);
     expect(first.fleet.task('T-1')!.status).toBe('awaiting-approval');

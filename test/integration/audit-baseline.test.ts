@@ -12,12 +12,16 @@ afterEach(async () => {
   cleanups = [];
 });
 
-const TESTS = "import test from 'node:test';\nimport assert from 'node:assert';\ntest('one', () => {});\ntest('two', () => assert.equal(1, 2));\n";
+const TESTS =
+  "import test from 'node:test';\nimport assert from 'node:assert';\ntest('one', () => {});\ntest('two', () => assert.equal(1, 2));\n";
 
 describe('loopfleet audit shows the baseline', () => {
   it('runs each check of every list on base with its test counts, caches it, and says who is judged by not making it worse', async () => {
     const r = await makeRepo({
-      'BACKLOG.md': backlog(`check: [node --test, {name: lint, run: "true", required: false}]`, '- [ ] T-1 Shared\n- [ ] T-2 Own\n  check: node --test'),
+      'BACKLOG.md': backlog(
+        `check: [node --test, {name: lint, run: "true", required: false}]`,
+        '- [ ] T-1 Shared\n- [ ] T-2 Own\n  check: node --test',
+      ),
       'test/a.test.mjs': TESTS,
     });
     cleanups.push(r.cleanup);
@@ -27,13 +31,20 @@ describe('loopfleet audit shows the baseline', () => {
       return lines.join('\n');
     };
     const text = await run();
-    expect(text).toContain('· `node --test` fails on main already (T-1, T-2): 1 failing test of 2; T-1 (the shared check) judged by not making it worse');
+    expect(text).toContain(
+      '· `node --test` fails on main already (T-1, T-2): 1 failing test of 2; T-1 (the shared check) judged by not making it worse',
+    );
     expect(text).toContain('· `true` passes on main (T-1)');
     const path = join(r.root, '.loop-worktrees', 'baselines.json');
     const cache = JSON.parse(await readFile(path, 'utf8'));
     const commit = await git(r.root, 'rev-parse', 'main');
     expect(cache.results).toMatchObject([
-      { command: 'node --test', commit, exitCode: 1, counts: { runner: 'node:test', passed: 1, failed: 1, total: 2, failing: ['two'] } },
+      {
+        command: 'node --test',
+        commit,
+        exitCode: 1,
+        counts: { runner: 'node:test', passed: 1, failed: 1, total: 2, failing: ['two'] },
+      },
       { command: 'true', commit, exitCode: 0 },
     ]);
     // The next audit reads the cache instead of running the check again.

@@ -25,7 +25,10 @@ async function run(root: string, env: NodeJS.ProcessEnv) {
 describe('loopfleet audit', () => {
   it('says a well-gated backlog is ready and prints its cost ceiling', async () => {
     const r = await makeRepo({
-      'BACKLOG.md': backlog('check: test -f ok.txt\ngates:\n  tokens: 100k\n  time: 10m\n  cost: 3\n  fleet_cost: 5', '- [ ] T-1 One\n- [ ] T-2 Two\n  tokens: 200k\n- [x] T-3 Done'),
+      'BACKLOG.md': backlog(
+        'check: test -f ok.txt\ngates:\n  tokens: 100k\n  time: 10m\n  cost: 3\n  fleet_cost: 5',
+        '- [ ] T-1 One\n- [ ] T-2 Two\n  tokens: 200k\n- [x] T-3 Done',
+      ),
       'ok.txt': 'present\n',
     });
     cleanups.push(r.cleanup);
@@ -44,7 +47,12 @@ describe('loopfleet audit', () => {
   });
 
   it('lists what to fix on an unready backlog and exits 1', async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('model: my-local-model\ngates:\n  tokens: none', '- [ ] T-1 No check here\n- [ ] T-2 Failing check\n  check: "false"') });
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        'model: my-local-model\ngates:\n  tokens: none',
+        '- [ ] T-1 No check here\n- [ ] T-2 Failing check\n  check: "false"',
+      ),
+    });
     cleanups.push(r.cleanup);
     const env = { ...process.env };
     delete env.ANTHROPIC_API_KEY;
@@ -81,7 +89,16 @@ describe('loopfleet init', () => {
 describe('loopfleet init on a repository that declares its commands', () => {
   it('writes check: and setup: uncommented, each saying where it came from (a p-limit-like package.json)', async () => {
     const r = await makeRepo({
-      'package.json': JSON.stringify({ name: 'p-limit', type: 'module', scripts: { test: 'xo && ava && tsd' }, devDependencies: { ava: '^6', tsd: '^0.31', xo: '^0.58' } }, null, 2),
+      'package.json': JSON.stringify(
+        {
+          name: 'p-limit',
+          type: 'module',
+          scripts: { test: 'xo && ava && tsd' },
+          devDependencies: { ava: '^6', tsd: '^0.31', xo: '^0.58' },
+        },
+        null,
+        2,
+      ),
       '.npmrc': 'package-lock=false\n',
     });
     cleanups.push(r.cleanup);
@@ -96,18 +113,31 @@ describe('loopfleet init on a repository that declares its commands', () => {
     expect([backlog.config.check, backlog.config.setup]).toEqual(['npm test', 'npm install']);
   });
 
-  it('audit runs the proposed setup and check once on base and says whether they pass', { timeout: 60_000 }, async () => {
+  it('audit runs the proposed setup and check once on base and says whether they pass', {
+    timeout: 60_000,
+  }, async () => {
     // setup is `npm ci` (the lockfile); the check `npm test` fails on base until base holds ready.txt.
     const r = await makeRepo({
       'package.json': JSON.stringify({ name: 'x', scripts: { test: 'test -f ready.txt' } }),
-      'package-lock.json': JSON.stringify({ name: 'x', lockfileVersion: 3, requires: true, packages: { '': { name: 'x' } } }),
+      'package-lock.json': JSON.stringify({
+        name: 'x',
+        lockfileVersion: 3,
+        requires: true,
+        packages: { '': { name: 'x' } },
+      }),
     });
     cleanups.push(r.cleanup);
     const repo = await findRepo(r.root);
     await init(repo, () => undefined);
     await git(r.root, 'add', '-A');
     await git(r.root, 'commit', '-qm', 'init');
-    const env = { ...process.env, ANTHROPIC_API_KEY: 'k', npm_config_audit: 'false', npm_config_fund: 'false', npm_config_offline: 'true' };
+    const env = {
+      ...process.env,
+      ANTHROPIC_API_KEY: 'k',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_offline: 'true',
+    };
     const first = await run(r.root, env);
     expect(first.text).toMatch(/✔ setup `npm ci` passes on main/);
     expect(first.text).toMatch(/· `npm test` fails on main already \(the backlog's check\)/);

@@ -10,7 +10,6 @@ import { makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
 import { BIN } from '../helpers/paths.js';
 
-
 it('runs the built executable (`npm run build` first)', () => {
   expect(existsSync(BIN)).toBe(true);
 });
@@ -21,7 +20,13 @@ describe('loopfleet audit without bubblewrap', () => {
     const repo = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One') });
     try {
       const env = { PATH: bin.path, HOME: repo.root, NO_COLOR: '1', ANTHROPIC_API_KEY: 'k' };
-      const run = await execa(process.execPath, [BIN, 'audit'], { cwd: repo.root, env, extendEnv: false, reject: false, timeout: 50_000 });
+      const run = await execa(process.execPath, [BIN, 'audit'], {
+        cwd: repo.root,
+        env,
+        extendEnv: false,
+        reject: false,
+        timeout: 50_000,
+      });
       expect(run.stdout).toMatch(
         /no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\): checks of agent-written code will be refused and the agent shell tool off \(fix: install it: (sudo )?apt-get install bubblewrap, or set sandbox: off\)/,
       );

@@ -6,14 +6,17 @@ import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../helpers/git-repo.js';
 import { CLI } from '../helpers/paths.js';
 
-
 describe('a backlog line with a lone carriage return, run from the command line', () => {
   it('exits 2 naming the file and line, and writes nothing', { timeout: 60_000 }, async () => {
     const text = backlog('check: "true"', '- [ ] T-1 One\n- [ ] T-2 Two\rhalf\n- [ ] T-3 Three\n  after: T-2');
     const r = await makeRepo({ 'BACKLOG.md': text });
     try {
       const line = text.split('\n').findIndex((l) => l.includes('\r')) + 1;
-      const run = await execa(process.execPath, [CLI, '--overnight'], { cwd: r.root, reject: false, env: { ANTHROPIC_API_KEY: 'k', NO_COLOR: '1' } });
+      const run = await execa(process.execPath, [CLI, '--overnight'], {
+        cwd: r.root,
+        reject: false,
+        env: { ANTHROPIC_API_KEY: 'k', NO_COLOR: '1' },
+      });
       expect(run.exitCode).toBe(2);
       expect(run.stderr).toContain(`BACKLOG.md:${line}: line contains a lone carriage return (U+000D)`);
       expect(run.stderr).not.toMatch(/after: T-2 names no task/);

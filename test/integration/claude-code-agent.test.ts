@@ -49,7 +49,12 @@ async function runWithClaude(server: RunningModelServer, files: Record<string, s
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   const r = await makeRepo(files);
   cleanups.push(r.cleanup);
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    ANTHROPIC_BASE_URL: server.url,
+    ANTHROPIC_API_KEY: KEY,
+  };
   const session = await openSession(await findRepo(r.root), { overrides: {}, autoMerge: false, watch: false, env });
   session.fleet.start();
   await session.fleet.whenIdle();
@@ -73,7 +78,13 @@ describe('Claude Code as the explorer and the implementer', () => {
       apiKeys: [KEY],
       script: byRole({
         explorer: claudeCodeRole(
-          { steps: [{ tool: 'Read', path: 'greeting.txt' }, { tool: 'Write', path: 'EXPLORER.txt', content: 'written by the explorer\n' }], final: 'Plan: change hi to hello in greeting.txt and add notes.txt.' },
+          {
+            steps: [
+              { tool: 'Read', path: 'greeting.txt' },
+              { tool: 'Write', path: 'EXPLORER.txt', content: 'written by the explorer\n' },
+            ],
+            final: 'Plan: change hi to hello in greeting.txt and add notes.txt.',
+          },
           explorerSaw,
         ),
         implementer: claudeCodeRole(
@@ -125,7 +136,11 @@ describe('Claude Code as the explorer and the implementer', () => {
     expect(implementerSaw[4]!.result.content).toContain('403');
     expect(other.hits()).toBe(0);
     // Every request went through the model server, on Claude Code's beta surface.
-    expect(server.requests.filter((q) => q.path === '/v1/messages').every((q) => q.query === 'beta=true' && q.status === 200)).toBe(true);
+    expect(
+      server.requests
+        .filter((q) => q.path === '/v1/messages')
+        .every((q) => q.query === 'beta=true' && q.status === 200),
+    ).toBe(true);
     // Tokens: what the server reported; cost: what Claude Code reported (its table, not the overridden one).
     const sum = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
     for (const q of server.requests) {
@@ -151,7 +166,10 @@ describe('Claude Code as the explorer and the implementer', () => {
     });
     cleanups.push(() => server.close());
     const { session } = await runWithClaude(server, {
-      'BACKLOG.md': backlog(`check: "true"\nreview: false\nmodel: ${MODEL}\ngates:\n  attempts: 1\n  tokens: 20k`, '- [ ] T-1 Say hello'),
+      'BACKLOG.md': backlog(
+        `check: "true"\nreview: false\nmodel: ${MODEL}\ngates:\n  attempts: 1\n  tokens: 20k`,
+        '- [ ] T-1 Say hello',
+      ),
       'greeting.txt': 'hi\n',
       'agents/explorer.md': roleFile('explorer'),
       'agents/implementer.md': roleFile('implementer'),
@@ -182,14 +200,21 @@ function reviewerScript(seen: ReviewerSeen): Script {
     seen.tools.push(req.tools);
     const structured = req.tools.includes('StructuredOutput');
     const verdict = (pass: boolean, reasons: string[]) =>
-      structured ? { text: 'Verdict.', toolUses: [{ name: 'StructuredOutput', input: { pass, reasons } }] } : { text: 'I have no way to give a structured verdict here.' };
+      structured
+        ? { text: 'Verdict.', toolUses: [{ name: 'StructuredOutput', input: { pass, reasons } }] }
+        : { text: 'I have no way to give a structured verdict here.' };
     switch (req.taskId) {
       case 'T-1':
         return verdict(true, ['t1.txt says hello, as the task asks.']);
       case 'T-2': {
         if (req.assistantTurns === 0) {
           const workdir = workdirOf(req) ?? '/';
-          return { text: 'Let me fix it myself.', toolUses: [{ name: 'Write', input: { file_path: `${workdir}/t2.txt`, content: 'fixed by the reviewer\n' } }] };
+          return {
+            text: 'Let me fix it myself.',
+            toolUses: [
+              { name: 'Write', input: { file_path: `${workdir}/t2.txt`, content: 'fixed by the reviewer\n' } },
+            ],
+          };
         }
         if (req.assistantTurns === 1 && req.repeat === 0) seen.writeResult = req.toolResults[0] ?? null;
         return verdict(false, ['t2.txt says "hullo", not "hello".', 'The change does not do the task.']);
@@ -212,7 +237,10 @@ describe('Claude Code as the reviewer', () => {
       { chunkDelayMs: 0, delayMs: 0 },
     );
     // The explorer and the implementer are API roles (fast); the reviewer is the real Claude Code.
-    const server = await startModelServer({ apiKeys: [KEY], script: byRole({ explorer: api, implementer: api, verifier: reviewerScript(seen) }) });
+    const server = await startModelServer({
+      apiKeys: [KEY],
+      script: byRole({ explorer: api, implementer: api, verifier: reviewerScript(seen) }),
+    });
     cleanups.push(() => server.close());
     const { r, session } = await runWithClaude(server, {
       'BACKLOG.md': backlog(
@@ -237,8 +265,13 @@ describe('Claude Code as the reviewer', () => {
     const t2 = session.fleet.task('T-2')!;
     expect(t2.status).toBe('failed');
     expect(t2.attempts[0]!.outcome).toBe('vetoed');
-    expect(t2.attempts[0]!.verdict).toEqual({ pass: false, reasons: ['t2.txt says "hullo", not "hello".', 'The change does not do the task.'] });
-    expect(t2.attempts[0]!.reason).toBe('reviewer veto: t2.txt says "hullo", not "hello".; The change does not do the task.');
+    expect(t2.attempts[0]!.verdict).toEqual({
+      pass: false,
+      reasons: ['t2.txt says "hullo", not "hello".', 'The change does not do the task.'],
+    });
+    expect(t2.attempts[0]!.reason).toBe(
+      'reviewer veto: t2.txt says "hullo", not "hello".; The change does not do the task.',
+    );
     // The reviewer's write was refused by Claude Code, and the branch holds the implementer's change only.
     expect(seen.writeResult?.isError).toBe(true);
     expect(await git(r.root, 'show', 'loop/T-2:t2.txt')).toBe('hullo');
@@ -247,6 +280,8 @@ describe('Claude Code as the reviewer', () => {
     expect(t3.status).toBe('failed');
     expect(t3.attempts[0]!.outcome).toBe('vetoed');
     expect(t3.attempts[0]!.verdict!.pass).toBe(false);
-    expect(t3.attempts[0]!.reason).toMatch(/^reviewer veto: the reviewer's answer was not a verdict .*: Looks good to me!/);
+    expect(t3.attempts[0]!.reason).toMatch(
+      /^reviewer veto: the reviewer's answer was not a verdict .*: Looks good to me!/,
+    );
   }, 60_000);
 });

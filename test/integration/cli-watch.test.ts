@@ -29,7 +29,12 @@ function cli(cwd: string, args: string[]) {
   });
 }
 
-type Row = { id: string; status: string; nextRun?: string | null; runs?: Array<{ outcome: string; costUsd: number; tokens: number; startedAt: string; endedAt: string }> };
+type Row = {
+  id: string;
+  status: string;
+  nextRun?: string | null;
+  runs?: Array<{ outcome: string; costUsd: number; tokens: number; startedAt: string; endedAt: string }>;
+};
 
 async function status(root: string): Promise<Row[]> {
   const run = await cli(root, ['status', '--json']);
@@ -38,7 +43,9 @@ async function status(root: string): Promise<Row[]> {
 }
 
 describe('loopfleet --watch', () => {
-  it('runs an every: 2s task again and again, keeps its runs, notifies only notify_on and one summary', { timeout: 150_000 }, async () => {
+  it('runs an every: 2s task again and again, keeps its runs, notifies only notify_on and one summary', {
+    timeout: 150_000,
+  }, async () => {
     const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
     const notified = join(box, 'notified.jsonl');
     const { root, cleanup } = await makeRepo({
@@ -88,10 +95,19 @@ describe('loopfleet --watch', () => {
 
       const reports = await readdir(join(root, '.loop-worktrees', 'reports'));
       expect(reports).toHaveLength(1);
-      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(payloads.map((p) => `${String(p.event)}:${String(p.status ?? '')}`)).toEqual(['status:failed', 'summary:']);
+      const payloads = (await readFile(notified, 'utf8'))
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(payloads.map((p) => `${String(p.event)}:${String(p.status ?? '')}`)).toEqual([
+        'status:failed',
+        'summary:',
+      ]);
       expect(payloads[0]).toMatchObject({ id: 'T-2' });
-      expect(payloads[1]).toMatchObject({ exitCode: 130, reportPath: join(root, '.loop-worktrees', 'reports', reports[0]!) });
+      expect(payloads[1]).toMatchObject({
+        exitCode: 130,
+        reportPath: join(root, '.loop-worktrees', 'reports', reports[0]!),
+      });
       expect(payloads[1]!.costUsd).toBeGreaterThan(0);
     } finally {
       await cleanup();
@@ -99,7 +115,9 @@ describe('loopfleet --watch', () => {
     }
   });
 
-  it('ends with exit 1 on a fleet gate, notifying the gate and the summary; refuses bad usage with exit 2', { timeout: 90_000 }, async () => {
+  it('ends with exit 1 on a fleet gate, notifying the gate and the summary; refuses bad usage with exit 2', {
+    timeout: 90_000,
+  }, async () => {
     const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
     const notified = join(box, 'notified.jsonl');
     const { root, cleanup } = await makeRepo({
@@ -112,7 +130,10 @@ describe('loopfleet --watch', () => {
       const run = await cli(root, ['--watch']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(1);
       expect(run.stdout).toContain('stopping: a fleet gate');
-      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const payloads = (await readFile(notified, 'utf8'))
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(payloads.map((p) => p.event)).toEqual(['gate', 'summary']);
       expect(payloads[0]).toMatchObject({ scope: 'fleet', gate: 'fleet_tokens' });
       expect(payloads[1]).toMatchObject({ exitCode: 1 });
@@ -120,7 +141,9 @@ describe('loopfleet --watch', () => {
       const bad = await cli(root, ['--watch', '--until', '25:00']);
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr).toContain("--until: '25:00' is not a time of day");
-      expect((await cli(root, ['--until', '07:00'])).stderr).toContain('--until is an option of `loopfleet --watch` only');
+      expect((await cli(root, ['--until', '07:00'])).stderr).toContain(
+        '--until is an option of `loopfleet --watch` only',
+      );
       expect((await cli(root, ['--watch', '--overnight'])).exitCode).toBe(2);
       expect((await cli(root, ['--help'])).stdout).toContain('--watch [--until HH:MM[:SS]]');
     } finally {
@@ -129,8 +152,12 @@ describe('loopfleet --watch', () => {
     }
   });
 
-  it('stops by itself at --until HH:MM:SS, not before, with the exit code --overnight would give', { timeout: 60_000 }, async () => {
-    const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Sweep\n  every: 1d') });
+  it('stops by itself at --until HH:MM:SS, not before, with the exit code --overnight would give', {
+    timeout: 60_000,
+  }, async () => {
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Sweep\n  every: 1d'),
+    });
     try {
       // Whole seconds on the local clock, far enough ahead for the one run to end before it.
       const at = new Date(Math.ceil((Date.now() + 6_000) / 1000) * 1000);
@@ -152,14 +179,24 @@ describe('loopfleet --watch', () => {
     const box = await mkdtemp(join(tmpdir(), 'loopfleet-watch-'));
     const notified = join(box, 'notified.jsonl');
     const { root, cleanup } = await makeRepo({
-      'BACKLOG.md': backlog(`check: "true"\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [summary]`, '- [ ] T-1 Sweep\n  every: 1d'),
+      'BACKLOG.md': backlog(
+        `check: "true"\nnotify: sh -c 'cat >> ${notified}; echo >> ${notified}'\nnotify_on: [summary]`,
+        '- [ ] T-1 Sweep\n  every: 1d',
+      ),
     });
     try {
       const run = await cli(root, ['--overnight']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
-      const payloads = (await readFile(notified, 'utf8')).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const payloads = (await readFile(notified, 'utf8'))
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(payloads).toHaveLength(1);
-      expect(payloads[0]).toMatchObject({ event: 'summary', exitCode: 0, counts: expect.objectContaining({ queued: 1 }) });
+      expect(payloads[0]).toMatchObject({
+        event: 'summary',
+        exitCode: 0,
+        counts: expect.objectContaining({ queued: 1 }),
+      });
       expect(String(payloads[0]!.reportPath)).toContain(join(root, '.loop-worktrees', 'reports'));
       const [row] = await status(root);
       expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);

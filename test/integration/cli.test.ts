@@ -17,7 +17,12 @@ beforeAll(async () => {
     apiKeys: [SENTINEL_KEY],
     script: demoScript([
       { taskId: 'T-1', kind: 'pass', edits: [{ path: 'hello.txt', content: 'hello\n' }] },
-      { taskId: 'T-2', kind: 'veto', edits: [{ path: 'other.txt', content: 'x\n' }], vetoReason: 'does not do the task' },
+      {
+        taskId: 'T-2',
+        kind: 'veto',
+        edits: [{ path: 'other.txt', content: 'x\n' }],
+        vetoReason: 'does not do the task',
+      },
     ]),
   });
 });
@@ -42,9 +47,14 @@ async function allFiles(dir: string): Promise<string[]> {
 }
 
 describe('the built CLI as a subprocess', () => {
-  it('runs --overnight, reports status as JSON, merges and discards, exit codes as documented', { timeout: 120_000 }, async () => {
+  it('runs --overnight, reports status as JSON, merges and discards, exit codes as documented', {
+    timeout: 120_000,
+  }, async () => {
     const { root, cleanup } = await makeRepo({
-      'BACKLOG.md': backlog('check: test -f hello.txt || test -f other.txt\nreview: true\ngates:\n  attempts: 1', '- [ ] T-1 Say hello\n- [ ] T-2 Something vetoed'),
+      'BACKLOG.md': backlog(
+        'check: test -f hello.txt || test -f other.txt\nreview: true\ngates:\n  attempts: 1',
+        '- [ ] T-1 Say hello\n- [ ] T-2 Something vetoed',
+      ),
     });
     try {
       const run = await cli(root, ['--overnight']);
@@ -60,9 +70,31 @@ describe('the built CLI as a subprocess', () => {
       const status = await cli(root, ['status', '--json']);
       expect(status.exitCode).toBe(0);
       const rows = JSON.parse(status.stdout) as Array<Record<string, unknown>>;
-      expect(rows.map((r) => [r.id, r.status])).toEqual([['T-1', 'verified'], ['T-2', 'failed']]);
+      expect(rows.map((r) => [r.id, r.status])).toEqual([
+        ['T-1', 'verified'],
+        ['T-2', 'failed'],
+      ]);
       // The documented fields keep their names; verification facts are added after them.
-      expect(Object.keys(rows[0]!)).toEqual(['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'tokens', 'costUsd', 'branch', 'reason', 'checks', 'counts', 'baseline', 'proof', 'conflictsWith', 'conflicts', 'waitingFor', 'pr']);
+      expect(Object.keys(rows[0]!)).toEqual([
+        'id',
+        'title',
+        'status',
+        'phase',
+        'attempt',
+        'maxAttempts',
+        'tokens',
+        'costUsd',
+        'branch',
+        'reason',
+        'checks',
+        'counts',
+        'baseline',
+        'proof',
+        'conflictsWith',
+        'conflicts',
+        'waitingFor',
+        'pr',
+      ]);
       expect(rows[0]!.tokens).toBeGreaterThan(0);
       expect(rows[0]!.costUsd).toBeGreaterThan(0);
       expect(rows[0]!.branch).toBe('loop/T-1');
@@ -96,7 +128,9 @@ describe('the built CLI as a subprocess', () => {
   });
 
   it('refuses bad input with exit 2 and writes nothing', async () => {
-    const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog('concurrency: 0\ngates:\n  tokenz: 5', '- [ ] T-1 A\n- [ ] T-1 B') });
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': backlog('concurrency: 0\ngates:\n  tokenz: 5', '- [ ] T-1 A\n- [ ] T-1 B'),
+    });
     try {
       const before = await read(root, 'BACKLOG.md');
       const run = await cli(root, ['--overnight']);
@@ -108,7 +142,9 @@ describe('the built CLI as a subprocess', () => {
       expect(await read(root, 'BACKLOG.md')).toBe(before);
 
       expect((await cli(root, ['frobnicate'])).exitCode).toBe(2);
-      expect((await cli(root, ['--concurrency', 'many', '--overnight'])).stderr).toMatch(/--concurrency: 'many' is not a positive whole number/);
+      expect((await cli(root, ['--concurrency', 'many', '--overnight'])).stderr).toMatch(
+        /--concurrency: 'many' is not a positive whole number/,
+      );
       expect((await cli(root, ['--max-time', '8 weeks', '--overnight'])).exitCode).toBe(2);
       expect((await cli(root, ['--bogus'])).exitCode).toBe(2);
     } finally {
@@ -119,7 +155,11 @@ describe('the built CLI as a subprocess', () => {
   it('needs credentials, a repository with commits, a branch and a terminal for the TUI', async () => {
     const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 A') });
     try {
-      const noKey = await cli(root, ['--overnight'], { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, ANTHROPIC_AUTH_TOKEN: undefined });
+      const noKey = await cli(root, ['--overnight'], {
+        ANTHROPIC_API_KEY: undefined,
+        ANTHROPIC_BASE_URL: undefined,
+        ANTHROPIC_AUTH_TOKEN: undefined,
+      });
       expect(noKey.exitCode).toBe(2);
       expect(noKey.stderr).toMatch(/ANTHROPIC_API_KEY/);
       expect(existsSync(join(root, '.loop-worktrees'))).toBe(false);
@@ -160,7 +200,8 @@ describe('the built CLI as a subprocess', () => {
   it('prints help and version', async () => {
     const help = await cli('/', ['--help']);
     expect(help.exitCode).toBe(0);
-    for (const word of ['--overnight', 'status', 'merge', 'discard', 'prune', 'audit', 'demo', 'Exit codes']) expect(help.stdout).toContain(word);
+    for (const word of ['--overnight', 'status', 'merge', 'discard', 'prune', 'audit', 'demo', 'Exit codes'])
+      expect(help.stdout).toContain(word);
     const version = await cli('/', ['--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });

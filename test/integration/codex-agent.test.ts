@@ -28,7 +28,10 @@ describe('Codex as the implementer', () => {
     const outputs: string[] = [];
     const server = await startResponsesServer((req) => {
       outputs.push(...req.outputs);
-      if (req.calls === 0) return { call: { name: 'exec_command', arguments: { cmd: 'echo made-by-codex > codex.txt && cat codex.txt' } } };
+      if (req.calls === 0)
+        return {
+          call: { name: 'exec_command', arguments: { cmd: 'echo made-by-codex > codex.txt && cat codex.txt' } },
+        };
       return { text: 'Wrote codex.txt.' };
     }, 100);
     cleanups.push(() => server.close());
@@ -41,20 +44,43 @@ describe('Codex as the implementer', () => {
     const client = new CliAgentClient({
       processRunner: runner,
       sandboxAvailable: true,
-      hostEnv: { PATH: process.env.PATH, HOME: home, OPENAI_API_KEY: 'sk-openai-test', OPENAI_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-not-for-codex' },
+      hostEnv: {
+        PATH: process.env.PATH,
+        HOME: home,
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-not-for-codex',
+      },
     });
     const events: AgentEvent[] = [];
-    const request = presetRequest({ preset: 'codex', bin: CODEX }, 'implementer', { model: 'gpt-5.5', prompt: 'Write codex.txt.', workdir: repo.root });
+    const request = presetRequest({ preset: 'codex', bin: CODEX }, 'implementer', {
+      model: 'gpt-5.5',
+      prompt: 'Write codex.txt.',
+      workdir: repo.root,
+    });
     const result = await client.runAgent(request, (e) => events.push(e));
     expect(result.text).toBe('Wrote codex.txt.');
     expect(await readFile(path.join(repo.root, 'codex.txt'), 'utf8')).toBe('made-by-codex\n');
     expect(events.some((e) => e.type === 'tool' && e.input.includes('echo made-by-codex > codex.txt'))).toBe(true);
     // tokens: what the server reported, the cached part split out
-    const usage = events.filter((e) => e.type === 'usage').reduce(
-      (s, e) => ({ input: s.input + e.usage.input, cacheRead: s.cacheRead + e.usage.cacheRead, output: s.output + e.usage.output }),
+    const usage = events
+      .filter((e) => e.type === 'usage')
+      .reduce(
+        (s, e) => ({
+          input: s.input + e.usage.input,
+          cacheRead: s.cacheRead + e.usage.cacheRead,
+          output: s.output + e.usage.output,
+        }),
+        { input: 0, cacheRead: 0, output: 0 },
+      );
+    const served = server.requests.reduce(
+      (s, q) => ({
+        input: s.input + q.usage!.input - q.usage!.cached,
+        cacheRead: s.cacheRead + q.usage!.cached,
+        output: s.output + q.usage!.output,
+      }),
       { input: 0, cacheRead: 0, output: 0 },
     );
-    const served = server.requests.reduce((s, q) => ({ input: s.input + q.usage!.input - q.usage!.cached, cacheRead: s.cacheRead + q.usage!.cached, output: s.output + q.usage!.output }), { input: 0, cacheRead: 0, output: 0 });
     expect(usage).toEqual(served);
     expect(server.requests.every((q) => q.auth)).toBe(true);
   }, 60_000);
@@ -88,8 +114,13 @@ describe('Codex as the reviewer', () => {
       ),
       () => {},
     );
-    const asked = server.requests.find((q) => q.path === '/v1/responses') as { body: { text: { format: Record<string, unknown> } } } | undefined;
+    const asked = server.requests.find((q) => q.path === '/v1/responses') as
+      | { body: { text: { format: Record<string, unknown> } } }
+      | undefined;
     expect(asked?.body.text.format).toMatchObject({ type: 'json_schema', schema: VERDICT_SCHEMA });
-    expect(parseVerdict(result.text)).toEqual({ pass: false, reasons: ['README.md: the task asked for a title, there is none.'] });
+    expect(parseVerdict(result.text)).toEqual({
+      pass: false,
+      reasons: ['README.md: the task asked for a title, there is none.'],
+    });
   }, 60_000);
 });

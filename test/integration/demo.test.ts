@@ -8,14 +8,20 @@ import { makeRepo } from '../helpers/git-repo.js';
 import { pathWithout } from '../helpers/path-without.js';
 import { BIN, CLI } from '../helpers/paths.js';
 
-
 describe('loopfleet demo', () => {
-  it('runs the bundled demo headless with the scripted model and no key: three verified, two failed as scripted', { timeout: 120_000 }, async () => {
+  it('runs the bundled demo headless with the scripted model and no key: three verified, two failed as scripted', {
+    timeout: 120_000,
+  }, async () => {
     const env = { ...process.env };
     delete env.ANTHROPIC_API_KEY;
     delete env.ANTHROPIC_AUTH_TOKEN;
     delete env.ANTHROPIC_BASE_URL;
-    const run = await execa(process.execPath, [BIN, 'demo', '--overnight'], { env, extendEnv: false, reject: false, timeout: 110_000 });
+    const run = await execa(process.execPath, [BIN, 'demo', '--overnight'], {
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 110_000,
+    });
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/SCRIPTED DEMO MODEL/);
@@ -26,16 +32,29 @@ describe('loopfleet demo', () => {
     const dir = /The demo repository is at (\S+)\./.exec(run.stdout)?.[1];
     expect(dir).toBeDefined();
     const status = await execa(process.execPath, [BIN, 'status', '--json'], { cwd: dir!, reject: false });
-    expect(JSON.parse(status.stdout).map((t: { status: string }) => t.status)).toEqual(['verified', 'verified', 'failed', 'failed', 'verified']);
+    expect(JSON.parse(status.stdout).map((t: { status: string }) => t.status)).toEqual([
+      'verified',
+      'verified',
+      'failed',
+      'failed',
+      'verified',
+    ]);
     const { rm } = await import('node:fs/promises');
     await rm(dir!, { recursive: true, force: true });
   });
 
-  it('runs to its end where bubblewrap is missing, saying first that its checks run unsandboxed and how to install it', { timeout: 120_000 }, async () => {
+  it('runs to its end where bubblewrap is missing, saying first that its checks run unsandboxed and how to install it', {
+    timeout: 120_000,
+  }, async () => {
     const bin = pathWithout(['bwrap']);
     try {
       const env: Record<string, string> = { PATH: bin.path, HOME: process.env.HOME ?? '/root', NO_COLOR: '1' };
-      const run = await execa(process.execPath, [BIN, 'demo', '--overnight'], { env, extendEnv: false, reject: false, timeout: 110_000 });
+      const run = await execa(process.execPath, [BIN, 'demo', '--overnight'], {
+        env,
+        extendEnv: false,
+        reject: false,
+        timeout: 110_000,
+      });
       expect(run.stderr).toBe('');
       expect(run.exitCode).toBe(0);
       const first = run.stdout.split('\n')[0]!;
@@ -57,14 +76,35 @@ describe('loopfleet demo', () => {
     }
   });
 
-  it('never extends that to a real repository: without bubblewrap its checks are still refused', { timeout: 120_000 }, async () => {
+  it('never extends that to a real repository: without bubblewrap its checks are still refused', {
+    timeout: 120_000,
+  }, async () => {
     const bin = pathWithout(['bwrap']);
-    const server = await startModelServer({ apiKeys: ['key-for-this-test'], script: demoScript([{ taskId: 'T-1', kind: 'pass', edits: [{ path: 'hello.txt', content: 'hello\n' }] }]) });
-    const repo = await makeRepo({ 'BACKLOG.md': backlog('check: test -f hello.txt\nreview: false\ngates:\n  attempts: 1', '- [ ] T-1 Say hello') });
+    const server = await startModelServer({
+      apiKeys: ['key-for-this-test'],
+      script: demoScript([{ taskId: 'T-1', kind: 'pass', edits: [{ path: 'hello.txt', content: 'hello\n' }] }]),
+    });
+    const repo = await makeRepo({
+      'BACKLOG.md': backlog('check: test -f hello.txt\nreview: false\ngates:\n  attempts: 1', '- [ ] T-1 Say hello'),
+    });
     try {
-      const env = { PATH: bin.path, HOME: process.env.HOME ?? '/root', NO_COLOR: '1', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'key-for-this-test' };
-      const run = await execa(process.execPath, [CLI, '--overnight'], { cwd: repo.root, env, extendEnv: false, reject: false, timeout: 60_000 });
-      expect(run.stdout).toMatch(/warning: no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\) — checks of agent-written code are refused/);
+      const env = {
+        PATH: bin.path,
+        HOME: process.env.HOME ?? '/root',
+        NO_COLOR: '1',
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'key-for-this-test',
+      };
+      const run = await execa(process.execPath, [CLI, '--overnight'], {
+        cwd: repo.root,
+        env,
+        extendEnv: false,
+        reject: false,
+        timeout: 60_000,
+      });
+      expect(run.stdout).toMatch(
+        /warning: no sandbox \(bubblewrap cannot run here: bubblewrap \(bwrap\) is not installed\) — checks of agent-written code are refused/,
+      );
       expect(run.stdout).toMatch(/Fix: install it: (sudo )?apt-get install bubblewrap; or write `sandbox: off`/);
       expect(run.stdout).not.toMatch(/demo/);
       expect(run.stdout).toMatch(/done: 0 verified, 0 merged, 1 failed/);

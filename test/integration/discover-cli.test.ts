@@ -8,7 +8,6 @@ import { FIXTURE_BACKLOG, FIXTURES, fixtureRepo } from '../helpers/discover-fixt
 import { read } from '../helpers/git-repo.js';
 import { CLI } from '../helpers/paths.js';
 
-
 /**
  * `npm` and `gh` stand-ins on PATH: `npm outdated` / `npm audit` print recorded output (no registry here),
  * every other npm command is the real npm; `gh` answers as a logged-in GitHub CLI would.
@@ -17,15 +16,27 @@ let bin: string;
 beforeAll(async () => {
   bin = await mkdtemp(join(tmpdir(), 'loopfleet-discover-bin-'));
   const realNpm = (await execa('sh', ['-c', 'command -v npm'])).stdout.trim();
-  await writeFile(join(bin, 'npm'), `#!/bin/sh\ncase "$1" in\n  outdated) cat '${FIXTURES}/npm-outdated.json'; exit 1;;\n  audit) cat '${FIXTURES}/npm-audit.json'; exit 1;;\nesac\nexec '${realNpm}' "$@"\n`);
-  await writeFile(join(bin, 'gh'), `#!/bin/sh\ncase "$1 $2" in\n  "auth status") echo "Logged in"; exit 0;;\n  "issue list") echo '[{"number":7,"title":"Support negative numbers","body":"add(-1, 1) is wrong"}]'; exit 0;;\nesac\nexit 1\n`);
+  await writeFile(
+    join(bin, 'npm'),
+    `#!/bin/sh\ncase "$1" in\n  outdated) cat '${FIXTURES}/npm-outdated.json'; exit 1;;\n  audit) cat '${FIXTURES}/npm-audit.json'; exit 1;;\nesac\nexec '${realNpm}' "$@"\n`,
+  );
+  await writeFile(
+    join(bin, 'gh'),
+    `#!/bin/sh\ncase "$1 $2" in\n  "auth status") echo "Logged in"; exit 0;;\n  "issue list") echo '[{"number":7,"title":"Support negative numbers","body":"add(-1, 1) is wrong"}]'; exit 0;;\nesac\nexit 1\n`,
+  );
   await chmod(join(bin, 'npm'), 0o755);
   await chmod(join(bin, 'gh'), 0o755);
 });
 afterAll(async () => rm(bin, { recursive: true, force: true }));
 
 function cli(cwd: string, args: string[]) {
-  return execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { PATH: `${bin}:${process.env.PATH}`, NO_COLOR: '1' }, extendEnv: true, timeout: 90_000 });
+  return execa(process.execPath, [CLI, ...args], {
+    cwd,
+    reject: false,
+    env: { PATH: `${bin}:${process.env.PATH}`, NO_COLOR: '1' },
+    extendEnv: true,
+    timeout: 90_000,
+  });
 }
 
 describe('loopfleet discover, the built CLI', () => {
@@ -45,8 +56,15 @@ describe('loopfleet discover, the built CLI', () => {
       expect(run.stdout).toMatch(/Added 9 under ## Discovered/);
       const tasks = parseBacklog(await read(r.root, 'BACKLOG.md'), 'BACKLOG.md').backlog.tasks;
       expect(tasks.filter((t) => t.discovered).map((t) => t.source)).toEqual([
-        'dep minimist', 'dep lodash', 'test test/calc.test.js', 'lint src/calc.js', 'gh#7', 'todo src/util.ts:3',
-        'todo src/calc.js:2', 'todo tools/report.py:6', 'dep left-pad',
+        'dep minimist',
+        'dep lodash',
+        'test test/calc.test.js',
+        'lint src/calc.js',
+        'gh#7',
+        'todo src/util.ts:3',
+        'todo src/calc.js:2',
+        'todo tools/report.py:6',
+        'dep left-pad',
       ]);
 
       const again = await cli(r.root, ['discover']);
@@ -61,7 +79,9 @@ describe('loopfleet discover, the built CLI', () => {
     }
   });
 
-  it('--only todo --limit 2 adds the two highest TODOs; bad usage exits 2 and writes nothing', { timeout: 120_000 }, async () => {
+  it('--only todo --limit 2 adds the two highest TODOs; bad usage exits 2 and writes nothing', {
+    timeout: 120_000,
+  }, async () => {
     const r = await fixtureRepo();
     try {
       for (const [args, message] of [
@@ -82,7 +102,10 @@ describe('loopfleet discover, the built CLI', () => {
       expect(limited.stdout).not.toMatch(/tests:|lint:|deps:|issues:/);
       expect(limited.stdout).toMatch(/3 new proposal\(s\); --limit 2 keeps the first 2:/);
       const tasks = parseBacklog(await read(r.root, 'BACKLOG.md'), 'BACKLOG.md').backlog.tasks;
-      expect(tasks.filter((t) => t.discovered).map((t) => [t.source, t.priority])).toEqual([['todo src/util.ts:3', 'normal'], ['todo src/calc.js:2', 'low']]);
+      expect(tasks.filter((t) => t.discovered).map((t) => [t.source, t.priority])).toEqual([
+        ['todo src/util.ts:3', 'normal'],
+        ['todo src/calc.js:2', 'low'],
+      ]);
     } finally {
       await r.cleanup();
     }
@@ -93,6 +116,8 @@ describe('loopfleet discover, the built CLI', () => {
     expect(help.stdout).toMatch(/loopfleet discover +propose tasks under ## Discovered/);
     expect(help.stdout).toMatch(/--only LIST/);
     expect(help.stdout).toMatch(/labelled GitHub or GitLab issues\)/);
-    expect(help.stdout).toMatch(/--github-label L +discover: the label of the issues to propose, on GitHub or GitLab \(default loopfleet\)/);
+    expect(help.stdout).toMatch(
+      /--github-label L +discover: the label of the issues to propose, on GitHub or GitLab \(default loopfleet\)/,
+    );
   });
 });

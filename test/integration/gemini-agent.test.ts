@@ -28,13 +28,22 @@ async function geminiClient(baseUrl: string): Promise<{ repo: { root: string }; 
   const home = await mkdtemp(path.join(os.tmpdir(), 'lf-gemini-home-'));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
   await mkdir(path.join(home, '.gemini'));
-  await writeFile(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }));
+  await writeFile(
+    path.join(home, '.gemini', 'settings.json'),
+    JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+  );
   const repo = await makeRepo({ 'README.md': 'x\n' });
   cleanups.push(repo.cleanup);
   const client = new CliAgentClient({
     processRunner: new ExecaRunner(),
     sandboxAvailable: true,
-    hostEnv: { PATH: process.env.PATH, HOME: home, GEMINI_API_KEY: 'gemini-test-key', GOOGLE_GEMINI_BASE_URL: baseUrl, ANTHROPIC_API_KEY: 'not-for-gemini' },
+    hostEnv: {
+      PATH: process.env.PATH,
+      HOME: home,
+      GEMINI_API_KEY: 'gemini-test-key',
+      GOOGLE_GEMINI_BASE_URL: baseUrl,
+      ANTHROPIC_API_KEY: 'not-for-gemini',
+    },
   });
   return { repo, client };
 }
@@ -43,13 +52,18 @@ describe('Gemini CLI as the implementer', () => {
   it('writes with its own tool inside the sandbox and reports its tokens', async () => {
     const server = await startGeminiServer((req) => {
       const tools = Array.isArray(req.body.tools) && req.body.tools.length > 0;
-      if (tools && req.calls === 0) return { call: { name: 'write_file', args: { file_path: 'gemini.txt', content: 'made by gemini\n' } } };
+      if (tools && req.calls === 0)
+        return { call: { name: 'write_file', args: { file_path: 'gemini.txt', content: 'made by gemini\n' } } };
       return { text: 'Wrote gemini.txt.' };
     }, 50);
     cleanups.push(() => server.close());
     const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
-    const request = presetRequest({ preset: 'gemini', bin: GEMINI }, 'implementer', { model: 'gemini-2.5-pro', prompt: 'Write gemini.txt.', workdir: repo.root });
+    const request = presetRequest({ preset: 'gemini', bin: GEMINI }, 'implementer', {
+      model: 'gemini-2.5-pro',
+      prompt: 'Write gemini.txt.',
+      workdir: repo.root,
+    });
     const result = await client.runAgent(request, (e) => events.push(e));
     expect(await readFile(path.join(repo.root, 'gemini.txt'), 'utf8')).toBe('made by gemini\n');
     expect(result.text).toContain('Wrote gemini.txt.');
@@ -57,7 +71,16 @@ describe('Gemini CLI as the implementer', () => {
     expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ name: 'write_file', isError: false });
     // tokens: what the server reported for the main model, the cached part split out
     const main = server.requests.filter((q) => q.usage !== null && q.path.includes('gemini-2.5-pro'));
-    const usage = events.filter((e) => e.type === 'usage').reduce((s, e) => ({ input: s.input + e.usage.input, cacheRead: s.cacheRead + e.usage.cacheRead, output: s.output + e.usage.output }), { input: 0, cacheRead: 0, output: 0 });
+    const usage = events
+      .filter((e) => e.type === 'usage')
+      .reduce(
+        (s, e) => ({
+          input: s.input + e.usage.input,
+          cacheRead: s.cacheRead + e.usage.cacheRead,
+          output: s.output + e.usage.output,
+        }),
+        { input: 0, cacheRead: 0, output: 0 },
+      );
     expect(usage.cacheRead).toBe(main.reduce((s, q) => s + q.usage!.cached, 0));
     expect(usage.output).toBeGreaterThan(0);
     expect(server.requests.every((q) => q.keyed)).toBe(true);
@@ -68,18 +91,25 @@ describe('Gemini CLI as the reviewer', () => {
   it('runs read-only: a write it tries does not reach the worktree, and its verdict is read from its final text', async () => {
     const offered: string[][] = [];
     const server = await startGeminiServer((req) => {
-      const tools = Array.isArray(req.body.tools) ? (req.body.tools as Array<{ functionDeclarations?: Array<{ name: string }> }>) : [];
+      const tools = Array.isArray(req.body.tools)
+        ? (req.body.tools as Array<{ functionDeclarations?: Array<{ name: string }> }>)
+        : [];
       const names = tools.flatMap((t) => t.functionDeclarations ?? []).map((d) => d.name);
       if (names.length > 0) offered.push(names);
       // A reviewer that tries to fix what it reviews: its plan mode must refuse the write.
-      if (names.length > 0 && req.calls === 0) return { call: { name: 'write_file', args: { file_path: 'README.md', content: 'fixed by the reviewer\n' } } };
+      if (names.length > 0 && req.calls === 0)
+        return { call: { name: 'write_file', args: { file_path: 'README.md', content: 'fixed by the reviewer\n' } } };
       return { text: 'I read the diff.\n\n{"pass": false, "reasons": ["the change ignores the empty input case"]}' };
     }, 50);
     cleanups.push(() => server.close());
     const { repo, client } = await geminiClient(server.url);
     const events: AgentEvent[] = [];
     const result = await client.runAgent(
-      presetRequest({ preset: 'gemini', bin: GEMINI }, 'verifier', { model: 'gemini-2.5-pro', prompt: 'Review this diff and answer with the JSON verdict.', workdir: repo.root }),
+      presetRequest({ preset: 'gemini', bin: GEMINI }, 'verifier', {
+        model: 'gemini-2.5-pro',
+        prompt: 'Review this diff and answer with the JSON verdict.',
+        workdir: repo.root,
+      }),
       (e) => events.push(e),
     );
     expect(parseVerdict(result.text)).toEqual({ pass: false, reasons: ['the change ignores the empty input case'] });

@@ -27,7 +27,8 @@ async function disagreements(root: string, tips: Record<string, string>): Promis
     const branch = await refExists(root, `refs/heads/loop/${id}`);
     const discarded = await refExists(root, `refs/loopfleet/discarded/${id}`);
     // a merge --all lands a rebased copy of the branch: base has the task's change, not necessarily its commit
-    const inBase = (await execa('git', ['cat-file', '-e', `main:${id}.txt`], { cwd: root, reject: false })).exitCode === 0;
+    const inBase =
+      (await execa('git', ['cat-file', '-e', `main:${id}.txt`], { cwd: root, reject: false })).exitCode === 0;
     const kept = discarded && (await git(root, 'rev-parse', `refs/loopfleet/discarded/${id}`)) === tips[id];
     const ok =
       (status === 'merged' && !branch && inBase && !discarded) ||
@@ -40,29 +41,61 @@ async function disagreements(root: string, tips: Record<string, string>): Promis
 
 // The rounds: two to four commands at once, each pair of them contending for the same state and git.
 const ROUNDS: string[][][] = [
-  [['merge', 'T-1'], ['discard', 'T-2']],
-  [['merge', '--all'], ['merge', '--all']],
-  [['merge', 'T-1'], ['discard', 'T-2'], ['merge', '--all']],
-  [['discard', 'T-2'], ['merge', '--all'], ['merge', 'T-1'], ['merge', '--all']],
+  [
+    ['merge', 'T-1'],
+    ['discard', 'T-2'],
+  ],
+  [
+    ['merge', '--all'],
+    ['merge', '--all'],
+  ],
+  [
+    ['merge', 'T-1'],
+    ['discard', 'T-2'],
+    ['merge', '--all'],
+  ],
+  [
+    ['discard', 'T-2'],
+    ['merge', '--all'],
+    ['merge', 'T-1'],
+    ['merge', '--all'],
+  ],
 ];
 
 describe('two commands at once', () => {
-  it('never run alongside: after every round of concurrent merge / discard / merge --all, state and git agree', { timeout: 120_000 }, async () => {
+  it('never run alongside: after every round of concurrent merge / discard / merge --all, state and git agree', {
+    timeout: 120_000,
+  }, async () => {
     const exits = new Set<number>();
     for (let round = 0; round < 20; round++) {
-      const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nconcurrency: 3', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three') });
+      const r = await makeRepo({
+        'BACKLOG.md': backlog('check: "true"\nconcurrency: 3', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'),
+      });
       cleanups.push(r.cleanup);
-      await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {}));
-      const tips = Object.fromEntries(await Promise.all(TASKS.map(async (id) => [id, await git(r.root, 'rev-parse', `loop/${id}`)] as const)));
+      await runFleet(r.root, ({ role, task }) =>
+        role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {},
+      );
+      const tips = Object.fromEntries(
+        await Promise.all(TASKS.map(async (id) => [id, await git(r.root, 'rev-parse', `loop/${id}`)] as const)),
+      );
       const commands = ROUNDS[round % ROUNDS.length]!;
-      const results = await Promise.all(commands.map((args) => execa(process.execPath, [CLI, ...args], { cwd: r.root, reject: false, env: { NO_COLOR: '1' } })));
+      const results = await Promise.all(
+        commands.map((args) =>
+          execa(process.execPath, [CLI, ...args], { cwd: r.root, reject: false, env: { NO_COLOR: '1' } }),
+        ),
+      );
       for (const [i, result] of results.entries()) {
         exits.add(result.exitCode ?? -1);
         // a refused or failed command says why in one line, never with a stack trace
-        expect(`${result.stdout}\n${result.stderr}`, `round ${round}: ${commands[i]!.join(' ')}`).not.toMatch(/\n\s+at |ENOENT/);
+        expect(`${result.stdout}\n${result.stderr}`, `round ${round}: ${commands[i]!.join(' ')}`).not.toMatch(
+          /\n\s+at |ENOENT/,
+        );
         expect([0, 1, 2], `round ${round}: ${commands[i]!.join(' ')}: ${result.stderr}`).toContain(result.exitCode);
       }
-      expect(await disagreements(r.root, tips), `round ${round}: ${commands.map((c) => c.join(' ')).join(' | ')}`).toEqual([]);
+      expect(
+        await disagreements(r.root, tips),
+        `round ${round}: ${commands.map((c) => c.join(' ')).join(' | ')}`,
+      ).toEqual([]);
       await r.cleanup();
     }
     expect(exits.has(0)).toBe(true);

@@ -38,7 +38,8 @@ async function sandboxAttackTests(): Promise<string[]> {
   const found: string[] = [];
   for (const name of (await readdir(dir)).sort()) {
     if (!/-attacks\.test\.ts$/.test(name)) continue;
-    if ((await readFile(path.join(dir, name), 'utf8')).includes('sandboxAvailable()')) found.push(`test/security/${name}`);
+    if ((await readFile(path.join(dir, name), 'utf8')).includes('sandboxAvailable()'))
+      found.push(`test/security/${name}`);
   }
   // Then the self-test and the macOS path's own tests, which switch to the real Seatbelt on a Mac.
   return [
@@ -86,7 +87,12 @@ describe('the macOS sandbox job', () => {
     expect(guard.startsWith('"') && guard.endsWith('"')).toBe(true);
     const bin = pathWithout(['bwrap']);
     try {
-      const r = await execa(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, env: { PATH: bin.path }, extendEnv: false, reject: false });
+      const r = await execa(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: ROOT,
+        env: { PATH: bin.path },
+        extendEnv: false,
+        reject: false,
+      });
       expect(r.stderr).toBe('no sandbox on this runner: the attack tests would only skip');
       expect(r.exitCode).toBe(1);
     } finally {

@@ -13,7 +13,8 @@ afterEach(async () => {
 /** The changed lines of a unified diff, without its file headers. */
 const changed = (diff: string) => diff.split('\n').filter((l) => /^[-+]/.test(l) && !/^(---|\+\+\+) /.test(l));
 
-const implement = ({ role, task }: { role: string; task: string }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {});
+const implement = ({ role, task }: { role: string; task: string }) =>
+  role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {};
 
 describe('a clean checkout after merging', () => {
   it('commits the tick (and the ids loopfleet wrote) with the merge, leaving nothing uncommitted', async () => {
@@ -40,7 +41,10 @@ describe('a clean checkout after merging', () => {
     const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 First\n- [ ] T-2 Second') });
     cleanups.push(r.cleanup);
     await runFleet(r.root, implement);
-    const mine = (await read(r.root, 'BACKLOG.md')).replace('- [ ] T-2 Second', '- [ ] T-2 Second\n  remember the edge case');
+    const mine = (await read(r.root, 'BACKLOG.md')).replace(
+      '- [ ] T-2 Second',
+      '- [ ] T-2 Second\n  remember the edge case',
+    );
     await writeFiles(r.root, { 'BACKLOG.md': `${mine}- [ ] An idea for later\n` });
     const h = await reopen(r.root);
     await h.fleet.merge('T-1');

@@ -19,10 +19,14 @@ afterEach(async () => {
 const CLASH_CHECK = "if [ -f one.txt ] && [ -f four.txt ]; then echo 'one.txt and four.txt clash'; exit 1; fi";
 const ITEMS = '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four';
 const WORDS: Record<string, string> = { 'T-1': 'one', 'T-2': 'two', 'T-3': 'three', 'T-4': 'four' };
-const writeOwnFile = ({ role, task }: { role: string; task: string }) => (role === 'implementer' ? { edits: { [`${WORDS[task]}.txt`]: `${task}\n` } } : {});
+const writeOwnFile = ({ role, task }: { role: string; task: string }) =>
+  role === 'implementer' ? { edits: { [`${WORDS[task]}.txt`]: `${task}\n` } } : {};
 
 async function fourVerified(): Promise<string> {
-  const r = await makeRepo({ 'BACKLOG.md': backlog('check: sh check.sh\nreview: false', ITEMS), 'check.sh': `${CLASH_CHECK}\n` });
+  const r = await makeRepo({
+    'BACKLOG.md': backlog('check: sh check.sh\nreview: false', ITEMS),
+    'check.sh': `${CLASH_CHECK}\n`,
+  });
   cleanups.push(r.cleanup);
   const { fleet } = await runFleet(r.root, writeOwnFile);
   expect(fleet.tasks().map((t) => t.status)).toEqual(['verified', 'verified', 'verified', 'verified']);
@@ -31,16 +35,23 @@ async function fourVerified(): Promise<string> {
 
 /** Every commit base went through since `from`, first parents only, oldest first. */
 async function baseHistory(root: string, from: string): Promise<string[]> {
-  return (await git(root, 'rev-list', '--first-parent', '--reverse', `${from}..main`)).split('\n').filter((x) => x !== '');
+  return (await git(root, 'rev-list', '--first-parent', '--reverse', `${from}..main`))
+    .split('\n')
+    .filter((x) => x !== '');
 }
 
 describe('the merge queue', () => {
-  it('names a worktree left dirty as a dirty worktree, with its files, never as a conflict', { timeout: 120_000 }, async () => {
+  it('names a worktree left dirty as a dirty worktree, with its files, never as a conflict', {
+    timeout: 120_000,
+  }, async () => {
     const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two') });
     cleanups.push(r.cleanup);
     await runFleet(r.root, writeOwnFile);
     // T-1 lands first and moves base, so T-2's branch must be rebased: its worktree has an edit no commit holds.
-    const worktree = (await git(r.root, 'worktree', 'list', '--porcelain')).split('\n').find((l) => l.startsWith('worktree ') && l.endsWith('T-2'))!.slice(9);
+    const worktree = (await git(r.root, 'worktree', 'list', '--porcelain'))
+      .split('\n')
+      .find((l) => l.startsWith('worktree ') && l.endsWith('T-2'))!
+      .slice(9);
     writeFileSync(join(worktree, 'two.txt'), 'edited by hand\n');
     const h = await reopen(r.root);
     const result = await h.fleet.mergeAll();
@@ -52,7 +63,9 @@ describe('the merge queue', () => {
     expect(h.fleet.task('T-2')!.reason).toContain('dirty worktree: two.txt');
   });
 
-  it('lands each branch on top of the last, re-checked: base never receives a combination that fails', { timeout: 120_000 }, async () => {
+  it('lands each branch on top of the last, re-checked: base never receives a combination that fails', {
+    timeout: 120_000,
+  }, async () => {
     const root = await fourVerified();
     const start = await git(root, 'rev-parse', 'main');
     const h = await reopen(root);
@@ -76,11 +89,23 @@ describe('the merge queue', () => {
     expect(await git(root, 'show', 'main:BACKLOG.md')).toMatch(/- \[x\] T-3 Three\n- \[ \] T-4 Four/);
   });
 
-  it('predicts which verified branches conflict, in status --json, before anything is merged', { timeout: 60_000 }, async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'), 'shared.txt': 'original\n' });
+  it('predicts which verified branches conflict, in status --json, before anything is merged', {
+    timeout: 60_000,
+  }, async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'),
+      'shared.txt': 'original\n',
+    });
     cleanups.push(r.cleanup);
     await runFleet(r.root, ({ role, task }) =>
-      role !== 'implementer' ? {} : { edits: task === 'T-3' ? ({ 'other.txt': 'x\n' } as Record<string, string>) : { 'shared.txt': `changed by ${task}\n` } },
+      role !== 'implementer'
+        ? {}
+        : {
+            edits:
+              task === 'T-3'
+                ? ({ 'other.txt': 'x\n' } as Record<string, string>)
+                : { 'shared.txt': `changed by ${task}\n` },
+          },
     );
     const head = await git(r.root, 'rev-parse', 'main');
     const rows = await statusRows(await findRepo(r.root));
@@ -94,10 +119,18 @@ describe('the merge queue', () => {
     expect(table.stdout).toMatch(/T-1 .*⚠ conflicts with T-2/);
   });
 
-  it('turns a conflict into work: the branch is replayed onto base with markers, a new attempt resolves them, and it lands', { timeout: 120_000 }, async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('check: sh check.sh\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two'), 'shared.txt': 'top\noriginal\nbottom\n', 'check.sh': "! grep -q '^<<<<<<<' shared.txt\n" });
+  it('turns a conflict into work: the branch is replayed onto base with markers, a new attempt resolves them, and it lands', {
+    timeout: 120_000,
+  }, async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('check: sh check.sh\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two'),
+      'shared.txt': 'top\noriginal\nbottom\n',
+      'check.sh': "! grep -q '^<<<<<<<' shared.txt\n",
+    });
     cleanups.push(r.cleanup);
-    await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `top\nchanged by ${task}\nbottom\n` } } : {}));
+    await runFleet(r.root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'shared.txt': `top\nchanged by ${task}\nbottom\n` } } : {},
+    );
     const h = await reopen(r.root);
     const queued = await h.fleet.mergeAll();
     await h.session.close();
@@ -126,10 +159,17 @@ describe('the merge queue', () => {
     expect(await git(r.root, 'status', '--porcelain')).toBe('');
   });
 
-  it('an attempt that leaves a conflict marker is refused by the guard: no marker reaches a commit', { timeout: 120_000 }, async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false\ngates:\n  attempts: 2', '- [ ] T-1 One\n- [ ] T-2 Two'), 'shared.txt': 'original\n' });
+  it('an attempt that leaves a conflict marker is refused by the guard: no marker reaches a commit', {
+    timeout: 120_000,
+  }, async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"\nreview: false\ngates:\n  attempts: 2', '- [ ] T-1 One\n- [ ] T-2 Two'),
+      'shared.txt': 'original\n',
+    });
     cleanups.push(r.cleanup);
-    await runFleet(r.root, ({ role, task }) => (role === 'implementer' ? { edits: { 'shared.txt': `changed by ${task}\n` } } : {}));
+    await runFleet(r.root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'shared.txt': `changed by ${task}\n` } } : {},
+    );
     const h = await reopen(r.root);
     expect((await h.fleet.mergeAll()).sentBack.map((s) => s.id)).toEqual(['T-2']);
     await h.session.close();
@@ -141,10 +181,16 @@ describe('the merge queue', () => {
     expect(await git(r.root, 'log', '-G^<<<<<<<', '--format=%h', '--all')).toBe('');
   });
 
-  it('stopped by SIGTERM, leaves base at a merge that passed, state matching git, and no lock', { timeout: 120_000 }, async () => {
+  it('stopped by SIGTERM, leaves base at a merge that passed, state matching git, and no lock', {
+    timeout: 120_000,
+  }, async () => {
     const root = await fourVerified();
     const start = await git(root, 'rev-parse', 'main');
-    const child = execa(process.execPath, [CLI, 'merge', '--all'], { cwd: root, reject: false, env: { NO_COLOR: '1' } });
+    const child = execa(process.execPath, [CLI, 'merge', '--all'], {
+      cwd: root,
+      reject: false,
+      env: { NO_COLOR: '1' },
+    });
     let stopped = false;
     child.stdout?.on('data', (chunk: Buffer) => {
       if (!stopped && /T-1 merged|merge queue:/.test(String(chunk))) {
@@ -156,8 +202,10 @@ describe('the merge queue', () => {
     expect(stopped).toBe(true);
     expect(result.exitCode).toBe(130);
     expect(existsSync(join(root, '.loop-worktrees', 'fleet.lock'))).toBe(false);
-    const state = (await readState(root));
-    const merges = (await git(root, 'log', '--format=%s', `${start}..main`)).split('\n').filter((s) => s.startsWith('Merge loop/'));
+    const state = await readState(root);
+    const merges = (await git(root, 'log', '--format=%s', `${start}..main`))
+      .split('\n')
+      .filter((s) => s.startsWith('Merge loop/'));
     for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) {
       const inGit = merges.some((s) => s.startsWith(`Merge loop/${id}:`));
       expect(state.tasks[id].status === 'merged', `${id}`).toBe(inGit);

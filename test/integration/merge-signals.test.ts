@@ -19,7 +19,9 @@ async function mergedInGit(root: string): Promise<boolean> {
 }
 
 describe('a signal during loopfleet merge', () => {
-  it('never splits git from state: the merge finishes or never starts, and the lock is released', { timeout: 90_000 }, async () => {
+  it('never splits git from state: the merge finishes or never starts, and the lock is released', {
+    timeout: 90_000,
+  }, async () => {
     const outcomes = new Set<string>();
     // Signals at different moments after the lock is taken (the session is open, the merge about to run or
     // running), and one before the process is even up.
@@ -27,7 +29,11 @@ describe('a signal during loopfleet merge', () => {
       const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One') });
       cleanups.push(r.cleanup);
       await runFleet(r.root, ({ role }) => (role === 'implementer' ? { edits: { 'one.txt': '1\n' } } : {}));
-      const child = execa(process.execPath, [CLI, 'merge', 'T-1'], { cwd: r.root, reject: false, env: { NO_COLOR: '1' } });
+      const child = execa(process.execPath, [CLI, 'merge', 'T-1'], {
+        cwd: r.root,
+        reject: false,
+        env: { NO_COLOR: '1' },
+      });
       let exited = false;
       void Promise.resolve(child).finally(() => (exited = true));
       const lock = join(r.root, '.loop-worktrees', 'fleet.lock');
@@ -39,7 +45,7 @@ describe('a signal during loopfleet merge', () => {
       }
       const result = await child;
 
-      const state = (await readState(r.root));
+      const state = await readState(r.root);
       const merged = await mergedInGit(r.root);
       expect(state.tasks['T-1'].status, `signal after ${delayMs} ms`).toBe(merged ? 'merged' : 'verified');
       expect(existsSync(join(r.root, '.loop-worktrees', 'fleet.lock')), `lock after ${delayMs} ms`).toBe(false);

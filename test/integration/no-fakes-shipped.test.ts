@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SRC } from '../helpers/paths.js';
 
-
 // src/ is what `npm run build` compiles into dist/ and the package ships: test stand-ins live in test/.
 describe('the shipped sources', () => {
   it('hold no test fake and import nothing from test/', async () => {

@@ -23,7 +23,10 @@ function signal(): { promise: Promise<void>; fire: () => void } {
 }
 
 async function twoTasks() {
-  const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false\nconcurrency: 2', '- [ ] T-1 One\n- [ ] T-2 Two'), 'calc.js': 'base\n' });
+  const r = await makeRepo({
+    'BACKLOG.md': backlog('check: "true"\nreview: false\nconcurrency: 2', '- [ ] T-1 One\n- [ ] T-2 Two'),
+    'calc.js': 'base\n',
+  });
   cleanups.push(r.cleanup);
   return r;
 }
@@ -35,7 +38,11 @@ function implement(task: string, workdir: string, seenByTwo: string[]) {
   return { edits: { 'calc.js': `${now}${task === 'T-1' ? 'one' : 'two'}\n` } };
 }
 
-function onTask(h: { fleet: { events: { on(e: 'task', f: (p: { task: TaskState }) => void): unknown } } }, when: (t: TaskState) => boolean, fire: () => void) {
+function onTask(
+  h: { fleet: { events: { on(e: 'task', f: (p: { task: TaskState }) => void): unknown } } },
+  when: (t: TaskState) => boolean,
+  fire: () => void,
+) {
   h.fleet.events.on('task', ({ task }) => {
     if (when(task)) fire();
   });
@@ -43,11 +50,15 @@ function onTask(h: { fleet: { events: { on(e: 'task', f: (p: { task: TaskState }
 
 async function bothMerged(root: string) {
   expect(await git(root, 'show', 'main:calc.js')).toBe('base\none\ntwo');
-  expect((await git(root, 'log', '--format=%s', 'main')).split('\n').filter((s) => s.startsWith('Merge loop/'))).toHaveLength(2);
+  expect(
+    (await git(root, 'log', '--format=%s', 'main')).split('\n').filter((s) => s.startsWith('Merge loop/')),
+  ).toHaveLength(2);
 }
 
 describe('tasks whose plans name the same file', () => {
-  it('a plan that arrives while the other task implements waits, then implements on a base that has it', { timeout: 90_000 }, async () => {
+  it('a plan that arrives while the other task implements waits, then implements on a base that has it', {
+    timeout: 90_000,
+  }, async () => {
     const r = await twoTasks();
     const seenByTwo: string[] = [];
     const oneImplementing = signal();
@@ -55,7 +66,8 @@ describe('tasks whose plans name the same file', () => {
     const h = await openFleet(
       r.root,
       ({ role, task, request }) => {
-        if (role === 'explorer') return task === 'T-1' ? { text: PLAN('one') } : { text: PLAN('two'), until: oneImplementing.promise };
+        if (role === 'explorer')
+          return task === 'T-1' ? { text: PLAN('one') } : { text: PLAN('two'), until: oneImplementing.promise };
         if (role !== 'implementer') return {};
         if (task === 'T-1') {
           oneImplementing.fire();
@@ -76,13 +88,17 @@ describe('tasks whose plans name the same file', () => {
     expect(two.status).toBe('merged');
     // the first attempt stopped at the overlap (it uses up no attempt); the second implemented the kept plan
     expect(two.attempts.filter((a) => a.n > 0).map((a) => a.outcome)).toEqual(['verified']);
-    expect(two.attempts.some((a) => a.outcome === 'interrupted' && /waiting: overlaps T-1 on calc.js/.test(a.reason ?? ''))).toBe(true);
+    expect(
+      two.attempts.some((a) => a.outcome === 'interrupted' && /waiting: overlaps T-1 on calc.js/.test(a.reason ?? '')),
+    ).toBe(true);
     expect(h.model.calls.filter((c) => c.task === 'T-2').map((c) => c.role)).toEqual(['explorer', 'implementer']);
     expect(seenByTwo).toEqual(['base\none\n']);
     await bothMerged(r.root);
   });
 
-  it('a plan that arrives after the other task has landed implements on the new base at once, in one attempt', { timeout: 90_000 }, async () => {
+  it('a plan that arrives after the other task has landed implements on the new base at once, in one attempt', {
+    timeout: 90_000,
+  }, async () => {
     const r = await twoTasks();
     const seenByTwo: string[] = [];
     const twoExploring = signal();

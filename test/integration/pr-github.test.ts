@@ -29,14 +29,20 @@ afterEach(async () => {
 
 /** The check also prints every variable of its (sandboxed) environment whose name or value says token: the state keeps the output. */
 const CHECK = `env | grep -i token; if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail 0\\n'; else printf '# tests 22\\n# pass 15\\n# fail 7\\n'; exit 1; fi`;
-const fixIt: FakeScript = ({ role, attempt }) => (role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {});
+const fixIt: FakeScript = ({ role, attempt }) =>
+  role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {};
 
 function env(): NodeJS.ProcessEnv {
   return { GH_TOKEN: github.token, GITHUB_API_URL: github.url, GITHUB_TOKEN: '', GITLAB_TOKEN: '' };
 }
 
 async function prRepo(items: string, front = ''): Promise<{ root: string; bare: string }> {
-  const root = await backlogRepo(cleanups, `land: pr\nforge: { type: github, repo: acme/widgets }\ncheck: sh check.sh\nreview: false\npr: { labels: [loopfleet], reviewers: [alice] }\n${front}`, items, { 'check.sh': `${CHECK}\n` });
+  const root = await backlogRepo(
+    cleanups,
+    `land: pr\nforge: { type: github, repo: acme/widgets }\ncheck: sh check.sh\nreview: false\npr: { labels: [loopfleet], reviewers: [alice] }\n${front}`,
+    items,
+    { 'check.sh': `${CHECK}\n` },
+  );
   return { root, bare: await bareOrigin(root, cleanups) };
 }
 
@@ -54,13 +60,21 @@ async function filesUnder(dir: string): Promise<string[]> {
 }
 
 describe('pull requests on a loopback GitHub', () => {
-  it('a night of two tasks ends with two PRs carrying their evidence, and the token in no file, report or body', { timeout: 180_000 }, async () => {
+  it('a night of two tasks ends with two PRs carrying their evidence, and the token in no file, report or body', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare } = await prRepo('- [ ] T-1 Fix the parser\n  source: gh#7\n- [ ] T-2 Fix the printer');
     const lines: string[] = [];
     const model = new FakeModel(fixIt);
     const code = await overnight(
       await findRepo(root),
-      { overrides: {}, autoMerge: false, watch: false, env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ...env() }, services: (s) => ({ ...s, model, cliModel: model }) },
+      {
+        overrides: {},
+        autoMerge: false,
+        watch: false,
+        env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ...env() },
+        services: (s) => ({ ...s, model, cliModel: model }),
+      },
       (line) => lines.push(line),
     );
     expect(code).toBe(0);
@@ -85,7 +99,9 @@ describe('pull requests on a loopback GitHub', () => {
     expect(lines.join('\n')).not.toContain(github.token);
   });
 
-  it('CI red → a new attempt on the same PR with a comment; changes requested by a member → another; a drive-by /loopfleet is ignored; merged → merged', { timeout: 240_000 }, async () => {
+  it('CI red → a new attempt on the same PR with a comment; changes requested by a member → another; a drive-by /loopfleet is ignored; merged → merged', {
+    timeout: 240_000,
+  }, async () => {
     const { root, bare } = await prRepo('- [ ] T-1 One');
     await runFleet(root, fixIt, { env: env() });
     expect(github.pulls).toHaveLength(1);
@@ -137,7 +153,9 @@ describe('pull requests on a loopback GitHub', () => {
     expect(await readFile(join(root, 'BACKLOG.md'), 'utf8')).toContain('- [x] T-1 One');
   });
 
-  it('closed on the forge → discarded; without a token a run refuses to start, exit 2, nothing written', { timeout: 120_000 }, async () => {
+  it('closed on the forge → discarded; without a token a run refuses to start, exit 2, nothing written', {
+    timeout: 120_000,
+  }, async () => {
     const { root } = await prRepo('- [ ] T-1 One');
     await runFleet(root, fixIt, { env: env() });
     github.closeOnForge(1);
@@ -148,7 +166,9 @@ describe('pull requests on a loopback GitHub', () => {
 
     const other = await prRepo('- [ ] T-2 Two');
     const before = await readdir(other.root);
-    await expect(openFleet(other.root, fixIt, { env: { GH_TOKEN: '', GITHUB_TOKEN: '', PATH: '/usr/bin:/bin' } })).rejects.toThrow(/land: pr needs a forge: no GitHub token/);
+    await expect(
+      openFleet(other.root, fixIt, { env: { GH_TOKEN: '', GITHUB_TOKEN: '', PATH: '/usr/bin:/bin' } }),
+    ).rejects.toThrow(/land: pr needs a forge: no GitHub token/);
     expect(await readdir(other.root)).toEqual(before);
   });
 });

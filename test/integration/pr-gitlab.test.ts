@@ -19,12 +19,19 @@ afterEach(async () => {
   await gitlab.close();
 });
 
-const fixIt: FakeScript = ({ role, attempt }) => (role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {});
+const fixIt: FakeScript = ({ role, attempt }) =>
+  role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {};
 const env = () => ({ GITLAB_TOKEN: gitlab.token, GITLAB_API_URL: gitlab.url, GH_TOKEN: '', GITHUB_TOKEN: '' });
 
 describe('merge requests on a loopback GitLab', () => {
-  it('opens a draft MR that closes its issue, answers a failing pipeline on the same MR, and follows the merge', { timeout: 240_000 }, async () => {
-    const root = await backlogRepo(cleanups, 'land: pr\nforge: { type: gitlab, repo: acme/platform/widgets }\ncheck: test -f fixed.txt\nreview: false', '- [ ] T-1 Fix the parser\n  source: gl#5');
+  it('opens a draft MR that closes its issue, answers a failing pipeline on the same MR, and follows the merge', {
+    timeout: 240_000,
+  }, async () => {
+    const root = await backlogRepo(
+      cleanups,
+      'land: pr\nforge: { type: gitlab, repo: acme/platform/widgets }\ncheck: test -f fixed.txt\nreview: false',
+      '- [ ] T-1 Fix the parser\n  source: gl#5',
+    );
     const bare = await bareOrigin(root, cleanups);
     await runFleet(root, fixIt, { env: env() });
     expect(gitlab.mergeRequests).toHaveLength(1);
@@ -38,10 +45,14 @@ describe('merge requests on a loopback GitLab', () => {
     gitlab.pushHead(1, head);
     gitlab.addPipeline(head, 'failed', [{ name: 'unit', status: 'failed', log: 'expected UTC, got local time' }]);
     const prompts: string[] = [];
-    const h = await openFleet(root, (call) => {
-      if (call.role === 'implementer') prompts.push(call.request.prompt);
-      return fixIt(call);
-    }, { env: env() });
+    const h = await openFleet(
+      root,
+      (call) => {
+        if (call.role === 'implementer') prompts.push(call.request.prompt);
+        return fixIt(call);
+      },
+      { env: env() },
+    );
     expect((await h.fleet.sync()).sentBack.map((s) => s.id)).toEqual(['T-1']);
     h.fleet.start();
     await h.fleet.whenIdle();

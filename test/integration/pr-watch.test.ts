@@ -17,19 +17,32 @@ afterEach(async () => {
 });
 
 describe('loopfleet --watch with land: pr', () => {
-  it('opens the PR, then follows it on pr.sync\'s cadence until the forge merges it', { timeout: 150_000 }, async () => {
+  it("opens the PR, then follows it on pr.sync's cadence until the forge merges it", { timeout: 150_000 }, async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     const github = await new FakeGitHub('acme/widgets').start();
     cleanups.push(() => github.close());
-    const server = await startModelServer({ apiKeys: [KEY], script: demoScript([{ taskId: 'T-1', kind: 'pass', edits: [{ path: 'one.txt', content: 'one\n' }] }]) });
+    const server = await startModelServer({
+      apiKeys: [KEY],
+      script: demoScript([{ taskId: 'T-1', kind: 'pass', edits: [{ path: 'one.txt', content: 'one\n' }] }]),
+    });
     cleanups.push(() => server.close());
-    const root = await backlogRepo(cleanups as Array<() => Promise<void>>, 'land: pr\nforge: { type: github, repo: acme/widgets }\ncheck: test -f one.txt\nreview: false\npr: { sync: 1s }', '- [ ] T-1 Write one');
+    const root = await backlogRepo(
+      cleanups as Array<() => Promise<void>>,
+      'land: pr\nforge: { type: github, repo: acme/widgets }\ncheck: test -f one.txt\nreview: false\npr: { sync: 1s }',
+      '- [ ] T-1 Write one',
+    );
     const bare = await bareOrigin(root, cleanups as Array<() => Promise<void>>);
 
     const watching = execa(process.execPath, [CLI, '--watch'], {
       cwd: root,
       reject: false,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY, GH_TOKEN: github.token, GITHUB_API_URL: github.url, NO_COLOR: '1' },
+      env: {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: KEY,
+        GH_TOKEN: github.token,
+        GITHUB_API_URL: github.url,
+        NO_COLOR: '1',
+      },
       timeout: 140_000,
     });
     let stdout = '';
@@ -56,7 +69,11 @@ describe('loopfleet --watch with land: pr', () => {
     expect(stdout).not.toContain(github.token);
 
     const status = await execa(process.execPath, [CLI, 'status', '--json'], { cwd: root });
-    const rows = JSON.parse(status.stdout) as Array<{ id: string; status: string; pr: { number: number; state: string } | null }>;
+    const rows = JSON.parse(status.stdout) as Array<{
+      id: string;
+      status: string;
+      pr: { number: number; state: string } | null;
+    }>;
     expect(rows.map((r) => [r.id, r.status, r.pr?.number, r.pr?.state])).toEqual([['T-1', 'merged', 1, 'merged']]);
   });
 });

@@ -36,7 +36,11 @@ async function setup(front: string, items: string, script: Script, files: Record
   return { root: r.root, server, env, repo: await findRepo(r.root) };
 }
 
-const pass = (taskId: string): DemoScenario => ({ taskId, kind: 'pass', edits: [{ path: `${taskId}.txt`, content: `${taskId}\n` }] });
+const pass = (taskId: string): DemoScenario => ({
+  taskId,
+  kind: 'pass',
+  edits: [{ path: `${taskId}.txt`, content: `${taskId}\n` }],
+});
 
 /** The state file's record of T-1. */
 async function t1(root: string) {
@@ -48,7 +52,9 @@ async function t1(root: string) {
 }
 
 describe('a usage or rate limit pauses the fleet instead of using up an attempt', () => {
-  it('a 429 from the API, left after the SDK retries, holds the fleet until retry-after; the task then verifies on its one attempt', { timeout: 60_000 }, async () => {
+  it('a 429 from the API, left after the SDK retries, holds the fleet until retry-after; the task then verifies on its one attempt', {
+    timeout: 60_000,
+  }, async () => {
     const base = demoScript([pass('T-1')]);
     let refused = 0;
     const script: Script = (req) => {
@@ -61,14 +67,27 @@ describe('a usage or rate limit pauses the fleet instead of using up an attempt'
     const { root, server, env, repo } = await setup('check: "true"\ngates:\n  attempts: 1', '- [ ] T-1 One', script);
     const lines: string[] = [];
     const started = Date.now();
-    const code = await overnight(repo, {
-      overrides: {},
-      autoMerge: false,
-      watch: false,
-      env,
-      // No SDK retries: the 429 reaches the engine at once.
-      services: (s) => ({ ...s, model: new AnthropicModelClient({ apiKey: KEY, baseURL: server.url, maxRetries: 0, processRunner: new ExecaRunner(), sandboxAvailable: s.sandboxed }) }),
-    }, (l) => lines.push(l));
+    const code = await overnight(
+      repo,
+      {
+        overrides: {},
+        autoMerge: false,
+        watch: false,
+        env,
+        // No SDK retries: the 429 reaches the engine at once.
+        services: (s) => ({
+          ...s,
+          model: new AnthropicModelClient({
+            apiKey: KEY,
+            baseURL: server.url,
+            maxRetries: 0,
+            processRunner: new ExecaRunner(),
+            sandboxAvailable: s.sandboxed,
+          }),
+        }),
+      },
+      (l) => lines.push(l),
+    );
     const log = lines.join('\n');
     expect(code).toBe(0);
     expect(log).toMatch(/fleet paused: rate limit, resumes \d\d:\d\d/);
@@ -78,20 +97,39 @@ describe('a usage or rate limit pauses the fleet instead of using up an attempt'
     const t = await t1(root);
     expect(t.status).toBe('verified');
     expect(t.attempt).toBe(1);
-    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([[1, 'verified']]);
+    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([
+      [1, 'verified'],
+    ]);
     expect(t.attempts.find((a) => a.outcome === 'interrupted')!.reason).toMatch(/429/);
     expect(server.requests.filter((r) => r.status === 429)).toHaveLength(1);
   });
 
-  it('a CLI agent\'s "usage limit reached · resets in 2 seconds" pauses likewise, and the agent runs again after the reset', { timeout: 60_000 }, async () => {
+  it('a CLI agent\'s "usage limit reached · resets in 2 seconds" pauses likewise, and the agent runs again after the reset', {
+    timeout: 60_000,
+  }, async () => {
     const fakeDir = await mkdtemp(join(os.tmpdir(), 'lf-limit-claude-'));
     cleanups.push(() => rm(fakeDir, { recursive: true, force: true }));
     // A refused run reports no tokens, as Claude Code's does.
     const result = (text: string, isError: boolean) =>
-      JSON.stringify({ type: 'result', subtype: 'success', is_error: isError, result: text, usage: { input_tokens: isError ? 0 : 30, output_tokens: isError ? 0 : 70, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, total_cost_usd: isError ? 0 : 0.001, permission_denials: [] });
+      JSON.stringify({
+        type: 'result',
+        subtype: 'success',
+        is_error: isError,
+        result: text,
+        usage: {
+          input_tokens: isError ? 0 : 30,
+          output_tokens: isError ? 0 : 70,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+        total_cost_usd: isError ? 0 : 0.001,
+        permission_denials: [],
+      });
     const bin = join(fakeDir, 'claude');
     // The first run hits the usage limit; the next ones plan.
-    await writeFile(bin, `#!/bin/sh
+    await writeFile(
+      bin,
+      `#!/bin/sh
 cat > /dev/null
 n=$(cat '${fakeDir}/runs' 2>/dev/null || echo 0)
 echo $((n + 1)) > '${fakeDir}/runs'
@@ -101,11 +139,17 @@ if [ "$n" = 0 ]; then
 else
   printf '%s\\n' '${result('Plan: write T-1.txt.', false)}'
 fi
-`);
+`,
+    );
     await chmod(bin, 0o755);
-    const { root, env, repo } = await setup('check: "true"\nsandbox: off\ngates:\n  attempts: 1', '- [ ] T-1 One', demoScript([pass('T-1')]), {
-      'agents/explorer.md': `---\nname: explorer\nagent: claude-code\nbin: ${bin}\n---\nYou explore the repository and write a plan.\n`,
-    });
+    const { root, env, repo } = await setup(
+      'check: "true"\nsandbox: off\ngates:\n  attempts: 1',
+      '- [ ] T-1 One',
+      demoScript([pass('T-1')]),
+      {
+        'agents/explorer.md': `---\nname: explorer\nagent: claude-code\nbin: ${bin}\n---\nYou explore the repository and write a plan.\n`,
+      },
+    );
     const lines: string[] = [];
     const code = await overnight(repo, { overrides: {}, autoMerge: false, watch: false, env }, (l) => lines.push(l));
     const log = lines.join('\n');
@@ -113,17 +157,31 @@ fi
     expect(log).toMatch(/fleet paused: usage limit, resumes \d\d:\d\d/);
     const t = await t1(root);
     expect(t.status).toBe('verified');
-    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([[1, 'verified']]);
+    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([
+      [1, 'verified'],
+    ]);
     expect(t.attempts.find((a) => a.outcome === 'interrupted')!.reason).toMatch(/usage limit reached/);
-    const times = (await readFile(join(fakeDir, 'times'), 'utf8')).trim().split('\n').map((n) => Number(BigInt(n) / 1_000_000n));
+    const times = (await readFile(join(fakeDir, 'times'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((n) => Number(BigInt(n) / 1_000_000n));
     expect(times).toHaveLength(2);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1500);
   });
 
-  it('--no-wait through the built CLI: the limited task fails with the reason and the run exits 1 at once', { timeout: 60_000 }, async () => {
-    const { root, env } = await setup('check: "true"\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two', () => ({ fault: { status: 429, retryAfterMs: 5 } }));
+  it('--no-wait through the built CLI: the limited task fails with the reason and the run exits 1 at once', {
+    timeout: 60_000,
+  }, async () => {
+    const { root, env } = await setup('check: "true"\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two', () => ({
+      fault: { status: 429, retryAfterMs: 5 },
+    }));
     const started = Date.now();
-    const run = await execa(process.execPath, [CLI, '--overnight', '--no-wait'], { cwd: root, reject: false, env: { ...env, NO_COLOR: '1' }, timeout: 50_000 });
+    const run = await execa(process.execPath, [CLI, '--overnight', '--no-wait'], {
+      cwd: root,
+      reject: false,
+      env: { ...env, NO_COLOR: '1' },
+      timeout: 50_000,
+    });
     expect(run.exitCode, run.stdout + run.stderr).toBe(1);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(run.stdout).toMatch(/T-1 failed — Messages API error \(HTTP 429, rate_limit_error\)/);

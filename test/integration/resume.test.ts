@@ -27,13 +27,23 @@ async function state(root: string): Promise<StateData | null> {
 }
 
 describe('crash resume', () => {
-  it('after kill -9 mid-run, a new start takes over the lock, restarts the interrupted attempts and finishes like an uninterrupted run', { timeout: 120_000 }, async () => {
+  it('after kill -9 mid-run, a new start takes over the lock, restarts the interrupted attempts and finishes like an uninterrupted run', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1', 'T-2', 'T-3'];
     server = await startModelServer({
       apiKeys: [KEY],
-      script: demoScript(ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })), { chunkDelayMs: 20, delayMs: 50 }),
+      script: demoScript(
+        ids.map((id) => ({ taskId: id, kind: 'pass' as const, edits: [{ path: `${id}.txt`, content: `${id}\n` }] })),
+        { chunkDelayMs: 20, delayMs: 50 },
+      ),
     });
-    const repo = await makeRepo({ 'BACKLOG.md': backlog('check: test -n "$(ls T-*.txt)"\nconcurrency: 2', ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n')) });
+    const repo = await makeRepo({
+      'BACKLOG.md': backlog(
+        'check: test -n "$(ls T-*.txt)"\nconcurrency: 2',
+        ids.map((id) => `- [ ] ${id} Write ${id}.txt`).join('\n'),
+      ),
+    });
     cleanup = repo.cleanup;
     const env = { ...process.env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY };
 
@@ -50,7 +60,9 @@ describe('crash resume', () => {
     await first;
     expect(existsSync(join(repo.root, '.loop-worktrees', 'fleet.lock'))).toBe(true); // left behind by the dead process
     const crashed = (await state(repo.root))!;
-    const interruptedIds = Object.values(crashed.tasks).filter((t) => t.status === 'running').map((t) => t.id);
+    const interruptedIds = Object.values(crashed.tasks)
+      .filter((t) => t.status === 'running')
+      .map((t) => t.id);
     expect(interruptedIds.length).toBeGreaterThan(0);
 
     const second = await execa(process.execPath, [CLI, '--overnight'], { cwd: repo.root, env, reject: false });

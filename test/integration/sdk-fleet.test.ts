@@ -31,11 +31,18 @@ async function setup(front: string, items: string, script: Script, files: Record
   return { root: r.root, server, env, repo: await findRepo(r.root) };
 }
 
-const pass = (taskId: string, path = `${taskId}.txt`): DemoScenario => ({ taskId, kind: 'pass', edits: [{ path, content: `${taskId}\n` }] });
+const pass = (taskId: string, path = `${taskId}.txt`): DemoScenario => ({
+  taskId,
+  kind: 'pass',
+  edits: [{ path, content: `${taskId}\n` }],
+});
 
 /** Sum of what the server reported (streamed usage, also of cut streams), per kind. */
 function reported(server: RunningModelServer) {
-  let input = 0, output = 0, cacheWrite = 0, cacheRead = 0;
+  let input = 0,
+    output = 0,
+    cacheWrite = 0,
+    cacheRead = 0;
   for (const r of server.requests) {
     if (r.usage === null) continue;
     input += r.usage.input_tokens;
@@ -52,17 +59,25 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
     let t3Cut = false;
     const script: Script = (req) => {
       // T-1: overloaded once, then fine (the SDK retries, honouring retry-after-ms)
-      if (req.taskId === 'T-1' && req.role === 'explorer' && req.repeat === 0) return { fault: { status: 529, retryAfterMs: 5 } };
+      if (req.taskId === 'T-1' && req.role === 'explorer' && req.repeat === 0)
+        return { fault: { status: 529, retryAfterMs: 5 } };
       // T-2: the implementer always gets a 500: each attempt fails with the API's message
       if (req.taskId === 'T-2' && req.role === 'implementer') return { fault: { status: 500, retryAfterMs: 1 } };
       // T-3: the first implementer stream is cut midway; the next attempt succeeds
       if (req.taskId === 'T-3' && req.role === 'implementer' && !t3Cut) {
         t3Cut = true;
-        return { text: 'I will now write a long explanation of the change before making it.', fault: { type: 'cut', afterEvents: 4, mode: 'end' } };
+        return {
+          text: 'I will now write a long explanation of the change before making it.',
+          fault: { type: 'cut', afterEvents: 4, mode: 'end' },
+        };
       }
       return base(req);
     };
-    const { server, env, repo } = await setup('check: "true"\ngates:\n  attempts: 2', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three', script);
+    const { server, env, repo } = await setup(
+      'check: "true"\ngates:\n  attempts: 2',
+      '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three',
+      script,
+    );
     const session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env });
     session.fleet.start();
     await session.fleet.whenIdle();
@@ -86,9 +101,17 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
 
   it('stops the run at the fleet cost gate and exits 1 naming it', async () => {
     const slow = demoScript([pass('T-1'), pass('T-2'), pass('T-3'), pass('T-4')], { chunkDelayMs: 2, delayMs: 5 });
-    const { root, env, repo } = await setup('check: "true"\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four', slow);
+    const { root, env, repo } = await setup(
+      'check: "true"\nconcurrency: 1',
+      '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four',
+      slow,
+    );
     const lines: string[] = [];
-    const code = await overnight(repo, { overrides: { fleetGates: { costUsd: 0.005 } }, autoMerge: false, watch: false, env }, (l) => lines.push(l));
+    const code = await overnight(
+      repo,
+      { overrides: { fleetGates: { costUsd: 0.005 } }, autoMerge: false, watch: false, env },
+      (l) => lines.push(l),
+    );
     expect(code).toBe(1);
     expect(lines.join('\n')).toMatch(/fleet gate fleet_cost|gate fleet_cost/);
     const reports = await git(root, 'status', '--porcelain', '--ignored');
@@ -107,10 +130,15 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
         fs.writeFileSync('from-cli-agent.txt', task + ' ' + process.env.LOOPFLEET_TASK_ID + ' ' + (process.env.ANTHROPIC_API_KEY ?? 'no-key') + '\\n');
         console.log(JSON.stringify({ type: 'result', result: 'wrote the file', usage: { input_tokens: 1200, output_tokens: 300, cache_creation_input_tokens: 0, cache_read_input_tokens: 800 }, total_cost_usd: 0.0421 }));
       });`;
-    const { root, env, repo } = await setup('check: test -f from-cli-agent.txt', '- [ ] T-1 Use the CLI agent', demoScript([pass('T-1', 'ignored.txt')]), {
-      'agents/implementer.md': '---\nname: implementer\ncommand: node fake-agent.mjs\n---\nYou implement the task.\n',
-      'fake-agent.mjs': agent,
-    });
+    const { root, env, repo } = await setup(
+      'check: test -f from-cli-agent.txt',
+      '- [ ] T-1 Use the CLI agent',
+      demoScript([pass('T-1', 'ignored.txt')]),
+      {
+        'agents/implementer.md': '---\nname: implementer\ncommand: node fake-agent.mjs\n---\nYou implement the task.\n',
+        'fake-agent.mjs': agent,
+      },
+    );
     await chmod(join(root, 'fake-agent.mjs'), 0o755);
     await git(root, 'add', '-A');
     await git(root, 'commit', '-qm', 'agent');
@@ -127,9 +155,15 @@ describe('the fleet through the real SDK against the loopback Messages API', () 
   });
 
   it('uses per-role models: an agent file wins over the task, the task over the front matter', async () => {
-    const { server, env, repo } = await setup('check: "true"\nmodel: claude-sonnet-5-5', '- [ ] T-1 One\n  model: claude-opus-5-5', demoScript([pass('T-1')]), {
-      'agents/verifier.md': '---\nname: verifier\nmodel: claude-haiku-4-5\n---\nReview the diff. Answer only with JSON {"pass": boolean, "reasons": [string]}.\n',
-    });
+    const { server, env, repo } = await setup(
+      'check: "true"\nmodel: claude-sonnet-5-5',
+      '- [ ] T-1 One\n  model: claude-opus-5-5',
+      demoScript([pass('T-1')]),
+      {
+        'agents/verifier.md':
+          '---\nname: verifier\nmodel: claude-haiku-4-5\n---\nReview the diff. Answer only with JSON {"pass": boolean, "reasons": [string]}.\n',
+      },
+    );
     const session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env });
     session.fleet.start();
     await session.fleet.whenIdle();

@@ -16,7 +16,8 @@ import { ROOT } from '../helpers/paths.js';
 const DIST = path.join(ROOT, 'dist', 'adapters', 'sandbox', 'userns-diagnosis.js');
 const available = await new ExecaRunner().sandboxAvailable();
 const bwrap = available ? (await execa('/bin/sh', ['-c', 'command -v bwrap'], { reject: false })).stdout.trim() : '';
-const disables = bwrap !== '' && (await execa(bwrap, ['--help'], { reject: false })).stdout.includes('--disable-userns');
+const disables =
+  bwrap !== '' && (await execa(bwrap, ['--help'], { reject: false })).stdout.includes('--disable-userns');
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -36,12 +37,17 @@ describe.runIf(available && disables)('diagnosing inside a sandbox that forbids 
         cwd: dir,
         env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` },
         timeoutMs: 30_000,
-        sandbox: { writable: [dir], mounts: [...new Set([root, modules])].map((src) => ({ src, dest: src, readOnly: true })) },
+        sandbox: {
+          writable: [dir],
+          mounts: [...new Set([root, modules])].map((src) => ({ src, dest: src, readOnly: true })),
+        },
       });
       expect(r.exitCode, r.output).toBe(0);
       const cause = JSON.parse(r.output.trim().split('\n').at(-1)!) as SandboxCause;
       expect(cause.kind).toBe('userns-limit');
-      expect(cause.message).toMatch(/^no further user namespace can be made: loopfleet runs inside a sandbox or container that forbids nesting one/);
+      expect(cause.message).toMatch(
+        /^no further user namespace can be made: loopfleet runs inside a sandbox or container that forbids nesting one/,
+      );
       expect(cause.detail).toMatch(/^bwrap: Creating new namespace failed: .*(ENOSPC|No space left on device)/);
       expect(cause.fix).toMatch(/^run loopfleet outside that sandbox/);
     } finally {

@@ -43,7 +43,9 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(existsSync(join(root, '.loop-worktrees'))).toBe(false);
   });
 
-  it('a coordinator whose Redis does not answer says so and exits 2 before it writes anything', { timeout: 30_000 }, async () => {
+  it('a coordinator whose Redis does not answer says so and exits 2 before it writes anything', {
+    timeout: 30_000,
+  }, async () => {
     const root = await repo();
     await git(root, 'remote', 'add', 'origin', join(root, 'nowhere.git'));
     redis = await startRedis();
@@ -56,16 +58,24 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
   });
 
-  it('a worker given an OTLP endpoint it cannot export to exits 2 naming the variable, before it connects to Redis', { timeout: 30_000 }, async () => {
+  it('a worker given an OTLP endpoint it cannot export to exits 2 naming the variable, before it connects to Redis', {
+    timeout: 30_000,
+  }, async () => {
     const home = await repo();
     // Nothing listens at port 1: reaching Redis would fail too, so the message shows which check came first.
-    const r = await execa(process.execPath, [CLI, 'worker', '--queue', 'redis://127.0.0.1:1', '--cache', join(home, 'cache')], {
-      cwd: home,
-      env: { ...env, HOME: home, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://127.0.0.1:4317' },
-      reject: false,
-    });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'worker', '--queue', 'redis://127.0.0.1:1', '--cache', join(home, 'cache')],
+      {
+        cwd: home,
+        env: { ...env, HOME: home, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://127.0.0.1:4317' },
+        reject: false,
+      },
+    );
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: loopfleet exports OTLP over HTTP; expected an http:\/\/ or https:\/\/ URL, not grpc:/);
+    expect(r.stderr).toMatch(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: loopfleet exports OTLP over HTTP; expected an http:\/\/ or https:\/\/ URL, not grpc:/,
+    );
     expect(r.stderr).not.toMatch(/cannot reach Redis/);
     expect(existsSync(join(home, 'cache'))).toBe(false);
   });
@@ -91,7 +101,9 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(existsSync(join(r0.root, '.loop-worktrees', 'state.json'))).toBe(false);
   });
 
-  it('--watch --queue runs tasks on a worker and stays up until SIGTERM, then reports', { timeout: 120_000 }, async () => {
+  it('--watch --queue runs tasks on a worker and stays up until SIGTERM, then reports', {
+    timeout: 120_000,
+  }, async () => {
     fleet = await startFleet({ ids: ['T-1'], script: pass(['T-1']), front: 'check: test -n "$(ls T-*.txt)"' });
     const w = await fleet.worker('w1');
     const coordinator = fleet.coordinator(['--watch']);

@@ -18,7 +18,9 @@ afterEach(async () => {
 const OUTAGE_MS = 5_000;
 
 describe('faults of a fleet on workers', () => {
-  it('Redis stopped for five seconds mid-run: the run completes and no event is lost', { timeout: 120_000 }, async () => {
+  it('Redis stopped for five seconds mid-run: the run completes and no event is lost', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1', 'T-2', 'T-3'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 3' });
@@ -49,7 +51,9 @@ describe('faults of a fleet on workers', () => {
     expect(started.sort()).toEqual(['T-1:1', 'T-2:1', 'T-3:1']);
   });
 
-  it('the coordinator killed with SIGKILL and started again follows the job that still runs: one claim, verified, nothing booked twice', { timeout: 120_000 }, async () => {
+  it('the coordinator killed with SIGKILL and started again follows the job that still runs: one claim, verified, nothing booked twice', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1', 'T-2'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     const calls: string[] = [];
@@ -86,7 +90,9 @@ describe('faults of a fleet on workers', () => {
     // The interrupted attempt was followed again, not charged as another attempt, not run again.
     expect(s.tasks['T-1']!.attempt).toBe(1);
     expect(s.tasks['T-1']!.attempts.at(-1)!.outcome).toBe('verified');
-    expect(done.all).toMatch(/attempt 1 goes on as job T-1:1 \(on worker \S+\): followed again from its first unacknowledged event/);
+    expect(done.all).toMatch(
+      /attempt 1 goes on as job T-1:1 \(on worker \S+\): followed again from its first unacknowledged event/,
+    );
     const started = workers.flatMap((w) => [...w.output().matchAll(/job (\S+): started/g)].map((m) => m[1]));
     expect(started.filter((j) => j!.startsWith('T-1:'))).toEqual(['T-1:1']);
     const holder = workers.find((w) => /job T-1:1: started/.test(w.output()))!;
@@ -94,7 +100,11 @@ describe('faults of a fleet on workers', () => {
     // Each role of T-1 was asked once, and its usage is booked in one attempt record: the explorer's in the
     // run the crash interrupted, the rest in the run that followed the same job; nothing twice.
     const t1 = s.tasks['T-1']!;
-    expect(calls.filter((c) => c.startsWith('T-1/')).sort()).toEqual(['T-1/explorer', 'T-1/implementer', 'T-1/verifier']);
+    expect(calls.filter((c) => c.startsWith('T-1/')).sort()).toEqual([
+      'T-1/explorer',
+      'T-1/implementer',
+      'T-1/verifier',
+    ]);
     expect(t1.attempts.map((a) => [a.n, a.outcome, Object.keys(a.usageByRole).sort()])).toEqual([
       [-1, 'interrupted', ['explorer']],
       [1, 'verified', ['implementer', 'verifier']],
@@ -104,13 +114,18 @@ describe('faults of a fleet on workers', () => {
     expect(booked).toBeGreaterThan(0);
   });
 
-  it('a worker whose sandbox fails its self-test refuses jobs, says why, and a sound worker takes the job', { timeout: 120_000 }, async () => {
+  it('a worker whose sandbox fails its self-test refuses jobs, says why, and a sound worker takes the job', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1'];
     fleet = await startFleet({ ids, script: pass(ids), front: 'check: test -n "$(ls T-*.txt)"' });
     // A "bubblewrap" that isolates nothing: the self-test's escapes succeed.
     const bin = await mkdtemp(join(tmpdir(), 'loopfleet-fake-bwrap-'));
     cleanups.push(() => rm(bin, { recursive: true, force: true }));
-    await writeFile(join(bin, 'bwrap'), '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n');
+    await writeFile(
+      join(bin, 'bwrap'),
+      '#!/bin/sh\nwhile [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n',
+    );
     await chmod(join(bin, 'bwrap'), 0o755);
     const weak = await fleet.worker('weak', [], { PATH: `${bin}:${process.env.PATH ?? ''}` });
     await weak.printed(/refusing jobs: the sandbox is weaker than promised/);
@@ -120,11 +135,16 @@ describe('faults of a fleet on workers', () => {
     expect(beat).toMatch(/weaker than promised/);
     const coordinator = fleet.coordinator();
     // The job waits: the only worker refuses it (the queue's state, polled: another process).
-    for (const deadline = Date.now() + 30_000; (await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')) !== ':1\r\n'; ) {
+    for (
+      const deadline = Date.now() + 30_000;
+      (await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')) !== ':1\r\n';
+    ) {
       if (Date.now() > deadline) throw new Error(`the job never waited for a worker:\n${coordinator.output()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    await coordinator.printed(/warning: no worker takes jobs from redis:\/\/127\.0\.0\.1:\d+\/0 yet \(1 refusing: the sandbox is weaker than promised/);
+    await coordinator.printed(
+      /warning: no worker takes jobs from redis:\/\/127\.0\.0\.1:\d+\/0 yet \(1 refusing: the sandbox is weaker than promised/,
+    );
     const sound = await fleet.worker('sound');
     const done = await coordinator.child;
     expect(done.exitCode).toBe(0);
@@ -135,7 +155,9 @@ describe('faults of a fleet on workers', () => {
     expect((await weak.child).exitCode).toBe(0);
   });
 
-  it('SIGTERM: the worker takes no new job, hands back what still runs when the grace period ends, and exits 0; another worker finishes it', { timeout: 120_000 }, async () => {
+  it('SIGTERM: the worker takes no new job, hands back what still runs when the grace period ends, and exits 0; another worker finishes it', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"' });

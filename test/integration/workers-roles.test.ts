@@ -15,10 +15,14 @@ const PACKAGED = join(PACKAGED_AGENTS, 'implementer.md');
 const MARK = 'OVERRIDE-PROMPT-4e1b: write exactly the file the task names.';
 
 describe("the repository's roles on workers", () => {
-  it("an agents/implementer.md override on the coordinator is the system prompt and model the worker's model server receives", { timeout: 120_000 }, async () => {
+  it("an agents/implementer.md override on the coordinator is the system prompt and model the worker's model server receives", {
+    timeout: 120_000,
+  }, async () => {
     const packaged = await readFile(PACKAGED, 'utf8');
     // The packaged file with another model and one more line in its prompt.
-    const override = packaged.replace(/^# model: .*$/m, 'model: claude-haiku-4-5').replace(/\n---\n/, `\n---\n${MARK}\n`);
+    const override = packaged
+      .replace(/^# model: .*$/m, 'model: claude-haiku-4-5')
+      .replace(/\n---\n/, `\n---\n${MARK}\n`);
     expect(override).toContain('model: claude-haiku-4-5');
     const ids = ['T-1'];
     const seen: ScriptRequest[] = [];
@@ -27,7 +31,12 @@ describe("the repository's roles on workers", () => {
       seen.push(req);
       return base(req);
     };
-    fleet = await startFleet({ ids, script, front: 'check: test -n "$(ls T-*.txt)"', files: { 'agents/implementer.md': override } });
+    fleet = await startFleet({
+      ids,
+      script,
+      front: 'check: test -n "$(ls T-*.txt)"',
+      files: { 'agents/implementer.md': override },
+    });
     const worker = await fleet.worker('w1');
     const done = await fleet.coordinator().child;
     expect(done.exitCode).toBe(0);

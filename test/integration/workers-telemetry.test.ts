@@ -17,10 +17,17 @@ function otelFree(): NodeJS.ProcessEnv {
 }
 
 describe('a coordinator and a worker join one trace', () => {
-  it("the worker's phase spans carry the coordinator's trace id and have its attempt span as parent; the coordinator records no phase", { timeout: 120_000 }, async () => {
+  it("the worker's phase spans carry the coordinator's trace id and have its attempt span as parent; the coordinator records no phase", {
+    timeout: 120_000,
+  }, async () => {
     receiver = await OtlpReceiver.start();
     const ids = ['T-1'];
-    fleet = await startFleet({ ids, script: pass(ids), front: 'check: test -n "$(ls T-*.txt)"', env: { ...otelFree(), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    fleet = await startFleet({
+      ids,
+      script: pass(ids),
+      front: 'check: test -n "$(ls T-*.txt)"',
+      env: { ...otelFree(), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
     const workers = [await fleet.worker('w1'), await fleet.worker('w2')];
     const done = await fleet.coordinator().child;
     expect(done.exitCode).toBe(0);
@@ -36,7 +43,9 @@ describe('a coordinator and a worker join one trace', () => {
     expect(attempt, `spans: ${spans.map((s) => s.name).join(', ')}`).toBeDefined();
     expect(attempt!.resource['service.instance.id']).not.toBe(workerId);
     const phases = spans.filter((s) => s.name.startsWith('phase '));
-    expect(phases.map((s) => s.name)).toEqual(expect.arrayContaining(['phase setup', 'phase explore', 'phase implement', 'phase verify']));
+    expect(phases.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['phase setup', 'phase explore', 'phase implement', 'phase verify']),
+    );
     for (const phase of phases) {
       expect(phase.resource['service.instance.id']).toBe(workerId);
       expect(phase.attributes['loopfleet.worker.id']).toBe(workerId);

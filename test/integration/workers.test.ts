@@ -11,7 +11,9 @@ afterEach(async () => {
 });
 
 describe('a coordinator and workers in processes of their own, over a real Redis', () => {
-  it('lands twelve tasks verified on three workers, their branches fetched back from the remote', { timeout: 120_000 }, async () => {
+  it('lands twelve tasks verified on three workers, their branches fetched back from the remote', {
+    timeout: 120_000,
+  }, async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `T-${i + 1}`);
     fleet = await startFleet({ ids, script: pass(ids) });
     const workers = [await fleet.worker('w1'), await fleet.worker('w2'), await fleet.worker('w3')];
@@ -39,7 +41,9 @@ describe('a coordinator and workers in processes of their own, over a real Redis
     }
   });
 
-  it('a worker killed with SIGKILL mid-attempt: the attempt restarts on another worker, one attempt charged, its spending kept, one push', { timeout: 120_000 }, async () => {
+  it('a worker killed with SIGKILL mid-attempt: the attempt restarts on another worker, one attempt charged, its spending kept, one push', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1', 'T-2'];
     const held = holdFirstImplementer(pass(ids), 'T-1');
     fleet = await startFleet({ ids, script: held.script, front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
@@ -70,7 +74,9 @@ describe('a coordinator and workers in processes of their own, over a real Redis
     expect(pushes).toHaveLength(1);
   });
 
-  it('a fleet cost gate trips on usage summed across workers and stops every running attempt, queued ones never start', { timeout: 120_000 }, async () => {
+  it('a fleet cost gate trips on usage summed across workers and stops every running attempt, queued ones never start', {
+    timeout: 120_000,
+  }, async () => {
     const ids = ['T-1', 'T-2', 'T-3', 'T-4', 'T-5', 'T-6'];
     const release = deferred();
     const base = pass(ids);

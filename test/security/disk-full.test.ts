@@ -34,7 +34,9 @@ describe('a full disk', () => {
     expect(e.fleet.diskFull).toBeInstanceOf(DiskFullError);
     expect(runExitCode(e.fleet)).toBe(1);
     const logs = e.seen.filter((s) => s.name === 'log').map((s) => (s.payload as { message: string }).message);
-    expect(logs.some((m) => m.startsWith('disk full: /repo/.loop-worktrees/state.json could not be written'))).toBe(true);
+    expect(logs.some((m) => m.startsWith('disk full: /repo/.loop-worktrees/state.json could not be written'))).toBe(
+      true,
+    );
     // the run stopped: the task it was on is back in the queue, its attempt interrupted, not failed
     expect(e.fleet.task('T-2')!.status).toBe('queued');
     expect(e.fleet.task('T-2')!.attempts.map((a) => a.outcome)).toEqual(['interrupted']);

@@ -26,7 +26,10 @@ afterEach(async () => {
 describe.skipIf(!hasTmux)('agent escape sequences in a real terminal (tmux)', () => {
   it('an OSC 0 title from agent text does not change the pane title', { timeout: 60_000 }, async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-    const { root, cleanup } = await makeRepo({ 'BACKLOG.md': HOSTILE_BACKLOG('true'), 'check.sh': 'cat out.txt 2>/dev/null\ntest -f ok.txt\n' });
+    const { root, cleanup } = await makeRepo({
+      'BACKLOG.md': HOSTILE_BACKLOG('true'),
+      'check.sh': 'cat out.txt 2>/dev/null\ntest -f ok.txt\n',
+    });
     cleanups.push(cleanup);
     const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-tmux-'));
     cleanups.push(() => rm(scratch, { recursive: true, force: true }));
@@ -35,7 +38,9 @@ describe.skipIf(!hasTmux)('agent escape sequences in a real terminal (tmux)', ()
     const term = new Terminal();
     cleanups.push(() => term.kill());
 
-    await term.start(root, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY }, join(scratch, 'exit-code'), ['--overnight']);
+    await term.start(root, { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: KEY }, join(scratch, 'exit-code'), [
+      '--overnight',
+    ]);
     const before = await term.tmux('display', '-p', '-t', 'fleet', '#{pane_title}');
     expect(await term.waitForExit(45_000)).toBe(1); // T-2 failed
     const after = await term.tmux('display', '-p', '-t', 'fleet', '#{pane_title}');

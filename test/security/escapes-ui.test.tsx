@@ -31,12 +31,23 @@ describe('agent text in the interactive view', () => {
     fleet.log('warn', `agent said ${HOSTILE}\nsecond line`, 'T-1');
     await waitFor(() => expect(r.lastFrame()).toContain('agent said'));
     const frame = r.lastFrame() ?? '';
-    expect(frame).toContain('⚠ T-1: agent said ␛]8;;https://evil.example/␛\\click␛]8;;␛\\ red ␛]0;PWNED␇  ⟨U+202E⟩evil ⏎ second line');
+    expect(frame).toContain(
+      '⚠ T-1: agent said ␛]8;;https://evil.example/␛\\click␛]8;;␛\\ red ␛]0;PWNED␇  ⟨U+202E⟩evil ⏎ second line',
+    );
     expect(UNSAFE.exec(frame)).toBeNull();
   });
 
   test('the detail header shows a hostile title in its visible form, on one line', async () => {
-    const fleet = new FakeFleet({ tasks: [fakeTask('T-1', { title: `Fix it ${HOSTILE}\nT-9 fake`, status: 'failed', attempt: 1, reason: `veto ${HOSTILE}` })] });
+    const fleet = new FakeFleet({
+      tasks: [
+        fakeTask('T-1', {
+          title: `Fix it ${HOSTILE}\nT-9 fake`,
+          status: 'failed',
+          attempt: 1,
+          reason: `veto ${HOSTILE}`,
+        }),
+      ],
+    });
     const r = await view(fleet);
     r.stdin.write(KEY.enter);
     await waitFor(() => expect(r.lastFrame()).toContain('[1 Plan]'));

@@ -49,7 +49,9 @@ describe.runIf(available && probe !== null)('a fork bomb in the check', () => {
     const attempt = task.attempts.at(-1)!;
     expect({ status: task.status, outcome: attempt.outcome }).toEqual({ status: 'failed', outcome: 'check-failed' });
     expect(attempt.reason).toMatch(/killed/);
-    expect(attempt.check?.outputTail).toContain('the sandbox reached its process limit (64 processes); the command was stopped');
+    expect(attempt.check?.outputTail).toContain(
+      'the sandbox reached its process limit (64 processes); the command was stopped',
+    );
     expect(attempt.check?.outputTail).not.toContain('all 2000 started');
   }, 60_000);
 });

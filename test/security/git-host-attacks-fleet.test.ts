@@ -39,16 +39,23 @@ async function project(files: Record<string, string>) {
   return r.root;
 }
 
-const implementer = (turn: ReturnType<AttackScript>): AttackScript => ({ role }) => (role === 'implementer' ? turn : {});
+const implementer =
+  (turn: ReturnType<AttackScript>): AttackScript =>
+  ({ role }) =>
+    role === 'implementer' ? turn : {};
 
 describe('an implementer rewriting what the person’s git config runs', () => {
   it('husky hooks (core.hooksPath=.husky) it rewrote never run on the host', async () => {
     const c = await canary();
     const root = await project({ '.husky/pre-commit': '#!/bin/sh\nexit 0\n' });
     await git(root, 'config', 'core.hooksPath', '.husky');
-    const hook = (name: string) => `printf '#!/bin/sh\\necho ${name} >> ${c.file}\\n' > .husky/${name} && chmod +x .husky/${name}`;
+    const hook = (name: string) =>
+      `printf '#!/bin/sh\\necho ${name} >> ${c.file}\\n' > .husky/${name} && chmod +x .husky/${name}`;
     const names = ['post-index-change', 'reference-transaction', 'post-checkout', 'pre-commit', 'post-commit'];
-    const { fleet, session } = await runAttack(root, implementer({ edits: { 'src/calc.js': 'export const add = (a, b) => b + a;\n' }, shell: names.map(hook) }));
+    const { fleet, session } = await runAttack(
+      root,
+      implementer({ edits: { 'src/calc.js': 'export const add = (a, b) => b + a;\n' }, shell: names.map(hook) }),
+    );
     expect(fleet.task('T-1')!.attempts.length).toBeGreaterThan(0);
     expect(await c.read()).toBe('');
     expect(session.gitWarnings.join('\n')).toMatch(/core\.hookspath .*runs \.husky/i);
@@ -60,9 +67,16 @@ describe('an implementer rewriting what the person’s git config runs', () => {
     await chmod(join(root, 'tidy.sh'), 0o755);
     await git(root, 'config', 'filter.tidy.clean', './tidy.sh');
     const attack = `printf '#!/bin/sh\\necho tidy >> ${c.file}\\ncat\\n' > tidy.sh`;
-    const { fleet, session } = await runAttack(root, implementer({ edits: { 'notes.txt': 'hello\n' }, shell: [attack] }));
+    const { fleet, session } = await runAttack(
+      root,
+      implementer({ edits: { 'notes.txt': 'hello\n' }, shell: [attack] }),
+    );
     expect(fleet.task('T-1')!.attempts.length).toBeGreaterThan(0);
     expect(await c.read()).toBe('');
-    expect(session.gitWarnings).toEqual([expect.stringMatching(/^git config filter\.tidy\.clean \(local, \.git\/config\) runs \.\/tidy\.sh, .*loopfleet runs git without it$/)]);
+    expect(session.gitWarnings).toEqual([
+      expect.stringMatching(
+        /^git config filter\.tidy\.clean \(local, \.git\/config\) runs \.\/tidy\.sh, .*loopfleet runs git without it$/,
+      ),
+    ]);
   });
 });

@@ -17,7 +17,12 @@ import { SimpleGitAdapter } from '../../src/adapters/git/simple-git.js';
 import { watchReadOnly } from '../../src/adapters/git/worktree-snapshot.js';
 
 const exec = promisify(execFile);
-const IDENTITY = { GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'Person',
+  GIT_AUTHOR_EMAIL: 'p@example.com',
+  GIT_COMMITTER_NAME: 'Person',
+  GIT_COMMITTER_EMAIL: 'p@example.com',
+};
 const temps: string[] = [];
 afterAll(async () => {
   for (const dir of temps) await rm(dir, { recursive: true, force: true });
@@ -61,7 +66,16 @@ async function repo(files: Record<string, [string, number?]>): Promise<{ root: s
   return { root: adapter.root, adapter };
 }
 
-const HOOKS = ['post-index-change', 'reference-transaction', 'post-checkout', 'pre-rebase', 'post-rewrite', 'pre-commit', 'post-commit', 'post-merge'];
+const HOOKS = [
+  'post-index-change',
+  'reference-transaction',
+  'post-checkout',
+  'pre-rebase',
+  'post-rewrite',
+  'pre-commit',
+  'post-commit',
+  'post-merge',
+];
 
 describe('hooks of a husky-style core.hooksPath in the tree', () => {
   it('run for none of loopfleet’s git commands', async () => {
@@ -210,7 +224,8 @@ describe('the person’s own config naming programs that resolve into a worktree
 
     const scan = await scanGitConfig(root);
     const said = scan.warnings.join('\n');
-    for (const key of ['core.fsmonitor', 'filter.lf.clean', 'merge.m.driver', 'filter.team.clean', 'diff.t.textconv']) expect(said).toContain(key);
+    for (const key of ['core.fsmonitor', 'filter.lf.clean', 'merge.m.driver', 'filter.team.clean', 'diff.t.textconv'])
+      expect(said).toContain(key);
     expect(said).toMatch(/\.gitconfig, a file in the working tree/);
     expect(scan.warnings).toHaveLength(5);
     neutraliseConfig(scan.overrides);
@@ -218,7 +233,8 @@ describe('the person’s own config naming programs that resolve into a worktree
     const wt = path.join(root, '.loop-worktrees', 'T-1');
     await adapter.addWorktree(wt, 'loop/T-1', 'main');
     // the agent's copies of the person's scripts, and attributes that select them
-    for (const name of ['fsmonitor.sh', 'clean.sh', 'merge.sh', 'team-clean.sh', 'tc.sh']) await write(path.join(wt, name), c.script(name), 0o755);
+    for (const name of ['fsmonitor.sh', 'clean.sh', 'merge.sh', 'team-clean.sh', 'tc.sh'])
+      await write(path.join(wt, name), c.script(name), 0o755);
     await write(path.join(wt, '.gitattributes'), '*.txt filter=lf\n*.dat filter=team\n*.m merge=m diff=t\n');
     await write(path.join(wt, 'x.txt'), 'x\n');
     await write(path.join(wt, 'y.dat'), 'y\n');

@@ -32,7 +32,8 @@ afterEach(async () => {
   cleanups = [];
 });
 
-const repo = (front: string, items: string, files: Record<string, string> = {}) => backlogRepo(cleanups, front, items, files);
+const repo = (front: string, items: string, files: Record<string, string> = {}) =>
+  backlogRepo(cleanups, front, items, files);
 
 /** A folder on the host outside every worktree and outside the host /tmp: /var/tmp. */
 async function hostDir(): Promise<string> {
@@ -57,7 +58,10 @@ describe.runIf(available)('attacks through the pipeline', () => {
   it('row 1: as root, remounting / writable to delete and write host files fails', async () => {
     const dir = await hostDir();
     const file = await canary(dir);
-    const root = await repo(`check: ${y(`mount -o remount,rw / && rm -f ${file} && touch ${dir}/written`)}`, '- [ ] T-1 One\n  attempts: 1');
+    const root = await repo(
+      `check: ${y(`mount -o remount,rw / && rm -f ${file} && touch ${dir}/written`)}`,
+      '- [ ] T-1 One\n  attempts: 1',
+    );
     const { fleet } = await runFleet(root, writesDone);
     const t = fleet.task('T-1')!;
     expect(t.status).toBe('failed');
@@ -90,7 +94,10 @@ describe.runIf(available)('attacks through the pipeline', () => {
       `  c.on('connect', () => { ok = true; c.end('stolen'); }).on('close', done).on('error', () => undefined);`,
       `}`,
     ].join(' ');
-    const root = await repo(`check: ${y(`node -e 'process.exit(0)' || exit 99; node -e ${q(probe)}`)}`, '- [ ] T-1 One\n  attempts: 1');
+    const root = await repo(
+      `check: ${y(`node -e 'process.exit(0)' || exit 99; node -e ${q(probe)}`)}`,
+      '- [ ] T-1 One\n  attempts: 1',
+    );
     const { fleet } = await runFleet(root, writesDone);
     const t = fleet.task('T-1')!;
     expect(t.status).toBe('failed');
@@ -101,9 +108,13 @@ describe.runIf(available)('attacks through the pipeline', () => {
   it("row 3: a worktree rebuilt from the agent's branch does not run the agent's setup outside the sandbox", async () => {
     const dir = await hostDir();
     // files: lets the task change the script setup runs (the guard refuses it otherwise), so that the branch holds it.
-    const root = await repo('setup: sh setup.sh\ncheck: test -f never-there', '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh', {
-      'setup.sh': 'echo base setup\n',
-    });
+    const root = await repo(
+      'setup: sh setup.sh\ncheck: test -f never-there',
+      '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh',
+      {
+        'setup.sh': 'echo base setup\n',
+      },
+    );
     // The implementer rewrites the setup script (as a postinstall would be) in its first attempt.
     const evil = `touch ${dir}/pwned\n`;
     const first = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'setup.sh': evil } } : {}));
@@ -128,10 +139,16 @@ describe.runIf(available)('attacks through the pipeline', () => {
 
   it("row 3 without a sandbox: setup of a worktree rebuilt from the agent's branch is skipped, saying so", async () => {
     const dir = await hostDir();
-    const root = await repo('setup: sh setup.sh\nreview: true', '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh', { 'setup.sh': 'echo base setup\n' });
+    const root = await repo('setup: sh setup.sh\nreview: true', '- [ ] T-1 One\n  attempts: 1\n  files: setup.sh', {
+      'setup.sh': 'echo base setup\n',
+    });
     const noSandbox = { services: (s: FleetServices) => ({ ...s, sandboxed: false, shellAllowed: false }) };
     const veto = ({ role }: { role: string }) =>
-      role === 'implementer' ? { edits: { 'setup.sh': `touch ${dir}/pwned\n` } } : role === 'verifier' ? { text: '{"pass":false,"reasons":["no"]}' } : {};
+      role === 'implementer'
+        ? { edits: { 'setup.sh': `touch ${dir}/pwned\n` } }
+        : role === 'verifier'
+          ? { text: '{"pass":false,"reasons":["no"]}' }
+          : {};
     const first = await runFleet(root, veto, noSandbox);
     expect(first.fleet.task('T-1')!.attempts[0]!.setup!.outputTail).toContain('base setup');
     await rm(path.join(root, '.loop-worktrees', 'T-1'), { recursive: true, force: true });
@@ -146,11 +163,19 @@ describe.runIf(available)('attacks through the pipeline', () => {
     const attempt = h.fleet.task('T-1')!.attempts.at(-1)!;
     expect(attempt.n).toBe(2);
     expect(attempt.setup).toBeNull();
-    expect(output.join('')).toMatch(/skipped: the worktree was rebuilt from loop\/T-1, which holds agent-written commits/);
+    expect(output.join('')).toMatch(
+      /skipped: the worktree was rebuilt from loop\/T-1, which holds agent-written commits/,
+    );
   });
 
   it("row 5: host variables do not reach the check, except those listed under env:; setup on the person's code gets them, minus loopfleet's keys", async () => {
-    const leaked = { DATABASE_URL: 'postgres://u:pass@db/x', SENTRY_DSN: 'https://k@sentry/1', MY_APP_APIKEY: 'k1', SSH_AUTH_SOCK: '/run/ssh.sock', PASSED_ON: 'yes' };
+    const leaked = {
+      DATABASE_URL: 'postgres://u:pass@db/x',
+      SENTRY_DSN: 'https://k@sentry/1',
+      MY_APP_APIKEY: 'k1',
+      SSH_AUTH_SOCK: '/run/ssh.sock',
+      PASSED_ON: 'yes',
+    };
     Object.assign(process.env, leaked);
     cleanups.push(async () => {
       for (const name of Object.keys(leaked)) delete process.env[name];
@@ -204,7 +229,9 @@ describe.runIf(available)('attacks through the pipeline', () => {
     expect(t.attempts[0].reason).toMatch(/refused: .* no sandbox/);
     expect(model.calls).toHaveLength(0);
     const reports = await readdir(path.join(root, '.loop-worktrees', 'reports'));
-    expect(await read(root, `.loop-worktrees/reports/${reports[0]}`)).toMatch(/\*\*Unsandboxed:\*\* no sandbox .* checks of agent-written code are refused/);
+    expect(await read(root, `.loop-worktrees/reports/${reports[0]}`)).toMatch(
+      /\*\*Unsandboxed:\*\* no sandbox .* checks of agent-written code are refused/,
+    );
   });
 
   it('row 9: with HOME set elsewhere, /root, /home/* and the passwd home stay hidden', async () => {
@@ -230,7 +257,9 @@ describe.runIf(available)('attacks through the pipeline', () => {
     const root = await repo(`check: ${y(check)}`, '- [ ] T-1 One\n  attempts: 1', { '.gitignore': 'stolen.txt\n' });
     const { fleet } = await runFleet(root, writesDone);
     expect(fleet.task('T-1')!.status).toBe('failed');
-    const stolen = existsSync(path.join(root, '.loop-worktrees/T-1/stolen.txt')) ? await read(root, '.loop-worktrees/T-1/stolen.txt') : '';
+    const stolen = existsSync(path.join(root, '.loop-worktrees/T-1/stolen.txt'))
+      ? await read(root, '.loop-worktrees/T-1/stolen.txt')
+      : '';
     expect(stolen).toBe('');
     expect(await readFile(homeCanary, 'utf8')).toBe(secret);
   });
@@ -265,12 +294,15 @@ describe.runIf(available && isRoot)('row 1 under root: the sandbox holds no capa
   it('has CapEff 0 and an unprivileged uid inside, cannot read /etc/shadow, and writes files owned by the host user', async () => {
     const root = await repo('check: "true"', '- [ ] T-1 One');
     const wt = await mkdtemp(path.join(root, 'wt-'));
-    const r = await new ExecaRunner().run('grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made; echo "shadow $(cat /etc/shadow | wc -c)"; for d in /run /var /srv /mnt /home; do test -e $d || echo "absent $d"; done', {
-      cwd: wt,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      timeoutMs: 10_000,
-      sandbox: { writable: [wt] },
-    });
+    const r = await new ExecaRunner().run(
+      'grep -E "^CapEff" /proc/self/status; id -u; mkdir -p sub && echo x > sub/made; echo "shadow $(cat /etc/shadow | wc -c)"; for d in /run /var /srv /mnt /home; do test -e $d || echo "absent $d"; done',
+      {
+        cwd: wt,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        timeoutMs: 10_000,
+        sandbox: { writable: [wt] },
+      },
+    );
     expect(r.output).toMatch(/^CapEff:\s*0+$/m);
     expect(r.output).not.toMatch(/^0$/m);
     expect(await readFile(path.join(wt, 'sub', 'made'), 'utf8')).toBe('x\n');
@@ -293,22 +325,29 @@ describe.runIf(available)('the self-test before a fleet starts', () => {
     expect(await sandboxSelfTest(new ExecaRunner())).toEqual([]);
   });
 
-  it.runIf(isRoot)('refuses to start (exit 2, nothing written) when capabilities are kept, naming what failed', async () => {
-    const weak = new ExecaRunner({
-      alterSandboxArgs: (args) => without(without(without(without(args, '--unshare-user', 0), '--uid', 1), '--gid', 1), '--cap-drop', 1),
-    });
-    const root = await repo('check: "true"', '- [ ] T-1 One');
-    const error = await openFleet(root, writesDone, { services: (s) => ({ ...s, runner: weak }) }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UsageError);
-    expect((error as UsageError).exitCode).toBe(2);
-    expect((error as Error).message).toMatch(/capabilities/);
-    expect((error as Error).message).toMatch(/uid 0/);
-    expect((error as Error).message).toMatch(/remount/);
-    expect(existsSync(path.join(root, '.loop-worktrees'))).toBe(false);
-  });
+  it.runIf(isRoot)(
+    'refuses to start (exit 2, nothing written) when capabilities are kept, naming what failed',
+    async () => {
+      const weak = new ExecaRunner({
+        alterSandboxArgs: (args) =>
+          without(without(without(without(args, '--unshare-user', 0), '--uid', 1), '--gid', 1), '--cap-drop', 1),
+      });
+      const root = await repo('check: "true"', '- [ ] T-1 One');
+      const error = await openFleet(root, writesDone, { services: (s) => ({ ...s, runner: weak }) }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as UsageError).exitCode).toBe(2);
+      expect((error as Error).message).toMatch(/capabilities/);
+      expect((error as Error).message).toMatch(/uid 0/);
+      expect((error as Error).message).toMatch(/remount/);
+      expect(existsSync(path.join(root, '.loop-worktrees'))).toBe(false);
+    },
+  );
 
   it('refuses a sandbox that shows a host folder with a socket in it', async () => {
-    const weak = new ExecaRunner({ alterSandboxArgs: (args) => {
+    const weak = new ExecaRunner({
+      alterSandboxArgs: (args) => {
         const at = args.indexOf('--remount-ro');
         return [...args.slice(0, at), '--bind', '/var/tmp', '/var/tmp', ...args.slice(at)];
       },
@@ -344,12 +383,16 @@ describe.runIf(available && isRoot && setpriv !== undefined)('as an ordinary use
       'console.log(JSON.stringify({ escapes, output: x.output }));',
     ].join('\n');
     const { execa } = await import('execa');
-    const r = await execa(setpriv!, ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script], {
-      cwd: dir,
-      env: { PATH: '/usr/bin:/bin', HOME: dir },
-      extendEnv: false,
-      reject: false,
-    });
+    const r = await execa(
+      setpriv!,
+      ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script],
+      {
+        cwd: dir,
+        env: { PATH: '/usr/bin:/bin', HOME: dir },
+        extendEnv: false,
+        reject: false,
+      },
+    );
     expect(r.stderr).toBe('');
     const result = JSON.parse(r.stdout) as { escapes: string[]; output: string };
     expect(result.escapes).toEqual([]);

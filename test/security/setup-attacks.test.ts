@@ -23,7 +23,8 @@ afterEach(async () => {
   cleanups = [];
 });
 
-const repo = (front: string, items: string, files: Record<string, string> = {}) => backlogRepo(cleanups, front, items, files);
+const repo = (front: string, items: string, files: Record<string, string> = {}) =>
+  backlogRepo(cleanups, front, items, files);
 
 /**
  * Sets host variables for one test, as the person's shell would have them: without the npm_config_* that
@@ -61,7 +62,9 @@ describe.runIf(available)('setup', () => {
       'T-1': { 'scripts/setup.sh': `echo pwned >> ${canary}\n`, 'done.txt': 'done\n' },
       'T-2': { 'done.txt': 'two\n' },
     };
-    const h = await runFleet(root, ({ task, role }) => (role === 'implementer' ? { edits: edits[task] ?? {} } : {}), { autoMerge: true });
+    const h = await runFleet(root, ({ task, role }) => (role === 'implementer' ? { edits: edits[task] ?? {} } : {}), {
+      autoMerge: true,
+    });
     expect(h.fleet.task('T-1')!.status).toBe('merged');
     expect(h.fleet.task('T-1')!.attempts[0]!.setup!.outputTail).toContain('base setup');
     expect(existsSync(canary)).toBe(false);
@@ -76,15 +79,35 @@ describe.runIf(available)('setup', () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'lf-home-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     await writeFile(path.join(home, '.npmrc'), `registry=${server.url}\nupdate-notifier=false\nfetch-retries=0\n`);
-    hostEnv({ HOME: home, NODE_EXTRA_CA_CERTS: server.caFile, OPENAI_API_KEY: 'sk-openai', GEMINI_API_KEY: 'g-key', GITHUB_TOKEN: 'ghp-x', GITLAB_TOKEN: 'glpat-x', CLAUDE_CODE_OAUTH_TOKEN: 'oauth' });
-    const root = await repo('setup: "npm ping && env > .setup-env"\nreview: true', '- [ ] T-1 One\n  attempts: 1', { '.gitignore': '.setup-env\n' });
+    hostEnv({
+      HOME: home,
+      NODE_EXTRA_CA_CERTS: server.caFile,
+      OPENAI_API_KEY: 'sk-openai',
+      GEMINI_API_KEY: 'g-key',
+      GITHUB_TOKEN: 'ghp-x',
+      GITLAB_TOKEN: 'glpat-x',
+      CLAUDE_CODE_OAUTH_TOKEN: 'oauth',
+    });
+    const root = await repo('setup: "npm ping && env > .setup-env"\nreview: true', '- [ ] T-1 One\n  attempts: 1', {
+      '.gitignore': '.setup-env\n',
+    });
     const h = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {}));
     const attempt = h.fleet.task('T-1')!.attempts[0]!;
     expect(attempt.setup?.exitCode, attempt.setup?.outputTail).toBe(0);
-    expect(server.requests, attempt.setup?.outputTail).toEqual(expect.arrayContaining([expect.stringMatching(/^\/-\/ping/)]));
+    expect(server.requests, attempt.setup?.outputTail).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^\/-\/ping/)]),
+    );
     const env = await read(root, '.loop-worktrees/T-1/.setup-env');
     expect(env).toContain(`HOME=${home}\n`);
-    for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GITHUB_TOKEN', 'GITLAB_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN']) {
+    for (const name of [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_BASE_URL',
+      'OPENAI_API_KEY',
+      'GEMINI_API_KEY',
+      'GITHUB_TOKEN',
+      'GITLAB_TOKEN',
+      'CLAUDE_CODE_OAUTH_TOKEN',
+    ]) {
       expect(env).not.toMatch(new RegExp(`^${name}=`, 'm'));
     }
   });
@@ -100,12 +123,20 @@ describe.runIf(available)('setup', () => {
     hostEnv({ NODE_EXTRA_CA_CERTS: registry.caFile });
     const probe = `(async () => { const out = []; for (const u of ${JSON.stringify([`${registry.url}pkg`, otherUrl])}) { try { out.push(u + ' ' + (await fetch(u)).status); } catch (e) { out.push(u + ' refused'); } } console.log(out.join(' | ')); })()`;
     const root = await repo(
-      [`network:\n  - 127.0.0.1:${registry.port}`, `setup: ${JSON.stringify(`[ "$LOOPFLEET_TASK_ID" != T-2 ] || node -e ${q(probe)}`)}`, 'check: test -f done.txt'].join('\n'),
+      [
+        `network:\n  - 127.0.0.1:${registry.port}`,
+        `setup: ${JSON.stringify(`[ "$LOOPFLEET_TASK_ID" != T-2 ] || node -e ${q(probe)}`)}`,
+        'check: test -f done.txt',
+      ].join('\n'),
       // The guard refuses a change to the file setup runs unless the task's files: allow it; allowed here, so
       // that what is tested is the second line of defence: where setup runs once such a change has landed.
       '- [ ] T-1 One\n  attempts: 1\n  files: scripts/setup.sh\n- [ ] T-2 Two\n  after: T-1\n  attempts: 1',
     );
-    const h = await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': `${task}\n` } } : {}), { autoMerge: true });
+    const h = await runFleet(
+      root,
+      ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': `${task}\n` } } : {}),
+      { autoMerge: true },
+    );
     const t2 = h.fleet.task('T-2')!.attempts[0]!;
     expect(t2.setup?.exitCode, t2.setup?.outputTail).toBe(0);
     expect(t2.setup?.outputTail).toContain(`${registry.url}pkg 200 | ${otherUrl} refused`);

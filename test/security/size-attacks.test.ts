@@ -30,7 +30,10 @@ async function largeFiles(dir: string, min: number): Promise<string[]> {
 describe('a file over max_file_bytes', () => {
   it('is refused before staging: no object of it lands in .git and the task fails naming the rule', async () => {
     const r = await makeRepo({
-      'BACKLOG.md': backlog('check: "true"\nreview: false\nmax_file_bytes: 1000000', '- [ ] T-1 Add data\n  attempts: 1'),
+      'BACKLOG.md': backlog(
+        'check: "true"\nreview: false\nmax_file_bytes: 1000000',
+        '- [ ] T-1 Add data\n  attempts: 1',
+      ),
       'README.md': 'hi\n',
     });
     cleanups.push(r.cleanup);
@@ -38,7 +41,10 @@ describe('a file over max_file_bytes', () => {
       role === 'implementer' ? { edits: { 'notes.txt': 'small\n' }, shell: ['truncate -s 3G big.bin'] } : {},
     );
     const attempt = fleet.task('T-1')!.attempts.at(-1)!;
-    expect({ status: fleet.task('T-1')!.status, outcome: attempt.outcome }).toEqual({ status: 'failed', outcome: 'guard-failed' });
+    expect({ status: fleet.task('T-1')!.status, outcome: attempt.outcome }).toEqual({
+      status: 'failed',
+      outcome: 'guard-failed',
+    });
     expect(attempt.reason).toMatch(/big\.bin is 3221225472 bytes, more than max_file_bytes 1000000/);
     // Neither a loose object nor a pack of it: nothing in .git is larger than 1 MB.
     expect(await largeFiles(join(r.root, '.git'), 1_000_000)).toEqual([]);
@@ -55,7 +61,9 @@ describe('a read-only role writing a huge file', () => {
     cleanups.push(r.cleanup);
     const watch = await watchReadOnly(r.root, 'the reviewer');
     await execa('truncate', ['-s', '3G', join(r.root, 'big.bin')]);
-    await expect(watch.verify()).rejects.toThrow(/the reviewer changed the worktree \(big\.bin\); the change was reset/);
+    await expect(watch.verify()).rejects.toThrow(
+      /the reviewer changed the worktree \(big\.bin\); the change was reset/,
+    );
     expect(await largeFiles(join(r.root, '.git'), 1_000_000)).toEqual([]);
     await expect(lstat(join(r.root, 'big.bin'))).rejects.toThrow(/ENOENT/);
   }, 60_000);

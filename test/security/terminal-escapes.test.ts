@@ -41,7 +41,9 @@ function cli(cwd: string, args: string[]) {
 }
 
 describe('agent text never reaches a terminal, a Markdown file or a notify payload raw', () => {
-  it('headless stdout, status, status --json, the report, lessons.md, the notify payload and a discover proposal', { timeout: 90_000 }, async () => {
+  it('headless stdout, status, status --json, the report, lessons.md, the notify payload and a discover proposal', {
+    timeout: 90_000,
+  }, async () => {
     const notified = join(scratch, 'notify.jsonl');
     const { root, cleanup } = await makeRepo({
       'BACKLOG.md': HOSTILE_BACKLOG(`cat >> ${notified}`),
@@ -51,7 +53,9 @@ describe('agent text never reaches a terminal, a Markdown file or a notify paylo
     try {
       const run = await cli(root, ['--overnight']);
       expect.soft(run.stdout).toMatch(/T-1 verified/);
-      expect.soft(run.stdout).toMatch(/T-2 attempt 1: reviewer veto: bad ⏎ 12:00:00 T-2 verified ␛\]52;c;cHduZWQ=␇␛\]0;PWNED␇/);
+      expect
+        .soft(run.stdout)
+        .toMatch(/T-2 attempt 1: reviewer veto: bad ⏎ 12:00:00 T-2 verified ␛\]52;c;cHduZWQ=␇␛\]0;PWNED␇/);
       expect.soft(run.stdout).toMatch(/T-2 failed/);
       // A fake event line stays inside the real one.
       expect.soft(run.stdout).not.toMatch(/^12:00:00 T-2 verified/m);

@@ -16,7 +16,13 @@ import { RefusedError } from '../../src/domain/errors.js';
 import { copyIncluded, linkDependencies } from '../../src/adapters/workspace/worktree-files.js';
 
 const exec = promisify(execFile);
-const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@p', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@p' };
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'P',
+  GIT_AUTHOR_EMAIL: 'p@p',
+  GIT_COMMITTER_NAME: 'P',
+  GIT_COMMITTER_EMAIL: 'p@p',
+};
 const git = async (cwd: string, ...args: string[]) => (await exec('git', args, { cwd, env })).stdout.trim();
 const runner = new ExecaRunner();
 const available = await runner.sandboxAvailable();
@@ -66,7 +72,7 @@ describe('loopfleet never writes through a link an agent left', () => {
     expect(prepared.deps.method).not.toBe('none');
     expect(await readFile(canary, 'utf8')).toBe('host data\n');
     expect(await readlink(path.join(wt, `.loopfleet-reflink-probe-${process.pid}`))).toBe(canary);
-    expect((await readFile(path.join(wt, 'node_modules/pkg/index.js'), 'utf8'))).toBe('module.exports = 1;\n');
+    expect(await readFile(path.join(wt, 'node_modules/pkg/index.js'), 'utf8')).toBe('module.exports = 1;\n');
   });
 
   it('a .worktreeinclude copy whose target or folder is a link in the branch is not written through', async () => {
@@ -93,25 +99,33 @@ describe('loopfleet never writes through a link an agent left', () => {
     await expect(lstat(path.join(path.dirname(canary), 'a'))).rejects.toThrow(/ENOENT/);
   });
 
-  it.runIf(available)("links left in the worktree's admin folder by a sandboxed command are replaced, not written through", async () => {
-    const admin = path.resolve(wt, await git(wt, 'rev-parse', '--git-dir'));
-    const sandbox = { writable: [wt] };
-    const first = await runner.run('true', { cwd: wt, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, sandbox });
-    expect(first.exitCode).toBe(0);
-    // Inside the sandbox the admin folder is writable: the agent swaps loopfleet's own files for links.
-    const attack = [
-      `ln -sfn ${canary} ${admin}/loopfleet-commondir`,
-      `rm -rf ${admin}/${SANDBOX_OBJECTS}/info && ln -sfn ${path.dirname(canary)} ${admin}/${SANDBOX_OBJECTS}/info`,
-      `ln -sfn ${canary} ${admin}/config.worktree.tmp && mv -T ${admin}/config.worktree.tmp ${admin}/config.worktree || true`,
-    ].join(' && ');
-    const run = await runner.run(attack, { cwd: wt, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, sandbox });
-    expect(run.exitCode, run.output).toBe(0);
-    expect((await lstat(path.join(admin, 'loopfleet-commondir'))).isSymbolicLink()).toBe(true);
+  it.runIf(available)(
+    "links left in the worktree's admin folder by a sandboxed command are replaced, not written through",
+    async () => {
+      const admin = path.resolve(wt, await git(wt, 'rev-parse', '--git-dir'));
+      const sandbox = { writable: [wt] };
+      const first = await runner.run('true', { cwd: wt, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, sandbox });
+      expect(first.exitCode).toBe(0);
+      // Inside the sandbox the admin folder is writable: the agent swaps loopfleet's own files for links.
+      const attack = [
+        `ln -sfn ${canary} ${admin}/loopfleet-commondir`,
+        `rm -rf ${admin}/${SANDBOX_OBJECTS}/info && ln -sfn ${path.dirname(canary)} ${admin}/${SANDBOX_OBJECTS}/info`,
+        `ln -sfn ${canary} ${admin}/config.worktree.tmp && mv -T ${admin}/config.worktree.tmp ${admin}/config.worktree || true`,
+      ].join(' && ');
+      const run = await runner.run(attack, { cwd: wt, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, sandbox });
+      expect(run.exitCode, run.output).toBe(0);
+      expect((await lstat(path.join(admin, 'loopfleet-commondir'))).isSymbolicLink()).toBe(true);
 
-    const next = await runner.run('git status --short >/dev/null && echo ok', { cwd: wt, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 20_000, sandbox });
-    expect(next.output).toContain('ok');
-    expect(await readFile(canary, 'utf8')).toBe('host data\n');
-    await expect(lstat(path.join(path.dirname(canary), 'alternates'))).rejects.toThrow(/ENOENT/);
-    expect((await lstat(path.join(admin, 'loopfleet-commondir'))).isFile()).toBe(true);
-  });
+      const next = await runner.run('git status --short >/dev/null && echo ok', {
+        cwd: wt,
+        env: { PATH: '/usr/bin:/bin' },
+        timeoutMs: 20_000,
+        sandbox,
+      });
+      expect(next.output).toContain('ok');
+      expect(await readFile(canary, 'utf8')).toBe('host data\n');
+      await expect(lstat(path.join(path.dirname(canary), 'alternates'))).rejects.toThrow(/ENOENT/);
+      expect((await lstat(path.join(admin, 'loopfleet-commondir'))).isFile()).toBe(true);
+    },
+  );
 });

@@ -10,7 +10,12 @@ const PLAN = 'Step 1: write done.txt';
 
 function awaiting() {
   return [
-    fakeTask('T-1', { status: 'awaiting-approval', attempt: 1, reason: 'the plan awaits approval', attempts: [fakeAttempt(1, { outcome: 'interrupted', plan: PLAN })] }),
+    fakeTask('T-1', {
+      status: 'awaiting-approval',
+      attempt: 1,
+      reason: 'the plan awaits approval',
+      attempts: [fakeAttempt(1, { outcome: 'interrupted', plan: PLAN })],
+    }),
     fakeTask('T-2', { status: 'queued' }),
   ];
 }
@@ -51,7 +56,9 @@ describe('approving a plan', () => {
     resize(r.stdout, 120, 30);
     await sleep(0);
     r.stdin.write('e');
-    await waitFor(() => expect(fleet.calls).toEqual([{ command: 'approve', id: 'T-1', plan: `${PLAN}\nStep 2: and nothing else\n` }]));
+    await waitFor(() =>
+      expect(fleet.calls).toEqual([{ command: 'approve', id: 'T-1', plan: `${PLAN}\nStep 2: and nothing else\n` }]),
+    );
     expect(opened).toEqual([{ id: 'T-1', plan: PLAN }]);
     expect(backlogEdits).toEqual([]);
     await waitFor(() => expect(plain(r.lastFrame())).toContain("T-1's edited plan is approved"));

@@ -8,8 +8,21 @@ import { rowOf, setup } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 
-const counts = (failed: number, total: number): TestCounts => ({ runner: 'vitest', passed: total - failed, failed, skipped: 0, total });
-const check = (over: Partial<CheckResult>): CheckResult => ({ command: 'npm test', exitCode: 0, timedOut: false, outputTail: 'ok', durationMs: 2000, ...over });
+const counts = (failed: number, total: number): TestCounts => ({
+  runner: 'vitest',
+  passed: total - failed,
+  failed,
+  skipped: 0,
+  total,
+});
+const check = (over: Partial<CheckResult>): CheckResult => ({
+  command: 'npm test',
+  exitCode: 0,
+  timedOut: false,
+  outputTail: 'ok',
+  durationMs: 2000,
+  ...over,
+});
 
 function taskWithCounts(): TaskState {
   return fakeTask('T-1', {
@@ -23,16 +36,56 @@ function taskWithCounts(): TaskState {
         reason: 'check `npm test` exited 1 (7/22 failing)',
         check: check({ exitCode: 1, counts: counts(7, 22), judged: 'failed', name: 'npm test', required: true }),
         checks: [check({ exitCode: 1, counts: counts(7, 22), judged: 'failed', name: 'npm test', required: true })],
-        baseline: [{ name: 'npm test', command: 'npm test', commit: 'abcdef0123456789', exitCode: 0, timedOut: false, counts: counts(0, 20), durationMs: 1000, outputTail: '' }],
+        baseline: [
+          {
+            name: 'npm test',
+            command: 'npm test',
+            commit: 'abcdef0123456789',
+            exitCode: 0,
+            timedOut: false,
+            counts: counts(0, 20),
+            durationMs: 1000,
+            outputTail: '',
+          },
+        ],
       }),
       fakeAttempt(2, {
         outcome: 'verified',
-        check: check({ counts: counts(1, 22), judged: 'not-worse', note: 'fails on base too (2 failing tests); not worse: 1/22 failing', exitCode: 1 }),
+        check: check({
+          counts: counts(1, 22),
+          judged: 'not-worse',
+          note: 'fails on base too (2 failing tests); not worse: 1/22 failing',
+          exitCode: 1,
+        }),
         checks: [
-          check({ counts: counts(1, 22), judged: 'not-worse', note: 'fails on base too (2 failing tests); not worse: 1/22 failing', exitCode: 1, name: 'npm test', required: true }),
-          check({ command: 'npm run lint', name: 'lint', exitCode: 2, judged: 'warning', required: false, note: 'exited 2 (not required: reported only)', outputTail: '3 lint problems' }),
+          check({
+            counts: counts(1, 22),
+            judged: 'not-worse',
+            note: 'fails on base too (2 failing tests); not worse: 1/22 failing',
+            exitCode: 1,
+            name: 'npm test',
+            required: true,
+          }),
+          check({
+            command: 'npm run lint',
+            name: 'lint',
+            exitCode: 2,
+            judged: 'warning',
+            required: false,
+            note: 'exited 2 (not required: reported only)',
+            outputTail: '3 lint problems',
+          }),
         ],
-        proof: { status: 'proved', tests: ['test/parser.test.ts'], restored: ['src/parser.ts'], command: 'npm test', exitCode: 1, counts: counts(3, 22), outputTail: '', message: 'proved: 3 tests fail without the change' },
+        proof: {
+          status: 'proved',
+          tests: ['test/parser.test.ts'],
+          restored: ['src/parser.ts'],
+          command: 'npm test',
+          exitCode: 1,
+          counts: counts(3, 22),
+          outputTail: '',
+          message: 'proved: 3 tests fail without the change',
+        },
       }),
     ],
   });

@@ -66,7 +66,9 @@ describe('merge and discard', () => {
     const t = await setup({ tasks: mixedTasks() });
     await select(t, 'T-4');
     await t.press('d');
-    expect(t.frame()).toContain('Discard T-4: remove its worktree and branch loop/T-4 (kept as refs/loopfleet/discarded/T-4)? y/n');
+    expect(t.frame()).toContain(
+      'Discard T-4: remove its worktree and branch loop/T-4 (kept as refs/loopfleet/discarded/T-4)? y/n',
+    );
     await t.press('y');
     await waitFor(() => expect(t.fleet.calls).toEqual([{ command: 'discard', id: 'T-4' }]));
   });
@@ -75,7 +77,9 @@ describe('merge and discard', () => {
     const t = await setup({ tasks: mixedTasks() });
     await select(t, 'T-2');
     await t.press('d');
-    expect(t.frame()).toContain('T-2 is queued: only verified, failed, conflict or awaiting-approval tasks can be discarded');
+    expect(t.frame()).toContain(
+      'T-2 is queued: only verified, failed, conflict or awaiting-approval tasks can be discarded',
+    );
   });
 
   test('a refusal from the fleet shows its message in the status line', async () => {
@@ -115,7 +119,12 @@ describe('retry, pause, edit', () => {
     await t.press('r');
     await select(t, 'T-7');
     await t.press('r');
-    await waitFor(() => expect(t.fleet.calls).toEqual([{ command: 'retry', id: 'T-5' }, { command: 'retry', id: 'T-7' }]));
+    await waitFor(() =>
+      expect(t.fleet.calls).toEqual([
+        { command: 'retry', id: 'T-5' },
+        { command: 'retry', id: 'T-7' },
+      ]),
+    );
     await select(t, 'T-3');
     await t.press('r');
     expect(t.frame()).toContain('T-3 is verified: only failed, conflict or discarded tasks can be retried');

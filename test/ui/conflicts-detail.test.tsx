@@ -7,16 +7,41 @@ import { KEY, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 
-const HUNK = ['<<<<<<< loop/T-1', 'export const add = (a, b) => a + b + 1;', '=======', 'export const add = (a, b) => b + a;', '>>>>>>> loop/T-2'].join('\n');
-const DIFF = ['diff --git a/src/calc.js b/src/calc.js', '--- a/src/calc.js', '+++ b/src/calc.js', '@@ -1 +1 @@', '-old', '+new'].join('\n');
+const HUNK = [
+  '<<<<<<< loop/T-1',
+  'export const add = (a, b) => a + b + 1;',
+  '=======',
+  'export const add = (a, b) => b + a;',
+  '>>>>>>> loop/T-2',
+].join('\n');
+const DIFF = [
+  'diff --git a/src/calc.js b/src/calc.js',
+  '--- a/src/calc.js',
+  '+++ b/src/calc.js',
+  '@@ -1 +1 @@',
+  '-old',
+  '+new',
+].join('\n');
 
 const withT2: ConflictDetail = { with: 'T-2', files: ['src/calc.js'], hunks: [{ file: 'src/calc.js', hunk: HUNK }] };
 const withMain: ConflictDetail = { with: 'main', files: ['README.md', 'docs/a.md'], hunks: [] };
 
 const tasks = () => [
-  fakeTask('T-1', { title: 'One', status: 'verified', attempt: 1, conflictsWith: ['main', 'T-2'], conflicts: [withMain, withT2] }),
+  fakeTask('T-1', {
+    title: 'One',
+    status: 'verified',
+    attempt: 1,
+    conflictsWith: ['main', 'T-2'],
+    conflicts: [withMain, withT2],
+  }),
   fakeTask('T-2', { title: 'Two', status: 'verified', attempt: 1 }),
-  fakeTask('T-3', { title: 'Three', status: 'conflict', attempt: 1, reason: 'merge conflict in src/calc.js', conflicts: [{ ...withT2, with: 'main' }] }),
+  fakeTask('T-3', {
+    title: 'Three',
+    status: 'conflict',
+    attempt: 1,
+    reason: 'merge conflict in src/calc.js',
+    conflicts: [{ ...withT2, with: 'main' }],
+  }),
   // left over from before it was sent back: not a conflict any more
   fakeTask('T-4', { title: 'Four', status: 'queued', conflictsWith: ['T-2'], conflicts: [withT2] }),
 ];
@@ -72,13 +97,25 @@ describe('conflicts in the detail pane', () => {
   });
 
   test('the section is bounded: long hunks are cut, and past a screenful the rest is counted, not shown', () => {
-    const long = ['<<<<<<< ours', ...Array.from({ length: 39 }, (_, i) => `ours line ${i}`), '=======', 'theirs', '>>>>>>> theirs'].join('\n');
+    const long = [
+      '<<<<<<< ours',
+      ...Array.from({ length: 39 }, (_, i) => `ours line ${i}`),
+      '=======',
+      'theirs',
+      '>>>>>>> theirs',
+    ].join('\n');
     const many: ConflictDetail[] = Array.from({ length: 4 }, (_, i) => ({
       with: `T-${i + 2}`,
       files: ['a.js', 'b.js', 'c.js'],
-      hunks: [{ file: 'a.js', hunk: long }, { file: 'b.js', hunk: long }, { file: 'c.js', hunk: long }],
+      hunks: [
+        { file: 'a.js', hunk: long },
+        { file: 'b.js', hunk: long },
+        { file: 'c.js', hunk: long },
+      ],
     }));
-    const lines = detailLines('diff', sources({ conflicts: many, conflictsWith: many.map((d) => d.with) }), 80).map((l) => l.text);
+    const lines = detailLines('diff', sources({ conflicts: many, conflictsWith: many.map((d) => d.with) }), 80).map(
+      (l) => l.text,
+    );
     const end = lines.indexOf('diff --git a/src/calc.js b/src/calc.js');
     expect(end).toBeGreaterThan(0);
     expect(end).toBeLessThanOrEqual(70);

@@ -107,7 +107,18 @@ describe('detail pane', () => {
     t.fleet.update('T-1', {
       status: 'queued',
       phase: null,
-      attempts: [fakeAttempt(1, { outcome: 'check-failed', check: { command: 'npm test', exitCode: 1, timedOut: false, outputTail: 'AssertionError: expected 2 to be 3', durationMs: 3000 } })],
+      attempts: [
+        fakeAttempt(1, {
+          outcome: 'check-failed',
+          check: {
+            command: 'npm test',
+            exitCode: 1,
+            timedOut: false,
+            outputTail: 'AssertionError: expected 2 to be 3',
+            durationMs: 3000,
+          },
+        }),
+      ],
     });
     await waitFor(() => expect(t.frame()).toContain('✗ $ npm test'));
     expect(t.frame()).toContain('exit 1');
@@ -125,7 +136,16 @@ describe('detail pane', () => {
 
   test('a veto and guard failures show in the review tab', async () => {
     const tasks = mixedTasks();
-    tasks[3] = { ...tasks[3]!, attempts: [fakeAttempt(1, { outcome: 'vetoed', guard: ['touches a protected path: .github/workflows/ci.yml'], verdict: { pass: false, reasons: ['The change disables a test'] } })] };
+    tasks[3] = {
+      ...tasks[3]!,
+      attempts: [
+        fakeAttempt(1, {
+          outcome: 'vetoed',
+          guard: ['touches a protected path: .github/workflows/ci.yml'],
+          verdict: { pass: false, reasons: ['The change disables a test'] },
+        }),
+      ],
+    };
     const t = await setup({ tasks, rows: 40 });
     await t.press('j', 'j', 'j', '5');
     expect(t.frame()).toContain('✗ guard checks failed · attempt 1');

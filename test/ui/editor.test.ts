@@ -36,7 +36,10 @@ describe('runEditor', () => {
     const file = join(dir, 'BACKLOG with space.md');
     writeFileSync(file, '# Backlog\n');
     const stdin = fakeStdin();
-    await runEditor(file, { env: { ...process.env, VISUAL: '', EDITOR: 'sh -c \'echo "- [ ] T-1 added" >> "$0"\'' }, stdin });
+    await runEditor(file, {
+      env: { ...process.env, VISUAL: '', EDITOR: 'sh -c \'echo "- [ ] T-1 added" >> "$0"\'' },
+      stdin,
+    });
     expect(readFileSync(file, 'utf8')).toBe('# Backlog\n- [ ] T-1 added\n');
     expect(stdin.rawCalls).toEqual([false, true]);
     expect(stdin.isPaused()).toBe(false);
@@ -44,7 +47,9 @@ describe('runEditor', () => {
 
   test.skipIf(isWindows)('rejects when the editor fails, still restoring raw mode', async () => {
     const stdin = fakeStdin();
-    await expect(runEditor('/nonexistent', { env: { ...process.env, VISUAL: 'false' }, stdin })).rejects.toThrow('false exited with code 1');
+    await expect(runEditor('/nonexistent', { env: { ...process.env, VISUAL: 'false' }, stdin })).rejects.toThrow(
+      'false exited with code 1',
+    );
     expect(stdin.rawCalls).toEqual([false, true]);
   });
 });

@@ -11,9 +11,17 @@ describe('fleet bar while the fleet holds for a limit', () => {
     const at = new Date();
     at.setHours(5, 0, 0, 0);
     if (at.getTime() <= Date.now()) at.setDate(at.getDate() + 1);
-    t.fleet.events.emit('fleet', { ...t.fleet.summary(), state: 'paused', hold: { reason: 'usage limit', until: at.toISOString() } });
+    t.fleet.events.emit('fleet', {
+      ...t.fleet.summary(),
+      state: 'paused',
+      hold: { reason: 'usage limit', until: at.toISOString() },
+    });
     await waitFor(() => expect(t.lines()[0]).toContain('paused: usage limit, resumes 05:00'));
-    t.fleet.events.emit('fleet', { ...t.fleet.summary(), state: 'paused', hold: { reason: 'rate limit', until: new Date(Date.now() + 120_000).toISOString(), backoff: true } });
+    t.fleet.events.emit('fleet', {
+      ...t.fleet.summary(),
+      state: 'paused',
+      hold: { reason: 'rate limit', until: new Date(Date.now() + 120_000).toISOString(), backoff: true },
+    });
     await waitFor(() => expect(t.lines()[0]).toContain('paused: rate limit, resumes in 2m'));
     t.fleet.events.emit('fleet', { ...t.fleet.summary(), state: 'running' });
     await waitFor(() => expect(t.lines()[0]).toContain('▶ running'));

@@ -8,7 +8,11 @@ import { STATUS_ORDER } from '../../src/ui/theme.js';
 
 afterEach(cleanup);
 
-const MISSING_USERNS: SandboxCause = { kind: 'userns-limit', message: 'user namespaces are switched off: user.max_user_namespaces is 0', fix: 'sudo sysctl -w user.max_user_namespaces=15000' };
+const MISSING_USERNS: SandboxCause = {
+  kind: 'userns-limit',
+  message: 'user namespaces are switched off: user.max_user_namespaces is 0',
+  fix: 'sudo sysctl -w user.max_user_namespaces=15000',
+};
 
 function bar(extra: Partial<FleetBarProps>): string[] {
   const counts = Object.fromEntries(STATUS_ORDER.map((s) => [s, 0])) as Record<TaskStatus, number>;
@@ -35,7 +39,9 @@ describe("the fleet bar's sandbox warning", () => {
   // One line, cut at the terminal's width (100 columns here): the cause comes first, so it is what shows.
   test('names what stops bubblewrap on this host first', () => {
     const warning = bar({ sandboxCause: MISSING_USERNS }).find((l) => l.includes('⚠'));
-    expect(warning).toMatch(/^⚠ no sandbox \(bubblewrap cannot run here: user namespaces are switched off: user\.max_user_namespace/);
+    expect(warning).toMatch(
+      /^⚠ no sandbox \(bubblewrap cannot run here: user namespaces are switched off: user\.max_user_namespace/,
+    );
   });
 
   test('without a diagnosis keeps the generic warning', () => {

@@ -128,7 +128,11 @@ describe('fleet view', () => {
 describe('per-task gates', () => {
   test("a task's own token limit drives its meter, not the front matter's", async () => {
     const usage = { input: 250_000, output: 0, cacheWrite: 0, cacheRead: 0 };
-    const own = fakeTask('T-1', { status: 'verified', usage, gates: { attempts: 3, tokens: 250_000, timeMs: null, costUsd: null } });
+    const own = fakeTask('T-1', {
+      status: 'verified',
+      usage,
+      gates: { attempts: 3, tokens: 250_000, timeMs: null, costUsd: null },
+    });
     const shared = fakeTask('T-2', { status: 'verified', usage });
     const t = await setup({ tasks: [own, shared], columns: 140 });
     expect(rowOf(t.frame(), 'T-1')).toContain('▮▮▮▮▮'); // 250k of its own 250k

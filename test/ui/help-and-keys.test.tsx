@@ -1,16 +1,43 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup } from 'ink-testing-library';
 import type { Key } from 'ink';
-import { Command, COMMAND_HELP, commandFor, formatBinding, formatBindings, HELP_ORDER, KEY_BINDINGS, MODE_COMMANDS, type InputMode } from '../../src/ui/key-bindings.js';
+import {
+  Command,
+  COMMAND_HELP,
+  commandFor,
+  formatBinding,
+  formatBindings,
+  HELP_ORDER,
+  KEY_BINDINGS,
+  MODE_COMMANDS,
+  type InputMode,
+} from '../../src/ui/key-bindings.js';
 import { mixedTasks } from '../helpers/ui-fixtures.js';
 import { KEY, setup, waitFor } from '../helpers/ui-render.js';
 
 afterEach(cleanup);
 
 const NO_KEY: Key = {
-  upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, home: false, end: false,
-  return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false,
-  super: false, hyper: false, capsLock: false, numLock: false,
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+  super: false,
+  hyper: false,
+  capsLock: false,
+  numLock: false,
 };
 
 describe('key bindings', () => {

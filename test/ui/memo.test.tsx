@@ -20,7 +20,9 @@ afterEach(cleanup);
 
 test('a task event re-renders only that task’s row', async () => {
   // Nothing running, so no row's elapsed time ticks during the test.
-  const tasks = fakeTasks(1000).map((t) => (t.status === 'running' ? { ...t, status: 'verified' as const, phase: null } : t));
+  const tasks = fakeTasks(1000).map((t) =>
+    t.status === 'running' ? { ...t, status: 'verified' as const, phase: null } : t,
+  );
   const t = await setup({ tasks, rows: 40, state: 'paused' });
   const spentRows = t.lines().filter((l) => l.includes('$')).length;
   expect(spentRows).toBeGreaterThan(15);

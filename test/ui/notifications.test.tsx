@@ -51,7 +51,12 @@ describe('engine notices', () => {
     t.fleet.log('info', 'not shown');
     t.fleet.log('warn', 'BACKLOG.md: T-9 has no check, using the default', 'T-9');
     await waitFor(() => expect(t.frame()).toContain('⚠ T-9: BACKLOG.md: T-9 has no check'));
-    t.fleet.events.emit('gate', { scope: 'fleet', id: null, gate: 'fleet_cost', reason: 'fleet cost gate: $25.10 spent, limit $25.00' });
+    t.fleet.events.emit('gate', {
+      scope: 'fleet',
+      id: null,
+      gate: 'fleet_cost',
+      reason: 'fleet cost gate: $25.10 spent, limit $25.00',
+    });
     await waitFor(() => expect(t.frame()).toContain('fleet: fleet cost gate — fleet cost gate: $25.10 spent'));
     expect(t.frame()).not.toContain('not shown');
   });

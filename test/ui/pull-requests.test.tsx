@@ -7,7 +7,17 @@ import { KEY, rowOf, setup, waitFor } from '../helpers/ui-render.js';
 afterEach(cleanup);
 
 const pr = (over: Partial<PrRecord>): PrRecord => ({
-  number: 12, url: 'https://github.com/acme/widgets/pull/12', state: 'open', draft: false, ci: 'pending', review: 'none', pushed: 'a'.repeat(40), pushedAttempt: 1, answered: [], ciAnswered: null, ...over,
+  number: 12,
+  url: 'https://github.com/acme/widgets/pull/12',
+  state: 'open',
+  draft: false,
+  ci: 'pending',
+  review: 'none',
+  pushed: 'a'.repeat(40),
+  pushedAttempt: 1,
+  answered: [],
+  ciAnswered: null,
+  ...over,
 });
 
 describe('pull requests in the TUI', () => {
@@ -17,7 +27,12 @@ describe('pull requests in the TUI', () => {
       tasks: [
         fakeTask('T-1', { title: 'One', status: 'verified', attempt: 1, pr: pr({ ci: 'passing' }) }),
         fakeTask('T-2', { title: 'Two', status: 'verified', attempt: 1, pr: pr({ number: 13, ci: 'failing' }) }),
-        fakeTask('T-3', { title: 'Three', status: 'verified', attempt: 1, pr: pr({ number: 14, review: 'changes-requested', draft: true }) }),
+        fakeTask('T-3', {
+          title: 'Three',
+          status: 'verified',
+          attempt: 1,
+          pr: pr({ number: 14, review: 'changes-requested', draft: true }),
+        }),
         fakeTask('T-4', { title: 'Four', status: 'merged', attempt: 1, pr: pr({ number: 15, state: 'merged' }) }),
         fakeTask('T-5', { title: 'Five', status: 'verified', attempt: 1 }),
       ],
@@ -29,7 +44,9 @@ describe('pull requests in the TUI', () => {
     expect(rowOf(frame, 'T-4')).toContain('PR #15 merged');
     expect(rowOf(frame, 'T-5')).not.toContain('PR #');
     await t.press('m');
-    await waitFor(() => expect(t.frame()).toContain('Push loop/T-1 and open or update its pull request into main? y/n'));
+    await waitFor(() =>
+      expect(t.frame()).toContain('Push loop/T-1 and open or update its pull request into main? y/n'),
+    );
     await t.press('n');
     await t.press(KEY.enter, '5');
     await waitFor(() => expect(t.frame()).toContain('https://github.com/acme/widgets/pull/12'));

@@ -32,7 +32,14 @@ afterEach(() => {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const sources = (task: TaskState): DetailSources => ({ task, output: undefined, phaseOutput: undefined, diff: null, base: 'main', review: true });
+const sources = (task: TaskState): DetailSources => ({
+  task,
+  output: undefined,
+  phaseOutput: undefined,
+  diff: null,
+  base: 'main',
+  review: true,
+});
 
 describe('when a recurring task runs next', () => {
   test('in minutes within the hour, at a clock time today, with the weekday this week, with the date beyond', () => {
@@ -68,13 +75,31 @@ describe('when a recurring task runs next', () => {
 
   test('a run that ends updates the row and the history at once', async () => {
     const first = fakeRun('2026-12-01T09:00:00Z', 4, { outcome: 'merged', costUsd: 0.31, tokens: 42_000 });
-    const t = await setup({ tasks: [fakeTask('R-1', { title: 'Bump deps', status: 'running', phase: 'implement', attempt: 1, runs: [first], nextRunAt: null }), ...mixedTasks()], rows: 40 });
+    const t = await setup({
+      tasks: [
+        fakeTask('R-1', {
+          title: 'Bump deps',
+          status: 'running',
+          phase: 'implement',
+          attempt: 1,
+          runs: [first],
+          nextRunAt: null,
+        }),
+        ...mixedTasks(),
+      ],
+      rows: 40,
+    });
     expect(rowOf(t.frame(), 'R-1')).not.toContain('↻');
     await t.press(KEY.enter, '6');
     expect(t.frame()).toContain('↻ Runs · 1 run');
     expect(t.frame()).toMatch(/Dec 1 10:00 +4m 00s +✓ merged +42k +\$0\.31/);
     const second = fakeRun('2026-12-01T09:50:00Z', 2, { outcome: 'unchanged', costUsd: 0.04, tokens: 9_000 });
-    t.fleet.update('R-1', { status: 'queued', phase: null, runs: [first, second], nextRunAt: iso(Date.parse(second.endedAt) + 120 * MIN) });
+    t.fleet.update('R-1', {
+      status: 'queued',
+      phase: null,
+      runs: [first, second],
+      nextRunAt: iso(Date.parse(second.endedAt) + 120 * MIN),
+    });
     await waitFor(() => expect(rowOf(t.frame(), 'R-1')).toContain('↻ next 12:52'));
     const frame = t.frame();
     expect(frame).toContain('↻ Runs · 2 runs · next Dec 1 12:52, 2h after the last one ended');
@@ -107,7 +132,9 @@ describe('the run history', () => {
     expect(runRows).toHaveLength(20);
     expect(lines).toContain('… 5 earlier runs');
     // the attempts table follows
-    expect(lines.indexOf('… 5 earlier runs')).toBeLessThan(lines.findIndex((l) => l.includes('No attempts yet.') || (l.includes('outcome') && l.includes('reason'))));
+    expect(lines.indexOf('… 5 earlier runs')).toBeLessThan(
+      lines.findIndex((l) => l.includes('No attempts yet.') || (l.includes('outcome') && l.includes('reason'))),
+    );
   });
 
   test('in a narrow pane the lines wrap: nothing of the next run or of a run is cut off', () => {
@@ -120,9 +147,15 @@ describe('the run history', () => {
   });
 
   test('a recurring task that has not run yet, or is running, says so without a next time', () => {
-    const never = detailLines('history', sources(fakeTask('R-1', { runs: [], nextRunAt: null })), 80).map((l) => l.text);
+    const never = detailLines('history', sources(fakeTask('R-1', { runs: [], nextRunAt: null })), 80).map(
+      (l) => l.text,
+    );
     expect(never[0]).toBe('↻ Runs · none yet');
-    const running = detailLines('history', sources(fakeTask('R-1', { status: 'running', runs: [fakeRun('2026-12-01T09:00:00Z')], nextRunAt: null })), 80).map((l) => l.text);
+    const running = detailLines(
+      'history',
+      sources(fakeTask('R-1', { status: 'running', runs: [fakeRun('2026-12-01T09:00:00Z')], nextRunAt: null })),
+      80,
+    ).map((l) => l.text);
     expect(running[0]).toBe('↻ Runs · 1 run · running now');
   });
 
@@ -130,7 +163,9 @@ describe('the run history', () => {
     const fresh = detailLines('history', sources(fakeTask('R-1', { everyMs: 6 * 60 * MIN })), 80).map((l) => l.text);
     expect(fresh[0]).toBe('↻ Runs · every 6h · none yet');
     const older = fakeRecurringTask('R-1', '2026-12-01T09:50:00Z', 2, 30 * MIN, { everyMs: undefined });
-    expect(detailLines('history', sources(older), 100)[0]!.text).toBe('↻ Runs · 2 runs · next Dec 1 11:20, 30m after the last one ended');
+    expect(detailLines('history', sources(older), 100)[0]!.text).toBe(
+      '↻ Runs · 2 runs · next Dec 1 11:20, 30m after the last one ended',
+    );
   });
 
   test('a task that is not recurring shows its attempts only', () => {

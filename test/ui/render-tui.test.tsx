@@ -20,10 +20,13 @@ class TestStdout extends EventEmitter {
   };
 }
 
-
 function terminal(): { stdout: NodeJS.WriteStream; stdin: NodeJS.ReadStream; input: FakeStdin } {
   const input = new FakeStdin();
-  return { stdout: new TestStdout() as unknown as NodeJS.WriteStream, stdin: input as unknown as NodeJS.ReadStream, input };
+  return {
+    stdout: new TestStdout() as unknown as NodeJS.WriteStream,
+    stdin: input as unknown as NodeJS.ReadStream,
+    input,
+  };
 }
 
 describe('renderTui', () => {
@@ -31,7 +34,13 @@ describe('renderTui', () => {
     const fleet = new FakeFleet({ tasks: mixedTasks() });
     const { stdout, stdin, input } = terminal();
     let resolved = false;
-    const done = renderTui(fleet, { color: false, stdout, stdin, patchConsole: false, onEditBacklog: async () => {} }).then(() => {
+    const done = renderTui(fleet, {
+      color: false,
+      stdout,
+      stdin,
+      patchConsole: false,
+      onEditBacklog: async () => {},
+    }).then(() => {
       resolved = true;
     });
     await sleep(50);
@@ -76,7 +85,12 @@ describe('renderTui', () => {
       }
     }
     const { stdout, stdin, input } = terminal();
-    const done = renderTui(new BrokenStop({ tasks: mixedTasks() }), { color: false, stdout, stdin, patchConsole: false });
+    const done = renderTui(new BrokenStop({ tasks: mixedTasks() }), {
+      color: false,
+      stdout,
+      stdin,
+      patchConsole: false,
+    });
     await sleep(50);
     input.type('q');
     await expect(done).rejects.toThrow('state.json could not be written');

@@ -38,13 +38,33 @@ describe('keys that arrive together', () => {
 
 describe('typedKeys', () => {
   const none: Key = {
-    upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, home: false, end: false,
-    return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false,
-    super: false, hyper: false, capsLock: false, numLock: false,
+    upArrow: false,
+    downArrow: false,
+    leftArrow: false,
+    rightArrow: false,
+    pageDown: false,
+    pageUp: false,
+    home: false,
+    end: false,
+    return: false,
+    escape: false,
+    ctrl: false,
+    shift: false,
+    tab: false,
+    backspace: false,
+    delete: false,
+    meta: false,
+    super: false,
+    hyper: false,
+    capsLock: false,
+    numLock: false,
   };
 
   test('splits plain characters, marking capitals shifted; leaves one key, named keys and control text whole', () => {
-    expect(typedKeys('jM', none)).toEqual([['j', none], ['M', { ...none, shift: true }]]);
+    expect(typedKeys('jM', none)).toEqual([
+      ['j', none],
+      ['M', { ...none, shift: true }],
+    ]);
     expect(typedKeys('j', none)).toEqual([['j', none]]);
     expect(typedKeys('', { ...none, upArrow: true })).toEqual([['', { ...none, upArrow: true }]]);
     expect(typedKeys('ab', { ...none, meta: true })).toEqual([['ab', { ...none, meta: true }]]);

@@ -18,7 +18,8 @@ describe('layout', () => {
           for (const helpOpen of [false, true]) {
             for (const taskCount of [0, 3, 1000]) {
               const l = computeLayout({ rows, barLines, taskCount, detailOpen, helpOpen });
-              const sum = l.barRows + l.headerRows + l.listRows + l.detailRows + l.helpRows + l.statusRows + l.footerRows;
+              const sum =
+                l.barRows + l.headerRows + l.listRows + l.detailRows + l.helpRows + l.statusRows + l.footerRows;
               expect(sum, JSON.stringify({ rows, barLines, detailOpen, helpOpen, taskCount })).toBe(rows);
               for (const v of Object.values(l)) expect(v).toBeGreaterThanOrEqual(0);
             }
@@ -57,7 +58,8 @@ describe('layout', () => {
 
   test('from 80 columns on, the title has room for 30 characters and its `…`, whatever the id width', () => {
     for (let columns = 80; columns <= 240; columns++) {
-      for (const idWidth of [3, 4, 6, 12]) expect(rowColumns(columns, idWidth).title, `${columns} columns, ids of ${idWidth}`).toBeGreaterThanOrEqual(32);
+      for (const idWidth of [3, 4, 6, 12])
+        expect(rowColumns(columns, idWidth).title, `${columns} columns, ids of ${idWidth}`).toBeGreaterThanOrEqual(32);
     }
   });
 
@@ -94,7 +96,11 @@ describe('output log', () => {
     expect(log.lines).toHaveLength(50);
     expect(log.lines.at(-1)?.text).toBe('line 199');
     expect(log.dropped).toBe(151);
-    const shown = detailLines('output', { task: fakeTask('T-1'), output: log, phaseOutput: undefined, diff: null, base: 'main', review: true }, 80);
+    const shown = detailLines(
+      'output',
+      { task: fakeTask('T-1'), output: log, phaseOutput: undefined, diff: null, base: 'main', review: true },
+      80,
+    );
     expect(shown[0]?.text).toContain('151 earlier lines not kept');
   });
 
@@ -122,9 +128,19 @@ describe('fleet reducer', () => {
   test('a batch writes into one copy of each map and leaves the state before it as it was', () => {
     const s0 = initFleetState(fleet, 0);
     const t2 = s0.tasks.get('T-2')!;
-    const task = (id: string, status: 'failed' | 'verified') => ({ type: 'task' as const, event: { task: { ...s0.tasks.get(id)!.task, status }, previousStatus: null }, at: 1 });
-    const text = (id: string) => ({ type: 'agent-text' as const, event: { id, role: 'implementer' as const, attempt: 1, text: 'x\n' } });
-    const s1 = fleetReducer(s0, { type: 'batch', actions: [task('T-2', 'failed'), text('T-2'), task('T-3', 'verified'), text('T-3'), task('T-2', 'verified')] });
+    const task = (id: string, status: 'failed' | 'verified') => ({
+      type: 'task' as const,
+      event: { task: { ...s0.tasks.get(id)!.task, status }, previousStatus: null },
+      at: 1,
+    });
+    const text = (id: string) => ({
+      type: 'agent-text' as const,
+      event: { id, role: 'implementer' as const, attempt: 1, text: 'x\n' },
+    });
+    const s1 = fleetReducer(s0, {
+      type: 'batch',
+      actions: [task('T-2', 'failed'), text('T-2'), task('T-3', 'verified'), text('T-3'), task('T-2', 'verified')],
+    });
     expect(s1.tasks.get('T-2')!.task.status).toBe('verified');
     expect(s1.tasks.get('T-3')!.task.status).toBe('verified');
     expect([...s1.output.keys()]).toEqual(['T-2', 'T-3']);
@@ -140,7 +156,12 @@ describe('fleet reducer', () => {
 
   test('backlog events append added tasks in the order given and drop removed ones', () => {
     const s0 = initFleetState(fleet, 0);
-    const s1 = fleetReducer(s0, { type: 'backlog', added: [fakeTask('T-9'), fakeTask('T-8')], removed: ['T-2'], at: 1 });
+    const s1 = fleetReducer(s0, {
+      type: 'backlog',
+      added: [fakeTask('T-9'), fakeTask('T-8')],
+      removed: ['T-2'],
+      at: 1,
+    });
     expect(s1.order).toEqual(['T-1', 'T-3', 'T-4', 'T-5', 'T-9', 'T-8']);
     expect(s1.tasks.has('T-2')).toBe(false);
   });
@@ -149,7 +170,20 @@ describe('fleet reducer', () => {
     const s0 = initFleetState(fleet, 0);
     const usage = { input: 5, output: 5, cacheWrite: 0, cacheRead: 0 };
     const totals = { usage, costUsd: 1.5, elapsedMs: 10, startedAt: null };
-    const s1 = fleetReducer(s0, { type: 'usage', event: { id: 'T-1', role: 'explorer', model: 'm', delta: usage, costUsd: 0.5, task: usage, taskCostUsd: 0.5, fleet: totals }, at: 1 });
+    const s1 = fleetReducer(s0, {
+      type: 'usage',
+      event: {
+        id: 'T-1',
+        role: 'explorer',
+        model: 'm',
+        delta: usage,
+        costUsd: 0.5,
+        task: usage,
+        taskCostUsd: 0.5,
+        fleet: totals,
+      },
+      at: 1,
+    });
     expect(s1.tasks.get('T-1')?.task.costUsd).toBe(0.5);
     expect(s1.summary.totals.costUsd).toBe(1.5);
   });
@@ -167,7 +201,11 @@ describe('throttled queue', () => {
     try {
       let clock = 0;
       const batches: number[][] = [];
-      const q = createThrottledQueue<number>((items) => batches.push(items), 100, () => clock);
+      const q = createThrottledQueue<number>(
+        (items) => batches.push(items),
+        100,
+        () => clock,
+      );
       q.push(1);
       vi.advanceTimersByTime(0);
       expect(batches).toEqual([[1]]);
@@ -193,13 +231,20 @@ describe('throttled queue', () => {
 
 describe('command rules', () => {
   test('merge and discard only verified tasks; retry failed, conflict and discarded ones', () => {
-    expect(refusal('merge', fakeTask('T-2', { status: 'running' }))).toBe('T-2 is running: only verified tasks can be merged');
+    expect(refusal('merge', fakeTask('T-2', { status: 'running' }))).toBe(
+      'T-2 is running: only verified tasks can be merged',
+    );
     expect(refusal('merge', fakeTask('T-2', { status: 'verified' }))).toBeNull();
-    expect(refusal('discard', fakeTask('T-2', { status: 'merged' }))).toBe('T-2 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded');
+    expect(refusal('discard', fakeTask('T-2', { status: 'merged' }))).toBe(
+      'T-2 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded',
+    );
     expect(refusal('discard', fakeTask('T-2', { status: 'conflict' }))).toBeNull();
-    for (const status of ['failed', 'conflict', 'discarded'] as const) expect(refusal('retry', fakeTask('T-1', { status }))).toBeNull();
+    for (const status of ['failed', 'conflict', 'discarded'] as const)
+      expect(refusal('retry', fakeTask('T-1', { status }))).toBeNull();
     expect(refusal('retry', undefined)).toBe('No task selected');
-    expect(confirmPrompt('merge', fakeTask('T-3', { branch: 'loop/T-3' }), 'main')).toBe('Merge loop/T-3 into main? y/n');
+    expect(confirmPrompt('merge', fakeTask('T-3', { branch: 'loop/T-3' }), 'main')).toBe(
+      'Merge loop/T-3 into main? y/n',
+    );
     expect(pauseAction('running')).toEqual({ action: 'pause' });
     expect(pauseAction('paused')).toEqual({ action: 'resume' });
   });
@@ -231,9 +276,20 @@ describe('formatting', () => {
 
   test('history lists each attempt with outcome, tokens, cost and reason', () => {
     const task = fakeTask('T-1', {
-      attempts: [fakeAttempt(1, { outcome: 'gate', reason: 'token gate', costUsd: 1.25, usageByRole: { explorer: { input: 1000, output: 500, cacheWrite: 0, cacheRead: 500 } } })],
+      attempts: [
+        fakeAttempt(1, {
+          outcome: 'gate',
+          reason: 'token gate',
+          costUsd: 1.25,
+          usageByRole: { explorer: { input: 1000, output: 500, cacheWrite: 0, cacheRead: 500 } },
+        }),
+      ],
     });
-    const lines = detailLines('history', { task, output: undefined, phaseOutput: undefined, diff: null, base: 'main', review: true }, 100).map((l) => l.text);
+    const lines = detailLines(
+      'history',
+      { task, output: undefined, phaseOutput: undefined, diff: null, base: 'main', review: true },
+      100,
+    ).map((l) => l.text);
     expect(lines[1]).toMatch(/^ {2}1 {2}gate +2k +\$1\.25 {2}token gate$/);
   });
 });

@@ -10,7 +10,12 @@ describe('which worker runs a task', () => {
     const onWorker = fakeTask('T-1', { status: 'running', phase: 'implement', attempt: 1, worker: 'host-a-42' });
     const here = fakeTask('T-2', { status: 'running', phase: 'implement', attempt: 1 });
     const ranThere = fakeTask('T-3', { status: 'verified', attempt: 1, worker: 'host-b-7' });
-    const hostile = fakeTask('T-4', { status: 'running', phase: 'verify', attempt: 1, worker: 'evil\u001b]52;c;SGVsbG8=\u0007' });
+    const hostile = fakeTask('T-4', {
+      status: 'running',
+      phase: 'verify',
+      attempt: 1,
+      worker: 'evil\u001b]52;c;SGVsbG8=\u0007',
+    });
     const t = await setup({ tasks: [onWorker, here, ranThere, hostile], columns: 140 });
     const frame = t.frame();
     expect(rowOf(frame, 'T-1')).toMatch(/Task T-1 +@host-a-42/);

@@ -11,7 +11,13 @@
  * network that only lets its proxy out works in the sandbox as it does in their shell.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,10 +64,13 @@ export interface EgressOptions {
   upstream?: UpstreamProxies;
 }
 
-export async function startEgressProxy(allow: readonly AllowedHost[], options: EgressOptions = {}): Promise<EgressProxy> {
+export async function startEgressProxy(
+  allow: readonly AllowedHost[],
+  options: EgressOptions = {},
+): Promise<EgressProxy> {
   // The person's proxy carries what goes out; a loopback host (a local model server) is never sent to it.
   const upstreamFor = (kind: 'https' | 'http', host: string, port: number): URL | null => {
-    if (host === 'localhost' || net.isIP(host) !== 0 && (host.startsWith('127.') || host === '::1')) return null;
+    if (host === 'localhost' || (net.isIP(host) !== 0 && (host.startsWith('127.') || host === '::1'))) return null;
     const proxy = options.upstream?.[kind] ?? null;
     return proxy !== null && !bypasses(options.upstream?.noProxy ?? [], host, port) ? proxy : null;
   };
@@ -81,7 +90,9 @@ export async function startEgressProxy(allow: readonly AllowedHost[], options: E
     const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
     if (url.protocol !== 'http:' || !allowed(allow, url.hostname, port)) {
       refused.push(`${url.hostname}:${port}`);
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(`loopfleet egress: ${url.hostname}:${port} is not allowed\n`);
+      res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end(`loopfleet egress: ${url.hostname}:${port} is not allowed\n`);
       return;
     }
     const via = upstreamFor('http', url.hostname, port);
@@ -89,7 +100,12 @@ export async function startEgressProxy(allow: readonly AllowedHost[], options: E
     const upstream = httpRequest(
       via === null
         ? { host: url.hostname, port, method: req.method, path: `${url.pathname}${url.search}`, headers: req.headers }
-        : { ...proxyEndpoint(via), method: req.method, path: url.href, headers: { ...req.headers, ...(auth === null ? {} : { 'proxy-authorization': auth }) } },
+        : {
+            ...proxyEndpoint(via),
+            method: req.method,
+            path: url.href,
+            headers: { ...req.headers, ...(auth === null ? {} : { 'proxy-authorization': auth }) },
+          },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -109,7 +125,9 @@ export async function startEgressProxy(allow: readonly AllowedHost[], options: E
     const target = splitTarget(req.url ?? '');
     if (target === null || !allowed(allow, target.host, target.port)) {
       refused.push(req.url ?? '?');
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nloopfleet egress: ${req.url ?? '?'} is not allowed\n`);
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nloopfleet egress: ${req.url ?? '?'} is not allowed\n`,
+      );
       return;
     }
     const joined = (upstream: net.Socket) => {

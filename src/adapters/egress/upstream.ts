@@ -22,7 +22,8 @@ function proxyUrl(value: string | undefined, name: string): URL | null {
   if (value === undefined) return null;
   try {
     const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${url.protocol} proxies are not supported`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`${url.protocol} proxies are not supported`);
     return url;
   } catch (error) {
     throw new Error(`${name}=${value} is not a proxy URL (${error instanceof Error ? error.message : String(error)})`);
@@ -34,7 +35,10 @@ export function upstreamFrom(env: Record<string, string | undefined>): UpstreamP
   return {
     https: proxyUrl(pick(env, 'https_proxy') ?? all, 'HTTPS_PROXY'),
     http: proxyUrl(pick(env, 'http_proxy') ?? all, 'HTTP_PROXY'),
-    noProxy: (pick(env, 'no_proxy') ?? '').split(/[,\s]+/).map((e) => e.trim().toLowerCase()).filter(Boolean),
+    noProxy: (pick(env, 'no_proxy') ?? '')
+      .split(/[,\s]+/)
+      .map((e) => e.trim().toLowerCase())
+      .filter(Boolean),
   };
 }
 
@@ -80,7 +84,9 @@ export function tunnelThrough(proxy: URL, target: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = connectToProxy(proxy, () => {
       const auth = proxyAuthorization(proxy);
-      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth === null ? '' : `Proxy-Authorization: ${auth}\r\n`}\r\n`);
+      socket.write(
+        `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth === null ? '' : `Proxy-Authorization: ${auth}\r\n`}\r\n`,
+      );
     });
     let buf = Buffer.alloc(0);
     const onData = (d: Buffer) => {

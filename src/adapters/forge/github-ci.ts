@@ -10,17 +10,31 @@ import type { GitHubOctokit } from './github-client.js';
  * the log's last bytes are kept.
  */
 
-const FAILED_CONCLUSIONS = new Set(['failure', 'timed_out', 'cancelled', 'action_required', 'startup_failure', 'stale']);
+const FAILED_CONCLUSIONS = new Set([
+  'failure',
+  'timed_out',
+  'cancelled',
+  'action_required',
+  'startup_failure',
+  'stale',
+]);
 const LOGS_FETCHED = 3;
 /** Bytes read from the end of a job's log: a few times what the excerpt keeps, for its line cut. */
 const LOG_TAIL_BYTES = EXCERPT_CHARS * 4;
 const LOG_TIMEOUT_MS = 30_000;
 
-export type GitHubCaller = <T>(what: string, call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>) => Promise<T>;
+export type GitHubCaller = <T>(
+  what: string,
+  call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>,
+) => Promise<T>;
 
 export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSummary> {
-  const runs = await call(`reading check runs of ${sha}`, (o, where) => o.paginate(o.rest.checks.listForRef, { ...where, ref: sha, per_page: 100, filter: 'latest' }));
-  const { data: combined } = await call(`reading the status of ${sha}`, (o, where) => o.rest.repos.getCombinedStatusForRef({ ...where, ref: sha, per_page: 100 }));
+  const runs = await call(`reading check runs of ${sha}`, (o, where) =>
+    o.paginate(o.rest.checks.listForRef, { ...where, ref: sha, per_page: 100, filter: 'latest' }),
+  );
+  const { data: combined } = await call(`reading the status of ${sha}`, (o, where) =>
+    o.rest.repos.getCombinedStatusForRef({ ...where, ref: sha, per_page: 100 }),
+  );
   const states: ('passing' | 'failing' | 'pending')[] = [];
   const failing: FailingCheck[] = [];
   let logs = 0;
@@ -34,17 +48,30 @@ export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSumma
       continue;
     }
     states.push('failing');
-    const summary = [run.output.title, run.output.summary].filter((s): s is string => typeof s === 'string' && s.trim() !== '' && s !== run.name).join(': ');
+    const summary = [run.output.title, run.output.summary]
+      .filter((s): s is string => typeof s === 'string' && s.trim() !== '' && s !== run.name)
+      .join(': ');
     let excerpt = logTail(run.output.text ?? null);
     // An Actions check run is the job of the same id.
-    if (excerpt === null && run.app?.slug === 'github-actions' && logs++ < LOGS_FETCHED) excerpt = logTail(await jobLogTail(call, run.id));
-    failing.push({ name: run.name, summary: bounded(summary || `${run.name}: ${run.conclusion}`), logExcerpt: excerpt, url: run.html_url ?? run.details_url ?? null });
+    if (excerpt === null && run.app?.slug === 'github-actions' && logs++ < LOGS_FETCHED)
+      excerpt = logTail(await jobLogTail(call, run.id));
+    failing.push({
+      name: run.name,
+      summary: bounded(summary || `${run.name}: ${run.conclusion}`),
+      logExcerpt: excerpt,
+      url: run.html_url ?? run.details_url ?? null,
+    });
   }
   for (const status of combined.statuses) {
     if (status.state === 'pending') states.push('pending');
     else if (status.state === 'failure' || status.state === 'error') {
       states.push('failing');
-      failing.push({ name: status.context, summary: bounded(status.description ?? `${status.context}: ${status.state}`), logExcerpt: null, url: status.target_url ?? null });
+      failing.push({
+        name: status.context,
+        summary: bounded(status.description ?? `${status.context}: ${status.state}`),
+        logExcerpt: null,
+        url: status.target_url ?? null,
+      });
     } else states.push('passing');
   }
   return { state: combinedState(states), failing };
@@ -54,17 +81,21 @@ export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSumma
 async function jobLogTail(call: GitHubCaller, jobId: number): Promise<string | null> {
   let location: string | undefined;
   try {
-    const answer = await call(`reading the log of job ${jobId}`, (o, where) => o.rest.actions.downloadJobLogsForWorkflowRun({ ...where, job_id: jobId, request: { redirect: 'manual' } }));
+    const answer = await call(`reading the log of job ${jobId}`, (o, where) =>
+      o.rest.actions.downloadJobLogsForWorkflowRun({ ...where, job_id: jobId, request: { redirect: 'manual' } }),
+    );
     location = (answer.headers as Record<string, string | undefined>).location;
   } catch (error) {
     // A log that is gone (expired) or forbidden leaves the excerpt empty: the check's name and summary still say what failed.
-    if (error instanceof ForgeError && (error.status === 403 || error.status === 404 || error.status === 410)) return null;
+    if (error instanceof ForgeError && (error.status === 403 || error.status === 404 || error.status === 410))
+      return null;
     throw error;
   }
   if (location === undefined || !/^https?:\/\//i.test(location)) return null;
   try {
     const response = await fetch(location, { redirect: 'follow', signal: AbortSignal.timeout(LOG_TIMEOUT_MS) });
-    if (!response.ok || response.body === null) return `(the job's log could not be read: ${response.status} from its storage)`;
+    if (!response.ok || response.body === null)
+      return `(the job's log could not be read: ${response.status} from its storage)`;
     return await tailOfStream(response.body, LOG_TAIL_BYTES);
   } catch (error) {
     // The signed address is not GitHub's API: its failure is said in the excerpt, not thrown over the whole summary.

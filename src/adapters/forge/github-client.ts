@@ -43,7 +43,8 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
   const msPerSecond = options.msPerSecond ?? 1000;
   const spacing = options.writeSpacingMs;
   // Waits within the bounds; anything over them surfaces as the 403/429 that `githubCall` turns into a ForgeRateLimitError.
-  const onLimit = (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number): boolean => retryCount < maxRetries && retryAfter <= maxWait;
+  const onLimit = (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number): boolean =>
+    retryCount < maxRetries && retryAfter <= maxWait;
   return new ThrottledOctokit({
     auth: options.token,
     baseUrl: (options.apiUrl ?? DEFAULT_GITHUB_API).replace(/\/+$/, ''),
@@ -84,7 +85,12 @@ export function rateLimitRetryAt(error: RequestErrorLike, now = Date.now()): num
   const retryAfter = Number(headers['retry-after']);
   const remaining = String(headers['x-ratelimit-remaining'] ?? '');
   const reset = Number(headers['x-ratelimit-reset']);
-  const limited = error.status === 429 || (error.status === 403 && (Number.isFinite(retryAfter) && headers['retry-after'] !== undefined || remaining === '0' || /rate limit/i.test(error.message)));
+  const limited =
+    error.status === 429 ||
+    (error.status === 403 &&
+      ((Number.isFinite(retryAfter) && headers['retry-after'] !== undefined) ||
+        remaining === '0' ||
+        /rate limit/i.test(error.message)));
   if (!limited) return null;
   if (headers['retry-after'] !== undefined && Number.isFinite(retryAfter)) return now + retryAfter * 1000;
   if (remaining === '0' && Number.isFinite(reset) && reset > 0) return reset * 1000;
@@ -104,7 +110,13 @@ export async function githubCall<T>(what: string, options: GitHubClientOptions, 
     try {
       return await call();
     } catch (error) {
-      if (retries < maxRetries && isRequestError(error) && error.status === 429 && !/\bsecondary rate\b/i.test(error.message) && String(error.response?.headers?.['x-ratelimit-remaining'] ?? '') !== '0') {
+      if (
+        retries < maxRetries &&
+        isRequestError(error) &&
+        error.status === 429 &&
+        !/\bsecondary rate\b/i.test(error.message) &&
+        String(error.response?.headers?.['x-ratelimit-remaining'] ?? '') !== '0'
+      ) {
         const retryAt = rateLimitRetryAt(error) ?? Date.now();
         const waitSeconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
         if (waitSeconds <= maxWait) {
@@ -119,11 +131,18 @@ export async function githubCall<T>(what: string, options: GitHubClientOptions, 
 
 export function githubError(what: string, token: string, error: unknown): Error {
   if (error instanceof ForgeError || error instanceof ForgeRateLimitError) return error;
-  if (!isRequestError(error)) return new ForgeError(redact(`GitHub ${what}: ${error instanceof Error ? error.message : String(error)}`, [token]), null);
+  if (!isRequestError(error))
+    return new ForgeError(
+      redact(`GitHub ${what}: ${error instanceof Error ? error.message : String(error)}`, [token]),
+      null,
+    );
   const detail = firstLine(error.message);
   const retryAt = rateLimitRetryAt(error);
   if (retryAt !== null) {
-    return new ForgeRateLimitError(redact(`GitHub ${what}: rate limited until ${new Date(retryAt).toISOString()} (${detail})`, [token]), retryAt);
+    return new ForgeRateLimitError(
+      redact(`GitHub ${what}: rate limited until ${new Date(retryAt).toISOString()} (${detail})`, [token]),
+      retryAt,
+    );
   }
   return new ForgeError(redact(`GitHub ${what}: ${error.status} ${detail}`, [token]), error.status);
 }

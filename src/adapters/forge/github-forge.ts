@@ -57,7 +57,10 @@ export class GitHubForge implements ForgePort {
     this.#octokit = githubOctokit(options);
   }
 
-  #call<T>(what: string, call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>): Promise<T> {
+  #call<T>(
+    what: string,
+    call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>,
+  ): Promise<T> {
     return githubCall(what, this.#options, () => call(this.#octokit, { owner: this.#owner, repo: this.#name }));
   }
 
@@ -66,22 +69,36 @@ export class GitHubForge implements ForgePort {
       o.paginate(o.rest.pulls.list, { ...where, head: `${this.#owner}:${head}`, state: 'all', per_page: 100 }),
     );
     const rank = (p: (typeof listed)[number]): number => (p.state === 'open' ? 0 : p.merged_at !== null ? 1 : 2);
-    const best = [...listed].filter((p) => p.head.ref === head).sort((a, b) => rank(a) - rank(b) || b.number - a.number)[0];
+    const best = [...listed]
+      .filter((p) => p.head.ref === head)
+      .sort((a, b) => rank(a) - rank(b) || b.number - a.number)[0];
     // The list leaves `mergeable` out: GitHub computes it for one pull request at a time.
     return best === undefined ? null : this.getPullRequest(best.number);
   }
 
   async getPullRequest(number: number): Promise<PullRequest> {
-    const { data } = await this.#call(`reading pull request #${number}`, (o, where) => o.rest.pulls.get({ ...where, pull_number: number }));
+    const { data } = await this.#call(`reading pull request #${number}`, (o, where) =>
+      o.rest.pulls.get({ ...where, pull_number: number }),
+    );
     return pullOf(data);
   }
 
   async openPullRequest(input: OpenPullRequest): Promise<PullRequest> {
     const { data } = await this.#call(`opening a pull request for ${input.head}`, (o, where) =>
-      o.rest.pulls.create({ ...where, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft, request: NOT_REPEATED }),
+      o.rest.pulls.create({
+        ...where,
+        head: input.head,
+        base: input.base,
+        title: input.title,
+        body: input.body,
+        draft: input.draft,
+        request: NOT_REPEATED,
+      }),
     );
     if (input.labels.length > 0) {
-      await this.#call(`labelling pull request #${data.number}`, (o, where) => o.rest.issues.addLabels({ ...where, issue_number: data.number, labels: [...input.labels] }));
+      await this.#call(`labelling pull request #${data.number}`, (o, where) =>
+        o.rest.issues.addLabels({ ...where, issue_number: data.number, labels: [...input.labels] }),
+      );
     }
     if (input.reviewers.length > 0) {
       await this.#call(`requesting reviewers on pull request #${data.number}`, (o, where) =>
@@ -92,7 +109,9 @@ export class GitHubForge implements ForgePort {
   }
 
   async updatePullRequest(number: number, change: { title?: string; body?: string }): Promise<void> {
-    await this.#call(`updating pull request #${number}`, (o, where) => o.rest.pulls.update({ ...where, pull_number: number, ...change }));
+    await this.#call(`updating pull request #${number}`, (o, where) =>
+      o.rest.pulls.update({ ...where, pull_number: number, ...change }),
+    );
   }
 
   ci(sha: string): Promise<CiSummary> {
@@ -100,10 +119,19 @@ export class GitHubForge implements ForgePort {
   }
 
   async review(number: number): Promise<ReviewState> {
-    const reviews = await this.#call(`reading reviews of #${number}`, (o, where) => o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 }));
+    const reviews = await this.#call(`reading reviews of #${number}`, (o, where) =>
+      o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 }),
+    );
     const latest = new Map<string, 'approved' | 'changes-requested' | 'dismissed'>();
     for (const r of reviews) {
-      const verdict = r.state === 'APPROVED' ? 'approved' : r.state === 'CHANGES_REQUESTED' ? 'changes-requested' : r.state === 'DISMISSED' ? 'dismissed' : null;
+      const verdict =
+        r.state === 'APPROVED'
+          ? 'approved'
+          : r.state === 'CHANGES_REQUESTED'
+            ? 'changes-requested'
+            : r.state === 'DISMISSED'
+              ? 'dismissed'
+              : null;
       if (verdict !== null) latest.set(r.user?.login ?? '', verdict);
     }
     return reviewFromVerdicts(latest.values());
@@ -112,51 +140,105 @@ export class GitHubForge implements ForgePort {
   async comments(number: number, since?: string): Promise<ForgeComment[]> {
     const sinceArg = since === undefined ? {} : { since };
     const [reviews, lineComments, comments] = await Promise.all([
-      this.#call(`reading reviews of #${number}`, (o, where) => o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 })),
-      this.#call(`reading review comments of #${number}`, (o, where) => o.paginate(o.rest.pulls.listReviewComments, { ...where, pull_number: number, per_page: 100, ...sinceArg })),
-      this.#call(`reading comments of #${number}`, (o, where) => o.paginate(o.rest.issues.listComments, { ...where, issue_number: number, per_page: 100, ...sinceArg })),
+      this.#call(`reading reviews of #${number}`, (o, where) =>
+        o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 }),
+      ),
+      this.#call(`reading review comments of #${number}`, (o, where) =>
+        o.paginate(o.rest.pulls.listReviewComments, { ...where, pull_number: number, per_page: 100, ...sinceArg }),
+      ),
+      this.#call(`reading comments of #${number}`, (o, where) =>
+        o.paginate(o.rest.issues.listComments, { ...where, issue_number: number, per_page: 100, ...sinceArg }),
+      ),
     ]);
     const all: ForgeComment[] = [];
     for (const r of reviews) {
       if (r.state === 'PENDING' || r.submitted_at === undefined || r.submitted_at === null) continue;
-      const reviewState = r.state === 'APPROVED' ? 'approved' : r.state === 'CHANGES_REQUESTED' ? 'changes-requested' : 'commented';
-      all.push({ id: `review:${r.id}`, kind: 'review', author: r.user?.login ?? '', authorCanWrite: WRITE_ASSOCIATIONS.has(r.author_association), body: r.body ?? '', createdAt: r.submitted_at, reviewState, path: null, line: null });
+      const reviewState =
+        r.state === 'APPROVED' ? 'approved' : r.state === 'CHANGES_REQUESTED' ? 'changes-requested' : 'commented';
+      all.push({
+        id: `review:${r.id}`,
+        kind: 'review',
+        author: r.user?.login ?? '',
+        authorCanWrite: WRITE_ASSOCIATIONS.has(r.author_association),
+        body: r.body ?? '',
+        createdAt: r.submitted_at,
+        reviewState,
+        path: null,
+        line: null,
+      });
     }
     for (const c of lineComments) {
-      all.push({ id: `review-comment:${c.id}`, kind: 'review-comment', author: c.user?.login ?? '', authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association), body: c.body, createdAt: c.created_at, reviewState: null, path: c.path, line: c.line ?? c.original_line ?? null });
+      all.push({
+        id: `review-comment:${c.id}`,
+        kind: 'review-comment',
+        author: c.user?.login ?? '',
+        authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association),
+        body: c.body,
+        createdAt: c.created_at,
+        reviewState: null,
+        path: c.path,
+        line: c.line ?? c.original_line ?? null,
+      });
     }
     for (const c of comments) {
-      all.push({ id: `comment:${c.id}`, kind: 'comment', author: c.user?.login ?? '', authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association), body: c.body ?? '', createdAt: c.created_at, reviewState: null, path: null, line: null });
+      all.push({
+        id: `comment:${c.id}`,
+        kind: 'comment',
+        author: c.user?.login ?? '',
+        authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association),
+        body: c.body ?? '',
+        createdAt: c.created_at,
+        reviewState: null,
+        path: null,
+        line: null,
+      });
     }
     // GitHub's `since` compares update times and reviews take none: the creation time decides here.
-    return all.filter((c) => since === undefined || Date.parse(c.createdAt) > Date.parse(since)).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    return all
+      .filter((c) => since === undefined || Date.parse(c.createdAt) > Date.parse(since))
+      .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
   }
 
   async comment(number: number, body: string): Promise<void> {
-    await this.#call(`commenting on #${number}`, (o, where) => o.rest.issues.createComment({ ...where, issue_number: number, body, request: NOT_REPEATED }));
+    await this.#call(`commenting on #${number}`, (o, where) =>
+      o.rest.issues.createComment({ ...where, issue_number: number, body, request: NOT_REPEATED }),
+    );
   }
 
   async merge(number: number, sha: string, message: string): Promise<MergeOutcome> {
     const [title, ...rest] = message.split('\n');
     try {
       const { data } = await this.#call(`merging #${number}`, (o, where) =>
-        o.rest.pulls.merge({ ...where, pull_number: number, sha, merge_method: 'merge', commit_title: title ?? '', commit_message: rest.join('\n').trim() }),
+        o.rest.pulls.merge({
+          ...where,
+          pull_number: number,
+          sha,
+          merge_method: 'merge',
+          commit_title: title ?? '',
+          commit_message: rest.join('\n').trim(),
+        }),
       );
       return data.merged ? { merged: true, sha: data.sha } : { merged: false, reason: data.message };
     } catch (error) {
       // 405: not mergeable (checks, reviews, conflicts); 409: the head is no longer `sha`.
-      if (error instanceof ForgeError && (error.status === 405 || error.status === 409)) return { merged: false, reason: error.message };
+      if (error instanceof ForgeError && (error.status === 405 || error.status === 409))
+        return { merged: false, reason: error.message };
       throw error;
     }
   }
 
   async enableAutoMerge(number: number): Promise<boolean> {
-    const { data } = await this.#call(`reading pull request #${number}`, (o, where) => o.rest.pulls.get({ ...where, pull_number: number }));
+    const { data } = await this.#call(`reading pull request #${number}`, (o, where) =>
+      o.rest.pulls.get({ ...where, pull_number: number }),
+    );
     // GraphQL answers a refusal (the repository does not allow auto-merge, the PR is clean already) with
     // `errors` in a 200: that is `false`; a refused request (401, 5xx, a rate limit) is thrown as any other.
     const refused = await this.#call(`turning on auto-merge for #${number}`, (o) =>
       o
-        .graphql('mutation($pullRequestId: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $pullRequestId, mergeMethod: MERGE }) { pullRequest { number } } }', { pullRequestId: data.node_id })
+        .graphql(
+          'mutation($pullRequestId: ID!) { enablePullRequestAutoMerge(input: { pullRequestId: $pullRequestId, mergeMethod: MERGE }) { pullRequest { number } } }',
+          { pullRequestId: data.node_id },
+        )
         .then(
           () => false,
           (error: unknown) => {
@@ -169,21 +251,35 @@ export class GitHubForge implements ForgePort {
   }
 
   async issues(label: string): Promise<ForgeIssue[]> {
-    const listed = await this.#call(`listing issues labelled ${label}`, (o, where) => o.paginate(o.rest.issues.listForRepo, { ...where, labels: label, state: 'open', per_page: 100 }));
-    return listed.filter((i) => i.pull_request === undefined).map((i) => ({ number: i.number, title: i.title, body: i.body ?? '', url: i.html_url }));
+    const listed = await this.#call(`listing issues labelled ${label}`, (o, where) =>
+      o.paginate(o.rest.issues.listForRepo, { ...where, labels: label, state: 'open', per_page: 100 }),
+    );
+    return listed
+      .filter((i) => i.pull_request === undefined)
+      .map((i) => ({ number: i.number, title: i.title, body: i.body ?? '', url: i.html_url }));
   }
 
   async branchProtection(branch: string): Promise<BranchProtection> {
-    const { data } = await this.#call(`reading branch ${branch}`, (o, where) => o.rest.repos.getBranch({ ...where, branch }));
+    const { data } = await this.#call(`reading branch ${branch}`, (o, where) =>
+      o.rest.repos.getBranch({ ...where, branch }),
+    );
     if (!data.protected) return { protected: false, requiredChecks: [], requiredApprovals: 0 };
     const fromBranch = data.protection?.required_status_checks?.contexts ?? [];
     try {
-      const { data: p } = await this.#call(`reading the protection of ${branch}`, (o, where) => o.rest.repos.getBranchProtection({ ...where, branch }));
-      const checks = p.required_status_checks?.checks?.map((c) => c.context) ?? p.required_status_checks?.contexts ?? fromBranch;
-      return { protected: true, requiredChecks: [...new Set(checks)], requiredApprovals: p.required_pull_request_reviews?.required_approving_review_count ?? 0 };
+      const { data: p } = await this.#call(`reading the protection of ${branch}`, (o, where) =>
+        o.rest.repos.getBranchProtection({ ...where, branch }),
+      );
+      const checks =
+        p.required_status_checks?.checks?.map((c) => c.context) ?? p.required_status_checks?.contexts ?? fromBranch;
+      return {
+        protected: true,
+        requiredChecks: [...new Set(checks)],
+        requiredApprovals: p.required_pull_request_reviews?.required_approving_review_count ?? 0,
+      };
     } catch (error) {
       // Reading the rules needs admin rights; without them the branch's own summary is what GitHub tells.
-      if (error instanceof ForgeError && (error.status === 403 || error.status === 404)) return { protected: true, requiredChecks: [...fromBranch], requiredApprovals: 0 };
+      if (error instanceof ForgeError && (error.status === 403 || error.status === 404))
+        return { protected: true, requiredChecks: [...fromBranch], requiredApprovals: 0 };
       throw error;
     }
   }

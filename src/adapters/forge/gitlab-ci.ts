@@ -7,7 +7,15 @@ import type { GitLabClient } from './gitlab-client.js';
  * its log, and failed external commit statuses (a Jenkins posting to the commit) that are no job of it.
  */
 
-const PENDING = new Set(['created', 'waiting_for_resource', 'preparing', 'pending', 'running', 'scheduled', 'waiting_for_callback']);
+const PENDING = new Set([
+  'created',
+  'waiting_for_resource',
+  'preparing',
+  'pending',
+  'running',
+  'scheduled',
+  'waiting_for_callback',
+]);
 const FAILED = new Set(['failed', 'canceled']);
 /** Logs fetched per summary: a pipeline with fifty failed jobs gets fifty names, and the first few logs. */
 const LOGS_FETCHED = 5;
@@ -37,19 +45,36 @@ interface RawStatus {
 }
 
 export async function gitlabCi(client: GitLabClient, project: string, sha: string): Promise<CiSummary> {
-  const { data: pipelines } = await client.request<RawPipeline[]>(`reading pipelines of ${sha}`, 'GET', `${project}/pipelines`, { query: { sha, order_by: 'id', sort: 'desc', per_page: 1 } });
-  const statuses = await client.all<RawStatus>(`reading statuses of ${sha}`, `${project}/repository/commits/${sha}/statuses`);
+  const { data: pipelines } = await client.request<RawPipeline[]>(
+    `reading pipelines of ${sha}`,
+    'GET',
+    `${project}/pipelines`,
+    { query: { sha, order_by: 'id', sort: 'desc', per_page: 1 } },
+  );
+  const statuses = await client.all<RawStatus>(
+    `reading statuses of ${sha}`,
+    `${project}/repository/commits/${sha}/statuses`,
+  );
   const latest = pipelines[0];
   const failing: FailingCheck[] = [];
   let state: CiState = latest === undefined ? 'none' : stateOf(latest.status);
   const jobNames = new Set<string>();
   if (latest !== undefined) {
-    const jobs = await client.all<RawJob>(`reading jobs of pipeline ${latest.id}`, `${project}/pipelines/${latest.id}/jobs`);
+    const jobs = await client.all<RawJob>(
+      `reading jobs of pipeline ${latest.id}`,
+      `${project}/pipelines/${latest.id}/jobs`,
+    );
     for (const job of jobs) jobNames.add(job.name);
     let logs = 0;
     for (const job of jobs) {
       if (!FAILED.has(job.status) || job.allow_failure) continue;
-      const log = logs++ < LOGS_FETCHED ? await client.request<string>(`reading the log of job ${job.id}`, 'GET', `${project}/jobs/${job.id}/trace`, { text: true, accept: [403, 404] }) : null;
+      const log =
+        logs++ < LOGS_FETCHED
+          ? await client.request<string>(`reading the log of job ${job.id}`, 'GET', `${project}/jobs/${job.id}/trace`, {
+              text: true,
+              accept: [403, 404],
+            })
+          : null;
       failing.push({
         name: job.name,
         summary: bounded(`${job.stage}: ${job.failure_reason ?? job.status}`),
@@ -61,7 +86,12 @@ export async function gitlabCi(client: GitLabClient, project: string, sha: strin
   for (const s of statuses) {
     if (jobNames.has(s.name) || s.allow_failure) continue;
     if (FAILED.has(s.status)) {
-      failing.push({ name: s.name, summary: bounded(s.description ?? `${s.name}: ${s.status}`), logExcerpt: null, url: s.target_url });
+      failing.push({
+        name: s.name,
+        summary: bounded(s.description ?? `${s.name}: ${s.status}`),
+        logExcerpt: null,
+        url: s.target_url,
+      });
       state = 'failing';
     } else if (PENDING.has(s.status) && state !== 'failing') state = 'pending';
     else if (s.status === 'success' && state === 'none') state = 'passing';
@@ -79,5 +109,7 @@ function stateOf(status: string): CiState {
 
 /** Job logs carry terminal colours and GitLab's section markers; the excerpt is for reading. */
 function stripAnsi(text: string): string {
-  return text.replace(/\u001b\[[0-9;]*[A-Za-z]|\u001b\]|section_(start|end):\d+:[a-z0-9_]+\r?/gi, '').replace(/\r(?!\n)/g, '\n');
+  return text
+    .replace(/\u001b\[[0-9;]*[A-Za-z]|\u001b\]|section_(start|end):\d+:[a-z0-9_]+\r?/gi, '')
+    .replace(/\r(?!\n)/g, '\n');
 }

@@ -51,7 +51,12 @@ export class GitLabClient {
   }
 
   /** One call; a status in `accept` is returned rather than thrown (404 for "not protected", 409 for a stale sha). */
-  async request<T>(what: string, method: string, path: string, options: { query?: Query; body?: unknown; accept?: readonly number[]; text?: boolean } = {}): Promise<GitLabResponse<T>> {
+  async request<T>(
+    what: string,
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown; accept?: readonly number[]; text?: boolean } = {},
+  ): Promise<GitLabResponse<T>> {
     return this.#send<T>(what, method, this.#url(path, options.query), options);
   }
 
@@ -65,18 +70,25 @@ export class GitLabClient {
       items.push(...response.data);
       url = nextLink(response.headers.get('link'));
       // Only ever follow a link on the API's own origin: the token goes where the link points.
-      if (url !== null && new URL(url).origin !== new URL(this.#base).origin) throw new ForgeError(`GitLab ${what}: a next page on another host`, null);
+      if (url !== null && new URL(url).origin !== new URL(this.#base).origin)
+        throw new ForgeError(`GitLab ${what}: a next page on another host`, null);
     }
     return items;
   }
 
   #url(path: string, query: Query = {}): string {
     const url = new URL(`${this.#base}${path}`);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) url.searchParams.set(name, String(value));
     return url.toString();
   }
 
-  async #send<T>(what: string, method: string, url: string, options: { body?: unknown; accept?: readonly number[]; text?: boolean }): Promise<GitLabResponse<T>> {
+  async #send<T>(
+    what: string,
+    method: string,
+    url: string,
+    options: { body?: unknown; accept?: readonly number[]; text?: boolean },
+  ): Promise<GitLabResponse<T>> {
     let limited = 0;
     let failed = 0;
     // A POST that failed on the way may have been done (a note posted twice): only the others are repeated.
@@ -87,7 +99,12 @@ export class GitLabClient {
       try {
         response = await fetch(url, {
           method,
-          headers: { 'PRIVATE-TOKEN': this.#token, 'user-agent': 'loopfleet', accept: 'application/json', ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            'PRIVATE-TOKEN': this.#token,
+            'user-agent': 'loopfleet',
+            accept: 'application/json',
+            ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           body: options.body === undefined ? undefined : JSON.stringify(options.body),
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           redirect: 'error',
@@ -101,7 +118,11 @@ export class GitLabClient {
       }
       const raw = await response.text();
       if (response.ok || options.accept?.includes(response.status)) {
-        return { status: response.status, data: (options.text === true ? raw : parseJson(raw)) as T, headers: response.headers };
+        return {
+          status: response.status,
+          data: (options.text === true ? raw : parseJson(raw)) as T,
+          headers: response.headers,
+        };
       }
       const message = serverMessage(raw) || response.statusText;
       const retryAt = rateLimitRetryAt(response.status, response.headers, message);
@@ -111,7 +132,10 @@ export class GitLabClient {
           await sleep(waitSeconds * this.#msPerSecond);
           continue;
         }
-        throw new ForgeRateLimitError(redact(`GitLab ${what}: rate limited until ${new Date(retryAt).toISOString()} (${message})`, [this.#token]), retryAt);
+        throw new ForgeRateLimitError(
+          redact(`GitLab ${what}: rate limited until ${new Date(retryAt).toISOString()} (${message})`, [this.#token]),
+          retryAt,
+        );
       }
       if (idempotent && response.status >= 500 && failed++ < SERVER_ERROR_RETRIES) {
         await sleep(failed * failed * this.#msPerSecond);

@@ -49,7 +49,12 @@ interface RawNote {
   created_at: string;
   system: boolean;
   type: string | null;
-  position?: { new_path?: string | null; new_line?: number | null; old_path?: string | null; old_line?: number | null } | null;
+  position?: {
+    new_path?: string | null;
+    new_line?: number | null;
+    old_path?: string | null;
+    old_line?: number | null;
+  } | null;
 }
 
 export class GitLabForge implements ForgePort {
@@ -59,14 +64,19 @@ export class GitLabForge implements ForgePort {
   #project: string;
 
   constructor(repo: string, options: GitLabClientOptions) {
-    if (!/^[^/\s]+(\/[^/\s]+)+$/.test(repo)) throw new ForgeError(`GitLab project must be group/…/project, not ${JSON.stringify(repo)}`, null);
+    if (!/^[^/\s]+(\/[^/\s]+)+$/.test(repo))
+      throw new ForgeError(`GitLab project must be group/…/project, not ${JSON.stringify(repo)}`, null);
     this.repo = repo;
     this.#client = new GitLabClient(options);
     this.#project = `/projects/${encodeURIComponent(repo)}`;
   }
 
   async findPullRequest(head: string): Promise<PullRequest | null> {
-    const listed = await this.#client.all<RawMergeRequest>(`listing merge requests of ${head}`, `${this.#project}/merge_requests`, { source_branch: head, state: 'all', order_by: 'created_at', sort: 'desc' });
+    const listed = await this.#client.all<RawMergeRequest>(
+      `listing merge requests of ${head}`,
+      `${this.#project}/merge_requests`,
+      { source_branch: head, state: 'all', order_by: 'created_at', sort: 'desc' },
+    );
     const rank = (m: RawMergeRequest): number => (m.state === 'opened' ? 0 : m.state === 'merged' ? 1 : 2);
     const best = listed.filter((m) => m.source_branch === head).sort((a, b) => rank(a) - rank(b) || b.iid - a.iid)[0];
     return best === undefined ? null : this.getPullRequest(best.iid);
@@ -78,16 +88,21 @@ export class GitLabForge implements ForgePort {
 
   async openPullRequest(input: OpenPullRequest): Promise<PullRequest> {
     const reviewerIds = await Promise.all(input.reviewers.map((name) => this.#userId(name)));
-    const { data } = await this.#client.request<RawMergeRequest>(`opening a merge request for ${input.head}`, 'POST', `${this.#project}/merge_requests`, {
-      body: {
-        source_branch: input.head,
-        target_branch: input.base,
-        title: input.draft ? `Draft: ${input.title}` : input.title,
-        description: input.body,
-        labels: input.labels.join(','),
-        ...(reviewerIds.length > 0 ? { reviewer_ids: reviewerIds } : {}),
+    const { data } = await this.#client.request<RawMergeRequest>(
+      `opening a merge request for ${input.head}`,
+      'POST',
+      `${this.#project}/merge_requests`,
+      {
+        body: {
+          source_branch: input.head,
+          target_branch: input.base,
+          title: input.draft ? `Draft: ${input.title}` : input.title,
+          description: input.body,
+          labels: input.labels.join(','),
+          ...(reviewerIds.length > 0 ? { reviewer_ids: reviewerIds } : {}),
+        },
       },
-    });
+    );
     return mergeRequestOf(data);
   }
 
@@ -99,7 +114,12 @@ export class GitLabForge implements ForgePort {
       const current = await this.#get(number);
       body.title = isDraft(current) ? `Draft: ${change.title}` : change.title;
     }
-    await this.#client.request(`updating merge request !${number}`, 'PUT', `${this.#project}/merge_requests/${number}`, { body });
+    await this.#client.request(
+      `updating merge request !${number}`,
+      'PUT',
+      `${this.#project}/merge_requests/${number}`,
+      { body },
+    );
   }
 
   ci(sha: string): Promise<CiSummary> {
@@ -110,21 +130,37 @@ export class GitLabForge implements ForgePort {
     const verdicts: ('approved' | 'changes-requested')[] = [];
     // GitLab's own judgement where it has one (17.x): a reviewer asked for changes.
     if ((await this.#get(number)).detailed_merge_status === 'requested_changes') verdicts.push('changes-requested');
-    const reviewers = await this.#client.request<{ state?: string }[] | null>(`reading reviewers of !${number}`, 'GET', `${this.#project}/merge_requests/${number}/reviewers`, { accept: [404] });
+    const reviewers = await this.#client.request<{ state?: string }[] | null>(
+      `reading reviewers of !${number}`,
+      'GET',
+      `${this.#project}/merge_requests/${number}/reviewers`,
+      { accept: [404] },
+    );
     // Older GitLab has no reviewer states (404): approvals alone decide there.
     if (reviewers.status === 200 && Array.isArray(reviewers.data)) {
       for (const r of reviewers.data) if (r.state === 'requested_changes') verdicts.push('changes-requested');
     }
-    const { data: approvals } = await this.#client.request<{ approved_by?: unknown[] }>(`reading approvals of !${number}`, 'GET', `${this.#project}/merge_requests/${number}/approvals`);
+    const { data: approvals } = await this.#client.request<{ approved_by?: unknown[] }>(
+      `reading approvals of !${number}`,
+      'GET',
+      `${this.#project}/merge_requests/${number}/approvals`,
+    );
     if ((approvals.approved_by ?? []).length > 0) verdicts.push('approved');
     return reviewFromVerdicts(verdicts);
   }
 
   async comments(number: number, since?: string): Promise<ForgeComment[]> {
-    const notes = await this.#client.all<RawNote>(`reading notes of !${number}`, `${this.#project}/merge_requests/${number}/notes`, { sort: 'asc', order_by: 'created_at' });
-    const written = notes.filter((n) => !n.system && (since === undefined || Date.parse(n.created_at) > Date.parse(since)));
+    const notes = await this.#client.all<RawNote>(
+      `reading notes of !${number}`,
+      `${this.#project}/merge_requests/${number}/notes`,
+      { sort: 'asc', order_by: 'created_at' },
+    );
+    const written = notes.filter(
+      (n) => !n.system && (since === undefined || Date.parse(n.created_at) > Date.parse(since)),
+    );
     const canWrite = new Map<number, boolean>();
-    for (const n of written) if (!canWrite.has(n.author.id)) canWrite.set(n.author.id, await this.#canWrite(n.author.id));
+    for (const n of written)
+      if (!canWrite.has(n.author.id)) canWrite.set(n.author.id, await this.#canWrite(n.author.id));
     return written
       .map((n): ForgeComment => {
         const onLine = n.type === 'DiffNote' && n.position != null;
@@ -144,66 +180,134 @@ export class GitLabForge implements ForgePort {
   }
 
   async comment(number: number, body: string): Promise<void> {
-    await this.#client.request(`commenting on !${number}`, 'POST', `${this.#project}/merge_requests/${number}/notes`, { body: { body } });
+    await this.#client.request(`commenting on !${number}`, 'POST', `${this.#project}/merge_requests/${number}/notes`, {
+      body: { body },
+    });
   }
 
   async merge(number: number, sha: string, message: string): Promise<MergeOutcome> {
-    const { status, data } = await this.#client.request<RawMergeRequest & { message?: string }>(`merging !${number}`, 'PUT', `${this.#project}/merge_requests/${number}/merge`, {
-      body: { sha, merge_commit_message: message, should_remove_source_branch: false },
-      // 405/406/422: it cannot be merged now; 409: the head is no longer `sha`.
-      accept: [405, 406, 409, 422],
-    });
-    if (status !== 200) return { merged: false, reason: `GitLab refused to merge !${number} (${status}): ${String(data?.message ?? 'not mergeable')}` };
-    if (data.state !== 'merged' || typeof data.merge_commit_sha !== 'string') return { merged: false, reason: `GitLab did not merge !${number}: it is ${data.state}` };
+    const { status, data } = await this.#client.request<RawMergeRequest & { message?: string }>(
+      `merging !${number}`,
+      'PUT',
+      `${this.#project}/merge_requests/${number}/merge`,
+      {
+        body: { sha, merge_commit_message: message, should_remove_source_branch: false },
+        // 405/406/422: it cannot be merged now; 409: the head is no longer `sha`.
+        accept: [405, 406, 409, 422],
+      },
+    );
+    if (status !== 200)
+      return {
+        merged: false,
+        reason: `GitLab refused to merge !${number} (${status}): ${String(data?.message ?? 'not mergeable')}`,
+      };
+    if (data.state !== 'merged' || typeof data.merge_commit_sha !== 'string')
+      return { merged: false, reason: `GitLab did not merge !${number}: it is ${data.state}` };
     return { merged: true, sha: data.merge_commit_sha };
   }
 
   async enableAutoMerge(number: number): Promise<boolean> {
     const current = await this.#get(number);
-    const { status } = await this.#client.request(`turning on merge when the pipeline succeeds for !${number}`, 'PUT', `${this.#project}/merge_requests/${number}/merge`, {
-      body: { sha: current.sha, merge_when_pipeline_succeeds: true, auto_merge: true, should_remove_source_branch: false },
-      accept: [405, 406, 409, 422],
-    });
+    const { status } = await this.#client.request(
+      `turning on merge when the pipeline succeeds for !${number}`,
+      'PUT',
+      `${this.#project}/merge_requests/${number}/merge`,
+      {
+        body: {
+          sha: current.sha,
+          merge_when_pipeline_succeeds: true,
+          auto_merge: true,
+          should_remove_source_branch: false,
+        },
+        accept: [405, 406, 409, 422],
+      },
+    );
     return status === 200;
   }
 
   async issues(label: string): Promise<ForgeIssue[]> {
-    const listed = await this.#client.all<{ iid: number; title: string; description: string | null; web_url: string }>(`listing issues labelled ${label}`, `${this.#project}/issues`, { labels: label, state: 'opened' });
+    const listed = await this.#client.all<{ iid: number; title: string; description: string | null; web_url: string }>(
+      `listing issues labelled ${label}`,
+      `${this.#project}/issues`,
+      { labels: label, state: 'opened' },
+    );
     return listed.map((i) => ({ number: i.iid, title: i.title, body: i.description ?? '', url: i.web_url }));
   }
 
   async branchProtection(branch: string): Promise<BranchProtection> {
-    const found = await this.#client.request(`reading the protection of ${branch}`, 'GET', `${this.#project}/protected_branches/${encodeURIComponent(branch)}`, { accept: [404] });
+    const found = await this.#client.request(
+      `reading the protection of ${branch}`,
+      'GET',
+      `${this.#project}/protected_branches/${encodeURIComponent(branch)}`,
+      { accept: [404] },
+    );
     if (found.status === 404) return { protected: false, requiredChecks: [], requiredApprovals: 0 };
-    const { data: project } = await this.#client.request<{ only_allow_merge_if_pipeline_succeeds?: boolean }>('reading the project', 'GET', this.#project);
+    const { data: project } = await this.#client.request<{ only_allow_merge_if_pipeline_succeeds?: boolean }>(
+      'reading the project',
+      'GET',
+      this.#project,
+    );
     // Approval rules are a paid tier's: on the free tier (403/404) a merge needs no approval.
-    const rules = await this.#client.request<{ approvals_required?: number }[] | null>('reading approval rules', 'GET', `${this.#project}/approval_rules`, { accept: [403, 404] });
-    const approvals = rules.status === 200 && Array.isArray(rules.data) ? Math.max(0, ...rules.data.map((r) => r.approvals_required ?? 0)) : 0;
-    return { protected: true, requiredChecks: project.only_allow_merge_if_pipeline_succeeds === true ? ['pipeline'] : [], requiredApprovals: approvals };
+    const rules = await this.#client.request<{ approvals_required?: number }[] | null>(
+      'reading approval rules',
+      'GET',
+      `${this.#project}/approval_rules`,
+      { accept: [403, 404] },
+    );
+    const approvals =
+      rules.status === 200 && Array.isArray(rules.data)
+        ? Math.max(0, ...rules.data.map((r) => r.approvals_required ?? 0))
+        : 0;
+    return {
+      protected: true,
+      requiredChecks: project.only_allow_merge_if_pipeline_succeeds === true ? ['pipeline'] : [],
+      requiredApprovals: approvals,
+    };
   }
 
   async tokenFacts(): Promise<TokenFacts> {
     const { data: user } = await this.#client.request<{ username: string }>('reading the token’s user', 'GET', '/user');
-    const self = await this.#client.request<{ scopes?: string[] }>('reading the token’s scopes', 'GET', '/personal_access_tokens/self', { accept: [401, 403, 404] });
-    if (self.status !== 200 || !Array.isArray(self.data.scopes)) return { user: user.username, scopes: null, missing: [] };
+    const self = await this.#client.request<{ scopes?: string[] }>(
+      'reading the token’s scopes',
+      'GET',
+      '/personal_access_tokens/self',
+      { accept: [401, 403, 404] },
+    );
+    if (self.status !== 200 || !Array.isArray(self.data.scopes))
+      return { user: user.username, scopes: null, missing: [] };
     const scopes = self.data.scopes;
     return { user: user.username, scopes, missing: scopes.includes('api') ? [] : ['api'] };
   }
 
   async #get(number: number): Promise<RawMergeRequest> {
-    const { data } = await this.#client.request<RawMergeRequest>(`reading merge request !${number}`, 'GET', `${this.#project}/merge_requests/${number}`);
+    const { data } = await this.#client.request<RawMergeRequest>(
+      `reading merge request !${number}`,
+      'GET',
+      `${this.#project}/merge_requests/${number}`,
+    );
     return data;
   }
 
   async #userId(username: string): Promise<number> {
-    const { data } = await this.#client.request<{ id: number; username: string }[]>(`finding reviewer ${username}`, 'GET', '/users', { query: { username } });
+    const { data } = await this.#client.request<{ id: number; username: string }[]>(
+      `finding reviewer ${username}`,
+      'GET',
+      '/users',
+      { query: { username } },
+    );
     const user = data.find((u) => u.username.toLowerCase() === username.toLowerCase());
-    if (user === undefined) throw new ForgeError(`GitLab has no user ${JSON.stringify(username)} to request a review from`, 404);
+    if (user === undefined)
+      throw new ForgeError(`GitLab has no user ${JSON.stringify(username)} to request a review from`, 404);
     return user.id;
   }
 
   async #canWrite(userId: number): Promise<boolean> {
-    const { status, data } = await this.#client.request<{ access_level?: number }>(`reading the membership of user ${userId}`, 'GET', `${this.#project}/members/all/${userId}`, { accept: [404] });
+    const { status, data } = await this.#client.request<{ access_level?: number }>(
+      `reading the membership of user ${userId}`,
+      'GET',
+      `${this.#project}/members/all/${userId}`,
+      { accept: [404] },
+    );
     return status === 200 && (data.access_level ?? 0) >= DEVELOPER;
   }
 }
@@ -215,7 +319,12 @@ function isDraft(m: RawMergeRequest): boolean {
 function mergeRequestOf(m: RawMergeRequest): PullRequest {
   const status = m.detailed_merge_status ?? '';
   // Like GitHub's `mergeable`: whether it merges without conflicts, not whether checks and approvals allow it yet.
-  const mergeable = m.has_conflicts === true || status === 'conflict' || status === 'need_rebase' ? false : COMPUTING.has(status) ? null : true;
+  const mergeable =
+    m.has_conflicts === true || status === 'conflict' || status === 'need_rebase'
+      ? false
+      : COMPUTING.has(status)
+        ? null
+        : true;
   return {
     number: m.iid,
     url: m.web_url,

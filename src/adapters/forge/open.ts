@@ -42,15 +42,26 @@ export async function openForge(input: OpenForgeInput): Promise<OpenedForge> {
   const token = await findForgeToken(target, input.env);
   if (token.token === null) return { kind: 'none', reason: token.missing, target };
   const options = { token: token.token, apiUrl: target.apiUrl, ...input.tuning };
-  const forge = target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
-  return { kind: 'forge', forge, target, tokenFrom: token.from, remoteUrl, auth: remoteUrl === null ? undefined : remoteAuth(target, remoteUrl, token.token) };
+  const forge =
+    target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
+  return {
+    kind: 'forge',
+    forge,
+    target,
+    tokenFrom: token.from,
+    remoteUrl,
+    auth: remoteUrl === null ? undefined : remoteAuth(target, remoteUrl, token.token),
+  };
 }
 
 /**
  * The forge client `land: pr` needs, or an InputError (exit 2, nothing started) naming what is missing —
  * the remote, a forge its URL names, the token — located at `where` (the file that asked for it).
  */
-export async function requireForge(input: OpenForgeInput, where: string): Promise<Extract<OpenedForge, { kind: 'forge' }>> {
+export async function requireForge(
+  input: OpenForgeInput,
+  where: string,
+): Promise<Extract<OpenedForge, { kind: 'forge' }>> {
   const opened = await openForge(input);
   if (opened.kind === 'none') throw new InputError(where, null, `land: pr needs a forge: ${opened.reason}`);
   return opened;

@@ -37,7 +37,14 @@ export function parseRemoteUrl(url: string): RemoteLocation | null {
   const explicit = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/]*@)?([^/:]+)(?::\d+)?\/(.+)$/i.exec(trimmed);
   if (explicit !== null) {
     const scheme = (explicit[1] ?? '').toLowerCase();
-    const kind = scheme === 'https' ? 'https' : scheme === 'http' ? 'http' : scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git' ? 'ssh' : null;
+    const kind =
+      scheme === 'https'
+        ? 'https'
+        : scheme === 'http'
+          ? 'http'
+          : scheme === 'ssh' || scheme === 'git+ssh' || scheme === 'ssh+git'
+            ? 'ssh'
+            : null;
     if (kind === null) return null;
     return { host: (explicit[2] ?? '').toLowerCase(), path: cleanPath(explicit[3] ?? ''), scheme: kind };
   }
@@ -45,12 +52,16 @@ export function parseRemoteUrl(url: string): RemoteLocation | null {
   if (/^[A-Za-z0-9+.-]+::/.test(trimmed)) return null;
   // scp-like: `[user@]host:path`, no slash before the colon, not a Windows drive.
   const scp = /^(?:[^@/:]+@)?([^/:]+):(?!\/\/)(.+)$/.exec(trimmed);
-  if (scp !== null && !/^[A-Za-z]:[\\/]/.test(trimmed)) return { host: (scp[1] ?? '').toLowerCase(), path: cleanPath(scp[2] ?? ''), scheme: 'ssh' };
+  if (scp !== null && !/^[A-Za-z]:[\\/]/.test(trimmed))
+    return { host: (scp[1] ?? '').toLowerCase(), path: cleanPath(scp[2] ?? ''), scheme: 'ssh' };
   return null;
 }
 
 function cleanPath(path: string): string {
-  return path.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '');
+  return path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
 }
 
 /** Hosts git reaches a forge under besides its own (GitHub's and GitLab's ssh over port 443). */
@@ -73,28 +84,52 @@ function apiFor(kind: ForgeKind, host: string, env: Record<string, string | unde
 }
 
 /** The forge `setting` and `remoteUrl` (null: no such remote) point at, or why there is none. */
-export function chooseForge(setting: ForgeSetting, remoteUrl: string | null, env: Record<string, string | undefined>, remote = 'origin'): ForgeChoice {
+export function chooseForge(
+  setting: ForgeSetting,
+  remoteUrl: string | null,
+  env: Record<string, string | undefined>,
+  remote = 'origin',
+): ForgeChoice {
   if (setting === 'none') return { kind: 'none', reason: 'forge: none' };
   if (typeof setting === 'object') {
     const host = hostOf(apiFor(setting.type, '', env));
-    return { kind: 'forge', target: { kind: setting.type, repo: setting.repo, apiUrl: apiFor(setting.type, host, env), host } };
+    return {
+      kind: 'forge',
+      target: { kind: setting.type, repo: setting.repo, apiUrl: apiFor(setting.type, host, env), host },
+    };
   }
-  if (remoteUrl === null) return { kind: 'none', reason: `there is no remote ${JSON.stringify(remote)} (git remote add ${remote} URL)` };
+  if (remoteUrl === null)
+    return { kind: 'none', reason: `there is no remote ${JSON.stringify(remote)} (git remote add ${remote} URL)` };
   const location = parseRemoteUrl(remoteUrl);
-  if (location === null) return { kind: 'none', reason: `the remote ${JSON.stringify(remote)} is a local path, which names no repository on a forge: set forge: { type: github, repo: owner/name }` };
+  if (location === null)
+    return {
+      kind: 'none',
+      reason: `the remote ${JSON.stringify(remote)} is a local path, which names no repository on a forge: set forge: { type: github, repo: owner/name }`,
+    };
   const host = HOST_ALIASES[location.host] ?? location.host;
   let kind: ForgeKind | null = setting === 'github' || setting === 'gitlab' ? setting : null;
   if (kind === null) {
     const githubHost = env.GITHUB_API_URL?.trim() ? hostOf(env.GITHUB_API_URL) : 'github.com';
     const gitlabHost = env.GITLAB_API_URL?.trim() ? hostOf(env.GITLAB_API_URL) : 'gitlab.com';
-    kind = host === githubHost || host === 'github.com' ? 'github' : host === gitlabHost || host === 'gitlab.com' ? 'gitlab' : null;
+    kind =
+      host === githubHost || host === 'github.com'
+        ? 'github'
+        : host === gitlabHost || host === 'gitlab.com'
+          ? 'gitlab'
+          : null;
   }
   if (kind === null) {
-    return { kind: 'none', reason: `the remote's host ${host} is neither GitHub's nor GitLab's: set forge: github or gitlab, or GITHUB_API_URL / GITLAB_API_URL to its API` };
+    return {
+      kind: 'none',
+      reason: `the remote's host ${host} is neither GitHub's nor GitLab's: set forge: github or gitlab, or GITHUB_API_URL / GITLAB_API_URL to its API`,
+    };
   }
   const parts = location.path.split('/').filter((p) => p !== '');
   if (kind === 'github' ? parts.length !== 2 : parts.length < 2) {
-    return { kind: 'none', reason: `the remote's path ${JSON.stringify(location.path)} is no ${kind === 'github' ? 'owner/name' : 'group/…/project'}: set forge: { type: ${kind}, repo: … }` };
+    return {
+      kind: 'none',
+      reason: `the remote's path ${JSON.stringify(location.path)} is no ${kind === 'github' ? 'owner/name' : 'group/…/project'}: set forge: { type: ${kind}, repo: … }`,
+    };
   }
   return { kind: 'forge', target: { kind, repo: parts.join('/'), apiUrl: apiFor(kind, host, env), host } };
 }
@@ -106,5 +141,8 @@ export function chooseForge(setting: ForgeSetting, remoteUrl: string | null, env
 export function remoteAuth(target: ForgeTarget, remoteUrl: string, token: string): RemoteAuth | undefined {
   const location = parseRemoteUrl(remoteUrl);
   if (location === null || location.scheme !== 'https' || location.host !== target.host) return undefined;
-  return { urlPrefix: `https://${location.host}/`, header: tokenHeader(target.kind === 'github' ? 'x-access-token' : 'oauth2', token) };
+  return {
+    urlPrefix: `https://${location.host}/`,
+    header: tokenHeader(target.kind === 'github' ? 'x-access-token' : 'oauth2', token),
+  };
 }

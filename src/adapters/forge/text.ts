@@ -40,7 +40,9 @@ export function logTail(text: string | null | undefined): string | null {
 }
 
 /** The combined CI state from each check's state: failing if any failed, pending if any runs, none when there are none. */
-export function combinedState(states: readonly ('passing' | 'failing' | 'pending')[]): 'passing' | 'failing' | 'pending' | 'none' {
+export function combinedState(
+  states: readonly ('passing' | 'failing' | 'pending')[],
+): 'passing' | 'failing' | 'pending' | 'none' {
   if (states.length === 0) return 'none';
   if (states.includes('failing')) return 'failing';
   if (states.includes('pending')) return 'pending';
@@ -48,7 +50,9 @@ export function combinedState(states: readonly ('passing' | 'failing' | 'pending
 }
 
 /** The review state from each reviewer's latest verdict (comments do not change a verdict). */
-export function reviewFromVerdicts(latest: Iterable<'approved' | 'changes-requested' | 'dismissed'>): 'none' | 'approved' | 'changes-requested' {
+export function reviewFromVerdicts(
+  latest: Iterable<'approved' | 'changes-requested' | 'dismissed'>,
+): 'none' | 'approved' | 'changes-requested' {
   const verdicts = new Set(latest);
   if (verdicts.has('changes-requested')) return 'changes-requested';
   if (verdicts.has('approved')) return 'approved';

@@ -21,7 +21,8 @@ export function headAndTail(text: string, keep: number): string {
 /** A record whose string fields are each at most `maxChars` (head and tail kept). */
 export function capRecord(record: Record<string, unknown>, maxChars: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) out[key] = typeof value === 'string' ? headAndTail(value, maxChars) : value;
+  for (const [key, value] of Object.entries(record))
+    out[key] = typeof value === 'string' ? headAndTail(value, maxChars) : value;
   return out;
 }
 
@@ -67,7 +68,9 @@ export class CappedJsonl {
   end(): Promise<void> {
     if (this.#cutRecords > 0) {
       const note = `… ${formatBytes(this.#cutBytes)} cut …`;
-      this.#stream.write(`${JSON.stringify({ type: 'cut', bytes: this.#cutBytes, records: this.#cutRecords, note })}\n`);
+      this.#stream.write(
+        `${JSON.stringify({ type: 'cut', bytes: this.#cutBytes, records: this.#cutRecords, note })}\n`,
+      );
     }
     for (const line of this.#tail.splice(0)) this.#stream.write(line);
     return new Promise<void>((done) => this.#stream.end(done));

@@ -22,21 +22,34 @@ import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields, ha
  * left out of `add`, no command here starts git in one (which would run its core.fsmonitor).
  */
 export const NO_NESTED_CONFIG = [
-  '-c', 'diff.ignoreSubmodules=all',
-  '-c', 'submodule.recurse=false',
-  '-c', 'status.submoduleSummary=false',
-  '-c', 'core.untrackedCache=false',
+  '-c',
+  'diff.ignoreSubmodules=all',
+  '-c',
+  'submodule.recurse=false',
+  '-c',
+  'status.submoduleSummary=false',
+  '-c',
+  'core.untrackedCache=false',
 ];
 
 /** Files of a worktree's admin folder that would turn the next commit into a merge or cherry-pick. */
-const IN_PROGRESS_STATE = ['MERGE_HEAD', 'MERGE_MSG', 'MERGE_MODE', 'AUTO_MERGE', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'SQUASH_MSG'];
+const IN_PROGRESS_STATE = [
+  'MERGE_HEAD',
+  'MERGE_MSG',
+  'MERGE_MODE',
+  'AUTO_MERGE',
+  'CHERRY_PICK_HEAD',
+  'REVERT_HEAD',
+  'SQUASH_MSG',
+];
 
 async function isNestedRepo(dir: string): Promise<boolean> {
   try {
     await lstat(path.join(dir, '.git'));
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return false;
     throw error;
   }
 }
@@ -63,7 +76,8 @@ export async function commitSnapshot(
   limits?: SnapshotLimits,
 ): Promise<SnapshotCommit> {
   const layout = await discoverGitLayout(target);
-  if (layout === null || !layout.linked || layout.checkout !== target) throw new Error(`${target} is not a linked task worktree`);
+  if (layout === null || !layout.linked || layout.checkout !== target)
+    throw new Error(`${target} is not a linked task worktree`);
   // A one-parent snapshot: merge or cherry-pick state left by a command run there adds nothing to it.
   await Promise.all(IN_PROGRESS_STATE.map((name) => rm(path.join(layout.adminDir, name), { force: true })));
   // The index is the agent's: it goes, and a new one is read from HEAD. Every process that could hold
@@ -73,7 +87,9 @@ export async function commitSnapshot(
   await git.run([...NO_NESTED_CONFIG, 'read-tree', 'HEAD']);
 
   const nested: string[] = [];
-  for (const entry of fields(await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--exclude-standard']))) {
+  for (const entry of fields(
+    await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--exclude-standard']),
+  )) {
     if (entry.endsWith('/') && (await isNestedRepo(path.join(target, entry)))) nested.push(entry);
   }
   const gitlinks = fields(await git.out(['ls-files', '-z', '--stage']))
@@ -94,7 +110,17 @@ export async function commitSnapshot(
   if (excludePaths.length > 0) await git.run([...NO_NESTED_CONFIG, 'reset', '-q', '--', ...excludePaths.map(literal)]);
 
   const { stdout, exitCode } = await git.run(
-    [...COMMIT_CONFIG, ...NO_NESTED_CONFIG, '-c', 'core.abbrev=no', 'commit', '--no-verify', '--no-edit', '-m', message],
+    [
+      ...COMMIT_CONFIG,
+      ...NO_NESTED_CONFIG,
+      '-c',
+      'core.abbrev=no',
+      'commit',
+      '--no-verify',
+      '--no-edit',
+      '-m',
+      message,
+    ],
     { ok: [0, 1] },
   );
   if (exitCode === 1 && !/nothing (added )?to commit|no changes added to commit/.test(stdout)) {
@@ -102,16 +128,39 @@ export async function commitSnapshot(
   }
   // Objects a sandboxed `git add` wrote to the worktree's private store were re-hashed from the files.
   await rm(path.join(layout.adminDir, SANDBOX_OBJECTS), { recursive: true, force: true });
-  const commit = exitCode === 1 ? null : (/^\[[^\]]*?([0-9a-f]{40,64})\]/m.exec(stdout)?.[1] ?? (await git.out(['rev-parse', 'HEAD'])).trim());
+  const commit =
+    exitCode === 1
+      ? null
+      : (/^\[[^\]]*?([0-9a-f]{40,64})\]/m.exec(stdout)?.[1] ?? (await git.out(['rev-parse', 'HEAD'])).trim());
 
   const differs: string[] = [];
-  const status = fields(await git.out([...NO_NESTED_CONFIG, 'status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all', '--no-renames']));
+  const status = fields(
+    await git.out([
+      ...NO_NESTED_CONFIG,
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignore-submodules=all',
+      '--no-renames',
+    ]),
+  );
   for (const record of status) {
     const file = record.slice(3);
     if (excludedBy(file, excludePaths)) continue;
     differs.push(nested.includes(file) ? `${file} (a nested git repository: loopfleet never commits one)` : file);
   }
-  const ignored = fields(await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']));
+  const ignored = fields(
+    await git.out([
+      ...NO_NESTED_CONFIG,
+      'ls-files',
+      '-z',
+      '--others',
+      '--ignored',
+      '--exclude-standard',
+      '--directory',
+    ]),
+  );
   return { commit, differs, ignored: ignored.filter((p) => !excludedBy(p, excludePaths)) };
 }
 
@@ -121,14 +170,43 @@ export async function diffEntries(git: GitExec, base: string, env: Record<string
   const out = fields(
     // --ignore-submodules=none: a gitlink on the branch is listed (the guard refuses it); commit against
     // commit, git reads no working tree, so it never enters the repository the gitlink names.
-    await git.out([...NO_NESTED_CONFIG, 'diff', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', '--abbrev=40', `${base}...HEAD`]),
+    await git.out([
+      ...NO_NESTED_CONFIG,
+      'diff',
+      '--raw',
+      '--numstat',
+      '-z',
+      '--no-renames',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--ignore-submodules=none',
+      '--abbrev=40',
+      `${base}...HEAD`,
+    ]),
   );
   const entries: DiffEntry[] = [];
   const byPath = new Map<string, DiffEntry>();
   let i = 0;
   while (i < out.length && out[i]!.startsWith(':')) {
-    const [oldMode, newMode, oldSha, newSha, status] = out[i]!.slice(1).split(' ') as [string, string, string, string, string];
-    const entry: DiffEntry = { path: out[i + 1]!, status: status.charAt(0), oldMode, newMode, oldSha, newSha, size: null, binary: false, added: 0, deleted: 0 };
+    const [oldMode, newMode, oldSha, newSha, status] = out[i]!.slice(1).split(' ') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const entry: DiffEntry = {
+      path: out[i + 1]!,
+      status: status.charAt(0),
+      oldMode,
+      newMode,
+      oldSha,
+      newSha,
+      size: null,
+      binary: false,
+      added: 0,
+      deleted: 0,
+    };
     entries.push(entry);
     byPath.set(entry.path, entry);
     i += 2;
@@ -145,12 +223,16 @@ export async function diffEntries(git: GitExec, base: string, env: Record<string
     .map((e) => ({ e, sha: e.status === 'D' ? e.oldSha : e.newSha, mode: e.status === 'D' ? e.oldMode : e.newMode }))
     .filter(({ mode }) => mode !== '160000');
   if (blobs.length > 0) {
-    const sizes = await execa('git', [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'], {
-      cwd: git.dir,
-      env,
-      extendEnv: false,
-      input: blobs.map((b) => `${b.sha}\n`).join(''),
-    });
+    const sizes = await execa(
+      'git',
+      [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'],
+      {
+        cwd: git.dir,
+        env,
+        extendEnv: false,
+        input: blobs.map((b) => `${b.sha}\n`).join(''),
+      },
+    );
     sizes.stdout.split('\n').forEach((line, k) => {
       if (blobs[k] !== undefined && /^\d+$/.test(line)) blobs[k].e.size = Number(line);
     });
@@ -177,13 +259,40 @@ export const MAX_PATCH_BYTES = 64 * 1024 * 1024;
  * `git diff -p` of `base...HEAD`, read as a stream and kept up to `maxBytes` (whole lines): git's output is
  * never held whole, so a huge diff costs at most `maxBytes` of memory. A cut ends in a line saying so.
  */
-export async function readPatch(git: GitExec, base: string, env: Record<string, string>, maxBytes = MAX_PATCH_BYTES): Promise<{ patch: string; cut: number }> {
+export async function readPatch(
+  git: GitExec,
+  base: string,
+  env: Record<string, string>,
+  maxBytes = MAX_PATCH_BYTES,
+): Promise<{ patch: string; cut: number }> {
   assertRefName(base, 'base');
   const child = execa(
     'git',
     // The same hardened git as GitExec's (hooks, fsmonitor, drivers off); gitlinks shown, never entered.
-    [...hardeningArgs(), ...NO_NESTED_CONFIG, '-c', 'core.quotePath=false', 'diff', '--no-renames', '-p', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`],
-    { cwd: git.dir, env, extendEnv: false, buffer: false, encoding: 'buffer', stdin: 'ignore', stderr: 'pipe', reject: false },
+    [
+      ...hardeningArgs(),
+      ...NO_NESTED_CONFIG,
+      '-c',
+      'core.quotePath=false',
+      'diff',
+      '--no-renames',
+      '-p',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--ignore-submodules=none',
+      `${base}...HEAD`,
+    ],
+    {
+      cwd: git.dir,
+      env,
+      extendEnv: false,
+      buffer: false,
+      encoding: 'buffer',
+      stdin: 'ignore',
+      stderr: 'pipe',
+      reject: false,
+    },
   );
   const kept: Buffer[] = [];
   let size = 0;
@@ -206,7 +315,12 @@ export async function readPatch(git: GitExec, base: string, env: Record<string, 
   }
   const result = await child;
   if (result.exitCode !== 0) {
-    throw new GitCommandError(['diff', '-p', `${base}...HEAD`], result.exitCode ?? null, Buffer.concat(stderr).toString('utf8'), '');
+    throw new GitCommandError(
+      ['diff', '-p', `${base}...HEAD`],
+      result.exitCode ?? null,
+      Buffer.concat(stderr).toString('utf8'),
+      '',
+    );
   }
   let bytes = Buffer.concat(kept);
   if (cut > 0) {

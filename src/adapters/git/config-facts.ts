@@ -35,7 +35,9 @@ function inside(root: string, target: string): string | null {
 
 export async function configReach(git: GitExec, root: string): Promise<ConfigReach> {
   // `--type=path` expands `~/`; every condition of includeIf is taken as met (the refusal is conservative).
-  const listed = await git.run(['config', '--show-origin', '-z', '--type=path', '--get-regexp', '^include'], { ok: [0, 1] });
+  const listed = await git.run(['config', '--show-origin', '-z', '--type=path', '--get-regexp', '^include'], {
+    ok: [0, 1],
+  });
   const includes = new Set<string>();
   for (const r of records(listed.stdout)) {
     if (!/^include(?:if\..*)?\.path$/i.test(r.key) || r.value === '') continue;
@@ -46,7 +48,9 @@ export async function configReach(git: GitExec, root: string): Promise<ConfigRea
   }
   // The person's value, not loopfleet's own `-c core.hooksPath=/dev/null` (every GitExec carries it, see
   // HARDENING_CONFIG): values given on the command line are skipped, the last file's value wins as in git.
-  const hooks = await git.run(['config', '--show-origin', '-z', '--type=path', '--get-all', 'core.hooksPath'], { ok: [0, 1] });
+  const hooks = await git.run(['config', '--show-origin', '-z', '--type=path', '--get-all', 'core.hooksPath'], {
+    ok: [0, 1],
+  });
   // `--get-all` without a key in its output: `<origin>\0<value>\0` pairs.
   const fields = hooks.exitCode === 0 ? hooks.stdout.split('\0') : [];
   let value = '';

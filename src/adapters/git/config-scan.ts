@@ -85,7 +85,12 @@ function parse(stdout: string): Entry[] {
   for (let i = 0; i + 2 < fields.length; i += 3) {
     const [scope, origin, pair] = [fields[i]!, fields[i + 1]!, fields[i + 2]!];
     const nl = pair.indexOf('\n');
-    entries.push({ scope, origin, key: nl === -1 ? pair : pair.slice(0, nl), value: nl === -1 ? '' : pair.slice(nl + 1) });
+    entries.push({
+      scope,
+      origin,
+      key: nl === -1 ? pair : pair.slice(0, nl),
+      value: nl === -1 ? '' : pair.slice(nl + 1),
+    });
   }
   return entries;
 }
@@ -108,7 +113,8 @@ export async function scanGitConfig(root: string): Promise<GitConfigScan> {
     const file = entry.origin.startsWith('file:') ? path.resolve(root, entry.origin.slice('file:'.length)) : null;
     const fromTree = file !== null && inside(file, root) && !inside(file, gitDir);
     // A relative hooks folder is always one of the working tree's.
-    const target = key === 'core.hookspath' && !path.isAbsolute(entry.value) ? entry.value : pathIntoTree(entry.value, root);
+    const target =
+      key === 'core.hookspath' && !path.isAbsolute(entry.value) ? entry.value : pathIntoTree(entry.value, root);
     if (!fromTree && target === null) continue;
     seen.add(key);
     overrides.push(...neutral);

@@ -133,8 +133,15 @@ export class GitCommandError extends Error {
     readonly stdout: string,
     options?: { cause?: unknown },
   ) {
-    const detail = (stderr.trim() || stdout.trim() || (options?.cause instanceof Error ? options.cause.message : '')).trim();
-    super(`git ${args.join(' ')} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${detail || 'no output'}`, options);
+    const detail = (
+      stderr.trim() ||
+      stdout.trim() ||
+      (options?.cause instanceof Error ? options.cause.message : '')
+    ).trim();
+    super(
+      `git ${args.join(' ')} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${detail || 'no output'}`,
+      options,
+    );
   }
 }
 
@@ -270,7 +277,8 @@ export class GitExec {
       const stdout = await this.#git.raw(args);
       return { stdout, exitCode: 0 };
     } catch (error) {
-      if (error instanceof ExitStatus && ok.includes(error.exitCode)) return { stdout: error.stdout, exitCode: error.exitCode };
+      if (error instanceof ExitStatus && ok.includes(error.exitCode))
+        return { stdout: error.stdout, exitCode: error.exitCode };
       throw commandError(args, error);
     }
   }
@@ -308,7 +316,11 @@ export function parseNumstat(stdout: string): Array<{ path: string; added: numbe
   for (const record of stdout.split('\0')) {
     const match = /^(-|\d+)\t(-|\d+)\t(.+)$/s.exec(record);
     if (!match?.[3]) continue;
-    stats.push({ path: match[3], added: match[1] === '-' ? 0 : Number(match[1]), deleted: match[2] === '-' ? 0 : Number(match[2]) });
+    stats.push({
+      path: match[3],
+      added: match[1] === '-' ? 0 : Number(match[1]),
+      deleted: match[2] === '-' ? 0 : Number(match[2]),
+    });
   }
   return stats;
 }

@@ -20,7 +20,14 @@ export function conflictHunks(content: string): string[] {
     }
     current.push(line);
     if (line.startsWith('>>>>>>> ')) {
-      const shown = current.length > MAX_HUNK_LINES ? [...current.slice(0, MAX_HUNK_LINES - 1), `… (${current.length - MAX_HUNK_LINES + 1} more lines)`, current.at(-1)!] : current;
+      const shown =
+        current.length > MAX_HUNK_LINES
+          ? [
+              ...current.slice(0, MAX_HUNK_LINES - 1),
+              `… (${current.length - MAX_HUNK_LINES + 1} more lines)`,
+              current.at(-1)!,
+            ]
+          : current;
       hunks.push(shown.join('\n'));
       current = null;
       if (hunks.length === MAX_HUNKS_PER_FILE) break;
@@ -40,7 +47,10 @@ export interface MergedTree extends ConflictForecast {
  * markers are labelled with the names given, so pass the names a person knows (`main`, `loop/T-1`).
  */
 export async function mergeTree(git: GitExec, left: string, right: string): Promise<MergedTree> {
-  const { stdout, exitCode } = await git.run(['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', left, right], { ok: [0, 1] });
+  const { stdout, exitCode } = await git.run(
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', left, right],
+    { ok: [0, 1] },
+  );
   const [tree = '', ...conflicted] = fields(stdout);
   if (exitCode === 0) return { tree, files: [], hunks: {} };
   const files = [...new Set(conflicted)].filter((f) => f !== '');

@@ -34,7 +34,8 @@ async function kind(p: string): Promise<'file' | 'dir' | null> {
     const s = await stat(p);
     return s.isDirectory() ? 'dir' : s.isFile() ? 'file' : null;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw error;
   }
 }
@@ -66,4 +67,3 @@ export async function discoverGitLayout(dir: string): Promise<GitLayout | null> 
     current = parent;
   }
 }
-

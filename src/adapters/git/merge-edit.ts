@@ -33,7 +33,10 @@ async function replaceInTree(git: GitExec, tree: string, file: string, content: 
     // --no-filters: the content is the committed form already (read with cat-file), not a checkout's.
     const blob = (await git.out(['hash-object', '-w', '--no-filters', blobFile])).trim();
     const [mode] = (await git.out(['ls-tree', tree, '--', file])).trim().split(/\s/);
-    const indexed = new GitExec(git.dir, gitEnvironment({ ...IDENTITY_ENV, GIT_INDEX_FILE: path.join(scratch, 'index') }));
+    const indexed = new GitExec(
+      git.dir,
+      gitEnvironment({ ...IDENTITY_ENV, GIT_INDEX_FILE: path.join(scratch, 'index') }),
+    );
     await indexed.run(['read-tree', tree]);
     await indexed.run(['update-index', '--cacheinfo', `${mode ?? '100644'},${blob},${file}`]);
     return (await indexed.out(['write-tree'])).trim();
@@ -82,7 +85,12 @@ async function writeDurably(file: string, content: Buffer, mode: number): Promis
  * Runs `fastForward` with `file`'s working copy set back to the index's version (so git may update it),
  * then puts the person's copy back. The caller makes its own edit on that copy afterwards.
  */
-export async function keepWorkingCopy(ctx: MergeEditContext, file: string, backupPath: string, fastForward: () => Promise<unknown>): Promise<void> {
+export async function keepWorkingCopy(
+  ctx: MergeEditContext,
+  file: string,
+  backupPath: string,
+  fastForward: () => Promise<unknown>,
+): Promise<void> {
   const target = path.join(ctx.root, file);
   const mine = await readFile(target);
   const { mode } = await stat(target);

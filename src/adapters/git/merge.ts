@@ -69,7 +69,10 @@ export async function mergeBranch(
   const main = worktrees[0];
   const holder = worktrees.find((w) => w.branch === base && !w.prunable);
   if (holder && holder !== main) {
-    return { kind: 'refused', reason: `${base} is checked out in ${holder.path}; merge it there or switch that checkout away from ${base}` };
+    return {
+      kind: 'refused',
+      reason: `${base} is checked out in ${holder.path}; merge it there or switch that checkout away from ${base}`,
+    };
   }
   const inMain = holder !== undefined;
 
@@ -87,13 +90,21 @@ export async function mergeBranch(
   if (names.some((name) => ignoreDirty.includes(name))) {
     // A file loopfleet itself edits (BACKLOG.md) may be dirty, as long as the branch leaves it alone:
     // the fast-forward below then keeps the working copy's change, as git does for any untouched file.
-    const changed = new Set(lines(await git.out(['diff', '--name-only', '--ignore-submodules=none', baseCommit, merged.tree])));
+    const changed = new Set(
+      lines(await git.out(['diff', '--name-only', '--ignore-submodules=none', baseCommit, merged.tree])),
+    );
     names = names.filter((name) => !ignoreDirty.includes(name) || changed.has(name));
   }
   // Staged changes of the edited file cannot be kept apart from the commit's version: refuse, touch nothing.
-  const staged = edited === null || !inMain ? [] : dirty.filter((line) => line.slice(3) === edited.path && line[0] !== ' ' && line[0] !== '?');
+  const staged =
+    edited === null || !inMain
+      ? []
+      : dirty.filter((line) => line.slice(3) === edited.path && line[0] !== ' ' && line[0] !== '?');
   if (staged.length > 0) {
-    return { kind: 'refused', reason: `${edited!.path} has staged changes in ${main?.path ?? 'the checkout'}; commit or unstage them, then merge again` };
+    return {
+      kind: 'refused',
+      reason: `${edited!.path} has staged changes in ${main?.path ?? 'the checkout'}; commit or unstage them, then merge again`,
+    };
   }
   if (names.length > 0) {
     return {
@@ -111,7 +122,8 @@ export async function mergeBranch(
       await git.run(['update-ref', '-m', `merge ${branch}`, `refs/heads/${base}`, commit, baseCommit]);
     } catch (error) {
       const now = await git.run(['rev-parse', '--verify', '-q', `refs/heads/${base}`], { ok: [0, 1] });
-      if (now.stdout.trim() !== baseCommit) return { kind: 'refused', reason: `${base} moved while merging; merge again` };
+      if (now.stdout.trim() !== baseCommit)
+        return { kind: 'refused', reason: `${base} moved while merging; merge again` };
       throw error;
     }
     return { kind: 'merged', commit };

@@ -13,16 +13,21 @@ export async function rebaseOnto(git: GitExec, target: string, base: string): Pr
   const layout = await discoverGitLayout(target);
   const rebaseState = async (): Promise<boolean> =>
     layout !== null &&
-    ((await exists(path.join(layout.adminDir, 'rebase-merge'))) || (await exists(path.join(layout.adminDir, 'rebase-apply'))));
+    ((await exists(path.join(layout.adminDir, 'rebase-merge'))) ||
+      (await exists(path.join(layout.adminDir, 'rebase-apply'))));
   // `rebase --abort` moves the branch named in that state back to the commit named there: only a rebase
   // started here may be aborted here.
   if (await rebaseState()) {
-    throw new RefusedError(`a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`);
+    throw new RefusedError(
+      `a rebase is already in progress in ${target}; discard the task (loopfleet discard) rather than running git in its worktree`,
+    );
   }
   // Uncommitted work (a replayed conflict being resolved) is never stashed or carried: refused, untouched.
   // --ignore-submodules=dirty: a gitlink staged in the index shows, but git never enters the repository
   // it names (whose fsmonitor and hooks are the agent's).
-  const dirty = (await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no', '--ignore-submodules=dirty'])).stdout;
+  const dirty = (
+    await git.run(['status', '--porcelain', '-z', '--no-renames', '--untracked-files=no', '--ignore-submodules=dirty'])
+  ).stdout;
   if (dirty !== '') throw new DirtyWorktreeError(target, porcelainNames(dirty), `not rebased onto ${base}`);
   try {
     await git.run([...COMMIT_CONFIG, 'rebase', '--no-autosquash', '--no-update-refs', base]);

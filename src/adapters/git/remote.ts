@@ -11,7 +11,8 @@ export async function resolveRemote(git: GitExec, remote: string): Promise<strin
   assertRefName(remote, 'remote');
   if (/^[A-Za-z0-9._-]+$/.test(remote) && !remote.includes('/')) {
     const url = await remoteUrl(git, remote);
-    if (url === null) throw new Error(`no git remote named ${JSON.stringify(remote)} (git remote -v lists the remotes)`);
+    if (url === null)
+      throw new Error(`no git remote named ${JSON.stringify(remote)} (git remote -v lists the remotes)`);
     return url;
   }
   return remote;
@@ -53,25 +54,50 @@ export async function push(
     if (!(error instanceof GitCommandError)) throw error;
     // --porcelain prints `!<tab>src:dst<tab>[rejected] (stale info)` for a refused ref; anything else is a failure.
     const refused = lines(error.stdout).find((l) => l.startsWith('!'));
-    if (refused === undefined) throw new Error(`git push to ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, { cause: error });
+    if (refused === undefined)
+      throw new Error(`git push to ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+        cause: error,
+      });
     const reason = /\[(rejected|remote rejected)\]\s*(.*)$/.exec(refused)?.[0] ?? refused.replace(/^!\t/, '');
     return { kind: 'rejected', reason: reason.trim() };
   }
 }
 
-export async function fetch(local: GitExec, env: Record<string, string>, remote: string, refspecs: readonly string[], auth?: RemoteAuth): Promise<void> {
+export async function fetch(
+  local: GitExec,
+  env: Record<string, string>,
+  remote: string,
+  refspecs: readonly string[],
+  auth?: RemoteAuth,
+): Promise<void> {
   for (const spec of refspecs) assertRefName(spec.replace(/^\+/, ''), 'refspec');
   const url = await resolveRemote(local, remote);
   const git = transportGit(local.dir, env, url, auth);
   try {
-    await git.run(['fetch', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', '--quiet', url, ...refspecs]);
+    await git.run([
+      'fetch',
+      '--no-tags',
+      '--no-recurse-submodules',
+      '--no-write-fetch-head',
+      '--quiet',
+      url,
+      ...refspecs,
+    ]);
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
-    throw new Error(`git fetch from ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, { cause: error });
+    throw new Error(`git fetch from ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+      cause: error,
+    });
   }
 }
 
-export async function lsRemote(local: GitExec, env: Record<string, string>, remote: string, refs: readonly string[], auth?: RemoteAuth): Promise<Map<string, string>> {
+export async function lsRemote(
+  local: GitExec,
+  env: Record<string, string>,
+  remote: string,
+  refs: readonly string[],
+  auth?: RemoteAuth,
+): Promise<Map<string, string>> {
   for (const ref of refs) assertRefName(ref, 'ref');
   const url = await resolveRemote(local, remote);
   const git = transportGit(local.dir, env, url, auth);
@@ -80,7 +106,9 @@ export async function lsRemote(local: GitExec, env: Record<string, string>, remo
     out = await git.out(['ls-remote', '--refs', url, ...refs]);
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
-    throw new Error(`git ls-remote ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, { cause: error });
+    throw new Error(`git ls-remote ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+      cause: error,
+    });
   }
   const found = new Map<string, string>();
   for (const line of lines(out)) {

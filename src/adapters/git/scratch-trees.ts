@@ -31,7 +31,9 @@ export class GitScratchTrees implements ScratchTrees {
   async changedFiles(from: string, to: string): Promise<string[]> {
     assertRefName(from, 'commit');
     assertRefName(to, 'commit');
-    return fields(await new GitExec(this.#git.root, this.#env).out(['diff', '--name-only', '--no-renames', '-z', from, to, '--']));
+    return fields(
+      await new GitExec(this.#git.root, this.#env).out(['diff', '--name-only', '--no-renames', '-z', from, to, '--']),
+    );
   }
 
   async create(name: string, commit: string): Promise<string> {
@@ -45,7 +47,11 @@ export class GitScratchTrees implements ScratchTrees {
     assertRefName(commit, 'commit');
     if (paths.length === 0) return;
     const git = new GitExec(dir, this.#env);
-    const there = new Set((await git.out(['ls-tree', '-r', '-z', '--name-only', commit, '--', ...paths])).split('\0').filter((p) => p !== ''));
+    const there = new Set(
+      (await git.out(['ls-tree', '-r', '-z', '--name-only', commit, '--', ...paths]))
+        .split('\0')
+        .filter((p) => p !== ''),
+    );
     const present = paths.filter((p) => there.has(p));
     const absent = paths.filter((p) => !there.has(p));
     if (present.length > 0) await git.run(['checkout', commit, '--', ...present]);

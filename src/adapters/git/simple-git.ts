@@ -11,7 +11,21 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RefusedError } from '../../domain/errors.js';
 import { MERGE_BACKUP_NAME, WORK_DIR } from '../../domain/layout.js';
-import type { BlobText, ConfigReach, ConflictForecast, DiffEntry, DiffSummary, GitPort, MergeFileEdit, MergeResult, PushResult, RemoteAuth, SnapshotCommit, SnapshotSizeLimits, WorktreeInfo } from '../../ports/git.js';
+import type {
+  BlobText,
+  ConfigReach,
+  ConflictForecast,
+  DiffEntry,
+  DiffSummary,
+  GitPort,
+  MergeFileEdit,
+  MergeResult,
+  PushResult,
+  RemoteAuth,
+  SnapshotCommit,
+  SnapshotSizeLimits,
+  WorktreeInfo,
+} from '../../ports/git.js';
 import * as remotes from './remote.js';
 import { commitSnapshot, diffEntries, readBlob, readPatch } from './commit.js';
 import { configReach } from './config-facts.js';
@@ -54,7 +68,9 @@ export class SimpleGitAdapter implements GitPort {
    */
   static async topLevel(cwd: string): Promise<string | null> {
     try {
-      return realpathSync.native(await new GitExec(cwd).api(['rev-parse', '--show-toplevel'], (g) => g.revparse(['--show-toplevel'])));
+      return realpathSync.native(
+        await new GitExec(cwd).api(['rev-parse', '--show-toplevel'], (g) => g.revparse(['--show-toplevel'])),
+      );
     } catch (error) {
       if (error instanceof GitCommandError && error.exitCode !== null) return null;
       throw error;
@@ -79,7 +95,10 @@ export class SimpleGitAdapter implements GitPort {
     assertRefName(branch, 'branch');
     // show-ref reads the ref alone; `git branch --list` also reads every worktree's files, and fails while
     // another task's worktree is being added (its `commondir` half-written).
-    const { exitCode } = await this.#at().run(['show-ref', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}`], { ok: [0, 1] });
+    const { exitCode } = await this.#at().run(
+      ['show-ref', '--verify', '--quiet', '--end-of-options', `refs/heads/${branch}`],
+      { ok: [0, 1] },
+    );
     return exitCode === 0;
   }
 
@@ -141,7 +160,9 @@ export class SimpleGitAdapter implements GitPort {
     if (await exists(target)) {
       const registered = (await this.listWorktrees()).find((w) => w.path === target);
       if (!registered || registered.prunable) {
-        throw new RefusedError(`${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`);
+        throw new RefusedError(
+          `${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`,
+        );
       }
       if (registered.branch !== branch) {
         throw new RefusedError(`${target} is a worktree of ${registered.branch ?? 'a detached HEAD'}, not ${branch}`);
@@ -165,7 +186,10 @@ export class SimpleGitAdapter implements GitPort {
     const target = await this.#worktreePath(p, true);
     if (await exists(target)) {
       const registered = (await this.listWorktrees()).some((w) => w.path === target && !w.prunable);
-      if (!registered) throw new RefusedError(`${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`);
+      if (!registered)
+        throw new RefusedError(
+          `${target} exists but is not a registered worktree; move it away (loopfleet never deletes it)`,
+        );
       await this.#at().run(['worktree', 'remove', '--force', '--force', target]);
     }
     await this.#worktreeAdd(target, ['--detach', commit]);
@@ -189,7 +213,12 @@ export class SimpleGitAdapter implements GitPort {
         const again = branch !== undefined && (await this.branchExists(branch)) ? [branch] : rest;
         return this.#worktreeAdd(target, again, retry, races + 1);
       }
-      if (!(error instanceof GitCommandError) || !retry || !/missing but (already )?registered worktree/.test(error.stderr)) throw error;
+      if (
+        !(error instanceof GitCommandError) ||
+        !retry ||
+        !/missing but (already )?registered worktree/.test(error.stderr)
+      )
+        throw error;
       // Only this path's stale registration goes; `worktree prune` would also drop the user's worktrees
       // on a drive that happens to be unmounted.
       await git.run(['worktree', 'remove', '--force', target]);
@@ -219,16 +248,30 @@ export class SimpleGitAdapter implements GitPort {
 
   async diff(worktree: string, base: string): Promise<string> {
     assertRefName(base, 'base');
-    return this.#at(worktree).out(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`]);
+    return this.#at(worktree).out([
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--ignore-submodules=none',
+      `${base}...HEAD`,
+    ]);
   }
 
   async diffNumstat(worktree: string, base: string): Promise<Array<{ path: string; added: number; deleted: number }>> {
     assertRefName(base, 'base');
     // No rename detection: a file moved away from a protected path must show up under its old name too.
-    const out = await this.#at(worktree).out(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--ignore-submodules=none', `${base}...HEAD`]);
+    const out = await this.#at(worktree).out([
+      'diff',
+      '--numstat',
+      '-z',
+      '--no-renames',
+      '--no-ext-diff',
+      '--ignore-submodules=none',
+      `${base}...HEAD`,
+    ]);
     return parseNumstat(out);
   }
-
 
   // Every diff here is commit against commit with --ignore-submodules=none: a gitlink on the branch is
   // shown (HARDENING_CONFIG hides submodules by default), and no working tree is read, so none is entered.
@@ -237,8 +280,17 @@ export class SimpleGitAdapter implements GitPort {
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
     const head = await this.#at(worktree).out([
-      '-c', 'core.quotePath=false', 'diff', '--no-renames', '--numstat', '--stat=200',
-      '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=none', `${base}...HEAD`,
+      '-c',
+      'core.quotePath=false',
+      'diff',
+      '--no-renames',
+      '--numstat',
+      '--stat=200',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--ignore-submodules=none',
+      `${base}...HEAD`,
     ]);
     // The patch is streamed with a cap (git-commit.ts): never held whole in memory.
     const { patch } = await readPatch(this.#at(worktree), base, this.#env);
@@ -256,7 +308,11 @@ export class SimpleGitAdapter implements GitPort {
     }
     // A name git had to quote (a tab, a newline, a quote in it) is read exactly from the NUL-separated form,
     // so that protected-path checks see the real name.
-    return { numstat: quoted ? await this.diffNumstat(worktree, base) : numstat, stat: stat.length > 0 ? `${stat.join('\n')}\n` : '', patch };
+    return {
+      numstat: quoted ? await this.diffNumstat(worktree, base) : numstat,
+      stat: stat.length > 0 ? `${stat.join('\n')}\n` : '',
+      patch,
+    };
   }
 
   async merge(
@@ -333,7 +389,12 @@ export class SimpleGitAdapter implements GitPort {
   }
 
   // Snapshot commits and what they change: git-commit.ts.
-  async commitSnapshot(worktree: string, message: string, excludePaths: string[], limits?: SnapshotSizeLimits): Promise<SnapshotCommit> {
+  async commitSnapshot(
+    worktree: string,
+    message: string,
+    excludePaths: string[],
+    limits?: SnapshotSizeLimits,
+  ): Promise<SnapshotCommit> {
     const target = await this.#worktreePath(worktree, false);
     return commitSnapshot(this.#at(target), target, message, excludePaths, limits);
   }

@@ -29,7 +29,8 @@ async function identity(file: string): Promise<string | null> {
     const s = await lstat(file, { bigint: true });
     return `${s.dev}:${s.ino}:${s.ctimeNs}:${s.size}:${s.mode}`;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw error;
   }
 }
@@ -72,7 +73,10 @@ export class GitTrackedFiles implements TrackedFiles {
 
   async record(dir: string): Promise<TrackedRecord> {
     const staged = parseStage(await new GitExec(dir, this.#env).out(['ls-files', '-s', '-z']));
-    const files: TrackedFile[] = await inBatches(staged, async (f) => ({ ...f, identity: await identity(path.join(dir, f.path)) }));
+    const files: TrackedFile[] = await inBatches(staged, async (f) => ({
+      ...f,
+      identity: await identity(path.join(dir, f.path)),
+    }));
     const folders = new Set<string>();
     for (const f of staged) {
       for (let d = path.posix.dirname(f.path); d !== '.'; d = path.posix.dirname(d)) folders.add(d);
@@ -82,7 +86,9 @@ export class GitTrackedFiles implements TrackedFiles {
     // Only real folders are bound onto themselves: a mount follows a symlink, and a missing folder would fail the sandbox.
     // Real paths: the sandbox mounts the worktree at its real path, and a bind's destination must lie on it.
     const top = await realpath(dir);
-    const real = await inBatches(sorted, async (d) => ((await lstat(path.join(top, d)).catch(() => null))?.isDirectory() ? path.join(top, d) : null));
+    const real = await inBatches(sorted, async (d) =>
+      (await lstat(path.join(top, d)).catch(() => null))?.isDirectory() ? path.join(top, d) : null,
+    );
     return { files, folders: real.filter((d): d is string => d !== null) };
   }
 
@@ -93,7 +99,10 @@ export class GitTrackedFiles implements TrackedFiles {
       if (now === null) return { path: f.path, kind: 'deleted' };
       if (now === f.identity) return null;
       const blob = await blobOf(file, f.sha.length === 64 ? 'sha256' : 'sha1');
-      return { path: f.path, kind: blob !== null && blob.mode === f.mode && blob.sha === f.sha ? 'restored' : 'changed' };
+      return {
+        path: f.path,
+        kind: blob !== null && blob.mode === f.mode && blob.sha === f.sha ? 'restored' : 'changed',
+      };
     });
     return found.filter((c): c is TrackedChange => c !== null);
   }

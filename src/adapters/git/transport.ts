@@ -20,7 +20,8 @@ export type TransportScheme = 'https' | 'http' | 'ssh' | 'file' | 'git';
 export function schemeOf(url: string): TransportScheme | null {
   const explicit = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (explicit !== undefined) {
-    if (explicit === 'https' || explicit === 'http' || explicit === 'ssh' || explicit === 'file' || explicit === 'git') return explicit;
+    if (explicit === 'https' || explicit === 'http' || explicit === 'ssh' || explicit === 'file' || explicit === 'git')
+      return explicit;
     if (explicit === 'git+ssh' || explicit === 'ssh+git') return 'ssh';
     return null;
   }
@@ -41,7 +42,10 @@ export interface TransportAuth {
 /** `key=value` settings for a command that reaches `url`, after HARDENING_CONFIG; throws for a refused scheme. */
 export function transportConfig(url: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const scheme = schemeOf(url);
-  if (scheme === null) throw new Error(`loopfleet does not reach remotes through ${JSON.stringify(url.split(':')[0])}: use an https, ssh or file URL`);
+  if (scheme === null)
+    throw new Error(
+      `loopfleet does not reach remotes through ${JSON.stringify(url.split(':')[0])}: use an https, ssh or file URL`,
+    );
   const config = [`protocol.${scheme}.allow=always`];
   if (scheme === 'ssh') config.push(`core.sshCommand=${env.GIT_SSH_COMMAND?.trim() || 'ssh'}`);
   return config;
@@ -51,7 +55,12 @@ export function transportConfig(url: string, env: NodeJS.ProcessEnv = process.en
 export function authEnv(auth: TransportAuth, env: Record<string, string>): Record<string, string> {
   const count = Number.parseInt(env.GIT_CONFIG_COUNT ?? '0', 10);
   const n = Number.isInteger(count) && count >= 0 ? count : 0;
-  return { ...env, GIT_CONFIG_COUNT: String(n + 1), [`GIT_CONFIG_KEY_${n}`]: `http.${auth.urlPrefix}.extraHeader`, [`GIT_CONFIG_VALUE_${n}`]: auth.header };
+  return {
+    ...env,
+    GIT_CONFIG_COUNT: String(n + 1),
+    [`GIT_CONFIG_KEY_${n}`]: `http.${auth.urlPrefix}.extraHeader`,
+    [`GIT_CONFIG_VALUE_${n}`]: auth.header,
+  };
 }
 
 /** The header GitHub and GitLab take for a token over https (`x-access-token` / `oauth2` as the user). */

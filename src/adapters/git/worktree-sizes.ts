@@ -35,7 +35,11 @@ async function regularSize(file: string): Promise<number | null> {
  * Untracked (not ignored) regular files and tracked ones whose size differs from HEAD, with their sizes on
  * disk. Sizes of tracked files come from HEAD's tree (`ls-tree -l`), so no file is hashed to find them.
  */
-export async function sizeCandidates(git: GitExec, root: string, config: readonly string[] = []): Promise<SizeCandidate[]> {
+export async function sizeCandidates(
+  git: GitExec,
+  root: string,
+  config: readonly string[] = [],
+): Promise<SizeCandidate[]> {
   const out: SizeCandidate[] = [];
   for (const rel of fields(await git.out([...config, 'ls-files', '-z', '--others', '--exclude-standard']))) {
     if (rel.endsWith('/')) continue;
@@ -64,12 +68,16 @@ export function sizeRefusals(candidates: readonly SizeCandidate[], limits: Snaps
   for (const c of candidates) {
     if (limits.exempt(c.path)) continue;
     if (c.size > limits.maxFileBytes) {
-      reasons.push(`guard: ${c.path} is ${c.size} bytes, more than max_file_bytes ${limits.maxFileBytes} (measured before staging: nothing was written into .git)`);
+      reasons.push(
+        `guard: ${c.path} is ${c.size} bytes, more than max_file_bytes ${limits.maxFileBytes} (measured before staging: nothing was written into .git)`,
+      );
     }
     total += c.before === null ? c.size : Math.max(0, c.size - c.before);
   }
   if (total > limits.maxBytes) {
-    reasons.push(`guard: the diff is at least ${total} bytes, more than max_bytes ${limits.maxBytes} (measured before staging: nothing was written into .git)`);
+    reasons.push(
+      `guard: the diff is at least ${total} bytes, more than max_bytes ${limits.maxBytes} (measured before staging: nothing was written into .git)`,
+    );
   }
   return reasons;
 }

@@ -50,13 +50,16 @@ export interface WorktreeSnapshot {
 
 /** Regular files of the worktree, tracked or untracked (not ignored), over SNAPSHOT_MAX_HASHED_BYTES. */
 async function largeFiles(worktree: string, index: string): Promise<Map<string, string>> {
-  const listed = (await git(worktree, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], index)).split('\0');
+  const listed = (await git(worktree, ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], index)).split(
+    '\0',
+  );
   const large = new Map<string, string>();
   for (const rel of new Set(listed)) {
     if (rel === '' || rel.endsWith('/')) continue;
     try {
       const info = await lstat(path.join(worktree, rel), { bigint: true });
-      if (info.isFile() && info.size > SNAPSHOT_MAX_HASHED_BYTES) large.set(rel, `${info.size}:${info.mtimeNs}:${info.ino}`);
+      if (info.isFile() && info.size > SNAPSHOT_MAX_HASHED_BYTES)
+        large.set(rel, `${info.size}:${info.mtimeNs}:${info.ino}`);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;

@@ -11,7 +11,6 @@ import { RefusedError } from '../../domain/errors.js';
 import { WORK_DIR } from '../../domain/layout.js';
 import type { WorktreeInfo } from '../../ports/git.js';
 
-
 /**
  * The real path of the worktree folder `p` of the repository at `root` (a real path), or RefusedError
  * when it is not a direct child of `<root>/.loop-worktrees/`. `create` makes that folder first.
@@ -29,9 +28,12 @@ export async function taskWorktreePath(root: string, p: string, create: boolean)
     parent = path.dirname(resolved);
   }
   const realContainer = (await exists(container)) ? await realpath(container) : container;
-  if (realContainer !== container) throw new RefusedError(`${container} is a link; worktrees must stay inside the repository`);
+  if (realContainer !== container)
+    throw new RefusedError(`${container} is a link; worktrees must stay inside the repository`);
   if (parent !== container || name === '' || name === '.' || name === '..') {
-    throw new RefusedError(`worktree path ${p} is not inside ${container}${path.sep}; loopfleet keeps its worktrees there`);
+    throw new RefusedError(
+      `worktree path ${p} is not inside ${container}${path.sep}; loopfleet keeps its worktrees there`,
+    );
   }
   return path.join(container, name);
 }

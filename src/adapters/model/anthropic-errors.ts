@@ -50,16 +50,28 @@ export function toModelError(error: unknown, secrets: readonly string[]): Error 
       const headers: Record<string, string> = {};
       (error.headers as Headers | undefined)?.forEach((value, name) => (headers[name.toLowerCase()] = value));
       const kind = status === 529 || type === 'overloaded_error' ? 'overloaded' : 'rate';
-      return new RateLimitError(redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets), retryAfterOf(headers), kind);
+      return new RateLimitError(
+        redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets),
+        retryAfterOf(headers),
+        kind,
+      );
     }
-    return new ModelApiError(redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets), status, type);
+    return new ModelApiError(
+      redact(`Messages API error (${where}${type ? `, ${type}` : ''}): ${detail}`, secrets),
+      status,
+      type,
+    );
   }
   if (error instanceof APIConnectionTimeoutError) {
     return new ModelApiError('Messages API: timed out waiting for the response headers', null, 'timeout');
   }
   if (error instanceof APIConnectionError) {
     const cause = causeText(error);
-    return new ModelApiError(redact(`Messages API connection failed${cause ? `: ${cause}` : ''}`, secrets), null, 'connection');
+    return new ModelApiError(
+      redact(`Messages API connection failed${cause ? `: ${cause}` : ''}`, secrets),
+      null,
+      'connection',
+    );
   }
   if (error instanceof AnthropicError) {
     return new ModelApiError(redact(`Messages API stream failed: ${error.message}`, secrets), null, null);

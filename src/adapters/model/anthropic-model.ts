@@ -57,7 +57,9 @@ export class AnthropicModelClient implements ModelClient {
     const authToken = options.authToken || null;
     const baseURL = options.baseURL || undefined;
     if (apiKey === null && authToken === null && baseURL === undefined) {
-      throw new Error('the Messages API needs ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_BASE_URL for a local server)');
+      throw new Error(
+        'the Messages API needs ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (or ANTHROPIC_BASE_URL for a local server)',
+      );
     }
     this.#secrets = [apiKey, authToken].filter((s): s is string => s !== null);
     // Exactly one credential is passed explicitly: without one, SDK 1.x would look through a profile chain.
@@ -119,7 +121,9 @@ export class AnthropicModelClient implements ModelClient {
         messages: [{ role: 'user', content: request.prompt }],
         tools: agentTools(request, this.#options, emit),
         cache_control: { type: 'ephemeral' },
-        ...(request.outputSchema ? { output_config: { format: { type: 'json_schema', schema: request.outputSchema } } } : {}),
+        ...(request.outputSchema
+          ? { output_config: { format: { type: 'json_schema', schema: request.outputSchema } } }
+          : {}),
         thread: false,
         stream: true,
         max_iterations: Math.max(1, request.maxTurns),
@@ -146,7 +150,8 @@ export class AnthropicModelClient implements ModelClient {
         });
         stream.on('text', (text: string) => emit({ type: 'text', text }));
         stream.on('contentBlock', (block) => {
-          if (block.type === 'tool_use') emit({ type: 'tool', name: block.name, input: truncate(JSON.stringify(block.input)) });
+          if (block.type === 'tool_use')
+            emit({ type: 'tool', name: block.name, input: truncate(JSON.stringify(block.input)) });
         });
         last = await stream.finalMessage();
         if (failure !== null) break;

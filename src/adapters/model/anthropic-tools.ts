@@ -48,7 +48,9 @@ export function truncate(text: string, limit = EVENT_TEXT_LIMIT): string {
 function resultText(result: unknown): string {
   if (typeof result === 'string') return result;
   if (Array.isArray(result)) {
-    return result.map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`)).join('\n');
+    return result
+      .map((b: { type?: string; text?: string }) => (b.type === 'text' ? (b.text ?? '') : `[${b.type}]`))
+      .join('\n');
   }
   return String(result);
 }
@@ -73,7 +75,10 @@ export async function touchesGitDir(workdir: string, p: string): Promise<boolean
       existing = parent;
     }
   }
-  return path.relative(root, path.join(existing, ...rest)).split(path.sep).includes('.git');
+  return path
+    .relative(root, path.join(existing, ...rest))
+    .split(path.sep)
+    .includes('.git');
 }
 
 function guardGitDir(tool: BetaRunnableTool, workdir: string): BetaRunnableTool {
@@ -84,8 +89,7 @@ function guardGitDir(tool: BetaRunnableTool, workdir: string): BetaRunnableTool 
       for (const key of ['file_path', 'path', 'pattern']) {
         const value = input?.[key];
         if (typeof value !== 'string' || value === '') continue;
-        const hit =
-          key === 'pattern' ? value.split(/[\\/{},]/).includes('.git') : await touchesGitDir(workdir, value);
+        const hit = key === 'pattern' ? value.split(/[\\/{},]/).includes('.git') : await touchesGitDir(workdir, value);
         if (hit) throw new ToolError(`${tool.name}: ${value}: the .git directory is off limits`);
       }
       return run(input, context);
@@ -111,7 +115,11 @@ function observed(tool: BetaRunnableTool, onEvent: (event: AgentEvent) => void):
   };
 }
 
-function shellTool(request: AgentRequest, deps: ToolDeps, inputSchema: Record<string, unknown>): BetaRunnableTool<BashInput> {
+function shellTool(
+  request: AgentRequest,
+  deps: ToolDeps,
+  inputSchema: Record<string, unknown>,
+): BetaRunnableTool<BashInput> {
   const sandbox = deps.sandboxAvailable ? { writable: [request.workdir] } : null;
   return {
     type: 'custom',
@@ -139,7 +147,9 @@ function shellTool(request: AgentRequest, deps: ToolDeps, inputSchema: Record<st
       if (result.aborted) throw new ToolError('bash: aborted');
       if (result.timedOut) throw new ToolError(`${output}\nbash: timed out after ${timeoutMs} ms`);
       if (result.exitCode !== 0) {
-        throw new ToolError(`${output}\n[exit ${result.exitCode === null ? `signal ${result.signal}` : `code ${result.exitCode}`}]`);
+        throw new ToolError(
+          `${output}\n[exit ${result.exitCode === null ? `signal ${result.signal}` : `code ${result.exitCode}`}]`,
+        );
       }
       return output === '' ? '(no output)' : output;
     },
@@ -147,7 +157,11 @@ function shellTool(request: AgentRequest, deps: ToolDeps, inputSchema: Record<st
 }
 
 /** The tools for `request`, in a stable order (the cached prefix), the last one marked for caching. */
-export function agentTools(request: AgentRequest, deps: ToolDeps, onEvent: (event: AgentEvent) => void): BetaRunnableTool[] {
+export function agentTools(
+  request: AgentRequest,
+  deps: ToolDeps,
+  onEvent: (event: AgentEvent) => void,
+): BetaRunnableTool[] {
   const toolset = betaAgentToolset20260401({ workdir: request.workdir, env: request.env });
   const names: readonly string[] = request.access === 'write' ? WRITE_TOOLS : READ_ONLY_TOOLS;
   const tools: BetaRunnableTool[] = names.map((name) => {

@@ -137,8 +137,18 @@ export class CliOutputReader {
       case 'user':
         for (const block of (json.message?.content as Json[] | undefined) ?? []) {
           if (block.type !== 'tool_result') continue;
-          const content = typeof block.content === 'string' ? block.content : Array.isArray(block.content) ? (block.content as Json[]).map((c) => String(c.text ?? '')).join('\n') : '';
-          this.#emit({ type: 'tool-result', name: this.#toolNames.get(String(block.tool_use_id)) ?? '', output: content, isError: block.is_error === true });
+          const content =
+            typeof block.content === 'string'
+              ? block.content
+              : Array.isArray(block.content)
+                ? (block.content as Json[]).map((c) => String(c.text ?? '')).join('\n')
+                : '';
+          this.#emit({
+            type: 'tool-result',
+            name: this.#toolNames.get(String(block.tool_use_id)) ?? '',
+            output: content,
+            isError: block.is_error === true,
+          });
         }
         return true;
       case 'system':
@@ -178,7 +188,13 @@ export class CliOutputReader {
       case 'error':
         // codex streams "Reconnecting... n/5" as error events and carries on: only turn.failed ends a turn
         if (typeof json.message === 'string' && /^Reconnecting\b/.test(json.message)) return true;
-        this.#error = String(json.error?.data?.message ?? json.error?.message ?? json.message ?? json.error?.name ?? 'the agent reported an error');
+        this.#error = String(
+          json.error?.data?.message ??
+            json.error?.message ??
+            json.message ??
+            json.error?.name ??
+            'the agent reported an error',
+        );
         return true;
       default:
         return false;
@@ -220,14 +236,20 @@ export class CliOutputReader {
       cacheWrite: this.#live.cacheWrite + delta.cacheWrite,
       cacheRead: this.#live.cacheRead + delta.cacheRead,
     };
-    this.#emit({ type: 'usage', usage: delta, model: typeof message.model === 'string' ? message.model : (this.#model ?? '') });
+    this.#emit({
+      type: 'usage',
+      usage: delta,
+      model: typeof message.model === 'string' ? message.model : (this.#model ?? ''),
+    });
   }
 
   #claudeResult(json: Json): void {
-    for (const d of (json.permission_denials as Json[] | undefined) ?? []) this.#denials.push(String(d.tool_name ?? d.toolName ?? 'a tool'));
+    for (const d of (json.permission_denials as Json[] | undefined) ?? [])
+      this.#denials.push(String(d.tool_name ?? d.toolName ?? 'a tool'));
     if (typeof json.result === 'string') this.#text = json.result;
     // With --json-schema: what the StructuredOutput tool took, checked by Claude Code against the schema.
-    if (json.structured_output !== undefined && json.structured_output !== null) this.#text = JSON.stringify(json.structured_output);
+    if (json.structured_output !== undefined && json.structured_output !== null)
+      this.#text = JSON.stringify(json.structured_output);
     const u = json.usage as Json | undefined;
     if (u) {
       this.#usage = {
@@ -243,7 +265,8 @@ export class CliOutputReader {
       (a, b) => count(b[1].costUSD) - count(a[1].costUSD) || count(b[1].outputTokens) - count(a[1].outputTokens),
     );
     if (byCost.length > 0) this.#model = byCost[0]![0];
-    if (json.is_error === true) this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
+    if (json.is_error === true)
+      this.#error = typeof json.result === 'string' ? json.result : String(json.subtype ?? 'error');
   }
 
   /** Gemini CLI's final `result`: totals over the run (`input_tokens` includes the cached part). */
@@ -251,11 +274,19 @@ export class CliOutputReader {
     const st = json.stats as Json | undefined;
     if (st !== undefined) {
       const cached = count(st.cached);
-      this.#usage = { input: Math.max(0, count(st.input_tokens) - cached), output: count(st.output_tokens), cacheWrite: 0, cacheRead: cached };
-      const models = Object.entries((st.models as Record<string, Json> | undefined) ?? {}).sort((a, b) => count(b[1].output_tokens) - count(a[1].output_tokens));
+      this.#usage = {
+        input: Math.max(0, count(st.input_tokens) - cached),
+        output: count(st.output_tokens),
+        cacheWrite: 0,
+        cacheRead: cached,
+      };
+      const models = Object.entries((st.models as Record<string, Json> | undefined) ?? {}).sort(
+        (a, b) => count(b[1].output_tokens) - count(a[1].output_tokens),
+      );
       if (models.length > 0) this.#model = models[0]![0];
     }
-    if (json.status === 'error') this.#error = String(json.error?.message ?? json.error?.type ?? 'the agent reported an error');
+    if (json.status === 'error')
+      this.#error = String(json.error?.message ?? json.error?.type ?? 'the agent reported an error');
   }
 
   /** opencode `run --format json`: a finished tool call carries its input and output together. */
@@ -265,7 +296,12 @@ export class CliOutputReader {
     const name = String(part.tool ?? 'tool');
     this.#emit({ type: 'tool', name, input: JSON.stringify(state.input ?? {}) });
     if (state.status === 'completed' || state.status === 'error') {
-      this.#emit({ type: 'tool-result', name, output: String(state.output ?? state.error ?? ''), isError: state.status === 'error' });
+      this.#emit({
+        type: 'tool-result',
+        name,
+        output: String(state.output ?? state.error ?? ''),
+        isError: state.status === 'error',
+      });
     }
   }
 
@@ -274,11 +310,21 @@ export class CliOutputReader {
     const t = part?.tokens as Json | undefined;
     if (part === undefined || t === undefined) return;
     const cache = (t.cache as Json | undefined) ?? {};
-    const step: Usage = { input: count(t.input), output: count(t.output) + count(t.reasoning), cacheWrite: count(cache.write), cacheRead: count(cache.read) };
+    const step: Usage = {
+      input: count(t.input),
+      output: count(t.output) + count(t.reasoning),
+      cacheWrite: count(cache.write),
+      cacheRead: count(cache.read),
+    };
     const cost = typeof part.cost === 'number' && Number.isFinite(part.cost) ? part.cost : null;
     this.#onMessage?.();
     const sum = this.#usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
-    this.#usage = { input: sum.input + step.input, output: sum.output + step.output, cacheWrite: sum.cacheWrite + step.cacheWrite, cacheRead: sum.cacheRead + step.cacheRead };
+    this.#usage = {
+      input: sum.input + step.input,
+      output: sum.output + step.output,
+      cacheWrite: sum.cacheWrite + step.cacheWrite,
+      cacheRead: sum.cacheRead + step.cacheRead,
+    };
     this.#live = { ...this.#usage };
     if (cost !== null) this.#cost = (this.#cost ?? 0) + cost;
     this.#emit({ type: 'usage', usage: step, model: this.#model ?? '', ...(cost === null ? {} : { costUsd: cost }) });
@@ -300,7 +346,12 @@ export class CliOutputReader {
     if (u === undefined) return;
     const cached = count(u.cached_input_tokens);
     const written = count(u.cache_write_input_tokens);
-    const turn: Usage = { input: Math.max(0, count(u.input_tokens) - cached - written), output: count(u.output_tokens), cacheWrite: written, cacheRead: cached };
+    const turn: Usage = {
+      input: Math.max(0, count(u.input_tokens) - cached - written),
+      output: count(u.output_tokens),
+      cacheWrite: written,
+      cacheRead: cached,
+    };
     const sum = this.#usage ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
     this.#usage = {
       input: sum.input + turn.input,

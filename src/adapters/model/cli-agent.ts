@@ -73,7 +73,12 @@ export class CliAgentClient implements ModelClient {
     if (request.signal.aborted) throw abortError(request.signal);
     if (this.#options.sandboxAvailable) {
       // Inside, a program the sandbox does not mount is only "not found": say which, why and what to do.
-      const problem = await invisibleProgram(command, request.env, request.workdir, `the ${request.role}'s command \`${command}\``);
+      const problem = await invisibleProgram(
+        command,
+        request.env,
+        request.workdir,
+        `the ${request.role}'s command \`${command}\``,
+      );
       if (problem !== null) throw new AgentSetupError(problem, 'missing-binary');
     }
     request.beforeCall();
@@ -91,7 +96,10 @@ export class CliAgentClient implements ModelClient {
       }
     };
     const reader = new CliOutputReader(emit);
-    const readOnly = request.access === 'read-only' ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its command \`${command}\``) : null;
+    const readOnly =
+      request.access === 'read-only'
+        ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its command \`${command}\``)
+        : null;
     const result = await this.#options.processRunner.run(command, {
       cwd: request.workdir,
       env: request.env,
@@ -101,8 +109,8 @@ export class CliAgentClient implements ModelClient {
       input: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`,
       sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir] } : null,
       maxOutputBytes: this.#options.maxOutputBytes ?? 4 * 1024 * 1024,
-        // The tail holds the final JSON; the head shows how the run began. The cut between them is said.
-        keepHeadBytes: 64 * 1024,
+      // The tail holds the final JSON; the head shows how the run began. The cut between them is said.
+      keepHeadBytes: 64 * 1024,
       onOutput: (chunk) => reader.push(chunk),
     });
     const final = reader.end();
@@ -120,10 +128,13 @@ export class CliAgentClient implements ModelClient {
     if (handlerError !== null) throw (handlerError as { error: unknown }).error;
     if (result.aborted || request.signal.aborted) throw abortError(request.signal);
     if (result.timedOut) {
-      throw new Error(`agent command \`${command}\` timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`);
+      throw new Error(
+        `agent command \`${command}\` timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`,
+      );
     }
     if (result.exitCode !== 0) {
-      const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;
+      const how =
+        result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;
       throw new Error(`agent command \`${command}\` ${how}; last output:\n${tail(result.output)}`);
     }
     if (final.error !== null) throw new Error(`agent command \`${command}\` reported an error: ${final.error}`);
@@ -180,7 +191,10 @@ export class CliAgentClient implements ModelClient {
       }
     });
 
-    const readOnly = request.access === 'read-only' ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its ${preset.name} run`) : null;
+    const readOnly =
+      request.access === 'read-only'
+        ? await watchReadOnly(request.workdir, `the ${request.role} is read-only but its ${preset.name} run`)
+        : null;
     let result: RunResult;
     try {
       result = await this.#options.processRunner.run(launch.command, {
@@ -189,7 +203,13 @@ export class CliAgentClient implements ModelClient {
         timeoutMs: Math.min(request.timeoutMs, MAX_TIMER_MS),
         signal: AbortSignal.any([request.signal, stop.signal]),
         input: launch.input,
-        sandbox: this.#options.sandboxAvailable ? { writable: [request.workdir], mounts: launch.mounts, ...(launch.env.HOME === undefined ? {} : { home: launch.env.HOME }) } : null,
+        sandbox: this.#options.sandboxAvailable
+          ? {
+              writable: [request.workdir],
+              mounts: launch.mounts,
+              ...(launch.env.HOME === undefined ? {} : { home: launch.env.HOME }),
+            }
+          : null,
         maxOutputBytes: this.#options.maxOutputBytes ?? 4 * 1024 * 1024,
         // The tail holds the final JSON; the head shows how the run began. The cut between them is said.
         keepHeadBytes: 64 * 1024,
@@ -213,9 +233,11 @@ export class CliAgentClient implements ModelClient {
     });
     if (classified !== null) throw classified;
     const what = `${preset.name} (${launch.bin})`;
-    if (result.timedOut) throw new Error(`${what} timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`);
+    if (result.timedOut)
+      throw new Error(`${what} timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`);
     if (result.exitCode !== 0) {
-      const how = result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;
+      const how =
+        result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;
       throw new Error(`${what} ${how}; last output:\n${tail(result.output)}`);
     }
     if (final.error !== null) throw new Error(`${what} reported an error: ${final.error}`);
@@ -235,7 +257,12 @@ export class CliAgentClient implements ModelClient {
     if (final.costUsd !== null) {
       const costRest = final.costUsd - liveCost;
       if (restTokens === 0 && Math.abs(costRest) < 1e-12) return;
-      emit({ type: 'usage', usage: rest ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 }, model, costUsd: costRest });
+      emit({
+        type: 'usage',
+        usage: rest ?? { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 },
+        model,
+        costUsd: costRest,
+      });
     } else if (rest !== null && restTokens > 0) {
       emit({ type: 'usage', usage: rest, model });
     }

@@ -5,7 +5,14 @@
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { AttemptJob, ControlMessage, CoordinatorQueue, SequencedEvent, WireError, WorkerInfo } from '../../ports/attempt-queue.js';
+import type {
+  AttemptJob,
+  ControlMessage,
+  CoordinatorQueue,
+  SequencedEvent,
+  WireError,
+  WorkerInfo,
+} from '../../ports/attempt-queue.js';
 import { bullJobId, QUEUE_NAME } from './bullmq-names.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { liveWorkers } from './redis-heartbeat.js';

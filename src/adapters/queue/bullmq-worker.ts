@@ -12,7 +12,14 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Worker, WaitingError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { AttemptJob, ControlMessage, JobChannel, WorkerEvent, WorkerIdentity, WorkerQueue } from '../../ports/attempt-queue.js';
+import type {
+  AttemptJob,
+  ControlMessage,
+  JobChannel,
+  WorkerEvent,
+  WorkerIdentity,
+  WorkerQueue,
+} from '../../ports/attempt-queue.js';
 import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
@@ -37,7 +44,14 @@ export interface WorkerTiming {
 /** How long a finished job and its streams stay in Redis (a week: longer than any run that may ask for them again). */
 export const RETAIN_MS = 7 * 24 * 3600 * 1000;
 
-export const DEFAULT_TIMING: WorkerTiming = { lockMs: 30_000, stalledCheckMs: 15_000, heartbeatMs: HEARTBEAT_MS, maxStalledCount: 3, maxStarts: 5, giveUpMs: 10_000 };
+export const DEFAULT_TIMING: WorkerTiming = {
+  lockMs: 30_000,
+  stalledCheckMs: 15_000,
+  heartbeatMs: HEARTBEAT_MS,
+  maxStalledCount: 3,
+  maxStarts: 5,
+  giveUpMs: 10_000,
+};
 
 export function newIdentity(concurrency: number): WorkerIdentity {
   const host = hostname();
@@ -123,7 +137,13 @@ export class BullmqWorkerQueue implements WorkerQueue {
    * A worker side on `address`; commands wait until Redis answers (see `open` to wait for it first).
    * `identity`, when known, starts the heartbeat now; else `process` gives it.
    */
-  constructor(address: QueueAddress, log: QueueLog, timing: Partial<WorkerTiming> = {}, identity: WorkerIdentity | null = null, redis?: Redis) {
+  constructor(
+    address: QueueAddress,
+    log: QueueLog,
+    timing: Partial<WorkerTiming> = {},
+    identity: WorkerIdentity | null = null,
+    redis?: Redis,
+  ) {
     this.#address = address;
     this.#prefix = keyPrefix(address);
     this.#timing = { ...DEFAULT_TIMING, ...timing };
@@ -138,7 +158,13 @@ export class BullmqWorkerQueue implements WorkerQueue {
   }
 
   /** Connects (Redis must answer within `connectTimeoutMs`, else it rejects naming the error) and starts the heartbeat. */
-  static async open(address: QueueAddress, identity: WorkerIdentity, log: QueueLog, timing: Partial<WorkerTiming> = {}, connectTimeoutMs = 10_000): Promise<BullmqWorkerQueue> {
+  static async open(
+    address: QueueAddress,
+    identity: WorkerIdentity,
+    log: QueueLog,
+    timing: Partial<WorkerTiming> = {},
+    connectTimeoutMs = 10_000,
+  ): Promise<BullmqWorkerQueue> {
     const redis = await connect(address, connectTimeoutMs, errorReporter(log, address));
     const queue = new BullmqWorkerQueue(address, log, timing, identity, redis);
     await queue.#beat();
@@ -152,7 +178,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
 
   #identify(identity: WorkerIdentity): void {
     if (this.#identity !== null) {
-      if (this.#identity.id !== identity.id) throw new Error(`process() got identity ${identity.id}, the queue was opened for ${this.#identity.id}`);
+      if (this.#identity.id !== identity.id)
+        throw new Error(`process() got identity ${identity.id}, the queue was opened for ${this.#identity.id}`);
       return;
     }
     this.#identity = identity;
@@ -162,7 +189,12 @@ export class BullmqWorkerQueue implements WorkerQueue {
 
   async #beat(): Promise<void> {
     if (this.#closed || this.#identity === null) return;
-    await beat(this.#redis, this.#prefix, { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing }, this.#timing.heartbeatMs).catch(
+    await beat(
+      this.#redis,
+      this.#prefix,
+      { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing },
+      this.#timing.heartbeatMs,
+    ).catch(
       // An outage: the next beat after the reconnect writes it again; the hash expires meanwhile, as it should.
       () => undefined,
     );
@@ -200,13 +232,20 @@ export class BullmqWorkerQueue implements WorkerQueue {
         if (running === undefined) continue;
         running.lost = true;
         running.channel?.seal();
-        running.controller.abort(new Error(`this worker lost the lock of job ${attemptJobId(bullId)}: another worker may run it now`));
+        running.controller.abort(
+          new Error(`this worker lost the lock of job ${attemptJobId(bullId)}: another worker may run it now`),
+        );
       }
     });
     this.#worker = worker;
   }
 
-  async #run(job: Job, token: string | undefined, bullSignal: AbortSignal | undefined, handler: Handler): Promise<void> {
+  async #run(
+    job: Job,
+    token: string | undefined,
+    bullSignal: AbortSignal | undefined,
+    handler: Handler,
+  ): Promise<void> {
     const data = job.data as AttemptJob;
     const keys = jobKeys(this.#prefix, data.jobId);
     const running: Running = { controller: new AbortController(), channel: null, lost: false };
@@ -230,7 +269,10 @@ export class BullmqWorkerQueue implements WorkerQueue {
       // Started too often (a handler that keeps failing on every worker): the coordinator is told, once.
       if (!running.controller.signal.aborted && job.attemptsStarted >= this.#timing.maxStarts) {
         const message = failure instanceof Error ? failure.message : 'the handler ended without a result';
-        await channel.emit({ kind: 'failed', error: { kind: 'error', message: `job started ${job.attemptsStarted} times without an outcome: ${message}` } });
+        await channel.emit({
+          kind: 'failed',
+          error: { kind: 'error', message: `job started ${job.attemptsStarted} times without an outcome: ${message}` },
+        });
         return;
       }
       channel.seal();
@@ -239,7 +281,10 @@ export class BullmqWorkerQueue implements WorkerQueue {
       void this.#beat();
     }
     if (failure !== null && !running.controller.signal.aborted) {
-      this.#log('warn', `job ${data.jobId} handed back: ${failure instanceof Error ? failure.message : String(failure)}`);
+      this.#log(
+        'warn',
+        `job ${data.jobId} handed back: ${failure instanceof Error ? failure.message : String(failure)}`,
+      );
     }
     // With its lock lost the job is not this worker's to move: the stalled check (or its new worker) has it.
     if (!running.lost) await job.moveToWait(token);

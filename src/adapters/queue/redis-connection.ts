@@ -36,7 +36,11 @@ export function connectionOptions(address: QueueAddress): ConnectionOptions {
  * start: the caller says so rather than waiting forever). Reconnect attempts go on meanwhile, so a Redis
  * that comes up within the time is found; errors are reported through `onError` only once connected.
  */
-export async function connect(address: QueueAddress, timeoutMs: number, onError: (error: Error) => void): Promise<Redis> {
+export async function connect(
+  address: QueueAddress,
+  timeoutMs: number,
+  onError: (error: Error) => void,
+): Promise<Redis> {
   const redis = new Redis(connectionOptions(address));
   let lastError: Error | null = null;
   let connected = false;

@@ -21,7 +21,12 @@ export async function beat(redis: Redis, prefix: string, b: Beat, everyMs: numbe
   const key = heartbeatKey(prefix, b.identity.id);
   await redis
     .multi()
-    .hset(key, { identity: JSON.stringify(b.identity), running: JSON.stringify(b.running), refusing: b.refusing ?? '', seenAt: new Date().toISOString() })
+    .hset(key, {
+      identity: JSON.stringify(b.identity),
+      running: JSON.stringify(b.running),
+      refusing: b.refusing ?? '',
+      seenAt: new Date().toISOString(),
+    })
     .pexpire(key, everyMs * 3)
     .exec();
 }

@@ -108,7 +108,12 @@ function pairs(flat: unknown[]): Array<[string, unknown]> {
  * reply was lost comes back. Ends after the final event was yielded (and the caller came back for more,
  * i.e. acknowledged it), or when `signal` aborts.
  */
-export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSignal, jobExists: () => Promise<boolean>): AsyncGenerator<SequencedEvent> {
+export async function* readEvents(
+  reader: Redis,
+  keys: JobKeys,
+  signal: AbortSignal,
+  jobExists: () => Promise<boolean>,
+): AsyncGenerator<SequencedEvent> {
   const abort = () => reader.disconnect();
   signal.addEventListener('abort', abort, { once: true });
   let recheck = true;
@@ -124,8 +129,28 @@ export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSig
       recheck = false;
       try {
         reply = fromPending
-          ? ((await reader.xreadgroup('GROUP', GROUP, CONSUMER, 'COUNT', 100, 'STREAMS', keys.events, '0')) as StreamReply)
-          : ((await reader.xreadgroup('GROUP', GROUP, CONSUMER, 'COUNT', 100, 'BLOCK', BLOCK_MS, 'STREAMS', keys.events, '>')) as StreamReply);
+          ? ((await reader.xreadgroup(
+              'GROUP',
+              GROUP,
+              CONSUMER,
+              'COUNT',
+              100,
+              'STREAMS',
+              keys.events,
+              '0',
+            )) as StreamReply)
+          : ((await reader.xreadgroup(
+              'GROUP',
+              GROUP,
+              CONSUMER,
+              'COUNT',
+              100,
+              'BLOCK',
+              BLOCK_MS,
+              'STREAMS',
+              keys.events,
+              '>',
+            )) as StreamReply);
       } catch (error) {
         if (signal.aborted) return;
         // The group went with its stream (a cancelled job removed and enqueued again): make it anew.
@@ -147,7 +172,16 @@ export async function* readEvents(reader: Redis, keys: JobKeys, signal: AbortSig
       // Quiet for a whole block: a job that is gone (Redis restarted without its data, the job removed)
       // will never say more, so its reader is told once, as the job's end, rather than waiting forever.
       if (!fromPending && entries.length === 0 && !(await jobExists())) {
-        yield { seq: next, event: { kind: 'failed', error: { kind: 'error', message: `job ${keys.events.slice(keys.events.indexOf(':ev:') + 4)} is no longer in Redis (restarted without its data?): the attempt is lost` } } };
+        yield {
+          seq: next,
+          event: {
+            kind: 'failed',
+            error: {
+              kind: 'error',
+              message: `job ${keys.events.slice(keys.events.indexOf(':ev:') + 4)} is no longer in Redis (restarted without its data?): the attempt is lost`,
+            },
+          },
+        };
         return;
       }
     }

@@ -24,14 +24,16 @@ export interface QueueAddress {
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function parseQueueUrl(text: string, option = '--queue'): QueueAddress {
-  const bad = (why: string) => new UsageError(`${option}: ${why} (expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379/0)`);
+  const bad = (why: string) =>
+    new UsageError(`${option}: ${why} (expected redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379/0)`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     throw bad(`'${text.replace(/\/\/[^@/]*@/, '//…@')}' is not a URL`);
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw bad(`the scheme must be redis: or rediss:, not ${url.protocol}`);
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw bad(`the scheme must be redis: or rediss:, not ${url.protocol}`);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') throw bad('the URL names no host');
   const port = url.port === '' ? 6379 : Number(url.port);
@@ -39,7 +41,8 @@ export function parseQueueUrl(text: string, option = '--queue'): QueueAddress {
   const path = url.pathname.replace(/^\//, '');
   if (path !== '' && !/^\d{1,5}$/.test(path)) throw bad(`the path must be a database number, not '/${path}'`);
   const db = path === '' ? 0 : Number(path);
-  for (const key of url.searchParams.keys()) if (key !== 'name') throw bad(`unknown parameter '${key}' (only name=NAME)`);
+  for (const key of url.searchParams.keys())
+    if (key !== 'name') throw bad(`unknown parameter '${key}' (only name=NAME)`);
   const name = url.searchParams.get('name') ?? 'loopfleet';
   if (!NAME.test(name)) throw bad(`name '${name}' must be 1 to 64 letters, digits, '-' or '_'`);
   const address: QueueAddress = { host, port, db, tls: url.protocol === 'rediss:', name, display: '' };

@@ -27,7 +27,13 @@ export interface IsolationOptions {
 }
 
 export function isolationArgs(o: IsolationOptions = { uid: SANDBOX_UID }): string[] {
-  return bwrapProcessArgs({ uid: o.uid, capabilities: 'none', namespaces: ['user', 'pid', 'ipc', 'uts', 'cgroup', 'net'], dieWithParent: true, newSession: true });
+  return bwrapProcessArgs({
+    uid: o.uid,
+    capabilities: 'none',
+    namespaces: ['user', 'pid', 'ipc', 'uts', 'cgroup', 'net'],
+    dieWithParent: true,
+    newSession: true,
+  });
 }
 
 /**

@@ -27,13 +27,23 @@ function quote(arg: string): string {
 }
 
 /** `hostEnv`: the person's environment, for their upstream proxy; `node`: the Node that runs the forwarder inside. */
-export async function sandboxEgress(hosts: readonly string[], command: string, hostEnv: Record<string, string | undefined>, node: string): Promise<SandboxEgress> {
+export async function sandboxEgress(
+  hosts: readonly string[],
+  command: string,
+  hostEnv: Record<string, string | undefined>,
+  node: string,
+): Promise<SandboxEgress> {
   const allowed = hosts.map(parseHost);
   const proxy = await startEgressProxy(allowed, { upstream: upstreamFrom(hostEnv) });
   try {
     const nodeReal = await realpath(node);
     const url = `http://127.0.0.1:${PROXY_PORT}`;
-    const argv = forwarderArgv(nodeReal, { socket: SOCKET, tunnels: [], proxyPort: PROXY_PORT, argv: ['/bin/sh', '-c', command] });
+    const argv = forwarderArgv(nodeReal, {
+      socket: SOCKET,
+      tunnels: [],
+      proxyPort: PROXY_PORT,
+      argv: ['/bin/sh', '-c', command],
+    });
     return {
       command: `exec ${argv.map(quote).join(' ')}`,
       // No NO_PROXY: every connection, a loopback one included, goes through the allow-list.

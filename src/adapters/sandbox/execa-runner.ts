@@ -101,7 +101,8 @@ async function findExecutable(name: string): Promise<string | null> {
       await access(candidate, constants.X_OK);
       return candidate;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'EACCES') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'EACCES')
+        throw error;
     }
   }
   return null;
@@ -140,7 +141,6 @@ export interface ExecaRunnerOptions {
   facts?: MachineFacts;
   enforcerWorks?: () => Promise<boolean>;
 }
-
 
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
@@ -195,7 +195,10 @@ export class ExecaRunner implements ProcessRunner {
     const hosts = options.sandbox?.network;
     if (hosts === undefined || this.#platform === 'darwin') return this.#run(command, options);
     const bwrap = await this.#sandboxBinary();
-    if (bwrap === null) throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
+    if (bwrap === null)
+      throw new Error(
+        'a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`',
+      );
     const egress: SandboxEgress = await sandboxEgress(hosts, command, this.#hostEnv, this.#node);
     try {
       const sandbox = { ...options.sandbox!, mounts: [...(options.sandbox!.mounts ?? []), ...egress.mounts] };
@@ -215,17 +218,31 @@ export class ExecaRunner implements ProcessRunner {
     let confined: Confined | null = null;
     if (options.sandbox && this.#platform === 'darwin') {
       if (!(await this.#seatbeltWorks())) {
-        throw new Error("a sandboxed run was requested but Seatbelt (sandbox-exec) with @anthropic-ai/sandbox-runtime cannot run here: reinstall loopfleet's dependencies, or set `sandbox: off`");
+        throw new Error(
+          "a sandboxed run was requested but Seatbelt (sandbox-exec) with @anthropic-ai/sandbox-runtime cannot run here: reinstall loopfleet's dependencies, or set `sandbox: off`",
+        );
       }
-      confined = await confineWithSrt(script, options, { facts: this.#facts, node: this.#node, hostEnv: this.#hostEnv });
+      confined = await confineWithSrt(script, options, {
+        facts: this.#facts,
+        node: this.#node,
+        hostEnv: this.#hostEnv,
+      });
       ({ file, args, env } = confined);
     } else if (options.sandbox) {
       const bwrap = await this.#sandboxBinary();
       if (bwrap === null) {
-        throw new Error('a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`');
+        throw new Error(
+          'a sandboxed run was requested but bubblewrap (bwrap) cannot run here: install bubblewrap, or set `sandbox: off`',
+        );
       }
       file = bwrap;
-      const confined = await sandboxArgs({ cwd: options.cwd, writable: options.sandbox.writable, env: options.env, mounts: options.sandbox.mounts ?? [], ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }) });
+      const confined = await sandboxArgs({
+        cwd: options.cwd,
+        writable: options.sandbox.writable,
+        env: options.env,
+        mounts: options.sandbox.mounts ?? [],
+        ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }),
+      });
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
       // A process limit where one can be made (see sandbox-pids.ts); doctor says when there is none.
       cgroup = await PidsCgroup.create(this.#maxProcesses);
@@ -238,7 +255,14 @@ export class ExecaRunner implements ProcessRunner {
     }
   }
 
-  async #execute(command: string, file: string, args: string[], env: Record<string, string>, cgroup: PidsCgroup | null, options: RunOptions): Promise<RunResult> {
+  async #execute(
+    command: string,
+    file: string,
+    args: string[],
+    env: Record<string, string>,
+    cgroup: PidsCgroup | null,
+    options: RunOptions,
+  ): Promise<RunResult> {
     const tail = new OutputTail(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES, options.keepHeadBytes ?? 0);
     const onOutput = options.onOutput;
     const decoder = onOutput ? new StringDecoder('utf8') : null;
@@ -296,14 +320,17 @@ export class ExecaRunner implements ProcessRunner {
 
     // A fork bomb ends the command: once a fork was refused, the whole sandbox goes.
     let limitReached = false;
-    const watchLimit = cgroup === null ? undefined : setInterval(() => {
-      void cgroup?.reached().then((reached) => {
-        if (reached && !limitReached) {
-          limitReached = true;
-          killGroup(subprocess.pid, 'SIGKILL');
-        }
-      });
-    }, LIMIT_POLL_MS);
+    const watchLimit =
+      cgroup === null
+        ? undefined
+        : setInterval(() => {
+            void cgroup?.reached().then((reached) => {
+              if (reached && !limitReached) {
+                limitReached = true;
+                killGroup(subprocess.pid, 'SIGKILL');
+              }
+            });
+          }, LIMIT_POLL_MS);
     let result: Awaited<typeof subprocess>;
     try {
       result = await subprocess;
@@ -314,14 +341,23 @@ export class ExecaRunner implements ProcessRunner {
         await cgroup.remove();
       }
     }
-    if (limitReached) tail.push(Buffer.from(`\nloopfleet: the sandbox reached its process limit (${cgroup?.max} processes); the command was stopped\n`));
+    if (limitReached)
+      tail.push(
+        Buffer.from(
+          `\nloopfleet: the sandbox reached its process limit (${cgroup?.max} processes); the command was stopped\n`,
+        ),
+      );
     clearTimeout(drain);
     options.signal?.removeEventListener('abort', onAbort);
     if (decoder) emit(decoder.end());
     const durationMs = Math.round(performance.now() - started);
 
     const spawnFailed =
-      result.failed && result.exitCode === undefined && result.signal === undefined && !result.timedOut && !result.isCanceled;
+      result.failed &&
+      result.exitCode === undefined &&
+      result.signal === undefined &&
+      !result.timedOut &&
+      !result.isCanceled;
     if (spawnFailed) {
       const what = !options.sandbox ? '/bin/sh' : this.#platform === 'darwin' ? 'srt (sandbox-runtime)' : 'bwrap';
       throw new Error(`cannot run ${what} in ${options.cwd}: ${result.originalMessage ?? result.shortMessage}`, {

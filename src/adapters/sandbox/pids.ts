@@ -99,7 +99,9 @@ export class PidsCgroup {
   /** Kills what is left in the cgroup and removes it. */
   async remove(): Promise<void> {
     for (let i = 0; i < 50; i++) {
-      const procs = ((await readOptional(path.join(this.dir, 'cgroup.procs'))) ?? '').split('\n').filter((l) => l !== '');
+      const procs = ((await readOptional(path.join(this.dir, 'cgroup.procs'))) ?? '')
+        .split('\n')
+        .filter((l) => l !== '');
       for (const pid of procs) {
         try {
           process.kill(Number(pid), 'SIGKILL');

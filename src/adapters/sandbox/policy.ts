@@ -31,7 +31,15 @@ import { isInside } from '../fs/paths.js';
 import { realFolderAt, rewriteFile } from '../fs/nofollow.js';
 import { SANDBOX_OBJECTS, discoverGitLayout, type GitLayout } from '../git/layout.js';
 import { caMounts } from './ca.js';
-import { SYSTEM_FOLDERS, homeFolders, isDir, privateEtcMounts, systemMounts, toolchainMounts, type Mount } from './system.js';
+import {
+  SYSTEM_FOLDERS,
+  homeFolders,
+  isDir,
+  privateEtcMounts,
+  systemMounts,
+  toolchainMounts,
+  type Mount,
+} from './system.js';
 
 /** Where the repository's common folder appears inside the sandbox, with the private object store. */
 export const SHADOW_GIT_DIR = '/tmp/.loopfleet/git';
@@ -117,7 +125,19 @@ export interface MachineFacts {
  * /Volumes, /private/var (per-user temp folders under /var/folders, /var/run's sockets), /private/tmp.
  */
 export const DARWIN_FACTS: MachineFacts = {
-  systemFolders: ['/System', '/Library', '/usr', '/bin', '/sbin', '/opt', '/etc', '/private/etc', '/private/var/db/timezone', '/private/var/select', '/Applications/Xcode.app'],
+  systemFolders: [
+    '/System',
+    '/Library',
+    '/usr',
+    '/bin',
+    '/sbin',
+    '/opt',
+    '/etc',
+    '/private/etc',
+    '/private/var/db/timezone',
+    '/private/var/select',
+    '/Applications/Xcode.app',
+  ],
   hiddenRoots: ['/Users', '/Volumes', '/private/var', '/var', '/private/tmp', '/tmp', '/cores', '/Network'],
 };
 
@@ -153,7 +173,9 @@ async function ensureFile(p: string, content?: string): Promise<void> {
 
 type Tagged = Mount & { why: string };
 
-const tag = (why: string) => (m: Mount): Tagged => ({ ...m, why });
+const tag =
+  (why: string) =>
+  (m: Mount): Tagged => ({ ...m, why });
 
 /**
  * Unix sockets git keeps in its folders (the fsmonitor daemon's `fsmonitor--daemon.ipc`), covered at each
@@ -163,14 +185,28 @@ async function gitSockets(dir: string, places: string[]): Promise<Tagged[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   return entries
     .filter((e) => e.isSocket())
-    .flatMap((e) => places.map((place): Tagged => ({ kind: 'empty', dest: path.join(place, e.name), why: 'a socket git keeps in the repository' })));
+    .flatMap((e) =>
+      places.map(
+        (place): Tagged => ({
+          kind: 'empty',
+          dest: path.join(place, e.name),
+          why: 'a socket git keeps in the repository',
+        }),
+      ),
+    );
 }
 
 /** The git rows (see the module comment); prepares the worktree's admin folder on the host. */
 async function gitRows(layout: GitLayout): Promise<{ mounts: Tagged[]; objects: SandboxPolicy['gitObjects'] }> {
   const common = await realpath(layout.commonDir);
   if (!layout.linked) {
-    return { mounts: [{ kind: 'ro', src: common, dest: common, why: 'the repository: read-only' }, ...(await gitSockets(common, [common]))], objects: null };
+    return {
+      mounts: [
+        { kind: 'ro', src: common, dest: common, why: 'the repository: read-only' },
+        ...(await gitSockets(common, [common])),
+      ],
+      objects: null,
+    };
   }
   const admin = await realpath(layout.adminDir);
   const store = path.join(admin, SANDBOX_OBJECTS);
@@ -187,12 +223,21 @@ async function gitRows(layout: GitLayout): Promise<{ mounts: Tagged[]; objects: 
   const mounts: Tagged[] = [
     ro('the repository: refs, hooks, config, objects read-only', common),
     ro('the repository again, where the private object store replaces its objects', common, SHADOW_GIT_DIR),
-    { kind: 'rw', src: store, dest: path.join(SHADOW_GIT_DIR, 'objects'), why: "the worktree's private object store (git add inside)" },
+    {
+      kind: 'rw',
+      src: store,
+      dest: path.join(SHADOW_GIT_DIR, 'objects'),
+      why: "the worktree's private object store (git add inside)",
+    },
     { kind: 'rw', src: admin, dest: admin, why: "the worktree's admin folder: index, logs" },
     ro('which branch the worktree is on', path.join(admin, 'HEAD')),
     ro('where the worktree lives', path.join(admin, 'gitdir')),
     ro("the worktree's own config", path.join(admin, 'config.worktree')),
-    ro('which repository the worktree belongs to (the shadow one)', path.join(admin, SHADOW_COMMONDIR_FILE), path.join(admin, 'commondir')),
+    ro(
+      'which repository the worktree belongs to (the shadow one)',
+      path.join(admin, SHADOW_COMMONDIR_FILE),
+      path.join(admin, 'commondir'),
+    ),
     ro("the worktree's .git file", layout.dotGit),
     ...(await gitSockets(common, [common, SHADOW_GIT_DIR])),
     ...(await gitSockets(admin, [admin])),
@@ -213,7 +258,12 @@ function toRow(m: Tagged, writeRoots: string[]): PolicyRow {
   switch (m.kind) {
     case 'ro':
       // A read-only file or folder inside a writable one: the deeper row wins.
-      return { access: writeRoots.some((w) => w !== m.dest && isInside(m.dest, w)) ? 'read-only-over-writable' : 'read', path: m.dest, source: m.src, why: m.why };
+      return {
+        access: writeRoots.some((w) => w !== m.dest && isInside(m.dest, w)) ? 'read-only-over-writable' : 'read',
+        path: m.dest,
+        source: m.src,
+        why: m.why,
+      };
     case 'rw':
       return { access: 'write', path: m.dest, source: m.src, why: m.why };
     case 'tmpfs':
@@ -255,7 +305,14 @@ export async function sandboxPolicy(spec: SandboxSpec, facts: MachineFacts = {})
     ...(await privateEtcMounts()).map(tag('a file of /etc others may not read on the host')),
     ...homesInSystem.map((dest): Tagged => ({ kind: 'tmpfs', dest, why: 'a home folder inside a system folder' })),
     ...(await toolchainMounts(spec.env, homes, writable)).map(tag('a tool chain on PATH: read-only')),
-    ...writable.map((w): Tagged => ({ kind: 'rw', src: w, dest: w, why: w === cwd ? 'the worktree' : 'a writable folder of the task' })),
+    ...writable.map(
+      (w): Tagged => ({
+        kind: 'rw',
+        src: w,
+        dest: w,
+        why: w === cwd ? 'the worktree' : 'a writable folder of the task',
+      }),
+    ),
     ...git.mounts,
     ...(await caMounts(spec.env)).map(tag('a CA bundle the environment names: read-only')),
     ...extra,
@@ -263,14 +320,28 @@ export async function sandboxPolicy(spec: SandboxSpec, facts: MachineFacts = {})
   const writeRoots = mounts.filter((m) => m.kind === 'rw').map((m) => m.dest);
   const rows: PolicyRow[] = mounts.map((m) => {
     const row = toRow(m, writeRoots);
-    return row.access === 'read' && row.source === proxySocket ? { access: 'proxy-socket', path: row.path, source: row.source, why: 'the egress proxy: the only way out' } : row;
+    return row.access === 'read' && row.source === proxySocket
+      ? { access: 'proxy-socket', path: row.path, source: row.source, why: 'the egress proxy: the only way out' }
+      : row;
   });
 
   const home = spec.home ?? SANDBOX_HOME;
   // Hidden even where a row shows something beneath (a worktree under /tmp): the deeper row wins.
   const hidden: PolicyRow[] = [
-    ...homes.filter((h) => !inSystem(h)).map((h): PolicyRow => ({ access: 'hidden', path: h, cover: 'absent', why: 'a home folder' })),
-    ...(facts.hiddenRoots ?? HIDDEN_ROOTS).map((r): PolicyRow => ({ access: 'hidden', path: r, cover: 'absent', why: r === '/tmp' || r === '/private/tmp' ? 'the host /tmp (the sandbox has its own)' : 'gathers sockets and other users\' data' })),
+    ...homes
+      .filter((h) => !inSystem(h))
+      .map((h): PolicyRow => ({ access: 'hidden', path: h, cover: 'absent', why: 'a home folder' })),
+    ...(facts.hiddenRoots ?? HIDDEN_ROOTS).map(
+      (r): PolicyRow => ({
+        access: 'hidden',
+        path: r,
+        cover: 'absent',
+        why:
+          r === '/tmp' || r === '/private/tmp'
+            ? 'the host /tmp (the sandbox has its own)'
+            : "gathers sockets and other users' data",
+      }),
+    ),
   ];
   const privates: PolicyRow[] = [
     { access: 'private', path: '/proc', kind: 'proc', why: 'its own pid namespace' },

@@ -79,16 +79,22 @@ function connectLines(targets: ConnectTarget[]): string[] {
     '  except OSError: pass',
     '  s.close()',
   ].join('\n');
-  return [`if command -v node >/dev/null 2>&1; then node -e ${sh(node)}; elif command -v python3 >/dev/null 2>&1; then python3 -c ${sh(python)}; fi`];
+  return [
+    `if command -v node >/dev/null 2>&1; then node -e ${sh(node)}; elif command -v python3 >/dev/null 2>&1; then python3 -c ${sh(python)}; fi`,
+  ];
 }
 
 function writeLines(folders: string[], written: string): string[] {
-  return [`for d in ${folders.map(sh).join(' ')}; do ( : > "$d/"${sh(written)} ) 2>/dev/null && echo "${ESCAPED} wrote to $d"; done`];
+  return [
+    `for d in ${folders.map(sh).join(' ')}; do ( : > "$d/"${sh(written)} ) 2>/dev/null && echo "${ESCAPED} wrote to $d"; done`,
+  ];
 }
 
-const landing = (folders: string[], written: string): string[] => folders.map((d) => `${d.replace(/\/$/, '')}/${written}`);
+const landing = (folders: string[], written: string): string[] =>
+  folders.map((d) => `${d.replace(/\/$/, '')}/${written}`);
 
-const readLines = (canaries: ProbeTargets['canaries']): string[] => canaries.map((c) => `grep -qs ${sh(c.token)} ${sh(c.file)} && echo ${sh(`${ESCAPED} read ${c.file}`)}`);
+const readLines = (canaries: ProbeTargets['canaries']): string[] =>
+  canaries.map((c) => `grep -qs ${sh(c.token)} ${sh(c.file)} && echo ${sh(`${ESCAPED} read ${c.file}`)}`);
 
 /** System folders a write is attempted in on Linux, besides the planted host folder. */
 const LINUX_WRITE_TARGETS = ['/', '/usr', '/etc'];
@@ -108,7 +114,9 @@ const LINUX: readonly SelfTestProbe[] = [
     promise: 'no-privilege',
     attempt: 'hold a capability',
     deniedBy: '--cap-drop ALL',
-    script: () => [`grep -Eq '^CapEff:[[:space:]]*0+$' /proc/self/status || echo "${ESCAPED} the command holds capabilities ($(grep CapEff /proc/self/status | tr -s '\\t ' ' '))"`],
+    script: () => [
+      `grep -Eq '^CapEff:[[:space:]]*0+$' /proc/self/status || echo "${ESCAPED} the command holds capabilities ($(grep CapEff /proc/self/status | tr -s '\\t ' ' '))"`,
+    ],
   },
   {
     id: 'remount',
@@ -209,7 +217,8 @@ const PROBES: Record<SelfTestPlatform, readonly SelfTestProbe[]> = { linux: LINU
 
 /** The self-test's probes for `platform`; throws for a platform loopfleet has no sandbox on. */
 export function selfTestProbes(platform: string): readonly SelfTestProbe[] {
-  if (platform !== 'linux' && platform !== 'darwin') throw new Error(`the sandbox self-test has no probes for ${platform}: loopfleet sandboxes Linux and macOS only`);
+  if (platform !== 'linux' && platform !== 'darwin')
+    throw new Error(`the sandbox self-test has no probes for ${platform}: loopfleet sandboxes Linux and macOS only`);
   return PROBES[platform];
 }
 

@@ -113,14 +113,25 @@ async function runSelfTest(runner: ProcessRunner, options: SelfTestOptions): Pro
     const targets: ProbeTargets = { hostDir, hostTmp, written, canaries, homes, socket, abstract, tcp, systemSockets };
     const script = attackScript(probes, targets);
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C' };
-    const result = await runner.run(script, { cwd: worktree, env, timeoutMs: SELF_TEST_TIMEOUT_MS, sandbox: { writable: [worktree] } });
-    if (result.exitCode !== 0) failures.push(`the self-test did not run to its end (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.trim().slice(-300)}`);
+    const result = await runner.run(script, {
+      cwd: worktree,
+      env,
+      timeoutMs: SELF_TEST_TIMEOUT_MS,
+      sandbox: { writable: [worktree] },
+    });
+    if (result.exitCode !== 0)
+      failures.push(
+        `the self-test did not run to its end (${result.timedOut ? 'timed out' : `exit ${result.exitCode}`}): ${result.output.trim().slice(-300)}`,
+      );
     for (const line of result.output.split('\n')) {
       if (line.startsWith(ESCAPED)) failures.push(line.slice(ESCAPED.length).trim());
     }
     // What the host sees, whatever the command printed.
     if (accepted.unix > 0) failures.push('a host Unix socket accepted a connection from inside');
-    if (accepted.tcp > 0) failures.push(`a host TCP port no network: entry allows (${tcp.host}:${tcp.port}) accepted a connection from inside`);
+    if (accepted.tcp > 0)
+      failures.push(
+        `a host TCP port no network: entry allows (${tcp.host}:${tcp.port}) accepted a connection from inside`,
+      );
     for (const landed of probes.flatMap((p) => p.lands?.(targets) ?? [])) {
       if (!(await exists(landed))) continue;
       failures.push(`a file written inside appeared in ${path.dirname(landed)}`);

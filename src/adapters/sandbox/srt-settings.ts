@@ -87,7 +87,10 @@ export function srtPathOf(row: PolicyRow): string | null {
 }
 
 /** The lists a row lands in (for the row-by-row test and for srtSettings). */
-export function srtRowEntries(row: PolicyRow, extras: SrtExtras): Partial<Record<keyof SrtSettings['filesystem'], string[]>> {
+export function srtRowEntries(
+  row: PolicyRow,
+  extras: SrtExtras,
+): Partial<Record<keyof SrtSettings['filesystem'], string[]>> {
   const at = srtPathOf(row);
   switch (row.access) {
     case 'read':
@@ -111,10 +114,16 @@ export function srtRowEntries(row: PolicyRow, extras: SrtExtras): Partial<Record
 }
 
 export function srtSettings(policy: SandboxPolicy, extras: SrtExtras): SrtSettings {
-  const fs = { denyRead: ['/'], allowRead: [...(extras.enforcerPaths ?? [])], allowWrite: [] as string[], denyWrite: [...SRT_SHARED_TMP] };
+  const fs = {
+    denyRead: ['/'],
+    allowRead: [...(extras.enforcerPaths ?? [])],
+    allowWrite: [] as string[],
+    denyWrite: [...SRT_SHARED_TMP],
+  };
   for (const row of policy.rows) {
     const entries = srtRowEntries(row, extras);
-    for (const key of ['denyRead', 'allowRead', 'allowWrite', 'denyWrite'] as const) fs[key].push(...(entries[key] ?? []));
+    for (const key of ['denyRead', 'allowRead', 'allowWrite', 'denyWrite'] as const)
+      fs[key].push(...(entries[key] ?? []));
   }
   return {
     network: {
@@ -127,7 +136,12 @@ export function srtSettings(policy: SandboxPolicy, extras: SrtExtras): SrtSettin
       allowAllUnixSockets: false,
       allowLocalBinding: false,
     },
-    filesystem: { denyRead: unique(fs.denyRead), allowRead: unique(fs.allowRead), allowWrite: unique(fs.allowWrite), denyWrite: unique(fs.denyWrite) },
+    filesystem: {
+      denyRead: unique(fs.denyRead),
+      allowRead: unique(fs.allowRead),
+      allowWrite: unique(fs.allowWrite),
+      denyWrite: unique(fs.denyWrite),
+    },
     allowPty: false,
     enableWeakerNestedSandbox: false,
     enableWeakerNetworkIsolation: false,
@@ -140,7 +154,13 @@ export function srtSettings(policy: SandboxPolicy, extras: SrtExtras): SrtSettin
  */
 export function srtHome(policy: SandboxPolicy, extras: SrtExtras): string {
   for (const row of policy.rows) {
-    if (row.access !== 'write' || row.source === row.path || !isInside(row.path, policy.home) || row.path === policy.home) continue;
+    if (
+      row.access !== 'write' ||
+      row.source === row.path ||
+      !isInside(row.path, policy.home) ||
+      row.path === policy.home
+    )
+      continue;
     const rel = path.relative(policy.home, row.path);
     if (row.source.endsWith(`${path.sep}${rel}`)) return row.source.slice(0, -rel.length - 1);
   }

@@ -44,7 +44,13 @@ export async function seatbeltWorks(): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return false;
     throw error;
   }
-  const probe = await execa(SANDBOX_EXEC, ['-p', '(version 1)(allow default)', '/usr/bin/true'], { reject: false, timeout: 10_000, stdin: 'ignore', extendEnv: false, env: { PATH: '/usr/bin:/bin' } });
+  const probe = await execa(SANDBOX_EXEC, ['-p', '(version 1)(allow default)', '/usr/bin/true'], {
+    reject: false,
+    timeout: 10_000,
+    stdin: 'ignore',
+    extendEnv: false,
+    env: { PATH: '/usr/bin:/bin' },
+  });
   return probe.exitCode === 0;
 }
 
@@ -54,8 +60,12 @@ function quote(arg: string): string {
 
 /** `export`/`unset` lines for srtEnvironment, in a fixed order. */
 export function preamble(env: Record<string, string | null>): string {
-  const unset = Object.keys(env).filter((k) => env[k] === null).sort();
-  const set = Object.entries(env).filter((e): e is [string, string] => e[1] !== null).sort(([a], [b]) => a.localeCompare(b));
+  const unset = Object.keys(env)
+    .filter((k) => env[k] === null)
+    .sort();
+  const set = Object.entries(env)
+    .filter((e): e is [string, string] => e[1] !== null)
+    .sort(([a], [b]) => a.localeCompare(b));
   const lines: string[] = [];
   if (unset.length > 0) lines.push(`unset ${unset.join(' ')}`);
   if (set.length > 0) lines.push(`export ${set.map(([k, v]) => `${k}=${quote(v)}`).join(' ')}`);
@@ -198,7 +208,14 @@ export async function confineWithSrt(script: string, options: RunOptions, how: C
   const sandbox = options.sandbox!;
   const hosts = sandbox.network;
   const policy = await sandboxPolicy(
-    { cwd: options.cwd, writable: sandbox.writable, env: options.env, mounts: sandbox.mounts ?? [], ...(sandbox.home === undefined ? {} : { home: sandbox.home }), ...(hosts === undefined ? {} : { allowedHosts: hosts }) },
+    {
+      cwd: options.cwd,
+      writable: sandbox.writable,
+      env: options.env,
+      mounts: sandbox.mounts ?? [],
+      ...(sandbox.home === undefined ? {} : { home: sandbox.home }),
+      ...(hosts === undefined ? {} : { allowedHosts: hosts }),
+    },
     how.facts,
   );
   let proxy: EgressProxy | null = null;
@@ -206,7 +223,10 @@ export async function confineWithSrt(script: string, options: RunOptions, how: C
     proxy = await startEgressProxy((hosts ?? []).map(parseHost), { upstream: upstreamFrom(how.hostEnv) });
   }
   try {
-    const srt = await srtCommand(policy, script, { node: how.node, proxySocket: proxy?.socketPath ?? policy.network.proxySocket! });
+    const srt = await srtCommand(policy, script, {
+      node: how.node,
+      proxySocket: proxy?.socketPath ?? policy.network.proxySocket!,
+    });
     return {
       file: srt.file,
       args: srt.args,

@@ -13,10 +13,38 @@ import { isInside } from '../fs/paths.js';
  * Folders that hold the system's programs, libraries and configuration; mounted read-only when present
  * (/nix and /gnu: the package stores of NixOS and Guix, where every program on PATH lives).
  */
-export const SYSTEM_FOLDERS: readonly string[] = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt', '/nix', '/gnu'];
+export const SYSTEM_FOLDERS: readonly string[] = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/opt',
+  '/nix',
+  '/gnu',
+];
 
 /** Never brought back through PATH, whatever PATH says: the root, and folders that gather sockets or homes. */
-const NEVER_MOUNTED: readonly string[] = ['/', '/home', '/root', '/run', '/var', '/var/run', '/var/lib', '/tmp', '/var/tmp', '/srv', '/mnt', '/media', '/proc', '/sys', '/dev'];
+const NEVER_MOUNTED: readonly string[] = [
+  '/',
+  '/home',
+  '/root',
+  '/run',
+  '/var',
+  '/var/run',
+  '/var/lib',
+  '/tmp',
+  '/var/tmp',
+  '/srv',
+  '/mnt',
+  '/media',
+  '/proc',
+  '/sys',
+  '/dev',
+];
 
 /** How far into /etc the search for private files goes. */
 const ETC_DEPTH = 8;
@@ -136,7 +164,11 @@ export async function homeFolders(env: Record<string, string>): Promise<string[]
  * `node_modules` its links point into. A folder that is a home, or that gathers sockets (/run, /var/lib),
  * is never mounted whole, even when PATH names it.
  */
-export async function toolchainMounts(env: Record<string, string>, homes: string[], writable: string[]): Promise<Mount[]> {
+export async function toolchainMounts(
+  env: Record<string, string>,
+  homes: string[],
+  writable: string[],
+): Promise<Mount[]> {
   const forbidden = [...NEVER_MOUNTED, ...homes];
   const covered = (p: string) => SYSTEM_FOLDERS.some((s) => isInside(p, s)) || writable.some((w) => isInside(p, w));
   const mounts: Mount[] = [];

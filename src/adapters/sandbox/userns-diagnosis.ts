@@ -27,7 +27,8 @@ const APPARMOR_SYSCTL_RISK =
   '(its risk: any unprivileged process may again make user namespaces, the kernel attack surface the restriction closes)';
 
 /** bubblewrap's words when the namespace itself could not be made (seccomp, a missing capability). */
-const UNSHARE_REFUSED = /No permissions to creat\w* (a )?new namespace|Creating new namespace failed: Operation not permitted|unshare.*Operation not permitted/i;
+const UNSHARE_REFUSED =
+  /No permissions to creat\w* (a )?new namespace|Creating new namespace failed: Operation not permitted|unshare.*Operation not permitted/i;
 const NESTING = /ENOSPC|No space left on device|max_\S*namespaces exceeded/i;
 const PROC_MASKED = /Can't mount proc/i;
 
@@ -35,8 +36,14 @@ const sh = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replac
 
 /** The line of bubblewrap's stderr that names what failed, safe for a terminal. */
 function errorLine(probe: BwrapProbe): string {
-  const lines = probe.stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-  const line = lines.findLast((l) => l.startsWith('bwrap:')) ?? lines.at(-1) ?? `exit ${probe.exitCode ?? 'by a signal'}, nothing on stderr`;
+  const lines = probe.stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const line =
+    lines.findLast((l) => l.startsWith('bwrap:')) ??
+    lines.at(-1) ??
+    `exit ${probe.exitCode ?? 'by a signal'}, nothing on stderr`;
   const shown = oneLine(line);
   return shown.length > DETAIL_CHARS ? `${shown.slice(0, DETAIL_CHARS)}…` : shown;
 }
@@ -59,7 +66,10 @@ function persist(setting: string): string {
 }
 
 /** The one command that installs bubblewrap with this host's package manager. */
-export async function bubblewrapInstallCommand(facts: UsernsFacts, root: boolean = process.getuid?.() === 0): Promise<string> {
+export async function bubblewrapInstallCommand(
+  facts: UsernsFacts,
+  root: boolean = process.getuid?.() === 0,
+): Promise<string> {
   const sudo = root ? '' : 'sudo ';
   const managers: Array<[string, string]> = [
     ['apt-get', 'apt-get install bubblewrap'],
@@ -74,19 +84,29 @@ export async function bubblewrapInstallCommand(facts: UsernsFacts, root: boolean
 
 /** A profile that lets `bwrap` (and only it) make user namespaces, as one command that writes and loads it. */
 export function bwrapProfileCommand(bwrap: string): string {
-  const lines = ['abi <abi/4.0>,', 'include <tunables/global>', `profile loopfleet-bwrap "${bwrap}" flags=(unconfined) {`, '  userns,', '}'];
+  const lines = [
+    'abi <abi/4.0>,',
+    'include <tunables/global>',
+    `profile loopfleet-bwrap "${bwrap}" flags=(unconfined) {`,
+    '  userns,',
+    '}',
+  ];
   return `printf '%s\\n' ${lines.map(sh).join(' ')} | sudo tee /etc/apparmor.d/loopfleet-bwrap && sudo apparmor_parser -r /etc/apparmor.d/loopfleet-bwrap`;
 }
 
 async function apparmorFix(facts: UsernsFacts, bwrap: string): Promise<string> {
   const load = `sudo apparmor_parser -r ${BWRAP_PROFILE}`;
   if (bwrap !== PROFILED_BWRAP) {
-    const order = (await facts.exists(PROFILED_BWRAP)) ? `put /usr/bin before ${bwrap.slice(0, bwrap.lastIndexOf('/'))} on PATH, or ` : '';
+    const order = (await facts.exists(PROFILED_BWRAP))
+      ? `put /usr/bin before ${bwrap.slice(0, bwrap.lastIndexOf('/'))} on PATH, or `
+      : '';
     return `the profile Ubuntu ships covers ${PROFILED_BWRAP} only: ${order}give this bwrap a profile: ${bwrapProfileCommand(bwrap)}; or ${APPARMOR_SYSCTL_RISK}`;
   }
-  if (await facts.exists(BWRAP_PROFILE)) return `load the profile Ubuntu ships for bubblewrap: ${load}; or ${APPARMOR_SYSCTL_RISK}`;
+  if (await facts.exists(BWRAP_PROFILE))
+    return `load the profile Ubuntu ships for bubblewrap: ${load}; or ${APPARMOR_SYSCTL_RISK}`;
   const install = `sudo install -m 0644 ${EXTRA_BWRAP_PROFILE} ${BWRAP_PROFILE} && ${load}`;
-  if (await facts.exists(EXTRA_BWRAP_PROFILE)) return `install and load the profile Ubuntu ships for bubblewrap: ${install}; or ${APPARMOR_SYSCTL_RISK}`;
+  if (await facts.exists(EXTRA_BWRAP_PROFILE))
+    return `install and load the profile Ubuntu ships for bubblewrap: ${install}; or ${APPARMOR_SYSCTL_RISK}`;
   return `install and load the profile Ubuntu ships for bubblewrap: sudo apt install apparmor-profiles && ${install}; or ${APPARMOR_SYSCTL_RISK}`;
 }
 
@@ -128,16 +148,31 @@ function containerCause(c: Container, detail: string): SandboxCause {
 /** What stops bubblewrap on the host `facts` describe; null when its probe runs. */
 export async function diagnoseSandbox(facts: UsernsFacts): Promise<SandboxCause | null> {
   if (facts.platform !== 'linux') {
-    return { kind: 'platform', message: `bubblewrap is Linux-only and this is ${facts.platform}`, fix: "see the README's sandbox section" };
+    return {
+      kind: 'platform',
+      message: `bubblewrap is Linux-only and this is ${facts.platform}`,
+      fix: "see the README's sandbox section",
+    };
   }
   const bwrap = await facts.which('bwrap');
-  if (bwrap === null) return { kind: 'missing', message: 'bubblewrap (bwrap) is not installed', fix: `install it: ${await bubblewrapInstallCommand(facts)}` };
+  if (bwrap === null)
+    return {
+      kind: 'missing',
+      message: 'bubblewrap (bwrap) is not installed',
+      fix: `install it: ${await bubblewrapInstallCommand(facts)}`,
+    };
   const probe = await facts.probe(bwrap);
   if (probe.exitCode === 0) return null;
   const detail = errorLine(probe);
 
   const max = sysctl(await facts.read(MAX_USERNS_SYSCTL));
-  if (max === 0) return { kind: 'userns-limit', message: 'user namespaces are switched off: user.max_user_namespaces is 0', fix: persist('user.max_user_namespaces=15000'), detail };
+  if (max === 0)
+    return {
+      kind: 'userns-limit',
+      message: 'user namespaces are switched off: user.max_user_namespaces is 0',
+      fix: persist('user.max_user_namespaces=15000'),
+      detail,
+    };
   if (NESTING.test(probe.stderr)) {
     return {
       kind: 'userns-limit',
@@ -149,10 +184,16 @@ export async function diagnoseSandbox(facts: UsernsFacts): Promise<SandboxCause 
   const status = (await facts.read('/proc/self/status')) ?? '';
   const unprivileged = !privileged(status);
   if (unprivileged && sysctl(await facts.read(CLONE_SYSCTL)) === 0) {
-    return { kind: 'userns-clone', message: 'this kernel lets only root make user namespaces: kernel.unprivileged_userns_clone is 0', fix: persist('kernel.unprivileged_userns_clone=1'), detail };
+    return {
+      kind: 'userns-clone',
+      message: 'this kernel lets only root make user namespaces: kernel.unprivileged_userns_clone is 0',
+      fix: persist('kernel.unprivileged_userns_clone=1'),
+      detail,
+    };
   }
   const container = await containerOf(facts, status);
-  if (container !== null && (UNSHARE_REFUSED.test(probe.stderr) || PROC_MASKED.test(probe.stderr))) return containerCause(container, detail);
+  if (container !== null && (UNSHARE_REFUSED.test(probe.stderr) || PROC_MASKED.test(probe.stderr)))
+    return containerCause(container, detail);
   if (unprivileged && sysctl(await facts.read(RESTRICT_SYSCTL)) === 1) {
     return {
       kind: 'apparmor',

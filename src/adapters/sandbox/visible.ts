@@ -11,21 +11,57 @@ import { isExecutable, isInside } from '../fs/paths.js';
 import { SYSTEM_FOLDERS, homeFolders, toolchainMounts } from './system.js';
 
 /** Builtins and keywords of /bin/sh: no program to find. */
-const SHELL_WORDS = new Set(['.', ':', 'cd', 'source', 'set', 'export', 'unset', 'true', 'false', 'test', 'echo', 'printf', 'read', 'eval', 'exit', 'if', 'while', 'for', 'case', 'until', 'time', 'ulimit', 'umask', 'trap', 'wait', 'command', 'type', 'alias', 'return', 'shift', 'readonly', 'local']);
+const SHELL_WORDS = new Set([
+  '.',
+  ':',
+  'cd',
+  'source',
+  'set',
+  'export',
+  'unset',
+  'true',
+  'false',
+  'test',
+  'echo',
+  'printf',
+  'read',
+  'eval',
+  'exit',
+  'if',
+  'while',
+  'for',
+  'case',
+  'until',
+  'time',
+  'ulimit',
+  'umask',
+  'trap',
+  'wait',
+  'command',
+  'type',
+  'alias',
+  'return',
+  'shift',
+  'readonly',
+  'local',
+]);
 
 /** The program of a simple command line: its first word after `NAME=value` assignments and `exec`/`env`; null when it is not a plain word. */
 export function programOf(command: string): string | null {
   const words = command.trim().split(/\s+/);
   let i = 0;
-  while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'exec' || words[i] === 'env')) i++;
+  while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || words[i] === 'exec' || words[i] === 'env'))
+    i++;
   const word = words[i];
   if (word === undefined || !/^[A-Za-z0-9_@%+=:,./~-]+$/.test(word) || SHELL_WORDS.has(word)) return null;
   return word;
 }
 
-
 /** The folders whose files are visible inside a sandbox for `env` and the worktree `cwd`. */
-async function visibleFolders(env: Record<string, string>, cwd: string): Promise<{ visible: string[]; hidden: string[] }> {
+async function visibleFolders(
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ visible: string[]; hidden: string[] }> {
   const homes = await homeFolders(env);
   const tools = await toolchainMounts(env, homes, [cwd]);
   return {
@@ -39,7 +75,12 @@ async function visibleFolders(env: Record<string, string>, cwd: string): Promise
  * Null when the program of `command` will be found inside the sandbox (or the line is not a plain
  * command, so nothing can be said); else the message: the program, why, what to do.
  */
-export async function invisibleProgram(command: string, env: Record<string, string>, cwd: string, who: string): Promise<string | null> {
+export async function invisibleProgram(
+  command: string,
+  env: Record<string, string>,
+  cwd: string,
+  who: string,
+): Promise<string | null> {
   const program = programOf(command);
   if (program === null) return null;
   let found: string | null = null;
@@ -55,7 +96,8 @@ export async function invisibleProgram(command: string, env: Record<string, stri
         break;
       }
     }
-    if (found === null) return `${who} runs \`${program}\`, which is not on PATH (${env.PATH ?? 'no PATH'}): install it, or name it by its full path`;
+    if (found === null)
+      return `${who} runs \`${program}\`, which is not on PATH (${env.PATH ?? 'no PATH'}): install it, or name it by its full path`;
   }
   const { visible, hidden } = await visibleFolders(env, cwd);
   const sees = (p: string) => visible.some((v) => isInside(p, v)) && !hidden.some((h) => isInside(p, h));

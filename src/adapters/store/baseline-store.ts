@@ -48,14 +48,18 @@ export class JsonBaselineStore implements BaselineStore {
   }
 
   put(result: BaselineResult): Promise<void> {
-    const next = this.#queue.catch(() => undefined).then(async () => {
-      const results = (await this.#read()).filter((r) => !(r.commit === result.commit && r.command === result.command));
-      results.push(result);
-      await mkdir(dirname(this.#path), { recursive: true });
-      this.#file ??= new TextFile(this.#path);
-      const data: BaselineFile = { version: 1, results: results.slice(-MAX_RESULTS) };
-      await this.#file.write(`${JSON.stringify(data, null, 2)}\n`);
-    });
+    const next = this.#queue
+      .catch(() => undefined)
+      .then(async () => {
+        const results = (await this.#read()).filter(
+          (r) => !(r.commit === result.commit && r.command === result.command),
+        );
+        results.push(result);
+        await mkdir(dirname(this.#path), { recursive: true });
+        this.#file ??= new TextFile(this.#path);
+        const data: BaselineFile = { version: 1, results: results.slice(-MAX_RESULTS) };
+        await this.#file.write(`${JSON.stringify(data, null, 2)}\n`);
+      });
     this.#queue = next;
     return next;
   }

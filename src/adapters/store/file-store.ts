@@ -90,7 +90,8 @@ export const fsTextFiles: TextFiles = {
 export function packagedAgentsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'agents', 'implementer.md'))) return join(dir, 'agents');
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'agents', 'implementer.md')))
+      return join(dir, 'agents');
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;

@@ -3,7 +3,13 @@ import { dirname, join } from 'node:path';
 import { TextFile } from 'lowdb/node';
 import { DiskFullError, InputError } from '../../domain/errors.js';
 import { STATE_JOURNAL_FILE, STATE_RESERVE_FILE } from '../../domain/layout.js';
-import { STATE_VERSION, applyChange, type StateChange, type StateData, type StateStore } from '../../ports/state-store.js';
+import {
+  STATE_VERSION,
+  applyChange,
+  type StateChange,
+  type StateData,
+  type StateStore,
+} from '../../ports/state-store.js';
 
 /** The room kept for the state on a disk that fills up: enough for every running task's record many times. */
 export const RESERVE_BYTES = 1 << 20;
@@ -85,7 +91,11 @@ export class LowdbStateStore implements StateStore {
       try {
         parsed = JSON.parse(text);
       } catch (error) {
-        throw new InputError(this.#path, null, `not valid JSON (${(error as Error).message}); move it aside to start afresh`);
+        throw new InputError(
+          this.#path,
+          null,
+          `not valid JSON (${(error as Error).message}); move it aside to start afresh`,
+        );
       }
       if (typeof parsed !== 'object' || parsed === null || (parsed as StateData).version !== STATE_VERSION) {
         throw new InputError(this.#path, null, `unknown state format (expected version ${STATE_VERSION})`);
@@ -111,7 +121,11 @@ export class LowdbStateStore implements StateStore {
         change = JSON.parse(line) as JournalLine;
       } catch (error) {
         if (atEnd) break; // torn by a crash: the change never finished
-        throw new InputError(this.#journal, null, `line is not valid JSON (${(error as Error).message}); move it aside to start from state.json`);
+        throw new InputError(
+          this.#journal,
+          null,
+          `line is not valid JSON (${(error as Error).message}); move it aside to start from state.json`,
+        );
       }
       if (atEnd) break; // no newline yet: not finished either
       good = end;
@@ -163,7 +177,13 @@ export class LowdbStateStore implements StateStore {
     } catch (error) {
       if (!full(error)) throw error;
       // The disk is full: give up the reserve and write the change in its room; the run stops all the same.
-      if (!(await rm(this.#reserve).then(() => true, () => false))) throw new DiskFullError(this.#journal);
+      if (
+        !(await rm(this.#reserve).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw new DiskFullError(this.#journal);
       await this.#append(line).catch((again: unknown) => {
         throw full(again) ? new DiskFullError(this.#journal) : again;
       });

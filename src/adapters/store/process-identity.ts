@@ -30,7 +30,10 @@ export function processStart(pid: number): string | null {
     if (process.platform === 'linux') return null;
   }
   try {
-    const out = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const out = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return out === '' ? null : out;
   } catch {
     return null;

@@ -14,7 +14,11 @@ export interface OtelSignals {
   metrics: boolean;
 }
 
-const ENDPOINTS = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'] as const;
+const ENDPOINTS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+] as const;
 
 function value(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name]?.trim();
@@ -22,7 +26,10 @@ function value(env: NodeJS.ProcessEnv, name: string): string | undefined {
 }
 
 function exporterOff(env: NodeJS.ProcessEnv, name: string): boolean {
-  return (value(env, name) ?? 'otlp').split(',').map((s) => s.trim().toLowerCase()).includes('none');
+  return (value(env, name) ?? 'otlp')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .includes('none');
 }
 
 /** Bad input (an endpoint that is not an http(s) URL) → UsageError naming the variable: exit 2 before anything runs. */
@@ -36,25 +43,40 @@ export function otelSignals(env: NodeJS.ProcessEnv): OtelSignals {
     } catch {
       throw new UsageError(`${name}: not a URL (expected http://HOST:4318 or https://…)`);
     }
-    if (protocol !== 'http:' && protocol !== 'https:') throw new UsageError(`${name}: loopfleet exports OTLP over HTTP; expected an http:// or https:// URL, not ${protocol}`);
+    if (protocol !== 'http:' && protocol !== 'https:')
+      throw new UsageError(
+        `${name}: loopfleet exports OTLP over HTTP; expected an http:// or https:// URL, not ${protocol}`,
+      );
   }
   if ((value(env, 'OTEL_SDK_DISABLED') ?? '').toLowerCase() === 'true') return { traces: false, metrics: false };
   const common = value(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined;
   return {
-    traces: (common || value(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined) && !exporterOff(env, 'OTEL_TRACES_EXPORTER'),
-    metrics: (common || value(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT') !== undefined) && !exporterOff(env, 'OTEL_METRICS_EXPORTER'),
+    traces:
+      (common || value(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined) &&
+      !exporterOff(env, 'OTEL_TRACES_EXPORTER'),
+    metrics:
+      (common || value(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT') !== undefined) &&
+      !exporterOff(env, 'OTEL_METRICS_EXPORTER'),
   };
 }
 
 /** What the standard variables ask for that this exporter does not do, said once at start. */
 export function otelWarnings(env: NodeJS.ProcessEnv): string[] {
   const warnings: string[] = [];
-  for (const name of ['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL']) {
+  for (const name of [
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL',
+  ]) {
     const protocol = value(env, name);
-    if (protocol !== undefined && protocol !== 'http/json') warnings.push(`${name}=${protocol}: loopfleet exports OTLP as http/json`);
+    if (protocol !== undefined && protocol !== 'http/json')
+      warnings.push(`${name}=${protocol}: loopfleet exports OTLP as http/json`);
   }
   for (const name of ['OTEL_TRACES_EXPORTER', 'OTEL_METRICS_EXPORTER']) {
-    const other = (value(env, name) ?? 'otlp').split(',').map((s) => s.trim()).filter((s) => s !== 'otlp' && s !== 'none');
+    const other = (value(env, name) ?? 'otlp')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== 'otlp' && s !== 'none');
     if (other.length > 0) warnings.push(`${name}: only otlp (or none) is supported; ignored ${other.join(', ')}`);
   }
   return warnings;

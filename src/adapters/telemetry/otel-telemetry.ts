@@ -13,13 +13,35 @@ import {
   isSpanContextValid,
   trace,
 } from '@opentelemetry/api';
-import { diagLogLevelFromString, getNumberFromEnv, getStringFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  diagLogLevelFromString,
+  getNumberFromEnv,
+  getStringFromEnv,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, detectResources, hostDetector, resourceAttributesEnvDetector, resourceFromAttributes, serviceNameEnvDetector } from '@opentelemetry/resources';
+import {
+  defaultResource,
+  detectResources,
+  hostDetector,
+  resourceAttributesEnvDetector,
+  resourceFromAttributes,
+  serviceNameEnvDetector,
+} from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { noopTelemetry, type Attributes, type Counter, type Histogram, type InstrumentOptions, type ObserveFn, type Span, type SpanOptions, type Telemetry } from '../../ports/telemetry.js';
+import {
+  noopTelemetry,
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type InstrumentOptions,
+  type ObserveFn,
+  type Span,
+  type SpanOptions,
+  type Telemetry,
+} from '../../ports/telemetry.js';
 import type { OpenTelemetryOptions, OtelSignals } from './otel-config.js';
 
 const SCOPE = 'loopfleet';
@@ -62,7 +84,8 @@ class OtelSpanHandle implements Span {
 function parentContext(parent: SpanOptions['parent']): Context {
   if (parent === undefined) return ROOT_CONTEXT;
   if (parent instanceof OtelSpanHandle) return trace.setSpan(ROOT_CONTEXT, parent.span);
-  if ('traceparent' in parent) return propagator.extract(ROOT_CONTEXT, { traceparent: parent.traceparent }, defaultTextMapGetter);
+  if ('traceparent' in parent)
+    return propagator.extract(ROOT_CONTEXT, { traceparent: parent.traceparent }, defaultTextMapGetter);
   return ROOT_CONTEXT;
 }
 
@@ -111,7 +134,10 @@ export class OtelTelemetry implements Telemetry {
     this.#flushTimeoutMs = options.flushTimeoutMs ?? FLUSH_TIMEOUT_MS;
     const level = diagLogLevelFromString(getStringFromEnv('OTEL_LOG_LEVEL')) ?? DiagLogLevel.WARN;
     const log = (...args: unknown[]) => options.warn(`OpenTelemetry: ${args.map(String).join(' ')}`);
-    diag.setLogger({ error: log, warn: log, info: log, debug: log, verbose: log }, { logLevel: level, suppressOverrideMessage: true });
+    diag.setLogger(
+      { error: log, warn: log, info: log, debug: log, verbose: log },
+      { logLevel: level, suppressOverrideMessage: true },
+    );
     const own = resourceFromAttributes({
       'service.name': SCOPE,
       ...(options.instanceId === undefined ? {} : { 'service.instance.id': options.instanceId }),
@@ -155,7 +181,10 @@ export class OtelTelemetry implements Telemetry {
     if (this.#tracer === null) return noopTelemetry.startSpan(name, options);
     const span = this.#tracer.startSpan(
       name,
-      { ...(options.attributes === undefined ? {} : { attributes: options.attributes as OtelAttributes }), ...(options.startTimeMs === undefined ? {} : { startTime: options.startTimeMs }) },
+      {
+        ...(options.attributes === undefined ? {} : { attributes: options.attributes as OtelAttributes }),
+        ...(options.startTimeMs === undefined ? {} : { startTime: options.startTimeMs }),
+      },
       parentContext(options.parent),
     );
     return new OtelSpanHandle(span);
@@ -202,7 +231,10 @@ export class OtelTelemetry implements Telemetry {
         // what the flush could not send is not tried again past the deadline: the metric reader's last
         // collection gets what time is left (spans are already out of the processor's buffer)
         const left = Math.max(1, deadline - Date.now());
-        await Promise.allSettled([within(this.#tracerProvider?.shutdown(), left, 'traces'), within(this.#meterProvider?.shutdown({ timeoutMillis: left }), left, 'metrics')]);
+        await Promise.allSettled([
+          within(this.#tracerProvider?.shutdown(), left, 'traces'),
+          within(this.#meterProvider?.shutdown({ timeoutMillis: left }), left, 'metrics'),
+        ]);
         diag.disable();
       }
     })();

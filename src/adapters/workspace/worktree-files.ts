@@ -28,8 +28,14 @@ const execFileAsync = promisify(execFile);
 export const INCLUDE_FILE = '.worktreeinclude';
 /** Folders never searched for included files unless a pattern names them. */
 const SKIPPED_UNLESS_NAMED = ['node_modules', WORK_DIR];
-export const LOCKFILES = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb'];
-
+export const LOCKFILES = [
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lock',
+  'bun.lockb',
+];
 
 async function readOptional(file: string): Promise<Buffer | null> {
   try {
@@ -56,13 +62,13 @@ async function selectIncluded(root: string, patterns: string): Promise<string[]>
     patterns.split(/\r?\n/).some((line) => !line.trimStart().startsWith('#') && line.includes(name)),
   );
   const skip = (name: string, rel: string): boolean =>
-    name === '.git' ||
-    (name === 'node_modules' && !named.includes(name)) ||
-    (rel === WORK_DIR && !named.includes(rel));
+    name === '.git' || (name === 'node_modules' && !named.includes(name)) || (rel === WORK_DIR && !named.includes(rel));
 
   // git collapses a folder whose whole content is ignored into one `dir/` entry (sometimes listing some of
   // its files as well); those folders are walked here, and duplicates dropped.
-  const listed = fields(await new GitExec(root).out(['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z']));
+  const listed = fields(
+    await new GitExec(root).out(['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z']),
+  );
   const selected = new Set<string>();
   const walk = async (rel: string): Promise<void> => {
     for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
@@ -91,11 +97,14 @@ async function readableSource(root: string, rel: string): Promise<{ file: string
   try {
     real = await realpath(full);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new RefusedError(`${INCLUDE_FILE}: ${rel} is a broken link`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new RefusedError(`${INCLUDE_FILE}: ${rel} is a broken link`);
     throw error;
   }
   if (!isInside(real, root) || isInside(real, path.join(root, '.git'))) {
-    throw new RefusedError(`${INCLUDE_FILE}: ${rel} links to ${real}, outside the repository; copy the file itself or drop the pattern`);
+    throw new RefusedError(
+      `${INCLUDE_FILE}: ${rel} links to ${real}, outside the repository; copy the file itself or drop the pattern`,
+    );
   }
   const info = await stat(real);
   if (!info.isFile()) throw new RefusedError(`${INCLUDE_FILE}: ${rel} is not a regular file`);
@@ -130,7 +139,9 @@ export async function copyIncluded(repoRoot: string, worktreePath: string): Prom
   const worktree = await realpath(worktreePath);
   const patterns = await readOptional(path.join(root, INCLUDE_FILE));
   if (patterns === null) return [];
-  const selected = (await selectIncluded(root, patterns.toString('utf8'))).filter((rel) => !isInside(path.join(root, rel), worktree));
+  const selected = (await selectIncluded(root, patterns.toString('utf8'))).filter(
+    (rel) => !isInside(path.join(root, rel), worktree),
+  );
   const sources = await Promise.all(selected.map(async (rel) => ({ rel, ...(await readableSource(root, rel)) })));
 
   for (const { rel, file, mode } of sources) {
@@ -161,7 +172,8 @@ async function canReflink(sampleFile: string, worktree: string): Promise<boolean
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EINVAL' || code === 'ENOSYS') return false;
+    if (code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EINVAL' || code === 'ENOSYS')
+      return false;
     throw error;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -199,22 +211,29 @@ export async function linkDependencies(
   options: LinkOptions = {},
 ): Promise<DependencyClone> {
   const started = performance.now();
-  const none = (reason: string): DependencyClone => ({ method: 'none', reason, ms: Math.round(performance.now() - started) });
+  const none = (reason: string): DependencyClone => ({
+    method: 'none',
+    reason,
+    ms: Math.round(performance.now() - started),
+  });
   const root = await realpath(repoRoot);
   const worktree = await realpath(worktreePath);
 
-  const lockfiles = (await Promise.all(LOCKFILES.map(async (name) => ((await lstatOptional(path.join(root, name))) ? name : null)))).filter(
-    (name): name is string => name !== null,
-  );
+  const lockfiles = (
+    await Promise.all(LOCKFILES.map(async (name) => ((await lstatOptional(path.join(root, name))) ? name : null)))
+  ).filter((name): name is string => name !== null);
   if (lockfiles.length === 0) return none('no lockfile in the main checkout');
   for (const name of lockfiles) {
-    if (!(await sameBytes(path.join(root, name), path.join(worktree, name)))) return none(`${name} differs from the main checkout`);
+    if (!(await sameBytes(path.join(root, name), path.join(worktree, name))))
+      return none(`${name} differs from the main checkout`);
   }
   for (const dir of dirs) {
-    if (path.isAbsolute(dir) || dir.split(/[\\/]/).includes('..')) throw new Error(`dependency folder must be relative to the repository: ${dir}`);
+    if (path.isAbsolute(dir) || dir.split(/[\\/]/).includes('..'))
+      throw new Error(`dependency folder must be relative to the repository: ${dir}`);
     const info = await lstatOptional(path.join(root, dir));
     if (info === null || !info.isDirectory()) return none(`no ${dir} folder in the main checkout`);
-    if ((await lstatOptional(path.join(worktree, dir))) !== null) return none(`${dir} is already present in the worktree`);
+    if ((await lstatOptional(path.join(worktree, dir))) !== null)
+      return none(`${dir} is already present in the worktree`);
   }
 
   // A folder on the way that is a link (`packages -> /home/me`) would put the clone, or its removal after a
@@ -226,7 +245,9 @@ export async function linkDependencies(
   }
   const lockfile = lockfiles[0] as string;
   const methods: CloneMethod[] = [
-    ...(process.platform === 'linux' && (await canReflink(path.join(root, lockfile), worktree)) ? ['reflink' as const] : []),
+    ...(process.platform === 'linux' && (await canReflink(path.join(root, lockfile), worktree))
+      ? ['reflink' as const]
+      : []),
     ...(process.platform === 'linux' && options.hardlinks !== false ? ['hardlink' as const] : []),
     'copy',
   ];

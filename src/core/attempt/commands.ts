@@ -51,7 +51,11 @@ export class AttemptCommands {
       timeoutMs,
       signal: input.signal,
       sandbox: sandbox
-        ? { writable: [input.worktree], mounts: pinned.map((dir) => ({ src: dir, dest: dir, readOnly: false })), ...(options.network === undefined ? {} : { network: options.network }) }
+        ? {
+            writable: [input.worktree],
+            mounts: pinned.map((dir) => ({ src: dir, dest: dir, readOnly: false })),
+            ...(options.network === undefined ? {} : { network: options.network }),
+          }
         : null,
       onOutput: (chunk) => input.observer.output(phase, chunk),
       maxOutputBytes: 64 * 1024,
@@ -87,7 +91,11 @@ export class AttemptCommands {
         signal: input.signal,
         beforeCall: () => input.budget.beforeCall(),
         ...(def.command === undefined ? {} : { command: def.command }),
-        ...(def.agent === undefined ? {} : { agent: { preset: def.agent, ...(def.bin ? { bin: def.bin } : {}), network: input.config.network ?? [] } }),
+        ...(def.agent === undefined
+          ? {}
+          : {
+              agent: { preset: def.agent, ...(def.bin ? { bin: def.bin } : {}), network: input.config.network ?? [] },
+            }),
         timeoutMs: Math.max(1, Math.min(input.budget.remainingMs(), MAX_TIMER_MS)),
       },
       (event) => input.observer.agentEvent(role, model, event),

@@ -4,7 +4,15 @@ import { RefusedError } from '../../domain/errors.js';
 import { exemption, guardAttempt } from '../guard/diff-guard.js';
 import { parseVerdict } from '../verify/verdict.js';
 import { VERDICT_SCHEMA, explorerPrompt, implementerPrompt, reviewerPrompt } from '../roles/prompts.js';
-import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure, reviewerNotes } from '../verify/checks.js';
+import {
+  checkCommandLine,
+  checksOf,
+  decisive,
+  failureDetail,
+  failureReason,
+  firstFailure,
+  reviewerNotes,
+} from '../verify/checks.js';
 import { overlapping, plannedFiles } from '../roles/plan-files.js';
 import { reviewDiff } from '../verify/review-diff.js';
 import type { AttemptInput, AttemptResult, PipelineServices, RecheckOutcome } from './attempt-io.js';
@@ -65,10 +73,16 @@ export class Pipeline {
     }
 
     const checks = checksOf(spec, config);
-    let startCommit = checks.length > 0 || (spec.prove ?? config.prove ?? false) ? await this.#s.scratch.mergeBase(input.worktree, input.base) : null;
+    let startCommit =
+      checks.length > 0 || (spec.prove ?? config.prove ?? false)
+        ? await this.#s.scratch.mergeBase(input.worktree, input.base)
+        : null;
     if (checks.length > 0 && startCommit !== null) {
       // The full output stays in baselines.json; each attempt keeps a short tail.
-      result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
+      result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({
+        ...b,
+        outputTail: b.outputTail.slice(-BASELINE_TAIL),
+      }));
     }
 
     // The implementer's `LESSON:` lines are kept only once the attempt verifies (see the end of run).
@@ -81,7 +95,13 @@ export class Pipeline {
       } else {
         input.observer.phase('explore');
         const lessons = await this.#lessons(input);
-        const plan = (await this.#run.agent(input, 'explorer', explorerPrompt(spec, input.attempt, this.#check(input), input.evidence, lessons))).text;
+        const plan = (
+          await this.#run.agent(
+            input,
+            'explorer',
+            explorerPrompt(spec, input.attempt, this.#check(input), input.evidence, lessons),
+          )
+        ).text;
         result.plan = plan.trim() === '' ? '(the explorer gave no plan)' : plan.trim();
         if (input.stopAfterPlan) {
           result.outcome = 'interrupted';
@@ -106,13 +126,21 @@ export class Pipeline {
           const moved = await this.#s.scratch.mergeBase(input.worktree, input.base);
           if (moved !== startCommit) {
             startCommit = moved;
-            if (checks.length > 0) result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({ ...b, outputTail: b.outputTail.slice(-BASELINE_TAIL) }));
+            if (checks.length > 0)
+              result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({
+                ...b,
+                outputTail: b.outputTail.slice(-BASELINE_TAIL),
+              }));
           }
         }
       }
 
       input.observer.phase('implement');
-      const answer = await this.#run.agent(input, 'implementer', implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence));
+      const answer = await this.#run.agent(
+        input,
+        'implementer',
+        implementerPrompt(spec, input.attempt, this.#check(input), result.plan, input.evidence),
+      );
       implementerAnswer = answer.text;
     }
 
@@ -132,7 +160,9 @@ export class Pipeline {
     }
     if (snapshot.differs.length > 0) {
       const more = snapshot.differs.length > 10 ? ` and ${snapshot.differs.length - 10} more` : '';
-      result.guard = [`guard: working tree differs from the commit: ${snapshot.differs.slice(0, 10).join(', ')}${more}`];
+      result.guard = [
+        `guard: working tree differs from the commit: ${snapshot.differs.slice(0, 10).join(', ')}${more}`,
+      ];
       if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
       return failAttempt(result, 'guard-failed', result.guard[0]!, result.guard[0]!);
     }
@@ -144,7 +174,12 @@ export class Pipeline {
       return result;
     }
     if (numstat.length === 0) {
-      return failAttempt(result, 'check-failed', 'the implementer changed nothing', 'No file differs from the base branch.');
+      return failAttempt(
+        result,
+        'check-failed',
+        'the implementer changed nothing',
+        'No file differs from the base branch.',
+      );
     }
     result.diffStat = stat;
 
@@ -179,14 +214,30 @@ export class Pipeline {
     if (ran.changed !== null) {
       // What the checks passed on is not the commit: fail, and put the worktree back to the commit.
       await this.#s.git.resetHard(input.worktree, 'HEAD');
-      return failAttempt(result, 'check-failed', ran.changed, `${ran.changed}. A check must leave the committed files as they are.`);
+      return failAttempt(
+        result,
+        'check-failed',
+        ran.changed,
+        `${ran.changed}. A check must leave the committed files as they are.`,
+      );
     }
     const failed = firstFailure(result.checks);
     if (failed !== null) {
-      return failAttempt(result, 'check-failed', failureReason(failed), failureDetail(failed, result.checks, result.baseline));
+      return failAttempt(
+        result,
+        'check-failed',
+        failureReason(failed),
+        failureDetail(failed, result.checks, result.baseline),
+      );
     }
     if ((spec.prove ?? config.prove ?? false) && checks.length > 0 && startCommit !== null) {
-      const unproved = await this.#checks.prove(input, result, checks, startCommit, numstat.map((n) => n.path));
+      const unproved = await this.#checks.prove(
+        input,
+        result,
+        checks,
+        startCommit,
+        numstat.map((n) => n.path),
+      );
       if (unproved !== null) return unproved;
     }
 
@@ -195,18 +246,35 @@ export class Pipeline {
       const shown = reviewDiff({ numstat, patch: diff });
       if (!shown.ok) {
         result.verdict = { pass: false, reasons: [shown.reason] };
-        return failAttempt(result, 'vetoed', `not reviewed: ${shown.reason}`, `The change was not reviewed: ${shown.reason}.`);
+        return failAttempt(
+          result,
+          'vetoed',
+          `not reviewed: ${shown.reason}`,
+          `The change was not reviewed: ${shown.reason}.`,
+        );
       }
       const answer = await this.#run.agent(
         input,
         'verifier',
-        reviewerPrompt(spec, input.attempt, result.plan, shown, result.check, reviewerNotes(result.check, result.checks)),
+        reviewerPrompt(
+          spec,
+          input.attempt,
+          result.plan,
+          shown,
+          result.check,
+          reviewerNotes(result.check, result.checks),
+        ),
         VERDICT_SCHEMA,
       );
       result.verdict = parseVerdict(answer.text);
       if (!result.verdict.pass) {
         const reasons = result.verdict.reasons.join('; ') || 'no reason given';
-        const quoted = [{ label: "the reviewer's reasons (the reviewer read the agent-written diff)", text: result.verdict.reasons.map((r) => `- ${r}`).join('\n') || '(no reason given)' }];
+        const quoted = [
+          {
+            label: "the reviewer's reasons (the reviewer read the agent-written diff)",
+            text: result.verdict.reasons.map((r) => `- ${r}`).join('\n') || '(no reason given)',
+          },
+        ];
         return failAttempt(result, 'vetoed', `reviewer veto: ${reasons}`, '', quoted, 'the reviewer vetoed the change');
       }
     }
@@ -222,16 +290,23 @@ export class Pipeline {
   async recheck(input: AttemptInput): Promise<RecheckOutcome> {
     const checks = checksOf(input.spec, input.config);
     if (checks.length > 0 && !this.#s.sandboxed && input.config.sandbox !== 'off') {
-      const reason = 'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
+      const reason =
+        'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
       return { pass: false, reason, evidence: reason };
     }
     const { results, changed } = await this.#checks.run(input, checks, []);
     if (changed !== null) {
       await this.#s.git.resetHard(input.worktree, 'HEAD');
-      return { pass: false, reason: changed, evidence: `${changed}. A check must leave the committed files as they are.` };
+      return {
+        pass: false,
+        reason: changed,
+        evidence: `${changed}. A check must leave the committed files as they are.`,
+      };
     }
     const failed = firstFailure(results);
-    return failed === null ? { pass: true } : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+    return failed === null
+      ? { pass: true }
+      : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
   }
 
   /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */
@@ -247,7 +322,8 @@ export class Pipeline {
   /** The implementer's `LESSON:` lines are kept; a lessons file that cannot be written costs a warning, not the attempt. */
   async #learn(input: AttemptInput, answer: string): Promise<void> {
     try {
-      for (const lesson of await this.#s.lessons.learnFromAnswer(answer, input.spec.id)) input.observer.notice(`lesson kept: ${lesson}`, 'info');
+      for (const lesson of await this.#s.lessons.learnFromAnswer(answer, input.spec.id))
+        input.observer.notice(`lesson kept: ${lesson}`, 'info');
     } catch (error) {
       input.observer.notice(`lessons: ${error instanceof Error ? error.message : String(error)}`, 'warn');
     }

@@ -19,7 +19,9 @@ export class PortPool {
         return port;
       }
     }
-    throw new Error(`no free port in ${this.#range.from}-${this.#range.to} for ${taskId}: widen \`ports:\` or lower \`concurrency\``);
+    throw new Error(
+      `no free port in ${this.#range.from}-${this.#range.to} for ${taskId}: widen \`ports:\` or lower \`concurrency\``,
+    );
   }
 
   release(taskId: string): void {

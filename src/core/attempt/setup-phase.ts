@@ -26,7 +26,12 @@ export class AttemptWorktree {
    */
   async ensure(input: AttemptInput): Promise<PreparedWorktree> {
     if (await this.#s.workspace.exists(input.worktree)) {
-      return { fresh: false, copied: await this.#s.workspace.included(input.repoRoot), depsCloned: false, untrusted: rebuiltFrom(input.branch, true) };
+      return {
+        fresh: false,
+        copied: await this.#s.workspace.included(input.repoRoot),
+        depsCloned: false,
+        untrusted: rebuiltFrom(input.branch, true),
+      };
     }
     const { git } = this.#s;
     // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is: whatever it
@@ -35,12 +40,17 @@ export class AttemptWorktree {
     const agentCommits = tip !== null && tip !== (await git.revParse(input.base));
     await git.addWorktree(input.worktree, input.branch, input.base);
     const head = tip ?? (await git.revParse(input.branch));
-    if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
+    if (head === null)
+      throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
     const landed = tip === null ? await this.#trust.landedIn(head) : null;
-    const untrusted = tip !== null ? rebuiltFrom(input.branch, agentCommits) : landed !== null ? landedOn(input.base, landed) : null;
+    const untrusted =
+      tip !== null ? rebuiltFrom(input.branch, agentCommits) : landed !== null ? landedOn(input.base, landed) : null;
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
-      input.observer.output('setup', `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`);
+      input.observer.output(
+        'setup',
+        `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`,
+      );
     }
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
   }
@@ -48,13 +58,21 @@ export class AttemptWorktree {
   /** `setup:` in a new worktree, where setup-step.ts says; returns the failed result, or null. */
   async setup(input: AttemptInput, result: AttemptResult, worktree: SetupWorktree): Promise<AttemptResult | null> {
     const { config } = input;
-    const outcome = await runSetup(input.spec, config, worktree, this.#s.sandboxed, (text) => input.observer.output('setup', text), (command, place) =>
-      place.sandbox
-        ? this.#run.command(input, 'setup', command, config.setupTimeoutMs, true, false, { network: place.network })
-        : this.#run.command({ ...input, env: input.hostEnv }, 'setup', command, config.setupTimeoutMs, false),
+    const outcome = await runSetup(
+      input.spec,
+      config,
+      worktree,
+      this.#s.sandboxed,
+      (text) => input.observer.output('setup', text),
+      (command, place) =>
+        place.sandbox
+          ? this.#run.command(input, 'setup', command, config.setupTimeoutMs, true, false, { network: place.network })
+          : this.#run.command({ ...input, env: input.hostEnv }, 'setup', command, config.setupTimeoutMs, false),
     );
     result.setup = outcome.result;
     if (outcome.kind !== 'failed') return null;
-    return failAttempt(result, 'setup-failed', outcome.reason, '', [{ label: `the last output of setup \`${outcome.result.command}\``, text: outcome.result.outputTail }]);
+    return failAttempt(result, 'setup-failed', outcome.reason, '', [
+      { label: `the last output of setup \`${outcome.result.command}\``, text: outcome.result.outputTail },
+    ]);
   }
 }

@@ -28,11 +28,16 @@ export interface SetupRun {
   (command: string, place: { sandbox: false } | { sandbox: true; network: string[] }): Promise<CheckResult>;
 }
 
-export type SetupOutcome = { kind: 'done'; result: CheckResult | null } | { kind: 'failed'; result: CheckResult; reason: string };
+export type SetupOutcome =
+  | { kind: 'done'; result: CheckResult | null }
+  | { kind: 'failed'; result: CheckResult; reason: string };
 
 export function rebuiltFrom(branch: string, agentCommits: boolean): Untrusted {
   return agentCommits
-    ? { said: `the worktree was rebuilt from ${branch}, which holds agent-written commits`, short: 'the branch holds agent-written commits' }
+    ? {
+        said: `the worktree was rebuilt from ${branch}, which holds agent-written commits`,
+        short: 'the branch holds agent-written commits',
+      }
     : { said: `the worktree was rebuilt from ${branch}`, short: 'the worktree was rebuilt from its branch' };
 }
 
@@ -64,7 +69,10 @@ export async function runSetup(
     return { kind: 'done', result: null };
   }
   if (why !== null) tell(`runs in the sandbox: ${why.said}`);
-  const result = await run(command, why === null ? { sandbox: false } : { sandbox: true, network: config.network ?? [] });
+  const result = await run(
+    command,
+    why === null ? { sandbox: false } : { sandbox: true, network: config.network ?? [] },
+  );
   if (result.exitCode === 0) return { kind: 'done', result };
   const where = why === null ? '' : ` (in the sandbox: ${why.short})`;
   return { kind: 'failed', result, reason: `setup \`${command}\`${where} ${describeExit(result)}` };

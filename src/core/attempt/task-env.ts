@@ -11,8 +11,8 @@
  */
 import { CA_VARIABLES, isLoopfleetCredential } from '../../domain/host-env.js';
 
-
-const SECRET_NAME = /^(ANTHROPIC_|OPENAI_|AWS_|GH_|GITHUB_TOKEN|NPM_TOKEN|CLAUDE_)|(_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+const SECRET_NAME =
+  /^(ANTHROPIC_|OPENAI_|AWS_|GH_|GITHUB_TOKEN|NPM_TOKEN|CLAUDE_)|(_KEY|_TOKEN|_SECRET|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
 /** Names that look like credentials; used for the notify command, which runs the person's own code. */
 export function isSecretName(name: string): boolean {
@@ -42,7 +42,8 @@ export function taskEnv(parent: NodeJS.ProcessEnv, input: TaskEnvInput): Record<
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(parent)) {
     // A credential loopfleet holds (model keys, forge tokens) is never passed, even when `env:` lists it.
-    if (value !== undefined && (isPassedByDefault(name) || listed.has(name)) && !isLoopfleetCredential(name)) env[name] = value;
+    if (value !== undefined && (isPassedByDefault(name) || listed.has(name)) && !isLoopfleetCredential(name))
+      env[name] = value;
   }
   return loopfleetVariables(env, input);
 }
@@ -60,6 +61,7 @@ function loopfleetVariables(env: Record<string, string>, input: TaskEnvInput): R
 /** The person's whole environment minus loopfleet's credentials (model keys, forge tokens), plus the task's variables. */
 export function personEnv(parent: NodeJS.ProcessEnv, input: TaskEnvInput): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parent)) if (value !== undefined && !isLoopfleetCredential(name)) env[name] = value;
+  for (const [name, value] of Object.entries(parent))
+    if (value !== undefined && !isLoopfleetCredential(name)) env[name] = value;
   return loopfleetVariables(env, input);
 }

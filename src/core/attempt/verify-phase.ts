@@ -24,12 +24,24 @@ export class AttemptChecks {
    * The checks in order, in the sandbox, each judged against its result on base when there is one; the
    * first that fails ends the run. `changed`: what they did to the tracked files, null when nothing.
    */
-  async run(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]): Promise<{ results: CheckResult[]; changed: string | null }> {
+  async run(
+    input: AttemptInput,
+    checks: readonly CheckSpec[],
+    baselines: readonly BaselineResult[],
+  ): Promise<{ results: CheckResult[]; changed: string | null }> {
     if (checks.length === 0) return { results: [], changed: null };
     const { value: results, changed } = await watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
       const results: CheckResult[] = [];
       for (const c of checks) {
-        const run = await this.#run.command(input, 'verify', c.run, input.config.checkTimeoutMs, this.#s.sandboxed, true, { pinned });
+        const run = await this.#run.command(
+          input,
+          'verify',
+          c.run,
+          input.config.checkTimeoutMs,
+          this.#s.sandboxed,
+          true,
+          { pinned },
+        );
         const base = baselines.find((b) => b.command === c.run) ?? null;
         results.push(judgeCheck(run, c, base, !ownChecks(input.spec)));
         if (run.judged === 'failed') break;
@@ -46,13 +58,25 @@ export class AttemptChecks {
       scratch: this.#s.scratch,
       prepare: (dir) => this.#run.prepareScratch(input, dir),
       // Quiet: base's output is kept in the result, not streamed as the task's own.
-      run: (dir, command) => this.#run.command({ ...input, worktree: dir, observer: { ...input.observer, output: () => undefined } }, 'setup', command, input.config.checkTimeoutMs, this.#s.sandboxed, true),
+      run: (dir, command) =>
+        this.#run.command(
+          { ...input, worktree: dir, observer: { ...input.observer, output: () => undefined } },
+          'setup',
+          command,
+          input.config.checkTimeoutMs,
+          this.#s.sandboxed,
+          true,
+        ),
     });
     // A task's own check failing on base is the task's starting point; the shared check failing there is news.
     if (ownChecks(input.spec)) return results;
     for (const b of results) {
       const failing = baseFailure(b);
-      if (failing !== null) input.observer.notice(`${failing}${b.counts === null ? '' : '; judged by not making it worse'}`, b.counts === null ? 'info' : 'warn');
+      if (failing !== null)
+        input.observer.notice(
+          `${failing}${b.counts === null ? '' : '; judged by not making it worse'}`,
+          b.counts === null ? 'info' : 'warn',
+        );
     }
     return results;
   }
@@ -61,19 +85,40 @@ export class AttemptChecks {
    * `prove:` — the tests the attempt kept must fail with its code set back to base: a check that passes
    * without the change proves nothing. Returns the failed result, or null when proved.
    */
-  async prove(input: AttemptInput, result: AttemptResult, checks: CheckSpec[], startCommit: string, paths: string[]): Promise<AttemptResult | null> {
+  async prove(
+    input: AttemptInput,
+    result: AttemptResult,
+    checks: CheckSpec[],
+    startCommit: string,
+    paths: string[],
+  ): Promise<AttemptResult | null> {
     const { spec, config } = input;
     // The branch's head: an attempt that committed nothing new is proved on what the branch holds.
     const head = result.commit ?? (await this.#s.git.revParse(input.branch));
     if (head === null) throw new Error(`branch ${input.branch} does not resolve to a commit`);
     result.proof = await proveAttempt(
-      { commit: head, base: startCommit, paths, checks, testGlobs: config.tests ?? [], scratchName: `prove-${spec.id}` },
+      {
+        commit: head,
+        base: startCommit,
+        paths,
+        checks,
+        testGlobs: config.tests ?? [],
+        scratchName: `prove-${spec.id}`,
+      },
       {
         scratch: this.#s.scratch,
         prepare: (dir) => this.#run.prepareScratch(input, dir),
         run: async (dir, c) => {
           const { value, changed } = await watchTracked(this.#s.tracked, dir, (pinned) =>
-            this.#run.command({ ...input, worktree: dir }, 'verify', c.run, config.checkTimeoutMs, this.#s.sandboxed, true, { pinned }),
+            this.#run.command(
+              { ...input, worktree: dir },
+              'verify',
+              c.run,
+              config.checkTimeoutMs,
+              this.#s.sandboxed,
+              true,
+              { pinned },
+            ),
           );
           return { check: value, changed };
         },
@@ -82,6 +127,11 @@ export class AttemptChecks {
     input.observer.output('verify', `${result.proof.message}\n`);
     if (result.proof.status !== 'not-proved' && result.proof.status !== 'no-tests') return null;
     const detail = `${result.proof.message}. Tests kept: ${result.proof.tests.join(', ') || 'none'}; set back to base: ${result.proof.restored.join(', ')}.`;
-    return failAttempt(result, 'check-failed', result.proof.message, detail, [{ label: 'the last output of the checks with the code set back to base, printed by code under test', text: result.proof.outputTail }]);
+    return failAttempt(result, 'check-failed', result.proof.message, detail, [
+      {
+        label: 'the last output of the checks with the code set back to base, printed by code under test',
+        text: result.proof.outputTail,
+      },
+    ]);
   }
 }

@@ -24,8 +24,13 @@ export interface ReadChecks {
 }
 
 /** Problems are reported through `error(node, text)`; undefined when the value is unusable. */
-export function checksFromNode(node: Node | null, error: (at: Node | null, problem: string) => void, at: Node): ReadChecks | undefined {
-  if (node === null || (isScalar(node) && (node.value === null || String(node.value).trim() === ''))) return { check: null };
+export function checksFromNode(
+  node: Node | null,
+  error: (at: Node | null, problem: string) => void,
+  at: Node,
+): ReadChecks | undefined {
+  if (node === null || (isScalar(node) && (node.value === null || String(node.value).trim() === '')))
+    return { check: null };
   if (isScalar(node)) return { check: String(node.source ?? node.value).trim() };
   if (!isSeq(node)) {
     error(at, 'check must be a command or a list of commands, e.g. check: [npm test, npm run lint]');
@@ -60,10 +65,14 @@ function entry(item: Node | null, fail: (problem: string) => void): CheckSpec | 
   for (const pair of item.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : '?';
     const value = pair.value as Node | null;
-    if (!(ENTRY_KEYS as readonly string[]).includes(key)) return void fail(`check: unknown key '${key}' in an entry${didYouMean(key, ENTRY_KEYS)}; known: ${ENTRY_KEYS.join(', ')}`);
+    if (!(ENTRY_KEYS as readonly string[]).includes(key))
+      return void fail(
+        `check: unknown key '${key}' in an entry${didYouMean(key, ENTRY_KEYS)}; known: ${ENTRY_KEYS.join(', ')}`,
+      );
     if (!isScalar(value)) return void fail(`check: ${key} must be a single value`);
     if (key === 'required') {
-      if (typeof value.value !== 'boolean') return void fail(`check: required must be true or false, got '${String(value.value)}'`);
+      if (typeof value.value !== 'boolean')
+        return void fail(`check: required must be true or false, got '${String(value.value)}'`);
       got.required = value.value;
     } else {
       const text = value.value === null ? '' : String(value.source ?? value.value).trim();
@@ -71,7 +80,8 @@ function entry(item: Node | null, fail: (problem: string) => void): CheckSpec | 
       got[key as 'name' | 'run'] = text;
     }
   }
-  if (got.run === undefined) return void fail(`check: the entry${got.name === undefined ? '' : ` '${got.name}'`} needs run: <command>`);
+  if (got.run === undefined)
+    return void fail(`check: the entry${got.name === undefined ? '' : ` '${got.name}'`} needs run: <command>`);
   return { name: got.name ?? got.run, run: got.run, required: got.required ?? true };
 }
 
@@ -82,12 +92,16 @@ function listProblem(checks: CheckSpec[]): string | null {
     if (seen.has(c.name)) return `check: two checks are named '${c.name}'`;
     seen.add(c.name);
   }
-  if (!checks.some((c) => c.required)) return 'check: every check is required: false, so none would decide the task; make one required';
+  if (!checks.some((c) => c.required))
+    return 'check: every check is required: false, so none would decide the task; make one required';
   return null;
 }
 
 function joined(checks: CheckSpec[]): string {
-  return checks.filter((c) => c.required).map((c) => c.run).join(' && ');
+  return checks
+    .filter((c) => c.required)
+    .map((c) => c.run)
+    .join(' && ');
 }
 
 /**
@@ -97,7 +111,9 @@ function joined(checks: CheckSpec[]): string {
  */
 export function checksFromText(value: string): { value: ReadChecks } | { problem: string } {
   const text = value.trim();
-  const invalid = { problem: `check: '${text}' is not a valid list; write [cmd, cmd] or { name, run, required } entries` };
+  const invalid = {
+    problem: `check: '${text}' is not a valid list; write [cmd, cmd] or { name, run, required } entries`,
+  };
   if (!text.startsWith('[')) return { value: { check: text } };
   if (!text.endsWith(']')) return /^\[\S/.test(text) ? invalid : { value: { check: text } };
   const doc = parseDocument(text);

@@ -9,8 +9,15 @@ import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 
 /** A list of names from `known` (a YAML list, or one name); undefined after reporting a problem. */
-function readNames<T extends string>(r: Reader, key: string, node: Node | null, at: Node, known: readonly T[]): T[] | undefined {
-  const items = node === null || (isScalar(node) && node.value === null) ? [] : isSeq(node) ? (node.items as Node[]) : [node];
+function readNames<T extends string>(
+  r: Reader,
+  key: string,
+  node: Node | null,
+  at: Node,
+  known: readonly T[],
+): T[] | undefined {
+  const items =
+    node === null || (isScalar(node) && node.value === null) ? [] : isSeq(node) ? (node.items as Node[]) : [node];
   const names: T[] = [];
   for (const item of items) {
     if (!isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
@@ -37,7 +44,11 @@ export function readNotifyOn(r: Reader, node: Node | null, at: Node): NotifyKind
 }
 
 /** `discover: { every: 1d, only: [todo, tests] }`; `only` defaults to every finder. */
-export function readDiscover(r: Reader, node: Node | null, at: Node): { everyMs: number; only: DiscoverSource[] } | null | undefined {
+export function readDiscover(
+  r: Reader,
+  node: Node | null,
+  at: Node,
+): { everyMs: number; only: DiscoverSource[] } | null | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return null;
   if (!isMap(node)) {
     r.error(at, 'discover must be a mapping, e.g. discover: { every: 1d, only: [todo, tests] }');

@@ -53,27 +53,49 @@ export function readForge(r: Reader, node: Node | null, at: Node): ForgeSetting 
       const value = r.text(`forge.${key}`, (pair.value ?? null) as Node | null, keyNode);
       if (key === 'type') type = value ?? '';
       else if (key === 'repo') repo = value ?? '';
-      else return r.fail(keyNode, `unknown key 'forge.${key}'${didYouMean(key, ['type', 'repo'])}; forge takes type and repo`);
+      else
+        return r.fail(
+          keyNode,
+          `unknown key 'forge.${key}'${didYouMean(key, ['type', 'repo'])}; forge takes type and repo`,
+        );
       if (value === undefined) return undefined;
     }
-    if (type !== 'github' && type !== 'gitlab') return r.fail(at, `forge.type must be github or gitlab, got '${type ?? ''}'`);
-    if (repo === undefined || !REPO_PATH.test(repo)) return r.fail(at, `forge.repo must name the repository as owner/name, got '${repo ?? ''}'`);
+    if (type !== 'github' && type !== 'gitlab')
+      return r.fail(at, `forge.type must be github or gitlab, got '${type ?? ''}'`);
+    if (repo === undefined || !REPO_PATH.test(repo))
+      return r.fail(at, `forge.repo must name the repository as owner/name, got '${repo ?? ''}'`);
     return { type, repo };
   }
   const v = r.scalar('forge', node, at);
   if (v === undefined) return undefined;
   if ((FORGE_KINDS as readonly unknown[]).includes(v)) return v as ForgeSetting;
-  return r.fail(at, `forge must be ${FORGE_KINDS.join(', ')} or { type: github, repo: owner/name }, got '${String(v)}'`);
+  return r.fail(
+    at,
+    `forge must be ${FORGE_KINDS.join(', ')} or { type: github, repo: owner/name }, got '${String(v)}'`,
+  );
 }
 
-function readNames(r: Reader, key: string, node: Node | null, at: Node, pattern: RegExp, example: string): string[] | undefined {
+function readNames(
+  r: Reader,
+  key: string,
+  node: Node | null,
+  at: Node,
+  pattern: RegExp,
+  example: string,
+): string[] | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return [];
   const items = isSeq(node) ? (node.items as Node[]) : [node];
   const names: string[] = [];
   for (const item of items) {
-    const name = isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number') ? String(item.value).trim() : null;
+    const name =
+      isScalar(item) && (typeof item.value === 'string' || typeof item.value === 'number')
+        ? String(item.value).trim()
+        : null;
     if (name === null || !pattern.test(name)) {
-      r.error(item ?? at, `${key} must be a list of names, e.g. ${example}, got '${isScalar(item) ? String(item.value) : 'a mapping'}'`);
+      r.error(
+        item ?? at,
+        `${key} must be a list of names, e.g. ${example}, got '${isScalar(item) ? String(item.value) : 'a mapping'}'`,
+      );
       return undefined;
     }
     if (!names.includes(name)) names.push(name);
@@ -85,7 +107,8 @@ function readNames(r: Reader, key: string, node: Node | null, at: Node, pattern:
 export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | undefined {
   const pr: PrSettings = { ...DEFAULT_PR, labels: [...DEFAULT_PR.labels], reviewers: [] };
   if (node === null || (isScalar(node) && node.value === null)) return pr;
-  if (!isMap(node)) return r.fail(at, 'pr must be a mapping, e.g. pr: { draft: true, labels: [loopfleet], reviewers: [] }');
+  if (!isMap(node))
+    return r.fail(at, 'pr must be a mapping, e.g. pr: { draft: true, labels: [loopfleet], reviewers: [] }');
   for (const pair of node.items) {
     const keyNode = pair.key as Node;
     const key = isScalar(keyNode) ? String(keyNode.value) : '?';
@@ -114,7 +137,8 @@ export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | und
         const v = r.scalar('pr.sync', value, keyNode);
         if (v === undefined) return undefined;
         const p = v === null || typeof v === 'boolean' ? null : parseInterval(String(v));
-        if (p === null || !p.ok) return r.fail(keyNode, `pr.sync must be an interval such as 2m or 30s, got '${String(v)}'`);
+        if (p === null || !p.ok)
+          return r.fail(keyNode, `pr.sync must be an interval such as 2m or 30s, got '${String(v)}'`);
         pr.syncEveryMs = p.value;
         break;
       }

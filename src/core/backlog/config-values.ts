@@ -64,7 +64,12 @@ export class Reader {
   }
 
   /** A limit: null/`none` → no limit; otherwise parsed and greater than zero. */
-  limit(name: string, node: Node | null, at: Node, parse: (v: string | number) => Parsed<number>): number | null | undefined {
+  limit(
+    name: string,
+    node: Node | null,
+    at: Node,
+    parse: (v: string | number) => Parsed<number>,
+  ): number | null | undefined {
     const v = this.scalar(name, node, at);
     if (v === undefined) return undefined;
     if (v === null || (typeof v === 'string' && NO_LIMIT.has(v.trim().toLowerCase()))) return null;
@@ -95,7 +100,12 @@ export function readPorts(r: Reader, node: Node | null, at: Node): { from: numbe
   return { from, to };
 }
 
-export function readProtect(r: Reader, node: Node | null, at: Node, problem = 'protect must be a list of path patterns, e.g. - secrets/**'): string[] | undefined {
+export function readProtect(
+  r: Reader,
+  node: Node | null,
+  at: Node,
+  problem = 'protect must be a list of path patterns, e.g. - secrets/**',
+): string[] | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return [];
   const items = isSeq(node) ? (node.items as Node[]) : [node];
   const patterns: string[] = [];
@@ -119,7 +129,10 @@ export function readEnvNames(r: Reader, node: Node | null, at: Node): string[] |
   for (const item of node.items as Node[]) {
     const name = isScalar(item) && typeof item.value === 'string' ? item.value.trim() : null;
     if (name === null || !ENV_NAME.test(name)) {
-      r.error(item ?? at, `env lists variable names (letters, digits, _), got '${isScalar(item) ? String(item.value) : 'a mapping'}'`);
+      r.error(
+        item ?? at,
+        `env lists variable names (letters, digits, _), got '${isScalar(item) ? String(item.value) : 'a mapping'}'`,
+      );
       continue;
     }
     if (!names.includes(name)) names.push(name);
@@ -144,7 +157,10 @@ export function readPrices(r: Reader, node: Node | null, at: Node): Record<strin
       const keyNode = p.key as Node;
       const key = isScalar(keyNode) ? String(keyNode.value) : '?';
       if (!(PRICE_KEYS as readonly string[]).includes(key)) {
-        r.error(keyNode, `unknown price '${key}' for ${model}${didYouMean(key, PRICE_KEYS)}; known: ${PRICE_KEYS.join(', ')}`);
+        r.error(
+          keyNode,
+          `unknown price '${key}' for ${model}${didYouMean(key, PRICE_KEYS)}; known: ${PRICE_KEYS.join(', ')}`,
+        );
         continue;
       }
       const v = r.scalar(`prices.${model}.${key}`, (p.value ?? null) as Node | null, keyNode);

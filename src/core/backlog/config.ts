@@ -109,11 +109,37 @@ export function defaultConfig(): FleetConfig {
 }
 
 export const CONFIG_KEYS = [
-  'base', 'concurrency', 'check', 'setup', 'model', 'review', 'gates', 'ports', 'notify', 'sandbox',
-  'max_files', 'max_lines', 'protect', 'prices', 'check_timeout', 'setup_timeout', 'env',
-  'discovered', 'lessons', 'autonomy',
-  'max_file_bytes', 'max_bytes', 'tests', 'prove', 'network',
-  'notify_on', 'discover', 'land', 'remote', 'forge', 'pr',
+  'base',
+  'concurrency',
+  'check',
+  'setup',
+  'model',
+  'review',
+  'gates',
+  'ports',
+  'notify',
+  'sandbox',
+  'max_files',
+  'max_lines',
+  'protect',
+  'prices',
+  'check_timeout',
+  'setup_timeout',
+  'env',
+  'discovered',
+  'lessons',
+  'autonomy',
+  'max_file_bytes',
+  'max_bytes',
+  'tests',
+  'prove',
+  'network',
+  'notify_on',
+  'discover',
+  'land',
+  'remote',
+  'forge',
+  'pr',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -192,7 +218,9 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
     const key = isScalar(keyNode) ? String(keyNode.value) : '?';
     const value = (pair.value ?? null) as Node | null;
     if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
-      const where = (GATE_KEYS as readonly string[]).includes(key) ? ` ('${key}' is a gate: put it under gates:)` : didYouMean(key, CONFIG_KEYS);
+      const where = (GATE_KEYS as readonly string[]).includes(key)
+        ? ` ('${key}' is a gate: put it under gates:)`
+        : didYouMean(key, CONFIG_KEYS);
       r.error(keyNode, `unknown key '${key}'${where}`);
       continue;
     }
@@ -291,7 +319,11 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       case 'discovered': {
         const v = r.scalar(key, value, keyNode);
         if (v === 'run' || v === 'hold') config.discovered = v;
-        else if (v !== undefined) r.error(keyNode, `discovered must be hold (proposals under ## Discovered wait for a person) or run, got '${String(v)}'`);
+        else if (v !== undefined)
+          r.error(
+            keyNode,
+            `discovered must be hold (proposals under ## Discovered wait for a person) or run, got '${String(v)}'`,
+          );
         break;
       }
       case 'notify_on':
@@ -322,14 +354,18 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       case 'autonomy': {
         const v = r.scalar(key, value, keyNode);
         if ((AUTONOMY_LEVELS as readonly unknown[]).includes(v)) config.autonomy = v as Autonomy;
-        else if (v !== undefined) r.error(keyNode, `autonomy must be ${AUTONOMY_LEVELS.join(', ')}, got '${String(v)}'`);
+        else if (v !== undefined)
+          r.error(keyNode, `autonomy must be ${AUTONOMY_LEVELS.join(', ')}, got '${String(v)}'`);
         break;
       }
     }
   }
   const size = config.ports.to - config.ports.from + 1;
   if (size < config.concurrency) {
-    r.error(lines.ports ?? lines.concurrency, `ports ${config.ports.from}-${config.ports.to} give ${size} port(s), fewer than concurrency ${config.concurrency}`);
+    r.error(
+      lines.ports ?? lines.concurrency,
+      `ports ${config.ports.from}-${config.ports.to} give ${size} port(s), fewer than concurrency ${config.concurrency}`,
+    );
   }
   return config;
 }

@@ -3,7 +3,16 @@
  * person can fix them in one edit; nothing is returned for a file with any problem.
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
-import { AUTONOMY_LEVELS, LAND_MODES, TASK_PRIORITIES, type Autonomy, type Backlog, type LandMode, type TaskPriority, type TaskSpec } from '../../domain/types.js';
+import {
+  AUTONOMY_LEVELS,
+  LAND_MODES,
+  TASK_PRIORITIES,
+  type Autonomy,
+  type Backlog,
+  type LandMode,
+  type TaskPriority,
+  type TaskSpec,
+} from '../../domain/types.js';
 import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '../text/parse-units.js';
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
@@ -13,7 +22,24 @@ import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.j
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
 
-export const TASK_KEYS = ['check', 'setup', 'attempts', 'tokens', 'time', 'cost', 'model', 'after', 'files', 'review', 'prove', 'source', 'priority', 'autonomy', 'every', 'land'] as const;
+export const TASK_KEYS = [
+  'check',
+  'setup',
+  'attempts',
+  'tokens',
+  'time',
+  'cost',
+  'model',
+  'after',
+  'files',
+  'review',
+  'prove',
+  'source',
+  'priority',
+  'autonomy',
+  'every',
+  'land',
+] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
 /** An item that had no id and was given one; `title` locates it again when the id is written back. */
@@ -107,7 +133,10 @@ function applyField(task: TaskSpec, f: Field): string | null {
       return null;
     }
     case 'files': {
-      const files = f.value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      const files = f.value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
       if (files.length === 0) return 'files: needs at least one path or glob';
       task.files = files;
       return null;
@@ -120,7 +149,8 @@ function applyField(task: TaskSpec, f: Field): string | null {
       return null;
     }
     case 'source':
-      if (!SOURCE_RE.test(f.value)) return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number> or gl#<number>)`;
+      if (!SOURCE_RE.test(f.value))
+        return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number> or gl#<number>)`;
       task.source = f.value;
       return null;
     case 'every': {
@@ -131,19 +161,22 @@ function applyField(task: TaskSpec, f: Field): string | null {
     }
     case 'priority': {
       const v = f.value.toLowerCase();
-      if (!(TASK_PRIORITIES as readonly string[]).includes(v)) return `priority: must be ${TASK_PRIORITIES.join(', ')}, got '${f.value}'`;
+      if (!(TASK_PRIORITIES as readonly string[]).includes(v))
+        return `priority: must be ${TASK_PRIORITIES.join(', ')}, got '${f.value}'`;
       task.priority = v as TaskPriority;
       return null;
     }
     case 'autonomy': {
       const v = f.value.toLowerCase();
-      if (!(AUTONOMY_LEVELS as readonly string[]).includes(v)) return `autonomy: must be ${AUTONOMY_LEVELS.join(', ')}, got '${f.value}'`;
+      if (!(AUTONOMY_LEVELS as readonly string[]).includes(v))
+        return `autonomy: must be ${AUTONOMY_LEVELS.join(', ')}, got '${f.value}'`;
       task.autonomy = v as Autonomy;
       return null;
     }
     case 'land': {
       const v = f.value.toLowerCase();
-      if (!(LAND_MODES as readonly string[]).includes(v)) return `land: must be ${LAND_MODES.join(' or ')}, got '${f.value}'`;
+      if (!(LAND_MODES as readonly string[]).includes(v))
+        return `land: must be ${LAND_MODES.join(' or ')}, got '${f.value}'`;
       task.land = v as LandMode;
       return null;
     }
@@ -162,7 +195,9 @@ function toTask(item: ScannedItem, path: string, errors: InputError[]): { task: 
   };
   if (inDiscovered(item.section)) task.discovered = true;
   if (item.title === '') {
-    errors.push(new InputError(path, item.line, `task ${item.id ?? 'item'} has no title: write what to do after the checkbox`));
+    errors.push(
+      new InputError(path, item.line, `task ${item.id ?? 'item'} has no title: write what to do after the checkbox`),
+    );
   }
   const { fields, description } = splitBody(item.body);
   task.description = description;
@@ -202,7 +237,13 @@ function findCycles(tasks: TaskSpec[], afterLine: Map<TaskSpec, number>, path: s
           const first = tasks.find((t) => cycle.includes(t.id))!;
           const start = cycle.indexOf(first.id);
           const chain = [...cycle.slice(start), ...cycle.slice(0, start), first.id];
-          errors.push(new InputError(path, afterLine.get(first) ?? first.line, `after: cycle ${chain.join(' → ')}: these tasks wait for each other`));
+          errors.push(
+            new InputError(
+              path,
+              afterLine.get(first) ?? first.line,
+              `after: cycle ${chain.join(' → ')}: these tasks wait for each other`,
+            ),
+          );
         }
       } else if (s === undefined) visit(next);
     }
@@ -227,7 +268,10 @@ const BREAKS: Record<string, string> = {
 function breakCharacters(text: string, path: string, errors: InputError[]): string {
   splitLines(text).forEach((line, i) => {
     const found = /[\r\u2028\u2029]/.exec(line);
-    if (found) errors.push(new InputError(path, i + 1, `line contains ${BREAKS[found[0]]}; replace it with a space or a real line break`));
+    if (found)
+      errors.push(
+        new InputError(path, i + 1, `line contains ${BREAKS[found[0]]}; replace it with a space or a real line break`),
+      );
   });
   return text.replace(/\r(?!\n)|[\u2028\u2029]/g, ' ');
 }
@@ -261,7 +305,9 @@ export function parseBacklog(text: string, path: string, options: { takenIds?: I
   }
 
   // New ids continue after the highest T number in the file, in file order.
-  const numbers = [...firstLine.keys(), ...(options.takenIds ?? [])].map((id) => /^T-(\d+)$/.exec(id)).map((m) => (m ? Number(m[1]) : 0));
+  const numbers = [...firstLine.keys(), ...(options.takenIds ?? [])]
+    .map((id) => /^T-(\d+)$/.exec(id))
+    .map((m) => (m ? Number(m[1]) : 0));
   let next = Math.max(0, ...numbers) + 1;
   const missingIds: MissingId[] = [];
   for (const task of tasks) {

@@ -54,16 +54,19 @@ export async function watchBacklog(
     try {
       text = await readText(file);
     } catch (e) {
-      onChange({ error: new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]) });
+      onChange({
+        error: new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]),
+      });
       return;
     }
     if (closed || text === last) return;
     if (text === null) {
       // Missing for a moment while an editor renames its new copy into place: gone only if it stays gone.
-      if (goneTimer === null) goneTimer = setTimeout(() => {
-        goneTimer = null;
-        reads = reads.then(confirmGone);
-      }, goneAfterMs);
+      if (goneTimer === null)
+        goneTimer = setTimeout(() => {
+          goneTimer = null;
+          reads = reads.then(confirmGone);
+        }, goneAfterMs);
       return;
     }
     last = text;
@@ -72,7 +75,9 @@ export async function watchBacklog(
       change = parseBacklog(text, file.path, { takenIds: options.takenIds?.() ?? [] });
     } catch (e) {
       const error =
-        e instanceof InputErrors ? e : new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]);
+        e instanceof InputErrors
+          ? e
+          : new InputErrors([new InputError(file.path, null, e instanceof Error ? e.message : String(e))]);
       change = { error };
     }
     onChange(change);

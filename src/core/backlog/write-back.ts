@@ -47,9 +47,7 @@ function lineStart(buf: Buffer, line: number): number {
 }
 
 function applyEdits(buf: Buffer, edits: Edit[]): Buffer {
-  const located = edits
-    .map((e) => ({ ...e, at: lineStart(buf, e.line) + e.col }))
-    .sort((a, b) => b.at - a.at);
+  const located = edits.map((e) => ({ ...e, at: lineStart(buf, e.line) + e.col })).sort((a, b) => b.at - a.at);
   let out = buf;
   for (const e of located) {
     out = Buffer.concat([out.subarray(0, e.at), Buffer.from(e.insert, 'utf8'), out.subarray(e.at + e.remove)]);
@@ -76,7 +74,8 @@ export async function edit<T>(
       options.onWrite?.(text, updated.toString('utf8'));
       return result;
     }
-    if (attempt >= MAX_TRIES) throw new Error(`${file.path} kept changing while loopfleet tried to update it; try again`);
+    if (attempt >= MAX_TRIES)
+      throw new Error(`${file.path} kept changing while loopfleet tried to update it; try again`);
   }
 }
 
@@ -104,7 +103,11 @@ export async function tickDone(file: BacklogFile, id: string, options: WriteBack
  * that still have no id, nearest to the remembered line. An id is skipped when its item is gone or the id
  * is already used in the file. Returns the ids written.
  */
-export async function addIds(file: BacklogFile, missing: readonly MissingId[], options: WriteBackOptions = {}): Promise<string[]> {
+export async function addIds(
+  file: BacklogFile,
+  missing: readonly MissingId[],
+  options: WriteBackOptions = {},
+): Promise<string[]> {
   return edit(
     file,
     (text) => {

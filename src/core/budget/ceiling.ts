@@ -36,9 +36,11 @@ export function taskCeiling(spec: TaskSpec, config: FleetConfig, roleModels: str
   }
   const candidates: Array<[number, string]> = [];
   if (gates.costUsd !== null) candidates.push([gates.costUsd, `cost gate $${gates.costUsd}`]);
-  if (byTokens !== null) candidates.push([byTokens, `token gate ${gates.tokens} at the dearest rate of ${models.join(', ')}`]);
+  if (byTokens !== null)
+    candidates.push([byTokens, `token gate ${gates.tokens} at the dearest rate of ${models.join(', ')}`]);
   if (candidates.length === 0) {
-    const why = unpriced.length > 0 ? `unpriced model ${unpriced.join(', ')} and no cost gate` : 'no token or cost gate';
+    const why =
+      unpriced.length > 0 ? `unpriced model ${unpriced.join(', ')} and no cost gate` : 'no token or cost gate';
     return { id: spec.id, usd: null, why };
   }
   candidates.sort((a, b) => a[0] - b[0]);
@@ -52,7 +54,9 @@ export function backlogCeiling(backlog: Backlog, roleModels: (spec: TaskSpec) =>
   const unbounded = tasks.filter((t) => t.usd === null);
   const sum = unbounded.length > 0 ? null : tasks.reduce((s, t) => s + t.usd!, 0);
   const fleetCost = backlog.config.fleetGates.costUsd;
-  if (fleetCost !== null && (sum === null || fleetCost < sum)) return { tasks, totalUsd: fleetCost, why: `fleet cost gate $${fleetCost}` };
-  if (sum === null) return { tasks, totalUsd: null, why: `unbounded: ${unbounded.map((t) => `${t.id} (${t.why})`).join(', ')}` };
+  if (fleetCost !== null && (sum === null || fleetCost < sum))
+    return { tasks, totalUsd: fleetCost, why: `fleet cost gate $${fleetCost}` };
+  if (sum === null)
+    return { tasks, totalUsd: null, why: `unbounded: ${unbounded.map((t) => `${t.id} (${t.why})`).join(', ')}` };
   return { tasks, totalUsd: sum, why: 'the sum of the task ceilings' };
 }

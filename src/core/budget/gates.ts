@@ -22,7 +22,6 @@ import {
  * decides a gate.
  */
 
-
 function fmt(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
 }
@@ -61,16 +60,32 @@ export function checkTaskGates(task: Readonly<TaskState>, gates: TaskGates, elap
   return null;
 }
 
-export function checkFleetGates(fleet: Pick<FleetTotals, 'usage' | 'costUsd'>, gates: FleetGates, elapsedMs: number): GateError | null {
+export function checkFleetGates(
+  fleet: Pick<FleetTotals, 'usage' | 'costUsd'>,
+  gates: FleetGates,
+  elapsedMs: number,
+): GateError | null {
   const tokens = totalTokens(fleet.usage);
   if (gates.tokens !== null && tokens >= gates.tokens) {
-    return new GateError('fleet_tokens', 'fleet', `fleet token gate: ${fmt(tokens)} tokens used, limit ${fmt(gates.tokens)}`);
+    return new GateError(
+      'fleet_tokens',
+      'fleet',
+      `fleet token gate: ${fmt(tokens)} tokens used, limit ${fmt(gates.tokens)}`,
+    );
   }
   if (gates.costUsd !== null && fleet.costUsd >= gates.costUsd) {
-    return new GateError('fleet_cost', 'fleet', `fleet cost gate: $${fleet.costUsd.toFixed(2)} spent, limit $${gates.costUsd.toFixed(2)}`);
+    return new GateError(
+      'fleet_cost',
+      'fleet',
+      `fleet cost gate: $${fleet.costUsd.toFixed(2)} spent, limit $${gates.costUsd.toFixed(2)}`,
+    );
   }
   if (gates.timeMs !== null && elapsedMs >= gates.timeMs) {
-    return new GateError('fleet_time', 'fleet', `fleet time gate: ran ${seconds(elapsedMs)}s, limit ${seconds(gates.timeMs)}s`);
+    return new GateError(
+      'fleet_time',
+      'fleet',
+      `fleet time gate: ran ${seconds(elapsedMs)}s, limit ${seconds(gates.timeMs)}s`,
+    );
   }
   return null;
 }
@@ -89,7 +104,11 @@ export interface FailureSignature {
 /**
  * A failure's signature. Digits are blanked so timings and counters in output do not hide a repeat.
  */
-export function failureSignature(outcome: string, evidence: string, failingTests: number | null = null): FailureSignature {
+export function failureSignature(
+  outcome: string,
+  evidence: string,
+  failingTests: number | null = null,
+): FailureSignature {
   return { key: failureFingerprint(outcome, evidence), failingTests };
 }
 
@@ -102,14 +121,21 @@ export function errorSignature(message: string): FailureSignature {
 export function failureFingerprint(outcome: string, evidence: string): string {
   // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
   // Only loopfleet's own marker lines count, not look-alikes inside the quoted check output.
-  const counts = [...withoutQuotes(evidence).matchAll(/^Failing tests: (\d+) of (\d+)$/gm)].map((m) => `failing=${m[1]}/${m[2]} `).join('');
-  return `${outcome}:${counts}${evidence.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim().slice(-2000)}`;
+  const counts = [...withoutQuotes(evidence).matchAll(/^Failing tests: (\d+) of (\d+)$/gm)]
+    .map((m) => `failing=${m[1]}/${m[2]} `)
+    .join('');
+  return `${outcome}:${counts}${evidence
+    .replace(/\d+(\.\d+)?/g, '#')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(-2000)}`;
 }
 
 /** `later` failed the same way as `earlier`: same key, and not fewer failing tests when both know the count. */
 export function sameFailure(earlier: FailureSignature, later: FailureSignature): boolean {
   if (earlier.key !== later.key) return false;
-  if (earlier.failingTests !== null && later.failingTests !== null && later.failingTests < earlier.failingTests) return false;
+  if (earlier.failingTests !== null && later.failingTests !== null && later.failingTests < earlier.failingTests)
+    return false;
   return true;
 }
 
@@ -164,9 +190,12 @@ export class TaskBudget {
     const limit = this.gates.timeMs;
     if (limit === null) return () => undefined;
     const left = limit - (task.elapsedMs - task.budget.elapsedMs);
-    const timer = setTimeout(() => {
-      onTrip(new GateError('time', 'task', `time gate: ran ${seconds(limit)}s, limit ${seconds(limit)}s`));
-    }, Math.min(Math.max(0, left), MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        onTrip(new GateError('time', 'task', `time gate: ran ${seconds(limit)}s, limit ${seconds(limit)}s`));
+      },
+      Math.min(Math.max(0, left), MAX_TIMER_MS),
+    );
     timer.unref();
     return () => clearTimeout(timer);
   }
@@ -177,14 +206,20 @@ export class TaskBudget {
    * attempts gate is the one that speaks.
    */
   noProgress(task: Readonly<TaskState>): GateError | null {
-    const done = task.attempts.filter((a) => a.n > task.budget.fromAttempt && a.outcome !== 'interrupted' && a.outcome !== 'running');
+    const done = task.attempts.filter(
+      (a) => a.n > task.budget.fromAttempt && a.outcome !== 'interrupted' && a.outcome !== 'running',
+    );
     const last = done.at(-1);
     const previous = done.at(-2);
     if (last === undefined || previous === undefined || done.length >= this.gates.attempts) return null;
     const a = signatureOf(previous);
     const b = signatureOf(last);
     if (a === null || b === null || !sameFailure(a, b)) return null;
-    return new GateError('no-progress', 'task', `no progress: attempts ${previous.n} and ${last.n} failed the same way (${last.reason ?? last.outcome})`);
+    return new GateError(
+      'no-progress',
+      'task',
+      `no progress: attempts ${previous.n} and ${last.n} failed the same way (${last.reason ?? last.outcome})`,
+    );
   }
 }
 
@@ -224,10 +259,13 @@ export class FleetBudget {
     const limit = this.#gates().timeMs;
     if (limit === null || this.#tripped !== null) return;
     const left = limit - this.elapsedMs();
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      if (this.check() === null) this.#arm();
-    }, Math.min(Math.max(1, left), MAX_TIMER_MS));
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        if (this.check() === null) this.#arm();
+      },
+      Math.min(Math.max(1, left), MAX_TIMER_MS),
+    );
     this.#timer.unref();
   }
 

@@ -7,7 +7,13 @@ import type { ModelPrice, Usage } from '../../domain/types.js';
  * Provider prefixes (`anthropic/`, `anthropic.`, `us.anthropic.`) are ignored.
  */
 
-function price(input: number, cacheWrite5m: number, cacheWrite1h: number, cacheRead: number, output: number): ModelPrice {
+function price(
+  input: number,
+  cacheWrite5m: number,
+  cacheWrite1h: number,
+  cacheRead: number,
+  output: number,
+): ModelPrice {
   return Object.freeze({ input, cacheWrite5m, cacheWrite1h, cacheRead, output });
 }
 

@@ -74,7 +74,9 @@ export class RateLimits implements LimitGate {
 
   beforeCall(): void {
     if (this.#host.holding() && this.#until > this.#host.now()) {
-      throw new FleetHeldError(`the fleet is paused for a limit until ${new Date(this.#until).toISOString()}; this call waits for the next attempt`);
+      throw new FleetHeldError(
+        `the fleet is paused for a limit until ${new Date(this.#until).toISOString()}; this call waits for the next attempt`,
+      );
     }
   }
 

@@ -43,11 +43,13 @@ export interface Outdated {
 
 export function parseOutdated(json: unknown): Outdated[] {
   if (!isObject(json) || npmError(json) !== null) return [];
-  return Object.entries(json).filter(([name]) => PACKAGE_NAME.test(name)).map(([name, raw]) => {
-    const v = Array.isArray(raw) ? raw[0] : raw;
-    const o = isObject(v) ? v : {};
-    return { name, current: str(o.current), wanted: str(o.wanted), latest: str(o.latest) };
-  });
+  return Object.entries(json)
+    .filter(([name]) => PACKAGE_NAME.test(name))
+    .map(([name, raw]) => {
+      const v = Array.isArray(raw) ? raw[0] : raw;
+      const o = isObject(v) ? v : {};
+      return { name, current: str(o.current), wanted: str(o.wanted), latest: str(o.latest) };
+    });
 }
 
 export interface Vulnerability {
@@ -61,23 +63,31 @@ export interface Vulnerability {
 
 export function parseAudit(json: unknown): Vulnerability[] {
   if (!isObject(json) || !isObject(json.vulnerabilities)) return [];
-  return Object.entries(json.vulnerabilities).filter(([name]) => PACKAGE_NAME.test(name)).map(([name, raw]) => {
-    const v = isObject(raw) ? raw : {};
-    const severity = (SEVERITIES as readonly string[]).includes(String(v.severity)) ? (v.severity as Vulnerability['severity']) : 'info';
-    const via = Array.isArray(v.via) ? v.via : [];
-    const advisories = via.filter(isObject).map((a) => oneLine(`${str(a.title) ?? 'advisory'}${str(a.url) ? ` (${str(a.url)})` : ''}`, 200));
-    const through = via.filter((a): a is string => typeof a === 'string');
-    if (advisories.length === 0 && through.length > 0) advisories.push(`through ${through.join(', ')}`);
-    const fix = v.fixAvailable === true
-      ? '`npm audit fix` fixes it'
-      : isObject(v.fixAvailable)
-        ? `fixed by updating ${str(v.fixAvailable.name) ?? name} to ${str(v.fixAvailable.version) ?? 'a newer version'}${v.fixAvailable.isSemVerMajor === true ? ' (a major version: check the breaking changes)' : ''}`
-        : 'no fix is available yet: consider replacing or removing it';
-    return { name, severity, range: str(v.range), direct: v.isDirect === true, advisories, fix };
-  });
+  return Object.entries(json.vulnerabilities)
+    .filter(([name]) => PACKAGE_NAME.test(name))
+    .map(([name, raw]) => {
+      const v = isObject(raw) ? raw : {};
+      const severity = (SEVERITIES as readonly string[]).includes(String(v.severity))
+        ? (v.severity as Vulnerability['severity'])
+        : 'info';
+      const via = Array.isArray(v.via) ? v.via : [];
+      const advisories = via
+        .filter(isObject)
+        .map((a) => oneLine(`${str(a.title) ?? 'advisory'}${str(a.url) ? ` (${str(a.url)})` : ''}`, 200));
+      const through = via.filter((a): a is string => typeof a === 'string');
+      if (advisories.length === 0 && through.length > 0) advisories.push(`through ${through.join(', ')}`);
+      const fix =
+        v.fixAvailable === true
+          ? '`npm audit fix` fixes it'
+          : isObject(v.fixAvailable)
+            ? `fixed by updating ${str(v.fixAvailable.name) ?? name} to ${str(v.fixAvailable.version) ?? 'a newer version'}${v.fixAvailable.isSemVerMajor === true ? ' (a major version: check the breaking changes)' : ''}`
+            : 'no fix is available yet: consider replacing or removing it';
+      return { name, severity, range: str(v.range), direct: v.isDirect === true, advisories, fix };
+    });
 }
 
-const LOCK_NOTE = 'Updating it changes package-lock.json, which a task may not change by default: allow it with `protect: ["!package-lock.json"]` in the front matter, or do this one yourself.';
+const LOCK_NOTE =
+  'Updating it changes package-lock.json, which a task may not change by default: allow it with `protect: ["!package-lock.json"]` in the front matter, or do this one yourself.';
 
 export function depProposals(outdated: readonly Outdated[], vulnerable: readonly Vulnerability[]): Proposal[] {
   const out: Proposal[] = [];
@@ -107,7 +117,10 @@ export function depProposals(outdated: readonly Outdated[], vulnerable: readonly
       title: `Update ${o.name} to ${o.latest ?? o.wanted ?? 'its latest version'}`,
       source: `dep ${o.name}`,
       priority: 'low',
-      summary: [`npm outdated: ${o.name} is at ${o.current ?? 'no installed version'}; wanted ${o.wanted ?? '?'}, latest ${o.latest ?? '?'}. Update it and adapt the code to any breaking change.`, LOCK_NOTE],
+      summary: [
+        `npm outdated: ${o.name} is at ${o.current ?? 'no installed version'}; wanted ${o.wanted ?? '?'}, latest ${o.latest ?? '?'}. Update it and adapt the code to any breaking change.`,
+        LOCK_NOTE,
+      ],
       rank: 5,
     });
   }

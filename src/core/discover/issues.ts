@@ -27,8 +27,15 @@ export function parseIssues(output: string): Issue[] | null {
   const json = jsonIn(output);
   if (!Array.isArray(json)) return null;
   return json
-    .filter((i): i is Record<string, unknown> => typeof i === 'object' && i !== null && Number.isInteger((i as Record<string, unknown>).number))
-    .map((i) => ({ number: i.number as number, title: typeof i.title === 'string' ? i.title : '', body: typeof i.body === 'string' ? i.body : '' }));
+    .filter(
+      (i): i is Record<string, unknown> =>
+        typeof i === 'object' && i !== null && Number.isInteger((i as Record<string, unknown>).number),
+    )
+    .map((i) => ({
+      number: i.number as number,
+      title: typeof i.title === 'string' ? i.title : '',
+      body: typeof i.body === 'string' ? i.body : '',
+    }));
 }
 
 export function issueProposal(issue: Issue, label: string, forge: IssueForge = 'github'): Proposal {

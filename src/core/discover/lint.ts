@@ -27,8 +27,10 @@ export interface ProjectFacts {
 export function lintCommands(p: ProjectFacts): LintCommand[] {
   const commands: LintCommand[] = [];
   if (p.scripts.lint !== undefined) commands.push({ name: 'npm run lint', command: 'npm run lint --silent' });
-  if (p.hasTsconfig && p.hasTypescript && !/\btsc\b/.test(p.scripts.lint ?? '')) commands.push({ name: 'tsc --noEmit', command: 'node_modules/.bin/tsc --noEmit --pretty false' });
-  if (p.hasEslint && p.scripts.lint === undefined) commands.push({ name: 'eslint', command: 'node_modules/.bin/eslint --format unix .' });
+  if (p.hasTsconfig && p.hasTypescript && !/\btsc\b/.test(p.scripts.lint ?? ''))
+    commands.push({ name: 'tsc --noEmit', command: 'node_modules/.bin/tsc --noEmit --pretty false' });
+  if (p.hasEslint && p.scripts.lint === undefined)
+    commands.push({ name: 'eslint', command: 'node_modules/.bin/eslint --format unix .' });
   if (p.hasRuff) commands.push({ name: 'ruff check', command: 'ruff check --output-format concise .' });
   return commands;
 }
@@ -67,7 +69,9 @@ export function lintProposal(file: string, base: string, tools: string[], lines:
     title: `Fix the lint and type errors in ${oneLine(file)}`,
     source: `lint ${file}`,
     priority: 'normal',
-    summary: [`${tools.map((t) => `\`${t}\``).join(' and ')} report${tools.length === 1 ? 's' : ''} problems in ${file} on ${base}. Fix them without changing behaviour:`],
+    summary: [
+      `${tools.map((t) => `\`${t}\``).join(' and ')} report${tools.length === 1 ? 's' : ''} problems in ${file} on ${base}. Fix them without changing behaviour:`,
+    ],
     quoted: outputTail(lines.join('\n'), 40),
     rank: 2,
   };

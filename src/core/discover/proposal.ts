@@ -71,7 +71,10 @@ export function knownItems(tasks: readonly TaskSpec[]): KnownItem[] {
  * no longer quotes any comment found now — when its source is exactly the same file and line. Every other
  * kind is known by its exact source. Each backlog item accounts for at most one TODO.
  */
-export function splitNew(proposals: readonly Proposal[], known: readonly KnownItem[]): { fresh: Proposal[]; existing: Proposal[] } {
+export function splitNew(
+  proposals: readonly Proposal[],
+  known: readonly KnownItem[],
+): { fresh: Proposal[]; existing: Proposal[] } {
   const fresh: Proposal[] = [];
   const existing: Proposal[] = [];
   const sources = new Set(known.map((k) => k.source));
@@ -91,7 +94,13 @@ export function splitNew(proposals: readonly Proposal[], known: readonly KnownIt
       matched.add(p);
     }
   }
-  const quotesAny = (k: KnownItem) => todos.some((p) => todoPath(p.source) === todoPath(k.source) && normalizeText(p.comment ?? '') !== '' && k.text.includes(normalizeText(p.comment ?? '')));
+  const quotesAny = (k: KnownItem) =>
+    todos.some(
+      (p) =>
+        todoPath(p.source) === todoPath(k.source) &&
+        normalizeText(p.comment ?? '') !== '' &&
+        k.text.includes(normalizeText(p.comment ?? '')),
+    );
   for (const p of todos) {
     if (matched.has(p)) continue;
     const item = todoItems.find((k) => !used.has(k) && k.source === p.source && !quotesAny(k));

@@ -19,7 +19,10 @@ const FAILING_FILE: RegExp[] = [
 const TAP_LOCATION = /^\s*location: '(.+?):\d+:\d+'\s*$/;
 
 /** Which runner a command uses, looking through `npm test` / `npm run x` / `yarn x` / `pnpm x` into package.json. */
-export function testRunnerOf(command: string, scripts: Record<string, string> = {}): { runner: TestRunner; python: boolean } | null {
+export function testRunnerOf(
+  command: string,
+  scripts: Record<string, string> = {},
+): { runner: TestRunner; python: boolean } | null {
   let text = command;
   const script = /^\s*(?:npm|pnpm|yarn)(?:\s+run)?\s+([\w:.-]+)\s*$/.exec(command);
   if (script) {
@@ -80,14 +83,22 @@ export function failingTestFiles(output: string, tracked: ReadonlySet<string>, r
   return found;
 }
 
-export function failingFileProposal(file: string, baseCheck: string, base: string, check: string | null, output: string): Proposal {
+export function failingFileProposal(
+  file: string,
+  baseCheck: string,
+  base: string,
+  check: string | null,
+  output: string,
+): Proposal {
   return {
     from: 'tests',
     title: `Make the failing tests in ${oneLine(file)} pass`,
     source: `test ${file}`,
     priority: 'high',
     ...(check === null ? {} : { check }),
-    summary: [`The check \`${baseCheck}\` fails on ${base} in ${file}. Fix the code (or the test, if the test is wrong) so that it passes. The end of the failing output:`],
+    summary: [
+      `The check \`${baseCheck}\` fails on ${base} in ${file}. Fix the code (or the test, if the test is wrong) so that it passes. The end of the failing output:`,
+    ],
     quoted: outputTail(output),
     rank: 1,
   };
@@ -99,7 +110,9 @@ export function failingCheckProposal(baseCheck: string, base: string, output: st
     title: `Make the check \`${oneLine(baseCheck.replace(/`/g, "'"), 60)}\` pass on ${base}`,
     source: `test ${oneLine(baseCheck, 200)}`,
     priority: 'high',
-    summary: [`The check \`${baseCheck}\` fails on ${base}, and its output names no test file loopfleet recognises. The end of the failing output:`],
+    summary: [
+      `The check \`${baseCheck}\` fails on ${base}, and its output names no test file loopfleet recognises. The end of the failing output:`,
+    ],
     quoted: outputTail(output),
     rank: 1,
   };

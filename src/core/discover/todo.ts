@@ -13,7 +13,8 @@ export type TodoKeyword = (typeof TODO_KEYWORDS)[number];
 export const MAX_TODO_FILE_BYTES = 512 * 1024;
 
 /** Folders of someone else's code. */
-const VENDORED = /(^|\/)(node_modules|vendor|vendors|third_party|third-party|bower_components|\.yarn|\.loop-worktrees|dist|build)\//;
+const VENDORED =
+  /(^|\/)(node_modules|vendor|vendors|third_party|third-party|bower_components|\.yarn|\.loop-worktrees|dist|build)\//;
 const GENERATED = /\.(min\.js|min\.css|map|lock|svg)$|(^|\/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml)$/;
 
 // The keyword, not one of a list of them (`TODO / FIXME`), then an optional `(who)` and `:`.
@@ -135,7 +136,12 @@ export function findTodos(text: string, path = ''): TodoHit[] {
       if (rest === '') break;
       parts.push(rest);
     }
-    hits.push({ keyword: m.keyword as TodoKeyword, line: i + 1, text: parts.filter((p) => p !== '').join(' '), enclosing: prose ? null : enclosingDefinition(lines, i) });
+    hits.push({
+      keyword: m.keyword as TodoKeyword,
+      line: i + 1,
+      text: parts.filter((p) => p !== '').join(' '),
+      enclosing: prose ? null : enclosingDefinition(lines, i),
+    });
   });
   return hits;
 }

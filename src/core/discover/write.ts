@@ -75,7 +75,10 @@ export function planInsertion(text: string, proposals: readonly Proposal[], limi
     const next = headings.find((h) => h.line > heading.line && h.level <= heading.level);
     const inSection = items.filter((i) => i.line > heading.line && (next === undefined || i.line < next.line));
     const last = inSection.at(-1);
-    after = last === undefined ? heading.line : Math.max(last.line, ...last.body.filter((b) => b.text.trim() !== '').map((b) => b.line));
+    after =
+      last === undefined
+        ? heading.line
+        : Math.max(last.line, ...last.body.filter((b) => b.text.trim() !== '').map((b) => b.line));
     prefix = last === undefined ? [''] : [];
   } else {
     after = lineCount;
@@ -98,7 +101,12 @@ export function planInsertion(text: string, proposals: readonly Proposal[], limi
  * Adds the proposals the file does not have yet (at most `limit`) under `## Discovered`, created at the end
  * when missing. Returns the proposals added, in order.
  */
-export async function addProposals(file: BacklogFile, proposals: readonly Proposal[], limit: number | null = null, options: WriteBackOptions = {}): Promise<Proposal[]> {
+export async function addProposals(
+  file: BacklogFile,
+  proposals: readonly Proposal[],
+  limit: number | null = null,
+  options: WriteBackOptions = {},
+): Promise<Proposal[]> {
   return edit(
     file,
     (text) => {

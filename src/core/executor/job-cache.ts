@@ -37,13 +37,20 @@ async function prepare(job: AttemptJob, worktree: string, deps: JobCacheDeps): P
   const { workspace, auth } = deps;
   const git = deps.git;
   const start = `refs/loopfleet/start/${job.branch}`;
-  const specs = [`+${baseRef(job.baseCommit)}:${baseRef(job.baseCommit)}`, ...(job.branchCommit === null ? [] : [`+refs/heads/${job.branch}:${start}`])];
+  const specs = [
+    `+${baseRef(job.baseCommit)}:${baseRef(job.baseCommit)}`,
+    ...(job.branchCommit === null ? [] : [`+refs/heads/${job.branch}:${start}`]),
+  ];
   await raced(() => git.fetch(job.remoteUrl, specs, auth));
   const base = await git.revParse(baseRef(job.baseCommit));
-  if (base !== job.baseCommit) throw new Error(`the remote's ${baseRef(job.baseCommit)} is at ${base ?? 'nothing'}, not the job's base commit`);
+  if (base !== job.baseCommit)
+    throw new Error(`the remote's ${baseRef(job.baseCommit)} is at ${base ?? 'nothing'}, not the job's base commit`);
   if (job.branchCommit !== null) {
     const fetched = await git.revParse(start);
-    if (fetched !== job.branchCommit) throw new Error(`the remote's ${job.branch} is at ${fetched ?? 'nothing'}, not at ${job.branchCommit} as the job says`);
+    if (fetched !== job.branchCommit)
+      throw new Error(
+        `the remote's ${job.branch} is at ${fetched ?? 'nothing'}, not at ${job.branchCommit} as the job says`,
+      );
   }
 
   const head = (await raced(() => git.listWorktrees())).find((w) => w.path === worktree)?.head ?? null;

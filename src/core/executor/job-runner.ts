@@ -49,18 +49,34 @@ export class JobHandedBackError extends Error {
 }
 
 /** Runs one job to its `result` or `failed` event; throws (the job goes back to the queue) when `signal` aborts. */
-export async function runJob(job: AttemptJob, channel: JobChannel, signal: AbortSignal, deps: JobRunnerDeps): Promise<void> {
+export async function runJob(
+  job: AttemptJob,
+  channel: JobChannel,
+  signal: AbortSignal,
+  deps: JobRunnerDeps,
+): Promise<void> {
   const controls = new Controls(channel, signal);
   const events = new Emitter(channel, signal);
   const port = deps.ports.acquire(job.taskId);
   try {
     await events.now({ kind: 'claimed', worker: deps.identity });
     // Before anything is fetched: roles the worker must not run fail the job (sent to the coordinator).
-    const pipeline = job.roles === undefined || deps.roles === undefined ? deps.pipeline : deps.roles.pipeline(rolesFromWire(job.jobId, job.roles, deps.roles.own));
+    const pipeline =
+      job.roles === undefined || deps.roles === undefined
+        ? deps.pipeline
+        : deps.roles.pipeline(rolesFromWire(job.jobId, job.roles, deps.roles.own));
     const worktree = deps.worktreeOf(job.taskId);
     await prepareCache(job, worktree, deps);
     const base = baseRef(job.baseCommit);
-    const envInput = { taskId: job.taskId, worktree, branch: job.branch, base: job.base, gitRoot: deps.git.root, port, passed: job.passedEnv };
+    const envInput = {
+      taskId: job.taskId,
+      worktree,
+      branch: job.branch,
+      base: job.base,
+      gitRoot: deps.git.root,
+      port,
+      passed: job.passedEnv,
+    };
     const result = await pipeline.run({
       spec: job.spec,
       config: job.config,
@@ -95,7 +111,10 @@ export async function runJob(job: AttemptJob, channel: JobChannel, signal: Abort
     }
     await events.now({ kind: 'result', result });
   } catch (caught) {
-    if (signal.aborted || caught instanceof JobHandedBackError) throw caught instanceof JobHandedBackError ? caught : new JobHandedBackError(`job ${job.jobId} handed back`, { cause: caught });
+    if (signal.aborted || caught instanceof JobHandedBackError)
+      throw caught instanceof JobHandedBackError
+        ? caught
+        : new JobHandedBackError(`job ${job.jobId} handed back`, { cause: caught });
     // An abort from the coordinator is why whatever was thrown was thrown.
     const error: WireError = controls.abortedBy ?? toWireError(caught);
     await events.drained().catch(() => undefined);
@@ -125,7 +144,8 @@ function budget(job: AttemptJob, controls: Controls, clock: Clock): CallBudget {
   const started = clock.now();
   return {
     beforeCall: () => controls.check(),
-    remainingMs: () => (job.remainingMs === null ? Number.MAX_SAFE_INTEGER : Math.max(1, job.remainingMs - (clock.now() - started))),
+    remainingMs: () =>
+      job.remainingMs === null ? Number.MAX_SAFE_INTEGER : Math.max(1, job.remainingMs - (clock.now() - started)),
   };
 }
 
@@ -167,7 +187,10 @@ class Emitter {
     try {
       await this.#channel.emit(event);
     } catch (error) {
-      this.#failed = new JobHandedBackError(`an event could not be sent: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      this.#failed = new JobHandedBackError(
+        `an event could not be sent: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
   }
 }
@@ -184,7 +207,9 @@ class Controls {
     const onHandedBack = () => this.#controller.abort(new JobHandedBackError('the job was handed back'));
     if (handedBack.aborted) onHandedBack();
     else handedBack.addEventListener('abort', onHandedBack, { once: true });
-    this.#closed.signal.addEventListener('abort', () => handedBack.removeEventListener('abort', onHandedBack), { once: true });
+    this.#closed.signal.addEventListener('abort', () => handedBack.removeEventListener('abort', onHandedBack), {
+      once: true,
+    });
     void this.#pump(channel, AbortSignal.any([handedBack, this.#closed.signal]));
   }
 
@@ -231,7 +256,12 @@ class Controls {
       }
     } catch (error) {
       // Messages that can no longer be read are a job this worker cannot be told to stop: hand it back.
-      if (!signal.aborted) this.#controller.abort(new JobHandedBackError(`control messages failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+      if (!signal.aborted)
+        this.#controller.abort(
+          new JobHandedBackError(`control messages failed: ${error instanceof Error ? error.message : String(error)}`, {
+            cause: error,
+          }),
+        );
     }
   }
 }

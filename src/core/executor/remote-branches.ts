@@ -62,12 +62,19 @@ export class RemoteBranches {
    * The worker pushed `commit` to the task's branch: fetch it, check the remote has that commit, and bring
    * the coordinator's branch and its worktree (made here when there is none) to it.
    */
-  async fetchBack(branch: string, commit: string, place: { repoRoot: string; worktree: string; base: string }): Promise<void> {
+  async fetchBack(
+    branch: string,
+    commit: string,
+    place: { repoRoot: string; worktree: string; base: string },
+  ): Promise<void> {
     const { git, workspace, remote, auth } = this.#d;
     const fetched = `refs/loopfleet/fetched/${branch}`;
     await raced(() => git.fetch(remote, [`+refs/heads/${branch}:${fetched}`], auth));
     const got = await git.revParse(fetched);
-    if (got !== commit) throw new Error(`the remote's ${branch} is at ${got ?? 'nothing'}, not at ${commit}, the commit the worker said it pushed`);
+    if (got !== commit)
+      throw new Error(
+        `the remote's ${branch} is at ${got ?? 'nothing'}, not at ${commit}, the commit the worker said it pushed`,
+      );
     if (await workspace.exists(place.worktree)) {
       await git.resetHard(place.worktree, commit);
       return;

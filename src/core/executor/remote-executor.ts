@@ -9,7 +9,13 @@
  * once, whatever the worker is doing; a plan is answered from `observer.planned` the moment it is applied,
  * so two plans never pass each other here either.
  */
-import { jobIdOf, type AttemptJob, type CoordinatorQueue, type SequencedEvent, type WorkerEvent } from '../../ports/attempt-queue.js';
+import {
+  jobIdOf,
+  type AttemptJob,
+  type CoordinatorQueue,
+  type SequencedEvent,
+  type WorkerEvent,
+} from '../../ports/attempt-queue.js';
 import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
@@ -56,7 +62,8 @@ export class RemoteExecutor implements AttemptExecutor {
     const live = rerun > 0 ? await this.#liveRun(input.spec.id, input.attempt, rerun) : null;
     const jobId = live ?? jobIdOf(input.spec.id, input.attempt, rerun);
     // The run this one replaces was interrupted here: should its job still be on a worker, it stops.
-    if (live === null && rerun > 0) await this.#cancel(jobIdOf(input.spec.id, input.attempt, rerun - 1), new Error('the attempt was started again'));
+    if (live === null && rerun > 0)
+      await this.#cancel(jobIdOf(input.spec.id, input.attempt, rerun - 1), new Error('the attempt was started again'));
     const job = live === null ? await this.#publishedJob(jobId, input) : null;
     if (input.signal.aborted) throw input.signal.reason;
     const holder = live === null ? null : await this.#reattached(live, input);
@@ -73,7 +80,10 @@ export class RemoteExecutor implements AttemptExecutor {
     input.signal.addEventListener('abort', onAbort, { once: true });
     try {
       if (job !== null) await Promise.race([queue.enqueue(job), aborted]);
-      const ended = await Promise.race([this.#follow(jobId, input, following.signal, live === null ? null : { worker: holder }), aborted]);
+      const ended = await Promise.race([
+        this.#follow(jobId, input, following.signal, live === null ? null : { worker: holder }),
+        aborted,
+      ]);
       if ('error' in ended) throw ended.error;
       return ended.result;
     } finally {
@@ -96,7 +106,10 @@ export class RemoteExecutor implements AttemptExecutor {
     const holder = (await this.#d.queue.workers()).find((w) => w.running.includes(jobId));
     if (holder !== undefined) input.observer.worker?.(holder.identity.id);
     const where = holder === undefined ? 'no worker runs it now' : `on worker ${holder.identity.id}`;
-    input.observer.notice(`attempt ${input.attempt} goes on as job ${jobId} (${where}): followed again from its first unacknowledged event`, 'info');
+    input.observer.notice(
+      `attempt ${input.attempt} goes on as job ${jobId} (${where}): followed again from its first unacknowledged event`,
+      'info',
+    );
     return holder?.identity.id ?? null;
   }
 
@@ -137,7 +150,12 @@ export class RemoteExecutor implements AttemptExecutor {
    * followed again after a restart (and the worker that holds it), whose events before the first one
    * delivered were applied (and acknowledged) by the coordinator before it.
    */
-  async #follow(jobId: string, input: AttemptInput, signal: AbortSignal, resumed: { worker: string | null } | null): Promise<Ended> {
+  async #follow(
+    jobId: string,
+    input: AttemptInput,
+    signal: AbortSignal,
+    resumed: { worker: string | null } | null,
+  ): Promise<Ended> {
     const seen = { applied: 0, worker: resumed?.worker ?? null, resumed: resumed !== null };
     for await (const delivered of this.#d.queue.events(jobId, signal)) {
       if (signal.aborted) break;
@@ -151,7 +169,8 @@ export class RemoteExecutor implements AttemptExecutor {
         await this.#d.queue.ack(jobId, seq);
         continue;
       }
-      if (seq !== seen.applied + 1) throw new Error(`job ${jobId}: event ${seq} came after ${seen.applied}; the events between are missing`);
+      if (seq !== seen.applied + 1)
+        throw new Error(`job ${jobId}: event ${seq} came after ${seen.applied}; the events between are missing`);
       const ended = await this.#apply(jobId, delivered, input, seen);
       seen.applied = seq;
       await this.#d.queue.ack(jobId, seq);
@@ -161,12 +180,21 @@ export class RemoteExecutor implements AttemptExecutor {
     throw new Error(`job ${jobId}: its events ended without a result`);
   }
 
-  async #apply(jobId: string, delivered: SequencedEvent, input: AttemptInput, seen: { worker: string | null }): Promise<Ended | null> {
+  async #apply(
+    jobId: string,
+    delivered: SequencedEvent,
+    input: AttemptInput,
+    seen: { worker: string | null },
+  ): Promise<Ended | null> {
     let event: WorkerEvent;
     try {
       event = checkEvent(delivered.event);
     } catch (error) {
-      return { error: new Error(`job ${jobId}: event ${delivered.seq} from the worker is malformed: ${(error as Error).message}`) };
+      return {
+        error: new Error(
+          `job ${jobId}: event ${delivered.seq} from the worker is malformed: ${(error as Error).message}`,
+        ),
+      };
     }
     const { observer } = input;
     switch (event.kind) {
@@ -174,7 +202,10 @@ export class RemoteExecutor implements AttemptExecutor {
         if (seen.worker !== null) {
           // The job's worker stopped (killed, or it handed the job back) and another took it: the attempt
           // starts over there; what it spent so far stays booked.
-          observer.notice(`attempt ${input.attempt} restarts on worker ${event.worker.id}: worker ${seen.worker} stopped running it`, 'warn');
+          observer.notice(
+            `attempt ${input.attempt} restarts on worker ${event.worker.id}: worker ${seen.worker} stopped running it`,
+            'warn',
+          );
           observer.phase('setup');
         }
         seen.worker = event.worker.id;
@@ -198,8 +229,15 @@ export class RemoteExecutor implements AttemptExecutor {
         return null;
       }
       case 'pushed':
-        if (event.branch !== input.branch) return { error: new Error(`job ${jobId}: the worker pushed ${event.branch}, not the task's branch ${input.branch}`) };
-        await this.#branches.fetchBack(input.branch, event.commit, { repoRoot: input.repoRoot, worktree: input.worktree, base: input.base });
+        if (event.branch !== input.branch)
+          return {
+            error: new Error(`job ${jobId}: the worker pushed ${event.branch}, not the task's branch ${input.branch}`),
+          };
+        await this.#branches.fetchBack(input.branch, event.commit, {
+          repoRoot: input.repoRoot,
+          worktree: input.worktree,
+          base: input.base,
+        });
         return null;
       case 'result':
         return { result: event.result };

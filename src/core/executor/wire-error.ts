@@ -3,21 +3,39 @@
  * coordinator settles a worker's error exactly as the local path would settle the same error thrown in
  * process. What a worker sends is untrusted: a detail that does not fit its class makes a plain Error.
  */
-import { GateError, RateLimitError, RefusedError, ResourceLimitError, StopError, type LimitCode } from '../../domain/errors.js';
+import {
+  GateError,
+  RateLimitError,
+  RefusedError,
+  ResourceLimitError,
+  StopError,
+  type LimitCode,
+} from '../../domain/errors.js';
 import type { GateName } from '../../domain/types.js';
 import type { WireError } from '../../ports/attempt-queue.js';
 
 /** An error message from a worker is shown and stored: bounded like any other reason. */
 const MAX_MESSAGE = 4_000;
 
-const GATES: readonly GateName[] = ['attempts', 'tokens', 'time', 'cost', 'no-progress', 'fleet_tokens', 'fleet_cost', 'fleet_time'];
+const GATES: readonly GateName[] = [
+  'attempts',
+  'tokens',
+  'time',
+  'cost',
+  'no-progress',
+  'fleet_tokens',
+  'fleet_cost',
+  'fleet_time',
+];
 const LIMIT_KINDS: readonly RateLimitError['kind'][] = ['rate', 'usage', 'overloaded'];
 const LIMIT_CODES: readonly LimitCode[] = ['EMFILE', 'ENFILE', 'ENOMEM'];
 
 export function toWireError(error: unknown): WireError {
-  if (error instanceof GateError) return { kind: 'gate', message: error.message, detail: { gate: error.gate, scope: error.scope } };
+  if (error instanceof GateError)
+    return { kind: 'gate', message: error.message, detail: { gate: error.gate, scope: error.scope } };
   if (error instanceof StopError) return { kind: 'stop', message: error.message };
-  if (error instanceof RateLimitError) return { kind: 'rate-limit', message: error.message, detail: { resetAt: error.resetAt, limit: error.kind } };
+  if (error instanceof RateLimitError)
+    return { kind: 'rate-limit', message: error.message, detail: { resetAt: error.resetAt, limit: error.kind } };
   const limit = ResourceLimitError.of(error);
   if (limit !== null) return { kind: 'resource-limit', message: limit.message, detail: { code: limit.code } };
   if (error instanceof RefusedError) return { kind: 'refused', message: error.message };

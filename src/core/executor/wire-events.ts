@@ -8,7 +8,17 @@ import type { AttemptResult } from '../../domain/attempt-result.js';
 import type { AgentEvent } from '../../ports/model.js';
 import type { WireError, WorkerEvent } from '../../ports/attempt-queue.js';
 
-const OUTCOMES: readonly AttemptOutcome[] = ['verified', 'setup-failed', 'check-failed', 'guard-failed', 'vetoed', 'gate', 'error', 'interrupted', 'unchanged'];
+const OUTCOMES: readonly AttemptOutcome[] = [
+  'verified',
+  'setup-failed',
+  'check-failed',
+  'guard-failed',
+  'vetoed',
+  'gate',
+  'error',
+  'interrupted',
+  'unchanged',
+];
 const WIRE_KINDS: readonly WireError['kind'][] = ['gate', 'stop', 'rate-limit', 'resource-limit', 'refused', 'error'];
 const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** a worker id is shown on every task row: short, and printable ASCII only */
@@ -21,7 +31,8 @@ export class MalformedEventError extends Error {
 type Json = Record<string, unknown>;
 
 function object(value: unknown, what: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MalformedEventError(`${what} is not an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new MalformedEventError(`${what} is not an object`);
   return value as Json;
 }
 
@@ -35,12 +46,14 @@ function textOrNull(value: unknown, what: string): string | null {
 }
 
 function count(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new MalformedEventError(`${what} is not a count`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw new MalformedEventError(`${what} is not a count`);
   return value;
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], what: string): T {
-  if (!allowed.includes(value as T)) throw new MalformedEventError(`${what} ${JSON.stringify(value)} is none of ${allowed.join(', ')}`);
+  if (!allowed.includes(value as T))
+    throw new MalformedEventError(`${what} ${JSON.stringify(value)} is none of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -52,7 +65,12 @@ function commit(value: unknown, what: string): string {
 
 function usage(value: unknown): Usage {
   const u = object(value, 'usage');
-  return { input: count(u.input, 'usage.input'), output: count(u.output, 'usage.output'), cacheWrite: count(u.cacheWrite, 'usage.cacheWrite'), cacheRead: count(u.cacheRead, 'usage.cacheRead') };
+  return {
+    input: count(u.input, 'usage.input'),
+    output: count(u.output, 'usage.output'),
+    cacheWrite: count(u.cacheWrite, 'usage.cacheWrite'),
+    cacheRead: count(u.cacheRead, 'usage.cacheRead'),
+  };
 }
 
 function agentEvent(value: unknown): AgentEvent {
@@ -63,11 +81,22 @@ function agentEvent(value: unknown): AgentEvent {
     case 'tool':
       return { type: 'tool', name: text(e.name, 'tool name'), input: text(e.input, 'tool input') };
     case 'tool-result':
-      return { type: 'tool-result', name: text(e.name, 'tool name'), output: text(e.output, 'tool output'), isError: e.isError === true };
+      return {
+        type: 'tool-result',
+        name: text(e.name, 'tool name'),
+        output: text(e.output, 'tool output'),
+        isError: e.isError === true,
+      };
     case 'usage': {
       const cost = e.costUsd;
-      if (cost !== undefined && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0)) throw new MalformedEventError('usage costUsd is not a price');
-      return { type: 'usage', usage: usage(e.usage), model: text(e.model, 'usage model'), ...(cost === undefined ? {} : { costUsd: cost }) };
+      if (cost !== undefined && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0))
+        throw new MalformedEventError('usage costUsd is not a price');
+      return {
+        type: 'usage',
+        usage: usage(e.usage),
+        model: text(e.model, 'usage model'),
+        ...(cost === undefined ? {} : { costUsd: cost }),
+      };
     }
     default:
       throw new MalformedEventError(`agent event type ${JSON.stringify(e.type)} is unknown`);
@@ -82,7 +111,8 @@ function list(value: unknown, what: string): unknown[] {
 /** The parts of a result the coordinator decides on are checked; check and baseline records keep their shape checks light. */
 function result(value: unknown): AttemptResult {
   const r = object(value, 'result');
-  const records = (v: unknown, what: string) => list(v ?? [], what).map((x, i) => object(x, `${what}[${i}]`)) as never[];
+  const records = (v: unknown, what: string) =>
+    list(v ?? [], what).map((x, i) => object(x, `${what}[${i}]`)) as never[];
   const verdict = r.verdict === null || r.verdict === undefined ? null : object(r.verdict, 'verdict');
   const waiting = r.waitingFor === undefined ? undefined : object(r.waitingFor, 'waitingFor');
   return {
@@ -93,14 +123,27 @@ function result(value: unknown): AttemptResult {
     setup: r.setup === null || r.setup === undefined ? null : (object(r.setup, 'setup') as never),
     check: r.check === null || r.check === undefined ? null : (object(r.check, 'check') as never),
     guard: list(r.guard ?? [], 'guard').map((g, i) => text(g, `guard[${i}]`)),
-    verdict: verdict === null ? null : { pass: verdict.pass === true, reasons: list(verdict.reasons ?? [], 'verdict reasons').map((x, i) => text(x, `verdict reason ${i}`)) },
+    verdict:
+      verdict === null
+        ? null
+        : {
+            pass: verdict.pass === true,
+            reasons: list(verdict.reasons ?? [], 'verdict reasons').map((x, i) => text(x, `verdict reason ${i}`)),
+          },
     commit: r.commit === null || r.commit === undefined ? null : commit(r.commit, 'result commit'),
     diffStat: textOrNull(r.diffStat, 'diffStat'),
     checks: records(r.checks, 'checks'),
     baseline: records(r.baseline, 'baseline'),
     proof: r.proof === null || r.proof === undefined ? null : (object(r.proof, 'proof') as never),
     ...(r.awaitingApproval === true ? { awaitingApproval: true as const } : {}),
-    ...(waiting === undefined ? {} : { waitingFor: { id: text(waiting.id, 'waitingFor id'), files: list(waiting.files, 'waitingFor files').map((f, i) => text(f, `waitingFor file ${i}`)) } }),
+    ...(waiting === undefined
+      ? {}
+      : {
+          waitingFor: {
+            id: text(waiting.id, 'waitingFor id'),
+            files: list(waiting.files, 'waitingFor files').map((f, i) => text(f, `waitingFor file ${i}`)),
+          },
+        }),
   };
 }
 
@@ -112,16 +155,28 @@ export function checkEvent(value: unknown): WorkerEvent {
       const w = object(e.worker, 'worker');
       const id = text(w.id, 'worker id');
       if (!WORKER_ID.test(id)) throw new MalformedEventError('worker id is not 1–120 printable characters');
-      return { kind: 'claimed', worker: { id, host: text(w.host, 'worker host'), concurrency: count(w.concurrency, 'worker concurrency') } };
+      return {
+        kind: 'claimed',
+        worker: { id, host: text(w.host, 'worker host'), concurrency: count(w.concurrency, 'worker concurrency') },
+      };
     }
     case 'phase':
       return { kind: 'phase', phase: oneOf<Phase>(e.phase, PHASES, 'phase') };
     case 'agent':
-      return { kind: 'agent', role: oneOf<Role>(e.role, ROLES, 'role'), model: text(e.model, 'model'), event: agentEvent(e.event) };
+      return {
+        kind: 'agent',
+        role: oneOf<Role>(e.role, ROLES, 'role'),
+        model: text(e.model, 'model'),
+        event: agentEvent(e.event),
+      };
     case 'output':
       return { kind: 'output', phase: oneOf<Phase>(e.phase, PHASES, 'phase'), chunk: text(e.chunk, 'output') };
     case 'notice':
-      return { kind: 'notice', message: text(e.message, 'notice'), level: oneOf(e.level, ['info', 'warn'] as const, 'notice level') };
+      return {
+        kind: 'notice',
+        message: text(e.message, 'notice'),
+        level: oneOf(e.level, ['info', 'warn'] as const, 'notice level'),
+      };
     case 'planned':
       return { kind: 'planned', plan: text(e.plan, 'plan'), request: text(e.request, 'plan request') };
     case 'pushed':
@@ -131,7 +186,14 @@ export function checkEvent(value: unknown): WorkerEvent {
     case 'failed': {
       const f = object(e.error, 'error');
       const detail = f.detail === undefined ? undefined : object(f.detail, 'error detail');
-      return { kind: 'failed', error: { kind: oneOf(f.kind, WIRE_KINDS, 'error kind'), message: text(f.message, 'error message'), ...(detail === undefined ? {} : { detail }) } };
+      return {
+        kind: 'failed',
+        error: {
+          kind: oneOf(f.kind, WIRE_KINDS, 'error kind'),
+          message: text(f.message, 'error message'),
+          ...(detail === undefined ? {} : { detail }),
+        },
+      };
     }
     default:
       throw new MalformedEventError(`event kind ${JSON.stringify(e.kind)} is unknown`);

@@ -39,26 +39,37 @@ export function rolesToWire(roles: Record<Role, RoleDefinition>): WireRoles {
  * The job's roles as this worker runs them. `own`: the worker's definitions, whose `command:` and `bin:`
  * are the only ones it runs. Throws an Error naming the job, the role and what is wrong.
  */
-export function rolesFromWire(jobId: string, value: unknown, own: Record<Role, RoleDefinition>): Record<Role, RoleDefinition> {
+export function rolesFromWire(
+  jobId: string,
+  value: unknown,
+  own: Record<Role, RoleDefinition>,
+): Record<Role, RoleDefinition> {
   const where = `job ${jobId}: roles`;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: expected an object of role files`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${where}: expected an object of role files`);
   const extra = Object.keys(value).filter((k) => !(ROLES as readonly string[]).includes(k));
-  if (extra.length > 0) throw new Error(`${where}: unknown role ${JSON.stringify(extra[0])} (roles: ${ROLES.join(', ')})`);
+  if (extra.length > 0)
+    throw new Error(`${where}: unknown role ${JSON.stringify(extra[0])} (roles: ${ROLES.join(', ')})`);
   const roles: Partial<Record<Role, RoleDefinition>> = {};
   for (const role of ROLES) {
     const text = (value as Record<string, unknown>)[role];
     if (typeof text !== 'string') throw new Error(`${where}: ${role} is missing or not text`);
-    if (text.length > MAX_ROLE_TEXT) throw new Error(`${where}: ${role} is ${text.length} characters, more than ${MAX_ROLE_TEXT}`);
+    if (text.length > MAX_ROLE_TEXT)
+      throw new Error(`${where}: ${role} is ${text.length} characters, more than ${MAX_ROLE_TEXT}`);
     let def: RoleDefinition;
     try {
       def = parseRoleFile(text, `${role} role of job ${jobId}`, role);
     } catch (error) {
       if (!(error instanceof InputErrors)) throw error;
-      throw new Error(`${where}: ${role}: ${error.errors.map((e) => (e.line === null ? e.problem : `line ${e.line}: ${e.problem}`)).join('; ')}`);
+      throw new Error(
+        `${where}: ${role}: ${error.errors.map((e) => (e.line === null ? e.problem : `line ${e.line}: ${e.problem}`)).join('; ')}`,
+      );
     }
     for (const key of ['command', 'bin'] as const) {
       if (def[key] !== own[role][key]) {
-        throw new Error(`${where}: ${role} names ${key}: ${JSON.stringify(def[key] ?? null)}, and this worker's ${role} has ${JSON.stringify(own[role][key] ?? null)}: a worker runs only its own programs`);
+        throw new Error(
+          `${where}: ${role} names ${key}: ${JSON.stringify(def[key] ?? null)}, and this worker's ${role} has ${JSON.stringify(own[role][key] ?? null)}: a worker runs only its own programs`,
+        );
       }
     }
     roles[role] = { ...def, source: `${role} role of job ${jobId}` };

@@ -26,7 +26,14 @@ export class Accounting {
    * `reportedUsd` is a command-line agent's own figure, used as it is; otherwise the tokens are priced from
    * the table, and a model it does not know is recorded as unpriced on the task.
    */
-  book(id: string, role: Role, model: string, delta: Usage, prices: Readonly<Record<string, ModelPrice>>, reportedUsd?: number): Booking {
+  book(
+    id: string,
+    role: Role,
+    model: string,
+    delta: Usage,
+    prices: Readonly<Record<string, ModelPrice>>,
+    reportedUsd?: number,
+  ): Booking {
     const price = reportedUsd === undefined ? priceOf(model, prices) : null;
     const cost = reportedUsd ?? (price === null ? 0 : costOf(delta, price));
     const unpriced = reportedUsd === undefined && price === null ? model : null;

@@ -1,4 +1,11 @@
-import { TASK_STATUSES, type Backlog, type FleetConfig, type TaskSpec, type TaskState, type TaskStatus } from '../../domain/types.js';
+import {
+  TASK_STATUSES,
+  type Backlog,
+  type FleetConfig,
+  type TaskSpec,
+  type TaskState,
+  type TaskStatus,
+} from '../../domain/types.js';
 import { taskGates } from '../budget/gates.js';
 import type { FleetState } from '../task/state.js';
 

@@ -73,7 +73,10 @@ export class Fleet implements FleetHandle {
     this.#backlog = new BacklogView(options.backlog);
     this.#setupTrust = new SetupTrust(services.git);
     this.#pipeline = new Pipeline(services, this.#setupTrust);
-    this.#notifier = new Notifier(() => this.#backlog.config, (command, payload) => services.notify(command, payload));
+    this.#notifier = new Notifier(
+      () => this.#backlog.config,
+      (command, payload) => services.notify(command, payload),
+    );
     this.#phase = new RunPhase({
       clock: services.clock,
       notifier: this.#notifier,
@@ -82,28 +85,47 @@ export class Fleet implements FleetHandle {
       due: () => this.resume(),
     });
     this.#ports = new PortPool(this.#backlog.config.ports);
-    this.#scheduler = new Scheduler({
-      clock: services.clock,
-      events: this.events,
-      stop: this.#stop.signal,
-      state: () => this.#state,
-      backlog: () => this.#backlog,
-      open: () => this.#started && !this.#stop.signal.aborted && this.#phase.current !== 'stopping' && this.#phase.current !== 'finished' && !this.#backlog.missing,
-      run: (spec) => this.#run(spec),
-      busy: (busy) => {
-        if (busy && this.#phase.current === 'idle') this.#phase.set('running');
-        if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
+    this.#scheduler = new Scheduler(
+      {
+        clock: services.clock,
+        events: this.events,
+        stop: this.#stop.signal,
+        state: () => this.#state,
+        backlog: () => this.#backlog,
+        open: () =>
+          this.#started &&
+          !this.#stop.signal.aborted &&
+          this.#phase.current !== 'stopping' &&
+          this.#phase.current !== 'finished' &&
+          !this.#backlog.missing,
+        run: (spec) => this.#run(spec),
+        busy: (busy) => {
+          if (busy && this.#phase.current === 'idle') this.#phase.set('running');
+          if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
+        },
       },
-    }, this.#backlog.config.concurrency);
-    this.#causes = new StopCauses({ events: this.events, stop: (reason) => this.stop(reason), stopping: () => this.#stop.signal.aborted });
-    this.#budget = new FleetBudget(() => this.#backlog.config.fleetGates, () => services.clock.now(), (gate) => this.#causes.gateTripped(gate));
-    this.#limits = new RateLimits({
-      now: () => services.clock.now(),
-      hold: (reason, until, backoff) => this.hold(reason, until, backoff),
-      holding: () => this.#phase.holding,
-      probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#backlog.config.concurrency),
-      stop: (reason) => this.#causes.rateLimited(reason),
-    }, options.noWait === true);
+      this.#backlog.config.concurrency,
+    );
+    this.#causes = new StopCauses({
+      events: this.events,
+      stop: (reason) => this.stop(reason),
+      stopping: () => this.#stop.signal.aborted,
+    });
+    this.#budget = new FleetBudget(
+      () => this.#backlog.config.fleetGates,
+      () => services.clock.now(),
+      (gate) => this.#causes.gateTripped(gate),
+    );
+    this.#limits = new RateLimits(
+      {
+        now: () => services.clock.now(),
+        hold: (reason, until, backoff) => this.hold(reason, until, backoff),
+        holding: () => this.#phase.holding,
+        probe: (on) => (this.#scheduler.concurrency = on ? 1 : this.#backlog.config.concurrency),
+        stop: (reason) => this.#causes.rateLimited(reason),
+      },
+      options.noWait === true,
+    );
     this.events.on('gate', (gate) => this.#notifier.send({ event: 'gate', ...gate }));
   }
 
@@ -322,7 +344,9 @@ export class Fleet implements FleetHandle {
    */
   backlogGone(): void {
     if (!this.#backlog.gone()) return;
-    const waiting = this.tasks().filter((t) => t.status === 'queued').map((t) => t.id);
+    const waiting = this.tasks()
+      .filter((t) => t.status === 'queued')
+      .map((t) => t.id);
     this.events.emit('log', {
       level: 'warn',
       message: `${this.backlogPath} was deleted or renamed: running tasks finish, ${waiting.length === 0 ? 'nothing else starts' : `${waiting.join(', ')} will not start`}; restore it to go on`,
@@ -384,7 +408,15 @@ export class Fleet implements FleetHandle {
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
     this.#emitFleet();
-    this.#notifier.send({ event: 'status', id: task.id, title: task.title, status: task.status, previousStatus, reason: task.reason, branch: task.branch });
+    this.#notifier.send({
+      event: 'status',
+      id: task.id,
+      title: task.title,
+      status: task.status,
+      previousStatus,
+      reason: task.reason,
+      branch: task.branch,
+    });
   }
 
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
@@ -396,7 +428,16 @@ export class Fleet implements FleetHandle {
   #account(id: string, role: Role, model: string, delta: Usage, reportedUsd?: number): void {
     const { task, costUsd } = this.#accounting.book(id, role, model, delta, this.#backlog.config.prices, reportedUsd);
     this.#budget.spend(delta, costUsd);
-    this.events.emit('usage', { id, role, model, delta, costUsd, task: { ...task.usage }, taskCostUsd: task.costUsd, fleet: this.#totals() });
+    this.events.emit('usage', {
+      id,
+      role,
+      model,
+      delta,
+      costUsd,
+      task: { ...task.usage },
+      taskCostUsd: task.costUsd,
+      fleet: this.#totals(),
+    });
   }
 
   /** The fleet's spending so far; cheap (no pass over the tasks), so every usage report can carry it. */
@@ -414,4 +455,3 @@ export class Fleet implements FleetHandle {
     this.events.emit('fleet', this.summary());
   }
 }
-

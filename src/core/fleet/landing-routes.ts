@@ -119,8 +119,13 @@ export class FleetLanding {
   /** The merge queue over `ids` (see Fleet.mergeAll); tasks that land by pull request have their PRs opened or updated. */
   async mergeAll(ids: readonly string[]): Promise<QueueResult> {
     // The forge merges those that land by pull request.
-    for (const id of ids.filter((i) => this.#pulls.lands(i) && this.#s.state.get(i)?.status === 'verified')) await this.#pulls.afterVerified(id);
-    const result = await this.#merges.land(ids.filter((i) => !this.#pulls.lands(i)), this.#s.specs(), this.#s.config());
+    for (const id of ids.filter((i) => this.#pulls.lands(i) && this.#s.state.get(i)?.status === 'verified'))
+      await this.#pulls.afterVerified(id);
+    const result = await this.#merges.land(
+      ids.filter((i) => !this.#pulls.lands(i)),
+      this.#s.specs(),
+      this.#s.config(),
+    );
     this.#s.schedule();
     return result;
   }
@@ -156,7 +161,12 @@ export class FleetLanding {
     const pr = this.#s.state.get(id)?.pr;
     await this.#actions.discard(id);
     // loopfleet never closes a pull request itself: the person is told where it stays open.
-    if (pr?.state === 'open') this.#s.shared.events.emit('log', { level: 'warn', id, message: `PR #${pr.number} stays open on the forge: close it there (${pr.url})` });
+    if (pr?.state === 'open')
+      this.#s.shared.events.emit('log', {
+        level: 'warn',
+        id,
+        message: `PR #${pr.number} stays open on the forge: close it there (${pr.url})`,
+      });
     this.#s.schedule();
   }
 
@@ -178,6 +188,8 @@ export class FleetLanding {
   /** A verified task whose autonomy lets it land (`auto`, or --auto-merge): the one place that merges it unasked. */
   async #landVerified(id: string): Promise<void> {
     // Through the merge queue: rebased onto base as it is now and checked again before it lands.
-    await this.mergeAll([id]).catch((error: Error) => this.#s.shared.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }));
+    await this.mergeAll([id]).catch((error: Error) =>
+      this.#s.shared.events.emit('log', { level: 'warn', id, message: `auto-merge: ${error.message}` }),
+    );
   }
 }

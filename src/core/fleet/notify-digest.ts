@@ -6,7 +6,6 @@
 import { jsonText, oneLine } from '../../domain/sanitize.js';
 import { NOTIFY_KINDS, type NotifyKind } from '../../domain/types.js';
 
-
 /** The payload kinds the fleet sends to the notify command. */
 export type NotifyPayload =
   | { event: 'status'; id: string; status: string; [key: string]: unknown }
@@ -46,7 +45,8 @@ export function summaryPayload(summary: RunSummary): NotifyPayload {
 function cleanStrings(value: unknown): unknown {
   if (typeof value === 'string') return oneLine(value);
   if (Array.isArray(value)) return value.map(cleanStrings);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanStrings(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cleanStrings(v)]));
   return value;
 }
 

@@ -19,7 +19,13 @@ export interface PruneResult {
  * Invariant: never removes a branch that is not merged into base, and never removes the worktree of a task
  * that may still be merged, retried or inspected (queued, running, verified, failed, conflict).
  */
-export async function pruneWorktrees(git: GitPort, workspace: Workspace, state: FleetState, workDir: string, base: string): Promise<PruneResult> {
+export async function pruneWorktrees(
+  git: GitPort,
+  workspace: Workspace,
+  state: FleetState,
+  workDir: string,
+  base: string,
+): Promise<PruneResult> {
   const result: PruneResult = { removed: [], kept: [] };
   await git.pruneWorktrees();
   const registered = new Map((await git.listWorktrees()).map((w) => [resolve(w.path), w]));

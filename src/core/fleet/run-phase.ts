@@ -56,16 +56,27 @@ export class RunPhase {
     this.#phase = phase;
     this.#s.emit();
     if (phase === 'idle') this.#s.notifier.send({ event: 'idle', counts: this.#s.counts() });
-    if (phase === 'paused') this.#s.notifier.send({ event: 'paused', ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }) });
+    if (phase === 'paused')
+      this.#s.notifier.send({
+        event: 'paused',
+        ...(this.#hold === null ? {} : { reason: this.#hold.reason, until: this.#hold.until }),
+      });
   }
 
   /** Hold for `reason` until `until` (epoch ms; null: until released), replacing any earlier hold. */
   holdFor(reason: string, until: number | null, backoff: boolean): void {
     this.release();
-    this.#hold = { reason, until: until === null ? null : new Date(until).toISOString(), ...(backoff ? { backoff } : {}) };
+    this.#hold = {
+      reason,
+      until: until === null ? null : new Date(until).toISOString(),
+      ...(backoff ? { backoff } : {}),
+    };
     if (until !== null) {
       // Not unref'd: while the fleet holds, this timer may be all that keeps the run alive; release() clears it.
-      this.#holdTimer = setTimeout(() => this.#s.due(), Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS));
+      this.#holdTimer = setTimeout(
+        () => this.#s.due(),
+        Math.min(Math.max(0, until - this.#s.clock.now()), MAX_TIMER_MS),
+      );
     }
   }
 

@@ -117,7 +117,8 @@ export class Scheduler {
       if (!spec.after.every((dep) => state.get(dep)?.status === 'merged')) return;
       // Waiting for an overlapping task until it is merged, discarded or failed.
       const blocker = task.waitingFor?.id;
-      if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status)) return;
+      if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status))
+        return;
       if (room <= 0) return;
       room--;
       this.#s.busy(true);
@@ -173,33 +174,46 @@ export class Scheduler {
     if (this.#recurTimer !== null) clearTimeout(this.#recurTimer);
     this.#recurTimer = null;
     if (at === Infinity) return;
-    this.#recurTimer = setTimeout(() => {
-      this.#recurTimer = null;
-      this.schedule();
-    }, Math.min(Math.max(0, at - this.#s.clock.now()), MAX_TIMER_MS));
+    this.#recurTimer = setTimeout(
+      () => {
+        this.#recurTimer = null;
+        this.schedule();
+      },
+      Math.min(Math.max(0, at - this.#s.clock.now()), MAX_TIMER_MS),
+    );
     this.#recurTimer.unref();
   }
 
   #enqueue(id: string, priority = 0): void {
     this.#scheduled.add(id);
     void this.#queue
-      .add(async () => {
-        const spec = this.#s.backlog().specs.get(id);
-        const task = this.#s.state().get(id);
-        // The backlog may have dropped it, or a person discarded it, while it waited.
-        if (spec === undefined || task === undefined || task.status !== 'queued') return;
-        // Enqueued before the backlog went (or the fleet stopped): it stays queued for when it may start.
-        if (!this.#s.open()) return;
-        await this.#s.run(spec);
-      }, { priority })
+      .add(
+        async () => {
+          const spec = this.#s.backlog().specs.get(id);
+          const task = this.#s.state().get(id);
+          // The backlog may have dropped it, or a person discarded it, while it waited.
+          if (spec === undefined || task === undefined || task.status !== 'queued') return;
+          // Enqueued before the backlog went (or the fleet stopped): it stays queued for when it may start.
+          if (!this.#s.open()) return;
+          await this.#s.run(spec);
+        },
+        { priority },
+      )
       .catch((error: unknown) => {
         // halt() clears the queue: the tasks that were waiting stay queued for the next run.
         if (this.#s.stop.aborted && error instanceof Error && error.name === 'AbortError') return;
-        this.#s.events.emit('log', { level: 'error', id, message: `internal error running ${id}: ${error instanceof Error ? error.stack ?? error.message : String(error)}` });
+        this.#s.events.emit('log', {
+          level: 'error',
+          id,
+          message: `internal error running ${id}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        });
         const state = this.#s.state();
         const status = state.get(id)?.status;
         if (status !== undefined && allowedFrom('fail').includes(status)) {
-          state.lifecycle.fail(id, { gate: null, reason: `internal error: ${error instanceof Error ? error.message : String(error)}` });
+          state.lifecycle.fail(id, {
+            gate: null,
+            reason: `internal error: ${error instanceof Error ? error.message : String(error)}`,
+          });
         }
       })
       .finally(() => {

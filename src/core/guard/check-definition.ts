@@ -33,7 +33,12 @@ const JUSTFILES = ['justfile', 'Justfile', '.justfile'];
 export function simpleCommands(command: string): string[][] {
   return command
     .split(/&&|\|\||[;|\n]/)
-    .map((part) => part.trim().split(/\s+/).filter((w) => w !== ''))
+    .map((part) =>
+      part
+        .trim()
+        .split(/\s+/)
+        .filter((w) => w !== ''),
+    )
     .map((words) => {
       let i = 0;
       while (i < words.length && /^[A-Za-z_]\w*=/.test(words[i]!)) i++; // FOO=bar prefixes
@@ -44,15 +49,40 @@ export function simpleCommands(command: string): string[][] {
     .filter((words) => words.length > 0);
 }
 
-const NPM_LIFECYCLE: Record<string, string> = { t: 'test', tst: 'test', test: 'test', start: 'start', stop: 'stop', restart: 'restart' };
-const YARN_BUILTINS = new Set(['install', 'add', 'remove', 'upgrade', 'init', 'info', 'list', 'why', 'exec', 'dlx', 'node', 'config', 'cache', 'workspaces', 'workspace', 'install-test']);
+const NPM_LIFECYCLE: Record<string, string> = {
+  t: 'test',
+  tst: 'test',
+  test: 'test',
+  start: 'start',
+  stop: 'stop',
+  restart: 'restart',
+};
+const YARN_BUILTINS = new Set([
+  'install',
+  'add',
+  'remove',
+  'upgrade',
+  'init',
+  'info',
+  'list',
+  'why',
+  'exec',
+  'dlx',
+  'node',
+  'config',
+  'cache',
+  'workspaces',
+  'workspace',
+  'install-test',
+]);
 
 /** The package.json scripts one simple command runs directly. */
 function scriptsOf(words: string[]): string[] {
   const [tool, ...rest] = words;
   const args = rest.filter((w) => !w.startsWith('-'));
   if (tool === 'npm') {
-    if (args[0] === 'run' || args[0] === 'run-script' || args[0] === 'rum' || args[0] === 'urn') return args[1] ? [args[1]] : [];
+    if (args[0] === 'run' || args[0] === 'run-script' || args[0] === 'rum' || args[0] === 'urn')
+      return args[1] ? [args[1]] : [];
     const lifecycle = NPM_LIFECYCLE[args[0] ?? ''];
     return lifecycle ? [lifecycle] : [];
   }
@@ -103,7 +133,8 @@ function filesNamed(texts: string[]): Set<string> {
   for (const text of texts) {
     for (const words of simpleCommands(text)) {
       for (const w of words) {
-        if (/^[\w./-]+$/.test(w) && (w.includes('/') || /\.(?:sh|[cm]?[jt]s|py|rb|pl|bash)$/.test(w))) files.add(w.replace(/^\.\//, ''));
+        if (/^[\w./-]+$/.test(w) && (w.includes('/') || /\.(?:sh|[cm]?[jt]s|py|rb|pl|bash)$/.test(w)))
+          files.add(w.replace(/^\.\//, ''));
       }
     }
   }
@@ -164,7 +195,8 @@ function targetRules(file: FileVersions, targets: string[], check: string, just:
     if (before !== after) reasons.push(`guard: ${file.path} target ${name} changed — the check \`${check}\` runs it`);
     queue.push(...prerequisites(before ?? '', just), ...prerequisites(after ?? '', just));
   }
-  if (base.rest !== next.rest) reasons.push(`guard: ${file.path} changed outside its targets — the check \`${check}\` reads it`);
+  if (base.rest !== next.rest)
+    reasons.push(`guard: ${file.path} changed outside its targets — the check \`${check}\` reads it`);
   return reasons;
 }
 
@@ -193,21 +225,33 @@ function runnerKeys(pkg: string | null): string {
  * Reasons the attempt changed what `check` runs. `files` holds, for each changed path this module asks
  * about (see `definitionFiles`), its base and new text.
  */
-export function checkDefinitionRules(check: string | null, changed: readonly string[], files: ReadonlyMap<string, FileVersions>): string[] {
+export function checkDefinitionRules(
+  check: string | null,
+  changed: readonly string[],
+  files: ReadonlyMap<string, FileVersions>,
+): string[] {
   if (check === null) return [];
   const reasons: string[] = [];
   const pkg = files.get('package.json');
   const baseScripts = scriptsIn(pkg?.base ?? null);
   const nextScripts = scriptsIn(pkg?.next ?? null);
   const reached = reachedScripts(check, baseScripts, nextScripts);
-  const bodies = [check, ...[...reached].flatMap((n) => [baseScripts?.[n], nextScripts?.[n]]).filter((b): b is string => typeof b === 'string')];
+  const bodies = [
+    check,
+    ...[...reached]
+      .flatMap((n) => [baseScripts?.[n], nextScripts?.[n]])
+      .filter((b): b is string => typeof b === 'string'),
+  ];
   if (pkg !== undefined) {
     for (const name of reached) {
       if (JSON.stringify(baseScripts?.[name] ?? null) !== JSON.stringify(nextScripts?.[name] ?? null)) {
         reasons.push(`guard: package.json scripts.${name} changed — the check \`${check}\` runs it`);
       }
     }
-    if (runnerKeys(pkg.base) !== runnerKeys(pkg.next)) reasons.push(`guard: package.json test runner settings (${RUNNER_KEYS.join(', ')}) changed — they decide what the check runs`);
+    if (runnerKeys(pkg.base) !== runnerKeys(pkg.next))
+      reasons.push(
+        `guard: package.json test runner settings (${RUNNER_KEYS.join(', ')}) changed — they decide what the check runs`,
+      );
   }
   const usesTsc = bodies.some((b) => /\btsc\b|\bvue-tsc\b/.test(b));
   const named = filesNamed(bodies);
@@ -225,7 +269,10 @@ export function checkDefinitionRules(check: string | null, changed: readonly str
       reasons.push(`guard: ${path} changed — the check \`${check}\` runs it`);
     }
   }
-  for (const [list, just, tools] of [[MAKEFILES, false, ['make', 'gmake']], [JUSTFILES, true, ['just']]] as const) {
+  for (const [list, just, tools] of [
+    [MAKEFILES, false, ['make', 'gmake']],
+    [JUSTFILES, true, ['just']],
+  ] as const) {
     const uses = commands.filter((w) => (tools as readonly string[]).includes(w[0]!));
     if (uses.length === 0) continue;
     const file = list.map((n) => files.get(n)).find((f) => f !== undefined);
@@ -238,5 +285,7 @@ export function checkDefinitionRules(check: string | null, changed: readonly str
 
 /** The changed paths whose base and new text `checkDefinitionRules` needs. */
 export function definitionFiles(changed: readonly string[]): string[] {
-  return changed.filter((p) => p === 'package.json' || SECTIONS[p] !== undefined || MAKEFILES.includes(p) || JUSTFILES.includes(p));
+  return changed.filter(
+    (p) => p === 'package.json' || SECTIONS[p] !== undefined || MAKEFILES.includes(p) || JUSTFILES.includes(p),
+  );
 }

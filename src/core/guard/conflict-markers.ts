@@ -18,5 +18,8 @@ export function conflictMarkers(diff: string, exempt: (path: string) => boolean)
     if (file === null || !MARKER.test(line) || exempt(file)) continue;
     found.set(file, (found.get(file) ?? 0) + 1);
   }
-  return [...found].map(([path, n]) => `guard: ${path} adds ${n} conflict marker line${n === 1 ? '' : 's'} (<<<<<<< / >>>>>>>): a conflict is resolved, never committed`);
+  return [...found].map(
+    ([path, n]) =>
+      `guard: ${path} adds ${n} conflict marker line${n === 1 ? '' : 's'} (<<<<<<< / >>>>>>>): a conflict is resolved, never committed`,
+  );
 }

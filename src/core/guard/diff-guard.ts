@@ -95,7 +95,14 @@ export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> 
     targets.set(e.path, (await input.git.readBlob(e.newSha, 4096))?.text ?? '/… (a target of more than 4096 bytes)');
   }
   reasons.push(...symlinkRules(entries, targets));
-  reasons.push(...leadsOutRules(entries.map((e) => e.path), input.facts, input.protect, exempt));
+  reasons.push(
+    ...leadsOutRules(
+      entries.map((e) => e.path),
+      input.facts,
+      input.protect,
+      exempt,
+    ),
+  );
 
   for (const e of entries) {
     if (!e.binary || e.status === 'D' || exempt(e.path)) continue;

@@ -34,7 +34,12 @@ export function textBytes(diff: string): Map<string, number> {
   return bytes;
 }
 
-export function entryRules(entries: readonly DiffEntry[], diff: string, limits: SizeLimits, exempt: (path: string) => boolean): string[] {
+export function entryRules(
+  entries: readonly DiffEntry[],
+  diff: string,
+  limits: SizeLimits,
+  exempt: (path: string) => boolean,
+): string[] {
   const reasons: string[] = [];
   const text = textBytes(diff);
   let total = 0;
@@ -44,16 +49,21 @@ export function entryRules(entries: readonly DiffEntry[], diff: string, limits: 
     if (e.newMode === '160000') {
       reasons.push(`guard: ${e.path} is a gitlink (a nested git repository); name it in the task's files: to allow it`);
     }
-    if (name === '.gitmodules') reasons.push(`guard: ${e.path} changed — submodules are refused; name it in the task's files: to allow it`);
+    if (name === '.gitmodules')
+      reasons.push(`guard: ${e.path} changed — submodules are refused; name it in the task's files: to allow it`);
     if (name === '.gitattributes') {
-      reasons.push(`guard: ${e.path} changed — .gitattributes decide how git filters, diffs and merges files; name it in the task's files: to allow it`);
+      reasons.push(
+        `guard: ${e.path} changed — .gitattributes decide how git filters, diffs and merges files; name it in the task's files: to allow it`,
+      );
     }
-    if (e.path.split('/').slice(0, -1).some(dotGit) || dotGit(name)) reasons.push(`guard: ${e.path} is inside a nested .git`);
+    if (e.path.split('/').slice(0, -1).some(dotGit) || dotGit(name))
+      reasons.push(`guard: ${e.path} is inside a nested .git`);
     if (e.status !== 'D' && e.size !== null && e.size > limits.maxFileBytes) {
       reasons.push(`guard: ${e.path} is ${e.size} bytes, more than max_file_bytes ${limits.maxFileBytes}`);
     }
     total += e.binary ? (e.size ?? 0) : (text.get(e.path) ?? 0);
   }
-  if (total > limits.maxBytes) reasons.push(`guard: the diff is ${total} bytes, more than max_bytes ${limits.maxBytes}`);
+  if (total > limits.maxBytes)
+    reasons.push(`guard: the diff is ${total} bytes, more than max_bytes ${limits.maxBytes}`);
   return reasons;
 }

@@ -15,7 +15,24 @@ export interface LeadsOutFacts {
   setup: Array<string | null>;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'source', '.', 'node', 'python', 'python3', 'ruby', 'perl', 'deno', 'bun', 'npx', 'tsx']);
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'source',
+  '.',
+  'node',
+  'python',
+  'python3',
+  'ruby',
+  'perl',
+  'deno',
+  'bun',
+  'npx',
+  'tsx',
+]);
 
 /**
  * Repository files a setup command runs: `./setup.sh`, `scripts/setup.sh`, `bash setup.sh`, `node tools/x.js`
@@ -26,7 +43,8 @@ export function setupFiles(command: string): string[] {
   for (const words of simpleCommands(command)) {
     words.forEach((w, i) => {
       if (!/^[\w./-]+$/.test(w) || w.startsWith('-') || w.startsWith('/')) return;
-      const script = w.includes('/') || (i > 0 && SHELLS.has(words[0]!) && words.slice(1, i).every((x) => x.startsWith('-')));
+      const script =
+        w.includes('/') || (i > 0 && SHELLS.has(words[0]!) && words.slice(1, i).every((x) => x.startsWith('-')));
       if (!script) return;
       const rel = normalise(w);
       if (rel !== null && rel !== '') files.add(rel);
@@ -53,7 +71,12 @@ function normalise(rel: string): string | null {
  * the links the diff itself adds (`links`, path → target); null when a step goes above the top of the
  * repository. Links already on base are the person's and are taken as plain folders.
  */
-export function resolveLink(link: string, target: string, links: ReadonlyMap<string, string>, depth = 0): string | null {
+export function resolveLink(
+  link: string,
+  target: string,
+  links: ReadonlyMap<string, string>,
+  depth = 0,
+): string | null {
   if (target.startsWith('/')) return null;
   if (depth > 40) return null; // a loop: git would not resolve it either; refuse rather than guess
   const parts = link.split('/').slice(0, -1);
@@ -105,19 +128,40 @@ function hookFolders(hooksPath: string | null): string[] {
  * Reasons for changed paths that the person's tools act on outside the sandbox. Each is lifted by the
  * task's `files:` (`exempt`) or by a `!` pattern in `protect:` that matches the path.
  */
-export function leadsOutRules(changed: readonly string[], facts: LeadsOutFacts, protect: readonly string[], exempt: (path: string) => boolean): string[] {
+export function leadsOutRules(
+  changed: readonly string[],
+  facts: LeadsOutFacts,
+  protect: readonly string[],
+  exempt: (path: string) => boolean,
+): string[] {
   const rules: Array<{ pattern: string; why: string }> = [
     { pattern: '/.worktreeinclude', why: 'it decides which of your ignored files are copied into every worktree' },
-    ...facts.reach.includes.map((p) => ({ pattern: `/${p}`, why: 'your git configuration includes it (include.path)' })),
-    ...hookFolders(facts.reach.hooksPath).map((folder) => ({ pattern: `/${folder}/**`, why: `it is in your core.hooksPath (${facts.reach.hooksPath}): git runs it as a hook` })),
-    ...facts.setup.flatMap((c) => (c === null ? [] : setupFiles(c).map((p) => ({ pattern: `/${p}`, why: `setup \`${c}\` runs it outside the sandbox` })))),
+    ...facts.reach.includes.map((p) => ({
+      pattern: `/${p}`,
+      why: 'your git configuration includes it (include.path)',
+    })),
+    ...hookFolders(facts.reach.hooksPath).map((folder) => ({
+      pattern: `/${folder}/**`,
+      why: `it is in your core.hooksPath (${facts.reach.hooksPath}): git runs it as a hook`,
+    })),
+    ...facts.setup.flatMap((c) =>
+      c === null
+        ? []
+        : setupFiles(c).map((p) => ({ pattern: `/${p}`, why: `setup \`${c}\` runs it outside the sandbox` })),
+    ),
   ];
   const reasons: string[] = [];
   for (const path of changed) {
     if (exempt(path)) continue;
     for (const rule of rules) {
       // The rule first, then the person's protect: list, so that a later `!path` there lifts it.
-      if (!ignore().add([rule.pattern]).ignores(path) || !ignore().add([rule.pattern, ...protect]).ignores(path)) continue;
+      if (
+        !ignore().add([rule.pattern]).ignores(path) ||
+        !ignore()
+          .add([rule.pattern, ...protect])
+          .ignores(path)
+      )
+        continue;
       reasons.push(`guard: ${path} changed — ${rule.why}; name it in the task's files: to allow it`);
       break;
     }

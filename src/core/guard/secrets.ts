@@ -24,7 +24,8 @@ const PASSWD_LINE = /^[a-z_][\w.-]*\$?:[^:\s]*:\d+:\d+:[^:]*:\/[^:]*:\/[^:\s]*$/
 const SECRET_NAME = /(?:key|token|secret|password|passwd|pwd|credentials?|auth)$/i;
 // A name starts only where no name character stands before it, and is at most 128 characters: otherwise one
 // long word (a minified line, a 61 KB run of letters) is tried from each of its characters, quadratic time.
-const ASSIGNMENT = /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,127})["']?\s*(?::=|=>|=|:)\s*(["'`]?)([^\s"'`,;]+)\2/g;
+const ASSIGNMENT =
+  /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,127})["']?\s*(?::=|=>|=|:)\s*(["'`]?)([^\s"'`,;]+)\2/g;
 const PLACEHOLDER =
   /^(?:x+|\*+|\.+|-+|_+|0+|changeme|change_?me|your[\w-]*|example[\w-]*|dummy[\w-]*|fake[\w-]*|test[\w-]*|placeholder|redacted|secret|password|none|null|nil|undefined|true|false|todo)$/i;
 const BASE64_TOKEN = /[A-Za-z0-9+/_-]{40,}={0,2}/g;
@@ -148,5 +149,7 @@ export function findSecrets(diff: string, exempt: (path: string) => boolean = ()
 /** Secrets in the printable runs of a binary file (a tar of /etc/shadow, a key inside an archive). */
 export function findSecretsInBinary(path: string, content: string): string[] {
   const strings = (content.match(/[\x20-\x7e\t]{8,}/g) ?? []).join('\n');
-  return [...new Set(secretsInText(strings))].map((kind) => `guard: ${path}: secret-shaped content added (${kind}, in a binary file)`);
+  return [...new Set(secretsInText(strings))].map(
+    (kind) => `guard: ${path}: secret-shaped content added (${kind}, in a binary file)`,
+  );
 }

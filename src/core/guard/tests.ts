@@ -80,7 +80,8 @@ export function weakenedTest(path: string, base: string | null, next: string | n
   if (base !== null) {
     const before = countAssertions(path, base);
     const after = countAssertions(path, next);
-    if (after < before) reasons.push(`guard: test file ${path} has ${after} assertion${after === 1 ? '' : 's'}, base had ${before}`);
+    if (after < before)
+      reasons.push(`guard: test file ${path} has ${after} assertion${after === 1 ? '' : 's'}, base had ${before}`);
   }
   const was = base === null ? new Map<string, number>() : skipMarkers(path, base);
   for (const [marker, n] of skipMarkers(path, next)) {

@@ -9,8 +9,6 @@ import type { TaskLifecycle } from '../task/lifecycle.js';
 import type { TaskState } from '../../domain/types.js';
 import type { SetupTrust } from '../attempt/setup-trust.js';
 
-
-
 /** What merge, discard and retry need from the fleet, given once. */
 export interface ActionServices {
   git: GitPort;
@@ -56,7 +54,14 @@ export class FleetActions {
     const result = await this.#s.setupTrust.landing(() =>
       git.merge(branch, base, `Merge ${branch}: ${id} ${task.title}\n\nVerified by loopfleet.`, {
         ignoreDirty: [BACKLOG_NAME],
-        ...(recurring ? {} : { fileEdit: { path: BACKLOG_NAME, edit: (committed: string, working: string | null) => committedTick(committed, working, id) } }),
+        ...(recurring
+          ? {}
+          : {
+              fileEdit: {
+                path: BACKLOG_NAME,
+                edit: (committed: string, working: string | null) => committedTick(committed, working, id),
+              },
+            }),
       }),
     );
     if (result.kind === 'refused') throw new RefusedError(`merge of ${id} refused: ${result.reason}`);
@@ -75,7 +80,8 @@ export class FleetActions {
     const ticked = recurring || (await this.#s.tickDone(id));
     // The merge commit carries the tick, so the checkout's BACKLOG.md changed with it: the backlog watcher
     // may have seen the `[x]` and marked the task merged already. Either way it is merged exactly once.
-    if (lifecycle.get(id)?.status === 'verified') lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
+    if (lifecycle.get(id)?.status === 'verified')
+      lifecycle.merge(id, ticked ? null : 'merged; its item was no longer in BACKLOG.md to tick');
     this.#s.markRan(id);
     this.#s.log(`merged ${branch} into ${base} (${result.commit.slice(0, 8)})`, id);
   }
@@ -102,8 +108,14 @@ export class FleetActions {
     // A branch replayed onto base for a conflict to be resolved holds its change uncommitted: what it was
     // before is under the replayed ref, and the person must be told so, or the discard looks like a loss.
     const replayed = await git.revParse(replayedRef(id));
-    const before = replayed !== null && replayed !== commit ? `; before its conflict was replayed: ${replayedRef(id)}` : '';
-    this.#s.lifecycle.discard(id, commit === null ? `discarded${before}` : `discarded; recover with: git branch ${branch} ${discardedRef(id)}${before}`);
+    const before =
+      replayed !== null && replayed !== commit ? `; before its conflict was replayed: ${replayedRef(id)}` : '';
+    this.#s.lifecycle.discard(
+      id,
+      commit === null
+        ? `discarded${before}`
+        : `discarded; recover with: git branch ${branch} ${discardedRef(id)}${before}`,
+    );
   }
 
   /**
@@ -140,7 +152,10 @@ export class FleetActions {
       );
       return false;
     }
-    this.#s.log(`${branch} conflicts with ${base} in ${replayed.files.join(', ') || 'some files'}: replayed onto ${base} with conflict markers for a new attempt to resolve`, id);
+    this.#s.log(
+      `${branch} conflicts with ${base} in ${replayed.files.join(', ') || 'some files'}: replayed onto ${base} with conflict markers for a new attempt to resolve`,
+      id,
+    );
     this.#s.lifecycle.requeue(id, { kind: 'replayed', evidence: replayed.evidence });
     return true;
   }

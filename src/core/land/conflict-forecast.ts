@@ -28,7 +28,11 @@ export class ForecastMemo {
   /** merge-trees asked through this memo */
   asked = 0;
 
-  async forecast(git: Pick<GitPort, 'forecastConflicts'>, left: { name: string; commit: string }, right: { name: string; commit: string }): Promise<ConflictForecast> {
+  async forecast(
+    git: Pick<GitPort, 'forecastConflicts'>,
+    left: { name: string; commit: string },
+    right: { name: string; commit: string },
+  ): Promise<ConflictForecast> {
     const key = `${left.commit} ${right.commit}`;
     let answer = this.#byPair.get(key);
     if (answer === undefined) {
@@ -112,10 +116,17 @@ export async function forecastFleet(input: ForecastInput): Promise<Map<string, C
 
   // With a memo, each side is asked by its commit, so that an unchanged pair is answered from the memo.
   const memo = input.memo;
-  const tips = memo === undefined ? null : await Promise.all([base, ...branches.map((b) => b.branch)].map(async (ref) => (await git.revParse(ref)) ?? ref));
+  const tips =
+    memo === undefined
+      ? null
+      : await Promise.all(
+          [base, ...branches.map((b) => b.branch)].map(async (ref) => (await git.revParse(ref)) ?? ref),
+        );
   const tipOf = (ref: string, at: number): string => tips?.[at] ?? ref;
   const ask = (left: string, l: number, right: string, r: number) =>
-    memo === undefined ? git.forecastConflicts(left, right) : memo.forecast(git, { name: left, commit: tipOf(left, l) }, { name: right, commit: tipOf(right, r) });
+    memo === undefined
+      ? git.forecastConflicts(left, right)
+      : memo.forecast(git, { name: left, commit: tipOf(left, l) }, { name: right, commit: tipOf(right, r) });
   const againstBase = await Promise.all(branches.map((b, i) => ask(base, 0, b.branch, i + 1)));
   branches.forEach((b, i) => {
     const forecast = againstBase[i]!;
@@ -124,7 +135,9 @@ export async function forecastFleet(input: ForecastInput): Promise<Map<string, C
 
   const pairs: Array<[number, number]> = [];
   for (let i = 0; i < branches.length; i++) for (let j = i + 1; j < branches.length; j++) pairs.push([i, j]);
-  const pairwise = await Promise.all(pairs.map(([i, j]) => ask(branches[i]!.branch, i + 1, branches[j]!.branch, j + 1)));
+  const pairwise = await Promise.all(
+    pairs.map(([i, j]) => ask(branches[i]!.branch, i + 1, branches[j]!.branch, j + 1)),
+  );
   pairs.forEach(([i, j], k) => {
     const forecast = pairwise[k]!;
     if (forecast.files.length === 0) return;

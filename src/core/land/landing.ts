@@ -40,7 +40,12 @@ export class Landing {
   }
 
   /** The verified tasks among `ids`, in that order, landed one on top of the other. */
-  async land(ids: readonly string[], specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal): Promise<QueueResult> {
+  async land(
+    ids: readonly string[],
+    specs: ReadonlyMap<string, TaskSpec>,
+    config: FleetConfig,
+    signal: AbortSignal,
+  ): Promise<QueueResult> {
     const verified = ids.filter((id) => this.#s.lifecycle.get(id)?.status === 'verified' && specs.has(id));
     const result = await runMergeQueue(verified, this.#steps(specs, config, signal));
     await this.forecast(ids);
@@ -51,7 +56,14 @@ export class Landing {
    * The merge queue's steps over the verified tasks among `ids` onto `onto` (a ref: the remote's base, for
    * pull requests), with `land` in place of the local merge. Nothing is forecast.
    */
-  async queue(ids: readonly string[], specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal, onto: string, land: QueueSteps['land']): Promise<QueueResult> {
+  async queue(
+    ids: readonly string[],
+    specs: ReadonlyMap<string, TaskSpec>,
+    config: FleetConfig,
+    signal: AbortSignal,
+    onto: string,
+    land: QueueSteps['land'],
+  ): Promise<QueueResult> {
     const verified = ids.filter((id) => this.#s.lifecycle.get(id)?.status === 'verified' && specs.has(id));
     return runMergeQueue(verified, { ...this.#steps(specs, config, signal, onto), land });
   }
@@ -59,7 +71,9 @@ export class Landing {
   /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */
   async forecast(ids: readonly string[]): Promise<void> {
     const { lifecycle, paths, base } = this.#s;
-    const branches = ids.filter((id) => lifecycle.get(id)?.status === 'verified').map((id) => ({ id, branch: paths.branchOf(id) }));
+    const branches = ids
+      .filter((id) => lifecycle.get(id)?.status === 'verified')
+      .map((id) => ({ id, branch: paths.branchOf(id) }));
     const found = await forecastFleet({ git: this.#s.git, base, branches, memo: this.#memo });
     for (const { id } of branches) {
       // A task may have left `verified` while the forecast ran (a merge, a discard): skip it then.
@@ -67,10 +81,16 @@ export class Landing {
     }
   }
 
-  #steps(specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig, signal: AbortSignal, onto = this.#s.base): QueueSteps {
+  #steps(
+    specs: ReadonlyMap<string, TaskSpec>,
+    config: FleetConfig,
+    signal: AbortSignal,
+    onto = this.#s.base,
+  ): QueueSteps {
     const { git, lifecycle, paths } = this.#s;
     const base = onto;
-    const log = (id: string, message: string, level: 'info' | 'warn' = 'info') => this.#s.events.emit('log', { level, id, message });
+    const log = (id: string, message: string, level: 'info' | 'warn' = 'info') =>
+      this.#s.events.emit('log', { level, id, message });
     return {
       rebase: async (id) => {
         const branch = paths.branchOf(id);
@@ -112,7 +132,15 @@ export class Landing {
             previousPlan: null,
             approvedPlan: null,
             stopAfterPlan: false,
-            env: taskEnv(this.#s.parentEnv, { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env }),
+            env: taskEnv(this.#s.parentEnv, {
+              taskId: id,
+              worktree,
+              branch,
+              base: this.#s.base,
+              gitRoot: this.#s.repoRoot,
+              port,
+              passed: config.env,
+            }),
             // A recheck runs no setup.
             hostEnv: {},
             evidence: null,

@@ -21,8 +21,10 @@ export type RebaseOutcome =
   /** the worktree holds uncommitted changes to tracked files: git did not touch it */
   | { kind: 'dirty'; files: string[]; evidence: string };
 
-
-export type LandOutcome = { kind: 'merged'; commit: string } | { kind: 'conflict'; files: string[] } | { kind: 'refused'; reason: string };
+export type LandOutcome =
+  | { kind: 'merged'; commit: string }
+  | { kind: 'conflict'; files: string[] }
+  | { kind: 'refused'; reason: string };
 
 export interface QueueSteps {
   /**
@@ -76,7 +78,11 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
         break;
       }
       if (!recheck.pass) {
-        steps.sendBack(id, `on the new base: ${recheck.reason}`, `On top of the tasks merged before it, the check fails.\n\n${recheck.evidence}`);
+        steps.sendBack(
+          id,
+          `on the new base: ${recheck.reason}`,
+          `On top of the tasks merged before it, the check fails.\n\n${recheck.evidence}`,
+        );
         result.sentBack.push({ id, reason: recheck.reason });
         continue;
       }

@@ -64,7 +64,10 @@ export class Merging {
   forecast(order: readonly string[]): void {
     this.#forecasting = this.#forecasting
       .then(() => this.#s.landing.forecast(order))
-      .catch((error: Error) => void this.#s.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }));
+      .catch(
+        (error: Error) =>
+          void this.#s.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }),
+      );
   }
 
   async settled(): Promise<void> {

@@ -1,4 +1,11 @@
-import type { AttemptRecord, BaselineResult, CheckResult, CheckStatusJson, TaskState, TestCounts } from '../../domain/types.js';
+import type {
+  AttemptRecord,
+  BaselineResult,
+  CheckResult,
+  CheckStatusJson,
+  TaskState,
+  TestCounts,
+} from '../../domain/types.js';
 import { formatChange, sumCounts } from '../verify/test-counts.js';
 
 /**

@@ -1,4 +1,13 @@
-import { totalTokens, type AttemptRecord, type BaselineResult, type CheckResult, type FleetConfig, type Role, type TaskState, type TestCounts } from '../../domain/types.js';
+import {
+  totalTokens,
+  type AttemptRecord,
+  type BaselineResult,
+  type CheckResult,
+  type FleetConfig,
+  type Role,
+  type TaskState,
+  type TestCounts,
+} from '../../domain/types.js';
 import { baseFailure } from '../verify/baseline.js';
 import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-facts.js';
 import { checkLabel } from '../verify/checks.js';
@@ -72,11 +81,18 @@ function roleRows(attempts: AttemptRecord[]): string[] {
   const roles: Role[] = ['explorer', 'implementer', 'verifier'];
   const rows: string[] = [];
   for (const role of roles) {
-    let input = 0, output = 0, cw = 0, cr = 0, cost = 0;
+    let input = 0,
+      output = 0,
+      cw = 0,
+      cr = 0,
+      cost = 0;
     for (const a of attempts) {
       const u = a.usageByRole[role];
       if (u !== undefined) {
-        input += u.input; output += u.output; cw += u.cacheWrite; cr += u.cacheRead;
+        input += u.input;
+        output += u.output;
+        cw += u.cacheWrite;
+        cr += u.cacheRead;
       }
       cost += a.costByRole[role] ?? 0;
     }
@@ -88,7 +104,9 @@ function roleRows(attempts: AttemptRecord[]): string[] {
 
 function roleTable(attempts: AttemptRecord[]): string[] {
   const rows = roleRows(attempts);
-  return rows.length === 0 ? [] : ['| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...rows];
+  return rows.length === 0
+    ? []
+    : ['| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...rows];
 }
 
 const JUDGED_MARK: Record<string, string> = { passed: '✔', failed: '✗', warning: '⚠', 'not-worse': '≈' };
@@ -105,7 +123,9 @@ function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string 
   const exit = r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'killed'}`;
   const optional = r.required === false ? ' · not required' : '';
   const note = r.note ? ` — ${r.note}` : '';
-  return oneLine(`- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`);
+  return oneLine(
+    `- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`,
+  );
 }
 
 function baselineSection(baseline: readonly BaselineResult[]): string[] {
@@ -113,7 +133,11 @@ function baselineSection(baseline: readonly BaselineResult[]): string[] {
   const out = ['', `**Baseline** (the checks on ${baseline[0]!.commit.slice(0, 10)}, before any change)`, ''];
   for (const b of baseline) {
     const fails = baseFailure(b);
-    out.push(oneLine(`- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`));
+    out.push(
+      oneLine(
+        `- ${fails === null ? '✔' : '✗'} ${b.name === b.command ? `\`${b.command}\`` : `'${b.name}' (\`${b.command}\`)`} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${countsWords(b.counts)}${fails === null ? '' : ' — fails on base already'}`,
+      ),
+    );
   }
   return out;
 }
@@ -125,11 +149,23 @@ function attemptSection(a: AttemptRecord): string[] {
   const checks = checksOfAttempt(a);
   if (checks.length > 0) out.push('**Checks**', '', ...checks.map((c) => checkLine(c, a.baseline ?? [])), '');
   if (a.guard.length > 0) out.push('**Guard:**', ...a.guard.map((g) => `- ${oneLine(g)}`), '');
-  if (a.verdict) out.push(`**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`, ...a.verdict.reasons.map((r) => `- ${oneLine(r)}`), '');
-  if (a.proof) out.push(oneLine(`**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`), '');
+  if (a.verdict)
+    out.push(
+      `**Reviewer:** ${a.verdict.pass ? 'pass' : 'veto'}`,
+      ...a.verdict.reasons.map((r) => `- ${oneLine(r)}`),
+      '',
+    );
+  if (a.proof)
+    out.push(
+      oneLine(
+        `**Proof:** ${a.proof.message}${a.proof.tests.length > 0 ? ` (tests: ${a.proof.tests.join(', ')})` : ''}`,
+      ),
+      '',
+    );
   const roles = roleRows([a]);
   out.push(`**Cost:** ${usd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
-  if (roles.length > 0) out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
+  if (roles.length > 0)
+    out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
   return out;
 }
 
@@ -159,20 +195,28 @@ function conflictWords(entry: { with: string; files: string[] }): string {
 function conflictLines(task: TaskState): string[] {
   const entries = conflictEntries(task);
   if (entries.length === 0) return [];
-  const head = task.status === 'verified' ? '- **Predicted conflicts** (computed before any merge):' : '- **Conflicts:**';
+  const head =
+    task.status === 'verified' ? '- **Predicted conflicts** (computed before any merge):' : '- **Conflicts:**';
   return [head, ...entries.map((e) => `  - ${oneLine(conflictWords(e))}`)];
 }
 
 function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
   const out = [oneLine(`## ${task.id} ${task.title}`), ''];
-  out.push(`- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`);
+  out.push(
+    `- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`,
+  );
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
   const real = realAttempts(task);
   out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
-  out.push(`- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`);
+  out.push(
+    `- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`,
+  );
   const progress = progressLine(task);
   if (progress !== null) out.push(`- **Tests:** ${progress}`);
-  if (task.unpricedModels.length > 0) out.push(`- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`);
+  if (task.unpricedModels.length > 0)
+    out.push(
+      `- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`,
+    );
   if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
   if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
@@ -189,12 +233,20 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   if (roles.length > 0) out.push('', ...roles);
   const last = real.at(-1);
   if (last !== undefined) out.push(...baselineSection(last.baseline ?? []));
-  if (last !== undefined && checksOfAttempt(last).length === 0 && cfg.check === null) out.push('', '**Check:** none configured');
+  if (last !== undefined && checksOfAttempt(last).length === 0 && cfg.check === null)
+    out.push('', '**Check:** none configured');
   for (const a of real) out.push(...attemptSection(a));
   if (last !== undefined) {
-    const shown = checksOfAttempt(last).find((c) => (c.judged ?? (c.exitCode === 0 ? 'passed' : 'failed')) !== 'passed') ?? last.check;
+    const shown =
+      checksOfAttempt(last).find((c) => (c.judged ?? (c.exitCode === 0 ? 'passed' : 'failed')) !== 'passed') ??
+      last.check;
     if (shown) {
-      out.push('', oneLine(`**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`), '', ...fenced(lastLines(visible(shown.outputTail), 20)));
+      out.push(
+        '',
+        oneLine(`**Output of ${checkLabel(shown)}** (attempt ${last.n}, last lines)`),
+        '',
+        ...fenced(lastLines(visible(shown.outputTail), 20)),
+      );
     }
   }
   out.push('');
@@ -224,7 +276,11 @@ export function renderReport(input: ReportInput): string {
     '',
     costPerVerified(input),
   ];
-  if (summary.stoppedBy !== null) lines.push('', `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`);
+  if (summary.stoppedBy !== null)
+    lines.push(
+      '',
+      `**The run was stopped by the fleet gate \`${summary.stoppedBy}\`.** Unfinished tasks stay queued for the next run.`,
+    );
   const notice = sandboxNotice(input.config.sandbox, input.sandboxed, input.sandboxCause ?? null);
   if (notice !== null) lines.push('', `**Unsandboxed:** ${notice}.`);
   lines.push('');
@@ -234,7 +290,9 @@ export function renderReport(input: ReportInput): string {
   if (rest.length > 0) {
     lines.push('## Not run this time', '');
     for (const t of rest) {
-      const conflicts = conflictEntries(t).map((e) => ` ${conflictWords(e)}`).join(';');
+      const conflicts = conflictEntries(t)
+        .map((e) => ` ${conflictWords(e)}`)
+        .join(';');
       const pr = t.pr === undefined ? '' : ` · ${prWords(t.pr)} ${t.pr.url}`;
       lines.push(oneLine(`- ${t.id} ${t.title} — ${t.status}${t.reason ? ` (${t.reason})` : ''}${conflicts}${pr}`));
     }

@@ -48,7 +48,15 @@ export const ROLE_DEFAULTS: Readonly<Record<Role, { maxTurns: number; maxTokens:
 const KEYS = ['name', 'description', 'model', 'tools', 'max_turns', 'max_tokens', 'command', 'agent', 'bin'] as const;
 export const AGENT_PRESETS: readonly AgentPresetName[] = ['claude-code', 'codex', 'gemini', 'opencode'];
 const ALIASES: Readonly<Record<string, (typeof KEYS)[number]>> = { maxTurns: 'max_turns', maxTokens: 'max_tokens' };
-const CLAUDE_CODE_KEYS = new Set(['color', 'permissionMode', 'disallowedTools', 'skills', 'hooks', 'mcpServers', 'memory']);
+const CLAUDE_CODE_KEYS = new Set([
+  'color',
+  'permissionMode',
+  'disallowedTools',
+  'skills',
+  'hooks',
+  'mcpServers',
+  'memory',
+]);
 
 function scalarText(node: Node | null): string | null | undefined {
   if (node === null || (isScalar(node) && node.value === null)) return null;
@@ -86,7 +94,10 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
             err(keyNode, 'tools must be a comma-separated list of tool names or a YAML list');
             continue;
           }
-          def.tools = parts.flatMap((t) => (t ?? '').split(',')).map((t) => t.trim()).filter((t) => t !== '');
+          def.tools = parts
+            .flatMap((t) => (t ?? '').split(','))
+            .map((t) => t.trim())
+            .filter((t) => t !== '');
           continue;
         }
         const t = scalarText(value);
@@ -95,7 +106,14 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
           continue;
         }
         if (key === 'max_turns' || key === 'max_tokens') {
-          const p = t === null ? null : key === 'max_tokens' ? parseSize(t) : /^\d+$/.test(t) ? { ok: true as const, value: Number(t) } : null;
+          const p =
+            t === null
+              ? null
+              : key === 'max_tokens'
+                ? parseSize(t)
+                : /^\d+$/.test(t)
+                  ? { ok: true as const, value: Number(t) }
+                  : null;
           if (!p?.ok || p.value < 1) {
             err(keyNode, `${raw} must be a whole number of at least 1, got '${t ?? ''}'`);
             continue;
@@ -110,7 +128,10 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
           if (t === null || t === 'api') continue;
           if (!(AGENT_PRESETS as readonly string[]).includes(t)) {
             const near = closest(t, AGENT_PRESETS);
-            err(keyNode, `agent must be one of ${AGENT_PRESETS.join(', ')} (or api), got '${t}'${near ? ` (did you mean '${near}'?)` : ''}`);
+            err(
+              keyNode,
+              `agent must be one of ${AGENT_PRESETS.join(', ')} (or api), got '${t}'${near ? ` (did you mean '${near}'?)` : ''}`,
+            );
             continue;
           }
           def.agent = t as AgentPresetName;
@@ -124,12 +145,20 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
     errors.push(new InputError(source, null, 'agent: and command: both name who plays the role: keep one'));
   }
   if (def.bin !== undefined && def.agent === undefined) {
-    errors.push(new InputError(source, null, 'bin: names the executable of an agent: preset; add agent: (claude-code, codex, gemini, opencode)'));
+    errors.push(
+      new InputError(
+        source,
+        null,
+        'bin: names the executable of an agent: preset; add agent: (claude-code, codex, gemini, opencode)',
+      ),
+    );
   }
   def.prompt = fm.bodyLines.join('\n').trim();
   // An unterminated front matter has already been reported; an empty body is a problem of its own.
   if (def.prompt === '' && errors.length === 0) {
-    errors.push(new InputError(source, fm.bodyStartLine, 'the role has no system prompt: write it below the front matter'));
+    errors.push(
+      new InputError(source, fm.bodyStartLine, 'the role has no system prompt: write it below the front matter'),
+    );
   }
   if (errors.length > 0) throw new InputErrors(errors);
   return def;
@@ -139,7 +168,11 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
  * The three roles: `<repoRoot>/agents/<role>.md` when it exists, else `<packageAgentsDir>/<role>.md`.
  * Throws InputErrors listing the problems of every file.
  */
-export async function loadRoles(files: TextFiles, packageAgentsDir: string, repoRoot: string): Promise<Record<Role, RoleDefinition>> {
+export async function loadRoles(
+  files: TextFiles,
+  packageAgentsDir: string,
+  repoRoot: string,
+): Promise<Record<Role, RoleDefinition>> {
   const errors: InputError[] = [];
   const roles: Partial<Record<Role, RoleDefinition>> = {};
   for (const role of ROLES) {
@@ -153,7 +186,13 @@ export async function loadRoles(files: TextFiles, packageAgentsDir: string, repo
         text = await files.readText(source);
       }
     } catch (e) {
-      errors.push(new InputError(source, null, `cannot read the ${role} role definition: ${(e as NodeJS.ErrnoException).code ?? String(e)}`));
+      errors.push(
+        new InputError(
+          source,
+          null,
+          `cannot read the ${role} role definition: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+        ),
+      );
       continue;
     }
     if (text === null) {

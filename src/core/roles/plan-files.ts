@@ -15,7 +15,11 @@ export function plannedFiles(plan: string): string[] | null {
   if (last === undefined) return null;
   const files = new Set<string>();
   for (const raw of last[1]!.split('\n')) {
-    const entry = raw.trim().replace(/^[-*]\s+/, '').replace(/^`(.*)`$/, '$1').replace(/^\.\//, '');
+    const entry = raw
+      .trim()
+      .replace(/^[-*]\s+/, '')
+      .replace(/^`(.*)`$/, '$1')
+      .replace(/^\.\//, '');
     // Outside the repository or the repository itself: not a file a task can claim.
     if (entry === '' || entry.startsWith('/') || entry.split('/').includes('..') || entry === '.') continue;
     files.add(entry);
@@ -39,7 +43,10 @@ export interface Claim {
  * The first claim (in the order given: backlog order) that shares a file with `files`, and the shared
  * paths; null when none does.
  */
-export function firstOverlap(files: readonly string[], claims: readonly Claim[]): { id: string; files: string[] } | null {
+export function firstOverlap(
+  files: readonly string[],
+  claims: readonly Claim[],
+): { id: string; files: string[] } | null {
   for (const claim of claims) {
     const shared = overlapping(files, claim.files);
     if (shared.length > 0) return { id: claim.id, files: shared };

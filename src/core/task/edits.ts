@@ -4,7 +4,17 @@
  * these functions never save, count or tell anyone.
  */
 import { statusWhenTicked } from '../../domain/task-rules.js';
-import { ZERO_USAGE, addUsage, totalTokens, type Role, type RunRecord, type TaskGates, type TaskSpec, type TaskState, type Usage } from '../../domain/types.js';
+import {
+  ZERO_USAGE,
+  addUsage,
+  totalTokens,
+  type Role,
+  type RunRecord,
+  type TaskGates,
+  type TaskSpec,
+  type TaskState,
+  type Usage,
+} from '../../domain/types.js';
 import { newAttempt } from './attempt-record.js';
 import type { EndedAttempt, RequeueCause } from './transitions.js';
 
@@ -36,7 +46,12 @@ export function newRecord(spec: TaskSpec, gates: TaskGates, now: string): TaskSt
 
 /** whether the backlog's item says something the record does not (title, gates, `every:`) */
 export function specChanged(t: Readonly<TaskState>, spec: TaskSpec, gates: TaskGates): boolean {
-  return t.title !== spec.title || t.maxAttempts !== gates.attempts || JSON.stringify(t.gates) !== JSON.stringify(gates) || t.everyMs !== spec.everyMs;
+  return (
+    t.title !== spec.title ||
+    t.maxAttempts !== gates.attempts ||
+    JSON.stringify(t.gates) !== JSON.stringify(gates) ||
+    t.everyMs !== spec.everyMs
+  );
 }
 
 export function refreshSpec(t: TaskState, spec: TaskSpec, gates: TaskGates): void {
@@ -155,7 +170,8 @@ export function endRun(t: TaskState, outcome: RunRecord['outcome'], now: string,
   t.phase = null;
   t.gate = null;
   t.verifyOnly = false;
-  t.reason = outcome === 'unchanged' ? `nothing to change; next run at ${nextRunAt}` : `${outcome}; next run at ${nextRunAt}`;
+  t.reason =
+    outcome === 'unchanged' ? `nothing to change; next run at ${nextRunAt}` : `${outcome}; next run at ${nextRunAt}`;
   t.budget = freshBudget(t);
 }
 

@@ -9,7 +9,18 @@ export interface FleetEvents {
   'agent-text': [{ id: string; role: Role; attempt: number; text: string }];
   'tool-call': [{ id: string; role: Role; attempt: number; name: string; input: string }];
   /** `costUsd`: what this report (`delta`) cost; `taskCostUsd` and `fleet` are the totals after it */
-  usage: [{ id: string; role: Role; model: string; delta: Usage; costUsd: number; task: Usage; taskCostUsd: number; fleet: FleetTotals }];
+  usage: [
+    {
+      id: string;
+      role: Role;
+      model: string;
+      delta: Usage;
+      costUsd: number;
+      task: Usage;
+      taskCostUsd: number;
+      fleet: FleetTotals;
+    },
+  ];
   'phase-output': [{ id: string; phase: Phase; chunk: string }];
   gate: [{ scope: 'task' | 'fleet'; id: string | null; gate: GateName; reason: string }];
   /** tasks added to or dropped from the queue because BACKLOG.md changed */

@@ -1,10 +1,39 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../ports/clock.js';
 import { statusWhenTicked } from '../../domain/task-rules.js';
-import type { ConflictDetail, GateName, PrRecord, Phase, Role, RunRecord, TaskGates, TaskSpec, TaskState, TaskStatus, Usage } from '../../domain/types.js';
-import { bookUsage, endAttempt, endRun, newRecord, refreshSpec, requeueEdit, specChanged, startAttempt } from './edits.js';
+import type {
+  ConflictDetail,
+  GateName,
+  PrRecord,
+  Phase,
+  Role,
+  RunRecord,
+  TaskGates,
+  TaskSpec,
+  TaskState,
+  TaskStatus,
+  Usage,
+} from '../../domain/types.js';
+import {
+  bookUsage,
+  endAttempt,
+  endRun,
+  newRecord,
+  refreshSpec,
+  requeueEdit,
+  specChanged,
+  startAttempt,
+} from './edits.js';
 import * as landing from './pr-edits.js';
-import { type EndedAttempt, FROM, IllegalTransitionError, type RequeueCause, type TaskChange, type TaskChangeListener, type Transition } from './transitions.js';
+import {
+  type EndedAttempt,
+  FROM,
+  IllegalTransitionError,
+  type RequeueCause,
+  type TaskChange,
+  type TaskChangeListener,
+  type Transition,
+} from './transitions.js';
 
 /**
  * The one writer of task records.
@@ -183,7 +212,15 @@ export class TaskLifecycle {
 
   /** `ended`: the attempt the task was in, for a requeue `interrupted`. */
   requeue(id: string, cause: RequeueCause, ended?: EndedAttempt): void {
-    const name = ({ interrupted: 'requeueInterrupted', crashed: 'requeueCrashed', retry: 'requeueRetry', rebased: 'requeueRebased', replayed: 'requeueReplayed' } as const)[cause.kind];
+    const name = (
+      {
+        interrupted: 'requeueInterrupted',
+        crashed: 'requeueCrashed',
+        retry: 'requeueRetry',
+        rebased: 'requeueRebased',
+        replayed: 'requeueReplayed',
+      } as const
+    )[cause.kind];
     this.#transition(id, name, 'queued', requeueEdit(cause, this.#now(), ended));
   }
 
@@ -257,9 +294,13 @@ export class TaskLifecycle {
   recordPr(id: string, pr: PrRecord): void {
     const task = this.#need(id);
     if (isDeepStrictEqual(task.pr, pr)) return;
-    this.#write(id, (t) => {
-      t.pr = structuredClone(pr);
-    }, true);
+    this.#write(
+      id,
+      (t) => {
+        t.pr = structuredClone(pr);
+      },
+      true,
+    );
     this.#tell(task, task.status);
   }
 
@@ -288,7 +329,8 @@ export class TaskLifecycle {
   forecast(id: string, conflicts: ConflictDetail[]): void {
     const task = this.#need(id);
     const names = conflicts.map((c) => c.with);
-    if (isDeepStrictEqual(task.conflictsWith ?? [], names) && isDeepStrictEqual(task.conflicts ?? [], conflicts)) return;
+    if (isDeepStrictEqual(task.conflictsWith ?? [], names) && isDeepStrictEqual(task.conflicts ?? [], conflicts))
+      return;
     this.#transition(id, 'forecast', 'verified', (t) => {
       t.conflictsWith = names;
       t.conflicts = conflicts;
@@ -300,10 +342,14 @@ export class TaskLifecycle {
     const from = task.status;
     const allowed: readonly TaskStatus[] = FROM[name];
     if (!allowed.includes(from)) throw new IllegalTransitionError(id, name, from, allowed);
-    this.#write(id, (t) => {
-      change(t);
-      t.status = to;
-    }, flush || from !== to);
+    this.#write(
+      id,
+      (t) => {
+        change(t);
+        t.status = to;
+      },
+      flush || from !== to,
+    );
     this.#count(id, from, to);
     this.#tell(task, from);
   }

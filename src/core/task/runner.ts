@@ -14,10 +14,18 @@ import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { vetoesOf, type Lessons } from '../roles/lessons.js';
 import { autonomyOf } from '../../domain/task-rules.js';
 import type { PortPool } from '../attempt/port-pool.js';
-import { totalTokens, type AttemptRecord, type FleetConfig, type Phase, type Role, type TaskSpec, type TaskState, type Usage } from '../../domain/types.js';
+import {
+  totalTokens,
+  type AttemptRecord,
+  type FleetConfig,
+  type Phase,
+  type Role,
+  type TaskSpec,
+  type TaskState,
+  type Usage,
+} from '../../domain/types.js';
 import { firstOverlap, plannedFiles, type Claim } from '../roles/plan-files.js';
 import { failureEvidence } from '../roles/prompts.js';
-
 
 /** Books one usage report (prices it, adds it to the task, its attempt, the fleet) and tells subscribers. */
 export interface UsageBook {
@@ -89,7 +97,13 @@ export class TaskRunner {
   }
 
   /** One attempt: start it, run it (the executor) under the gates, record how it ended, decide what follows. */
-  async #attempt(spec: TaskSpec, config: FleetConfig, budget: TaskBudget, task: Readonly<TaskState>, evidence: string | null): Promise<Settled> {
+  async #attempt(
+    spec: TaskSpec,
+    config: FleetConfig,
+    budget: TaskBudget,
+    task: Readonly<TaskState>,
+    evidence: string | null,
+  ): Promise<Settled> {
     const { lifecycle: life, clock, paths } = this.#s;
     const id = spec.id;
     const worktree = paths.worktreeOf(id);
@@ -163,7 +177,15 @@ export class TaskRunner {
 
     let result: AttemptResult | null = null;
     let error: unknown = null;
-    const envInput = { taskId: id, worktree, branch, base: this.#s.base, gitRoot: this.#s.repoRoot, port, passed: config.env };
+    const envInput = {
+      taskId: id,
+      worktree,
+      branch,
+      base: this.#s.base,
+      gitRoot: this.#s.repoRoot,
+      port,
+      passed: config.env,
+    };
     try {
       result = await this.#s.executor.run({
         spec,
@@ -226,7 +248,11 @@ export class TaskRunner {
     }
     if (r.awaitingApproval === true) {
       // Recorded `interrupted`: stopping for approval is not a failed attempt (the attempts gate skips it).
-      life.awaitApproval(id, `the plan awaits approval: a (or loopfleet approve ${id}) approves it, e edits it first, d discards`, ended);
+      life.awaitApproval(
+        id,
+        `the plan awaits approval: a (or loopfleet approve ${id}) approves it, e edits it first, d discards`,
+        ended,
+      );
       this.#attemptEnd(id, ended);
       return { done: true };
     }
@@ -241,7 +267,10 @@ export class TaskRunner {
       this.#attemptEnd(id, ended);
       return { done: true };
     }
-    this.#finish(id, { n, record: { ...ended.record, fingerprint: failureSignature(r.outcome, r.evidence ?? '').key } });
+    this.#finish(id, {
+      n,
+      record: { ...ended.record, fingerprint: failureSignature(r.outcome, r.evidence ?? '').key },
+    });
     this.#s.events.emit('log', { level: 'info', id, message: `attempt ${n}: ${r.reason ?? r.outcome}` });
     if (r.outcome === 'vetoed') await this.#learnFromVetoes(id);
     const stuck = budget.noProgress(life.get(id)!);
@@ -253,7 +282,14 @@ export class TaskRunner {
   async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, endedAt: string): Promise<Settled> {
     const limit = ResourceLimitError.of(error);
     if (limit !== null) this.#s.limitHit(limit);
-    else if (!(error instanceof GateError || error instanceof StopError || error instanceof RateLimitError || error instanceof FleetHeldError)) {
+    else if (
+      !(
+        error instanceof GateError ||
+        error instanceof StopError ||
+        error instanceof RateLimitError ||
+        error instanceof FleetHeldError
+      )
+    ) {
       // A failed spawn may surface first as another error (a library reading the child it never got) while
       // its EMFILE comes as an 'error' event a tick later: let that arrive before the attempt is charged.
       await new Promise((done) => setImmediate(done));
@@ -269,7 +305,8 @@ export class TaskRunner {
       // The fleet is stopping: nothing half-done stands; the attempt restarts on the next run. What the
       // attempt saw as it was cut off is a symptom; the stop's own reason says why.
       const stop = this.#s.stop.aborted ? (this.#s.stop.reason as unknown) : null;
-      const cause = error instanceof GateError || error instanceof StopError || !(stop instanceof StopError) ? error : stop;
+      const cause =
+        error instanceof GateError || error instanceof StopError || !(stop instanceof StopError) ? error : stop;
       const reason = cause instanceof Error ? cause.message : String(cause);
       const ended = { n, record: { outcome: 'interrupted' as const, reason, endedAt } };
       this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason }, ended);
@@ -277,8 +314,13 @@ export class TaskRunner {
       return { done: true };
     }
     const message = error instanceof Error ? error.message : String(error);
-    const evidence = failureEvidence('the attempt stopped with an error', '', [{ label: "the error's message (it may quote an agent's output)", text: message }]);
-    this.#finish(id, { n, record: { outcome: 'error', reason: message, endedAt, evidence, fingerprint: errorSignature(message).key } });
+    const evidence = failureEvidence('the attempt stopped with an error', '', [
+      { label: "the error's message (it may quote an agent's output)", text: message },
+    ]);
+    this.#finish(id, {
+      n,
+      record: { outcome: 'error', reason: message, endedAt, evidence, fingerprint: errorSignature(message).key },
+    });
     this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${message}` });
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);
     if (stuck !== null) return this.#failGate(id, stuck);
@@ -293,7 +335,11 @@ export class TaskRunner {
   #limited(id: string, n: number, error: RateLimitError | FleetHeldError, endedAt: string): Settled | null {
     if (error instanceof RateLimitError && this.#s.limits.limited(error) === 'fail') {
       this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${error.message}` });
-      this.#s.lifecycle.fail(id, { gate: null, reason: error.message }, { n, record: { outcome: 'error', reason: error.message, endedAt } });
+      this.#s.lifecycle.fail(
+        id,
+        { gate: null, reason: error.message },
+        { n, record: { outcome: 'error', reason: error.message, endedAt } },
+      );
       this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, endedAt } });
       return { done: true };
     }
@@ -301,7 +347,8 @@ export class TaskRunner {
     const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, endedAt } };
     this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason: error.message }, ended);
     this.#attemptEnd(id, ended);
-    if (error instanceof RateLimitError) this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} paused, not used up: ${error.message}` });
+    if (error instanceof RateLimitError)
+      this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} paused, not used up: ${error.message}` });
     return { done: true };
   }
 
@@ -312,7 +359,11 @@ export class TaskRunner {
         this.#s.events.emit('log', { level: 'info', id, message: `lesson kept: ${lesson}` });
       }
     } catch (error) {
-      this.#s.events.emit('log', { level: 'warn', id, message: `lessons: ${error instanceof Error ? error.message : String(error)}` });
+      this.#s.events.emit('log', {
+        level: 'warn',
+        id,
+        message: `lessons: ${error instanceof Error ? error.message : String(error)}`,
+      });
     }
   }
 
@@ -328,7 +379,13 @@ export class TaskRunner {
         this.#transcript(id, n, { type: 'tool', role, name: event.name, input: event.input });
         return;
       case 'tool-result':
-        this.#transcript(id, n, { type: 'tool-result', role, name: event.name, output: event.output, isError: event.isError });
+        this.#transcript(id, n, {
+          type: 'tool-result',
+          role,
+          name: event.name,
+          output: event.output,
+          isError: event.isError,
+        });
         return;
       case 'usage':
         this.#s.usage.book(id, role, event.model || model, event.usage, event.costUsd);

@@ -17,8 +17,28 @@ export type Rule =
   | { kind: 'amount' }
   | { kind: 'flag' };
 
-const OUTCOMES = ['running', 'verified', 'setup-failed', 'check-failed', 'guard-failed', 'vetoed', 'gate', 'error', 'interrupted', 'unchanged'] as const satisfies readonly AttemptOutcome[];
-const GATES = ['attempts', 'tokens', 'time', 'cost', 'no-progress', 'fleet_tokens', 'fleet_cost', 'fleet_time'] as const satisfies readonly GateName[];
+const OUTCOMES = [
+  'running',
+  'verified',
+  'setup-failed',
+  'check-failed',
+  'guard-failed',
+  'vetoed',
+  'gate',
+  'error',
+  'interrupted',
+  'unchanged',
+] as const satisfies readonly AttemptOutcome[];
+const GATES = [
+  'attempts',
+  'tokens',
+  'time',
+  'cost',
+  'no-progress',
+  'fleet_tokens',
+  'fleet_cost',
+  'fleet_time',
+] as const satisfies readonly GateName[];
 // Both lists name every member of their union: a new outcome or gate fails to compile here until it is added.
 type Missing<T, L extends readonly unknown[]> = Exclude<T, L[number]>;
 const _everyOutcome: Missing<AttemptOutcome, typeof OUTCOMES> extends never ? true : never = true;
@@ -103,7 +123,12 @@ export function allowListed(telemetry: Telemetry): Telemetry {
   return {
     enabled: true,
     startSpan: (name, options = {}) => {
-      const parent = options.parent === undefined ? undefined : 'inner' in options.parent ? (options.parent as Wrapped).inner : options.parent;
+      const parent =
+        options.parent === undefined
+          ? undefined
+          : 'inner' in options.parent
+            ? (options.parent as Wrapped).inner
+            : options.parent;
       return span(
         telemetry.startSpan(SPAN_NAME.test(name) ? name : 'loopfleet', {
           ...options,
@@ -121,7 +146,9 @@ export function allowListed(telemetry: Telemetry): Telemetry {
       return { record: (value, attributes) => h.record(value, allowed(attributes)) };
     },
     observableGauge: (name, options, observe) =>
-      telemetry.observableGauge(name, options, async () => (await observe()).map((o) => ({ value: o.value, attributes: allowed(o.attributes) }))),
+      telemetry.observableGauge(name, options, async () =>
+        (await observe()).map((o) => ({ value: o.value, attributes: allowed(o.attributes) })),
+      ),
     flush: () => telemetry.flush(),
     shutdown: () => telemetry.shutdown(),
   };

@@ -4,12 +4,24 @@ import type { TokenKind } from './attributes.js';
 
 /** The metrics' names and units, as the README lists them. */
 export const METRICS = {
-  tokens: { name: 'loopfleet.tokens', unit: '{token}', description: 'tokens the models reported, by kind, role and model' },
+  tokens: {
+    name: 'loopfleet.tokens',
+    unit: '{token}',
+    description: 'tokens the models reported, by kind, role and model',
+  },
   cost: { name: 'loopfleet.cost', unit: 'USD', description: 'what the models cost, by role and model' },
   attempts: { name: 'loopfleet.attempts', unit: '{attempt}', description: 'finished attempts, by outcome' },
-  attemptDuration: { name: 'loopfleet.attempt.duration', unit: 's', description: 'wall clock of a finished attempt, by outcome' },
+  attemptDuration: {
+    name: 'loopfleet.attempt.duration',
+    unit: 's',
+    description: 'wall clock of a finished attempt, by outcome',
+  },
   tasks: { name: 'loopfleet.tasks', unit: '{task}', description: 'tasks by status' },
-  queueDepth: { name: 'loopfleet.queue.depth', unit: '{attempt}', description: 'attempts waiting for a pipeline or a worker' },
+  queueDepth: {
+    name: 'loopfleet.queue.depth',
+    unit: '{attempt}',
+    description: 'attempts waiting for a pipeline or a worker',
+  },
   workers: { name: 'loopfleet.workers', unit: '{worker}', description: 'workers that run attempts (1: this process)' },
 } as const;
 
@@ -41,7 +53,10 @@ export class FleetMetrics {
     this.#duration = telemetry.histogram(attemptDuration.name, attemptDuration);
     telemetry.observableGauge(tasks.name, tasks, () => {
       const counts = sources.counts();
-      return TASK_STATUSES.map((status) => ({ value: counts[status] ?? 0, attributes: { 'loopfleet.task.status': status } }));
+      return TASK_STATUSES.map((status) => ({
+        value: counts[status] ?? 0,
+        attributes: { 'loopfleet.task.status': status },
+      }));
     });
     telemetry.observableGauge(queueDepth.name, queueDepth, async () => [{ value: await sources.queueDepth() }]);
     telemetry.observableGauge(workers.name, workers, async () => [{ value: await sources.workers() }]);
@@ -50,7 +65,12 @@ export class FleetMetrics {
   /** one usage report: each kind of token it holds, and its cost */
   usage(role: Role, model: string, delta: Usage, costUsd: number): void {
     for (const [field, kind] of KIND_OF) {
-      if (delta[field] > 0) this.#tokens.add(delta[field], { 'loopfleet.token.kind': kind, 'loopfleet.role': role, 'loopfleet.model': model });
+      if (delta[field] > 0)
+        this.#tokens.add(delta[field], {
+          'loopfleet.token.kind': kind,
+          'loopfleet.role': role,
+          'loopfleet.model': model,
+        });
     }
     if (costUsd > 0) this.#cost.add(costUsd, { 'loopfleet.role': role, 'loopfleet.model': model });
   }

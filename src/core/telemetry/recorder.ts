@@ -1,5 +1,14 @@
 import type { FleetEmitter, FleetEvents } from '../task/events.js';
-import { addUsage, totalTokens, ZERO_USAGE, type AttemptRecord, type Phase, type TaskState, type TaskStatus, type Usage } from '../../domain/types.js';
+import {
+  addUsage,
+  totalTokens,
+  ZERO_USAGE,
+  type AttemptRecord,
+  type Phase,
+  type TaskState,
+  type TaskStatus,
+  type Usage,
+} from '../../domain/types.js';
 import { systemClock, type Clock } from '../../ports/clock.js';
 import type { Span, Telemetry } from '../../ports/telemetry.js';
 import { allowListed, type AllowedAttributes } from './attributes.js';
@@ -100,23 +109,60 @@ export class FleetTelemetry {
       // a task seen first outside `running` (settled in an earlier run, or waiting) has nothing to trace yet
       if (task.status !== 'running') return;
       const attributes = { 'loopfleet.task.id': task.id } satisfies AllowedAttributes;
-      open = { task: this.#telemetry.startSpan(`task ${task.id}`, { attributes, startTimeMs: now }), attempt: null, phase: null, last: task };
+      open = {
+        task: this.#telemetry.startSpan(`task ${task.id}`, { attributes, startTimeMs: now }),
+        attempt: null,
+        phase: null,
+        last: task,
+      };
       this.#open.set(task.id, open);
     }
     open.last = task;
     const record = task.attempts.find((a) => a.n === task.attempt);
-    if (task.status === 'running' && record !== undefined && record.endedAt === null && open.attempt?.n !== task.attempt) {
+    if (
+      task.status === 'running' &&
+      record !== undefined &&
+      record.endedAt === null &&
+      open.attempt?.n !== task.attempt
+    ) {
       this.#endAttempt(task.id, open, null, now);
-      const attributes = { 'loopfleet.task.id': task.id, 'loopfleet.attempt': task.attempt, 'loopfleet.attempt.verify_only': task.verifyOnly } satisfies AllowedAttributes;
-      open.attempt = { n: task.attempt, span: this.#telemetry.startSpan(`attempt ${task.attempt}`, { parent: open.task, attributes, startTimeMs: now }), worker: null };
+      const attributes = {
+        'loopfleet.task.id': task.id,
+        'loopfleet.attempt': task.attempt,
+        'loopfleet.attempt.verify_only': task.verifyOnly,
+      } satisfies AllowedAttributes;
+      open.attempt = {
+        n: task.attempt,
+        span: this.#telemetry.startSpan(`attempt ${task.attempt}`, { parent: open.task, attributes, startTimeMs: now }),
+        worker: null,
+      };
     }
     // the worker that runs the attempt, once the queue's executor has it on the task (absent without a queue)
     const worker = (task as TaskState & { worker?: string }).worker;
-    if (open.attempt !== null && worker !== undefined && open.attempt.worker !== worker) this.attemptOnWorker(task.id, open.attempt.n, worker);
-    if (this.#phaseSpans && open.attempt !== null && task.status === 'running' && task.phase !== null && open.phase?.name !== task.phase && record?.endedAt === null) {
+    if (open.attempt !== null && worker !== undefined && open.attempt.worker !== worker)
+      this.attemptOnWorker(task.id, open.attempt.n, worker);
+    if (
+      this.#phaseSpans &&
+      open.attempt !== null &&
+      task.status === 'running' &&
+      task.phase !== null &&
+      open.phase?.name !== task.phase &&
+      record?.endedAt === null
+    ) {
       this.#endPhase(open, 'ok', now);
-      const attributes = { 'loopfleet.task.id': task.id, 'loopfleet.attempt': open.attempt.n, 'loopfleet.phase': task.phase } satisfies AllowedAttributes;
-      open.phase = { name: task.phase, span: this.#telemetry.startSpan(`phase ${task.phase}`, { parent: open.attempt.span, attributes, startTimeMs: now }) };
+      const attributes = {
+        'loopfleet.task.id': task.id,
+        'loopfleet.attempt': open.attempt.n,
+        'loopfleet.phase': task.phase,
+      } satisfies AllowedAttributes;
+      open.phase = {
+        name: task.phase,
+        span: this.#telemetry.startSpan(`phase ${task.phase}`, {
+          parent: open.attempt.span,
+          attributes,
+          startTimeMs: now,
+        }),
+      };
     }
     if (task.status !== 'running') this.#endPhase(open, 'ok', now);
     if (open.attempt !== null) {
@@ -178,6 +224,10 @@ export class FleetTelemetry {
 }
 
 /** The fleet's telemetry, or nothing at all when it is the no-op (no listener is added). */
-export function recordFleet(telemetry: Telemetry, events: FleetEmitter, options: RecorderOptions): FleetTelemetry | null {
+export function recordFleet(
+  telemetry: Telemetry,
+  events: FleetEmitter,
+  options: RecorderOptions,
+): FleetTelemetry | null {
   return telemetry.enabled ? new FleetTelemetry(telemetry, events, options) : null;
 }

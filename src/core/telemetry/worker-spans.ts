@@ -24,7 +24,11 @@ export interface WorkerAttemptSpans {
   end(): void;
 }
 
-export function workerAttemptSpans(telemetry: Telemetry, job: Pick<AttemptJob, 'taskId' | 'attempt' | 'traceparent'>, workerId: string): WorkerAttemptSpans {
+export function workerAttemptSpans(
+  telemetry: Telemetry,
+  job: Pick<AttemptJob, 'taskId' | 'attempt' | 'traceparent'>,
+  workerId: string,
+): WorkerAttemptSpans {
   if (!telemetry.enabled) return { observe: () => undefined, end: () => undefined };
   const t = allowListed(telemetry);
   const parent = job.traceparent === undefined || job.traceparent === '' ? undefined : { traceparent: job.traceparent };
@@ -41,8 +45,16 @@ export function workerAttemptSpans(telemetry: Telemetry, job: Pick<AttemptJob, '
       if (event.kind === 'phase') {
         if (open?.phase === event.phase) return;
         close('ok');
-        const attributes = { 'loopfleet.task.id': job.taskId, 'loopfleet.attempt': job.attempt, 'loopfleet.phase': event.phase, 'loopfleet.worker.id': workerId } satisfies AllowedAttributes;
-        open = { phase: event.phase, span: t.startSpan(`phase ${event.phase}`, { attributes, ...(parent === undefined ? {} : { parent }) }) };
+        const attributes = {
+          'loopfleet.task.id': job.taskId,
+          'loopfleet.attempt': job.attempt,
+          'loopfleet.phase': event.phase,
+          'loopfleet.worker.id': workerId,
+        } satisfies AllowedAttributes;
+        open = {
+          phase: event.phase,
+          span: t.startSpan(`phase ${event.phase}`, { attributes, ...(parent === undefined ? {} : { parent }) }),
+        };
       } else if (event.kind === 'result') {
         const outcome = event.result.outcome;
         open?.span.setAttributes({ 'loopfleet.attempt.outcome': outcome } satisfies AllowedAttributes);

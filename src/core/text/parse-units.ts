@@ -61,7 +61,8 @@ export function parseDuration(input: string | number): Parsed<number> {
   for (let m = DURATION_PART_RE.exec(text); m; m = DURATION_PART_RE.exec(text)) {
     const unit = m[2] as (typeof order)[number];
     const rank = order.indexOf(unit);
-    if (rank <= lastRank) return fail(`malformed duration ${quote(input)}: write units once each, largest first (e.g. 1h30m)`);
+    if (rank <= lastRank)
+      return fail(`malformed duration ${quote(input)}: write units once each, largest first (e.g. 1h30m)`);
     lastRank = rank;
     total += Number(m[1]) * unitMs[unit];
     pos = DURATION_PART_RE.lastIndex;
@@ -78,7 +79,8 @@ export function parseInterval(input: string | number): Parsed<number> {
   const text = String(input).trim();
   const days = /^(\d+)\s*d$/.exec(text);
   const parsed = days ? ok(Number(days[1]) * 86_400_000) : parseDuration(input);
-  if (!parsed.ok) return fail(`malformed interval ${quote(input)}: use a number with a d, h, m or s suffix, e.g. 1d, 6h, 30m or 2s`);
+  if (!parsed.ok)
+    return fail(`malformed interval ${quote(input)}: use a number with a d, h, m or s suffix, e.g. 1d, 6h, 30m or 2s`);
   if (parsed.value <= 0) return fail(`interval ${quote(input)} must be greater than zero`);
   return parsed;
 }

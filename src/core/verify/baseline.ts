@@ -29,7 +29,12 @@ function distinct(checks: readonly CheckSpec[]): CheckSpec[] {
  */
 const locks = new Map<string, Promise<unknown>>();
 
-export async function baselinesFor(checks: readonly CheckSpec[], commit: string, scratchName: string, deps: BaselineDeps): Promise<BaselineResult[]> {
+export async function baselinesFor(
+  checks: readonly CheckSpec[],
+  commit: string,
+  scratchName: string,
+  deps: BaselineDeps,
+): Promise<BaselineResult[]> {
   const previous = locks.get(commit) ?? Promise.resolve();
   const mine = previous.catch(() => undefined).then(() => measure(distinct(checks), commit, scratchName, deps));
   locks.set(commit, mine);
@@ -40,7 +45,12 @@ export async function baselinesFor(checks: readonly CheckSpec[], commit: string,
   }
 }
 
-async function measure(checks: CheckSpec[], commit: string, scratchName: string, deps: BaselineDeps): Promise<BaselineResult[]> {
+async function measure(
+  checks: CheckSpec[],
+  commit: string,
+  scratchName: string,
+  deps: BaselineDeps,
+): Promise<BaselineResult[]> {
   const results = new Map<string, BaselineResult>();
   const missing: CheckSpec[] = [];
   for (const c of checks) {
@@ -80,6 +90,9 @@ export function baseFailure(b: BaselineResult): string | null {
   if (!b.timedOut && b.exitCode === 0) return null;
   const what = b.timedOut ? 'times out' : b.exitCode === null ? 'is killed' : 'fails';
   const label = b.name === b.command ? `\`${b.command}\`` : `'${b.name}'`;
-  const counts = b.counts === null ? `exit ${b.exitCode ?? 'killed'}` : `${b.counts.failed} failing test${b.counts.failed === 1 ? '' : 's'} of ${b.counts.total}`;
+  const counts =
+    b.counts === null
+      ? `exit ${b.exitCode ?? 'killed'}`
+      : `${b.counts.failed} failing test${b.counts.failed === 1 ? '' : 's'} of ${b.counts.total}`;
   return `check ${label} ${what} on base ${b.commit.slice(0, 10)}: ${b.timedOut ? 'timed out' : counts}`;
 }

@@ -22,7 +22,9 @@ function list(paths: string[]): string {
 /** The failure reason for what a check did to tracked files; null when it left them as committed. */
 export function trackedChangesReason(changes: readonly TrackedChange[]): string | null {
   if (changes.length === 0) return null;
-  const changed = changes.filter((c) => c.kind !== 'restored').map((c) => (c.kind === 'deleted' ? `${c.path} (deleted)` : c.path));
+  const changed = changes
+    .filter((c) => c.kind !== 'restored')
+    .map((c) => (c.kind === 'deleted' ? `${c.path} (deleted)` : c.path));
   const restored = changes.filter((c) => c.kind === 'restored').map((c) => c.path);
   const parts: string[] = [];
   if (changed.length > 0) parts.push(`the check changed tracked files: ${list(changed)}`);
@@ -34,7 +36,11 @@ export function trackedChangesReason(changes: readonly TrackedChange[]): string 
  * Runs `run` (the checks, given the folders to pin as mount points) on `dir` and says what it did to the
  * tracked files: null when nothing.
  */
-export async function watchTracked<T>(tracked: TrackedFiles, dir: string, run: (pinned: readonly string[]) => Promise<T>): Promise<{ value: T; changed: string | null }> {
+export async function watchTracked<T>(
+  tracked: TrackedFiles,
+  dir: string,
+  run: (pinned: readonly string[]) => Promise<T>,
+): Promise<{ value: T; changed: string | null }> {
   const record = await tracked.record(dir);
   const value = await run(record.folders);
   return { value, changed: trackedChangesReason(await tracked.changes(dir, record)) };

@@ -55,14 +55,21 @@ function exitWords(r: CheckResult): string {
 }
 
 function failingOnBase(base: BaselineResult): string {
-  return base.counts === null ? `exit ${base.exitCode ?? 'killed'}` : `${base.counts.failed} failing test${base.counts.failed === 1 ? '' : 's'}`;
+  return base.counts === null
+    ? `exit ${base.exitCode ?? 'killed'}`
+    : `${base.counts.failed} failing test${base.counts.failed === 1 ? '' : 's'}`;
 }
 
 /**
  * Judges one run against its base; sets `judged` and `note` on the result and returns it. `notWorseAllowed`
  * is false for a task's own check (rule 4).
  */
-export function judgeCheck(result: CheckResult, spec: CheckSpec, base: BaselineResult | null, notWorseAllowed: boolean): CheckResult {
+export function judgeCheck(
+  result: CheckResult,
+  spec: CheckSpec,
+  base: BaselineResult | null,
+  notWorseAllowed: boolean,
+): CheckResult {
   const counts = result.counts ?? null;
   const baseCounts = base?.counts?.disagreeing === undefined ? (base?.counts ?? null) : null;
   let failed: string | null = null;
@@ -97,7 +104,8 @@ function worseThanBase(now: TestCounts, base: TestCounts): string | null {
   if (now.failing !== undefined && base.failing !== undefined) {
     const before = new Set(base.failing);
     const fresh = now.failing.filter((n) => !before.has(n));
-    if (fresh.length > 0) return `failing now but not on base: ${fresh.slice(0, 5).join(', ')}${fresh.length > 5 ? ', …' : ''}`;
+    if (fresh.length > 0)
+      return `failing now but not on base: ${fresh.slice(0, 5).join(', ')}${fresh.length > 5 ? ', …' : ''}`;
   }
   return null;
 }
@@ -114,7 +122,8 @@ export function decisive(results: readonly CheckResult[]): CheckResult | null {
 
 /** The attempt's reason for a failed check. */
 export function failureReason(r: CheckResult): string {
-  const counts = r.counts != null && !/failing|ran \d+ tests|disagree/.test(r.note ?? '') ? ` (${formatCounts(r.counts)})` : '';
+  const counts =
+    r.counts != null && !/failing|ran \d+ tests|disagree/.test(r.note ?? '') ? ` (${formatCounts(r.counts)})` : '';
   return `check ${checkLabel(r)} ${r.note ?? exitWords(r)}${counts}`;
 }
 
@@ -127,16 +136,23 @@ export function countsMarker(c: TestCounts): string {
 }
 
 /** What the next attempt is told about a failed check: counts against base, warnings, the output tail. */
-export function failureDetail(failed: CheckResult, results: readonly CheckResult[], baseline: readonly BaselineResult[]): string {
+export function failureDetail(
+  failed: CheckResult,
+  results: readonly CheckResult[],
+  baseline: readonly BaselineResult[],
+): string {
   const lines: string[] = [];
-  if (failed.counts?.disagreeing !== undefined) lines.push(`The check's test counts disagree (${failed.counts.disagreeing}): none is believed.`);
+  if (failed.counts?.disagreeing !== undefined)
+    lines.push(`The check's test counts disagree (${failed.counts.disagreeing}): none is believed.`);
   else if (failed.counts != null) {
     lines.push(countsMarker(failed.counts));
     const base = baseline.find((b) => b.command === failed.command);
     if (base?.counts != null) lines.push(`On base: ${base.counts.failed} of ${base.counts.total} failing`);
-    if (failed.counts.failing !== undefined && failed.counts.failing.length > 0) lines.push(`Failing: ${failed.counts.failing.slice(0, 20).join(', ')}`);
+    if (failed.counts.failing !== undefined && failed.counts.failing.length > 0)
+      lines.push(`Failing: ${failed.counts.failing.slice(0, 20).join(', ')}`);
   }
-  for (const w of results.filter((r) => r.judged === 'warning')) lines.push(`Also failing (not required): ${checkLabel(w)}`);
+  for (const w of results.filter((r) => r.judged === 'warning'))
+    lines.push(`Also failing (not required): ${checkLabel(w)}`);
   if (lines.length > 0) lines.push('');
   lines.push(quoteUntrusted(`the last output of ${checkLabel(failed)}, printed by code under test`, failed.outputTail));
   return lines.join('\n');
@@ -149,7 +165,9 @@ export function failureDetail(failed: CheckResult, results: readonly CheckResult
 export function reviewerNotes(decisiveResult: CheckResult | null, results: readonly CheckResult[]): string[] {
   if (decisiveResult === null) return [];
   const notes: string[] = [];
-  if (decisiveResult.judged === 'not-worse') notes.push(`loopfleet judged this check passed: it ${decisiveResult.note ?? 'is not worse than on base'}.`);
-  for (const w of results.filter((r) => r.judged === 'warning')) notes.push(`The check ${checkLabel(w)} is not required and failed: ${w.note ?? ''}`);
+  if (decisiveResult.judged === 'not-worse')
+    notes.push(`loopfleet judged this check passed: it ${decisiveResult.note ?? 'is not worse than on base'}.`);
+  for (const w of results.filter((r) => r.judged === 'warning'))
+    notes.push(`The check ${checkLabel(w)} is not required and failed: ${w.note ?? ''}`);
   return notes;
 }

@@ -52,7 +52,11 @@ export async function proveAttempt(input: ProveInput, deps: ProveDeps): Promise<
   const required = input.checks.filter((c) => c.required);
   const empty = { tests, restored, command: null, exitCode: null, counts: null, outputTail: '' };
   if (tests.length === 0) {
-    return { ...empty, status: 'no-tests', message: 'not proved: the change adds or changes no test file, so no test shows it works' };
+    return {
+      ...empty,
+      status: 'no-tests',
+      message: 'not proved: the change adds or changes no test file, so no test shows it works',
+    };
   }
   if (restored.length === 0) {
     return { ...empty, status: 'tests-only', message: 'nothing to prove: the diff changes only tests' };
@@ -67,7 +71,16 @@ export async function proveAttempt(input: ProveInput, deps: ProveDeps): Promise<
       last = r;
       // A check that fails only after changing the tree it runs on proves nothing about the change.
       if (changed !== null) {
-        return { tests, restored, command: check.run, exitCode: r.exitCode, counts: r.counts ?? null, outputTail: r.outputTail, status: 'not-proved', message: changed };
+        return {
+          tests,
+          restored,
+          command: check.run,
+          exitCode: r.exitCode,
+          counts: r.counts ?? null,
+          outputTail: r.outputTail,
+          status: 'not-proved',
+          message: changed,
+        };
       }
       if (r.timedOut || r.exitCode !== 0) {
         const n = r.counts?.failed ?? null;
@@ -76,7 +89,16 @@ export async function proveAttempt(input: ProveInput, deps: ProveDeps): Promise<
           : n === null || n === 0
             ? `\`${check.run}\` fails (exit ${r.exitCode ?? 'killed'})`
             : `${n} test${n === 1 ? ' fails' : 's fail'}`;
-        return { tests, restored, command: check.run, exitCode: r.exitCode, counts: r.counts ?? null, outputTail: r.outputTail, status: 'proved', message: `proved: ${what} without the change` };
+        return {
+          tests,
+          restored,
+          command: check.run,
+          exitCode: r.exitCode,
+          counts: r.counts ?? null,
+          outputTail: r.outputTail,
+          status: 'proved',
+          message: `proved: ${what} without the change`,
+        };
       }
     }
     return {

@@ -58,7 +58,11 @@ export function reviewDiff(summary: Pick<DiffSummary, 'numstat' | 'patch'>, budg
   const chunks = splitPatch(summary.patch);
   // numstat and the patch list files in the same order; where they do not pair up, a diff goes by its own header.
   const paired = chunks.length === summary.numstat.length;
-  const diffs: FileDiff[] = chunks.map((patch, i) => ({ path: paired ? summary.numstat[i]!.path : headerPath(patch), patch, share: 0 }));
+  const diffs: FileDiff[] = chunks.map((patch, i) => ({
+    path: paired ? summary.numstat[i]!.path : headerPath(patch),
+    patch,
+    share: 0,
+  }));
   const total = diffs.reduce((sum, f) => sum + f.patch.length, 0);
   if (total > budget && diffs.length * MIN_SHARE > budget) {
     return {
@@ -66,7 +70,10 @@ export function reviewDiff(summary: Pick<DiffSummary, 'numstat' | 'patch'>, budg
       reason: `the diff is too large to review fairly: ${total.toLocaleString('en-US')} characters in ${diffs.length} files, and the reviewer's ${budget.toLocaleString('en-US')}-character budget cannot give each file ${MIN_SHARE.toLocaleString('en-US')} (at most ${Math.floor(budget / MIN_SHARE)} files); split the task`,
     };
   }
-  const shares = fairShares(diffs.map((f) => f.patch.length), budget);
+  const shares = fairShares(
+    diffs.map((f) => f.patch.length),
+    budget,
+  );
   diffs.forEach((f, i) => {
     f.share = shares[i]!;
   });

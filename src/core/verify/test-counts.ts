@@ -43,7 +43,10 @@ function all(re: RegExp, text: string): RegExpExecArray[] {
 const nodeTest: Parser = (text, lines) => {
   const blocks = all(/^[ℹ#] tests (\d+)\n(?:[ℹ#] [a-z_]+ [\d.]+\n?)+/m, text);
   if (blocks.length === 0) return null;
-  let passed = 0, failed = 0, skipped = 0, total = 0;
+  let passed = 0,
+    failed = 0,
+    skipped = 0,
+    total = 0;
   for (const b of blocks) {
     const field = (name: string) => num(new RegExp(`^[ℹ#] ${name} (\\d+)`, 'm').exec(b[0])?.[1]);
     total += field('tests');
@@ -63,7 +66,8 @@ const nodeTest: Parser = (text, lines) => {
     lines.forEach((l, i) => {
       const m = /^(\s*)not ok \d+ - (.+?)(?: # .*)?$/.exec(l);
       if (!m) return;
-      const parent = i > 0 && /^\s*1\.\.\d+$/.test(lines[i - 1]!) && /^(\s*)/.exec(lines[i - 1]!)![1]!.length > m[1]!.length;
+      const parent =
+        i > 0 && /^\s*1\.\.\d+$/.test(lines[i - 1]!) && /^(\s*)/.exec(lines[i - 1]!)![1]!.length > m[1]!.length;
       if (!parent) failing.push(m[2]!);
     });
   }
@@ -87,9 +91,18 @@ function lastSummary(summaries: readonly Summary[], failing: string[] | null): R
 const vitest: Parser = (text, lines) => {
   const summaries = all(/^\s*Tests\s+((?:\d+ [a-z]+(?: \| )?)+)\s*\((\d+)\)\s*$/m, text).map((m) => {
     const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
-    return { passed: part('passed'), failed: part('failed'), skipped: part('skipped') + part('todo'), total: num(m[2]) };
+    return {
+      passed: part('passed'),
+      failed: part('failed'),
+      skipped: part('skipped') + part('todo'),
+      total: num(m[2]),
+    };
   });
-  const failing = [...new Set(lines.map((l) => /^\s*FAIL\s+(\S.*? > .+?)\s*$/.exec(l)?.[1]).filter((x): x is string => x !== undefined))];
+  const failing = [
+    ...new Set(
+      lines.map((l) => /^\s*FAIL\s+(\S.*? > .+?)\s*$/.exec(l)?.[1]).filter((x): x is string => x !== undefined),
+    ),
+  ];
   return lastSummary(summaries, failing);
 };
 
@@ -97,15 +110,29 @@ const vitest: Parser = (text, lines) => {
 const jest: Parser = (text, lines) => {
   const summaries = all(/^Tests:\s+(.*?(\d+) total)\s*$/m, text).map((m) => {
     const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
-    return { passed: part('passed'), failed: part('failed'), skipped: part('skipped') + part('todo'), total: num(m[2]) };
+    return {
+      passed: part('passed'),
+      failed: part('failed'),
+      skipped: part('skipped') + part('todo'),
+      total: num(m[2]),
+    };
   });
-  const failing = [...new Set(lines.map((l) => /^\s+● (.+)$/.exec(l)?.[1]).filter((x): x is string => x !== undefined && !x.startsWith('Test suite failed')))];
+  const failing = [
+    ...new Set(
+      lines
+        .map((l) => /^\s+● (.+)$/.exec(l)?.[1])
+        .filter((x): x is string => x !== undefined && !x.startsWith('Test suite failed')),
+    ),
+  ];
   return lastSummary(summaries, failing);
 };
 
 /** mocha (spec reporter): `2 passing (8ms)`, then `1 pending` and `1 failing` when there are any. */
 const mocha: Parser = (text) => {
-  const summaries = all(/^\s+(\d+) passing \([\d.]+m?s\)[ \t]*\n(?:\s+(\d+) pending[ \t]*(?:\n|$))?(?:\s+(\d+) failing[ \t]*$)?/m, text).map((m) => {
+  const summaries = all(
+    /^\s+(\d+) passing \([\d.]+m?s\)[ \t]*\n(?:\s+(\d+) pending[ \t]*(?:\n|$))?(?:\s+(\d+) failing[ \t]*$)?/m,
+    text,
+  ).map((m) => {
     const passed = num(m[1]);
     const skipped = num(m[2]);
     const failed = num(m[3]);
@@ -120,18 +147,39 @@ const ava: Parser = (text, lines) => {
   const failedLines = values(/^\s+(\d+) tests? failed\s*$/m);
   const passedLines = values(/^\s+(\d+) tests? passed\s*$/m);
   if (failedLines.length === 0 && passedLines.length === 0) return null;
-  const skipped = (values(/^\s+(\d+) tests? skipped\s*$/m).at(-1) ?? 0) + (values(/^\s+(\d+) tests? todo\s*$/m).at(-1) ?? 0);
+  const skipped =
+    (values(/^\s+(\d+) tests? skipped\s*$/m).at(-1) ?? 0) + (values(/^\s+(\d+) tests? todo\s*$/m).at(-1) ?? 0);
   const passed = passedLines.at(-1) ?? lines.filter((l) => /^\s+✔ /.test(l)).length;
   const failed = failedLines.at(-1) ?? 0;
-  const failing = lines.map((l) => /^\s+✘ (?:\[fail\]: )?(.+?)(?: Assertion failed| Error thrown in test| Test finished without running any assertions)?\s*$/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
+  const failing = lines
+    .map(
+      (l) =>
+        /^\s+✘ (?:\[fail\]: )?(.+?)(?: Assertion failed| Error thrown in test| Test finished without running any assertions)?\s*$/.exec(
+          l,
+        )?.[1],
+    )
+    .filter((x): x is string => x !== undefined);
   // ava prints each count once: a second, different count of the same kind is a summary a test printed.
-  const disagree = new Set(failedLines).size > 1 || new Set(passedLines).size > 1 ? [`failed: ${failedLines.join(', ')}; passed: ${passedLines.join(', ')}`] : undefined;
-  return { passed, failed, skipped, total: passed + failed + skipped, failing: failing.length === failed ? failing : null, ...(disagree ? { disagree } : {}) };
+  const disagree =
+    new Set(failedLines).size > 1 || new Set(passedLines).size > 1
+      ? [`failed: ${failedLines.join(', ')}; passed: ${passedLines.join(', ')}`]
+      : undefined;
+  return {
+    passed,
+    failed,
+    skipped,
+    total: passed + failed + skipped,
+    failing: failing.length === failed ? failing : null,
+    ...(disagree ? { disagree } : {}),
+  };
 };
 
 /** pytest: `=== 1 failed, 21 passed, 1 skipped in 0.12s ===` or the same line bare (`-q`). */
 const pytest: Parser = (text, lines) => {
-  const summaries = all(/^=*\s*((?:\d+ (?:failed|passed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(?:, )?)+) in [\d.]+s(?: \([^)]*\))?\s*=*\s*$/m, text).map((m) => {
+  const summaries = all(
+    /^=*\s*((?:\d+ (?:failed|passed|skipped|xfailed|xpassed|errors?|deselected|warnings?)(?:, )?)+) in [\d.]+s(?: \([^)]*\))?\s*=*\s*$/m,
+    text,
+  ).map((m) => {
     const part = (word: string) => num(new RegExp(`(\\d+) ${word}`).exec(m[1]!)?.[1]);
     const failed = part('failed') + part('errors?');
     const passed = part('passed') + part('xpassed');
@@ -149,7 +197,11 @@ const goTest: Parser = (text, lines) => {
   for (const e of events) {
     try {
       const v = JSON.parse(e) as { Action?: string; Test?: string };
-      if (v.Test !== undefined && !v.Test.includes('/') && (v.Action === 'pass' || v.Action === 'fail' || v.Action === 'skip')) {
+      if (
+        v.Test !== undefined &&
+        !v.Test.includes('/') &&
+        (v.Action === 'pass' || v.Action === 'fail' || v.Action === 'skip')
+      ) {
         verdicts.push({ action: v.Action, name: v.Test });
       }
     } catch {
@@ -173,14 +225,24 @@ const goTest: Parser = (text, lines) => {
 const cargo: Parser = (text, lines) => {
   const ms = all(/^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored/m, text);
   if (ms.length === 0) return null;
-  let passed = 0, failed = 0, skipped = 0;
+  let passed = 0,
+    failed = 0,
+    skipped = 0;
   for (const m of ms) {
     passed += num(m[1]);
     failed += num(m[2]);
     skipped += num(m[3]);
   }
-  const failing = lines.map((l) => /^test (\S+) \.\.\. FAILED$/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
-  return { passed, failed, skipped, total: passed + failed + skipped, failing: failing.length === failed ? failing : null };
+  const failing = lines
+    .map((l) => /^test (\S+) \.\.\. FAILED$/.exec(l)?.[1])
+    .filter((x): x is string => x !== undefined);
+  return {
+    passed,
+    failed,
+    skipped,
+    total: passed + failed + skipped,
+    failing: failing.length === failed ? failing : null,
+  };
 };
 
 const PARSERS: Array<[string, Parser]> = [
@@ -216,7 +278,12 @@ export function parseTestCounts(output: string): TestCounts | null {
     else failing.push(...p.failing);
   }
   if (named) counts.failing = failing;
-  const disagreeing = found.filter(([, p]) => p.disagree !== undefined).map(([runner, p]) => `${runner} printed ${p.disagree!.length > 1 ? `${p.disagree!.length} summaries: ` : ''}${p.disagree!.join(' / ')}`);
+  const disagreeing = found
+    .filter(([, p]) => p.disagree !== undefined)
+    .map(
+      ([runner, p]) =>
+        `${runner} printed ${p.disagree!.length > 1 ? `${p.disagree!.length} summaries: ` : ''}${p.disagree!.join(' / ')}`,
+    );
   if (disagreeing.length > 0) counts.disagreeing = disagreeing.join('; ');
   return counts;
 }
@@ -225,7 +292,13 @@ export function parseTestCounts(output: string): TestCounts | null {
 export function sumCounts(list: ReadonlyArray<TestCounts | null | undefined>): TestCounts | null {
   const known = list.filter((c): c is TestCounts => c != null);
   if (known.length === 0) return null;
-  const sum: TestCounts = { runner: [...new Set(known.map((c) => c.runner))].join('+'), passed: 0, failed: 0, skipped: 0, total: 0 };
+  const sum: TestCounts = {
+    runner: [...new Set(known.map((c) => c.runner))].join('+'),
+    passed: 0,
+    failed: 0,
+    skipped: 0,
+    total: 0,
+  };
   for (const c of known) {
     sum.passed += c.passed;
     sum.failed += c.failed;
@@ -245,7 +318,11 @@ export type Progress = 'improved' | 'same' | 'worse' | 'fewer-tests';
  * otherwise its failing count against the previous attempt's, or against base's when there is no previous.
  * Unknown counts compare as `same`.
  */
-export function compareProgress(previous: TestCounts | null, current: TestCounts | null, baseline: TestCounts | null): Progress {
+export function compareProgress(
+  previous: TestCounts | null,
+  current: TestCounts | null,
+  baseline: TestCounts | null,
+): Progress {
   if (current === null) return 'same';
   if (baseline !== null && current.total < baseline.total) return 'fewer-tests';
   const before = previous ?? baseline;
@@ -262,5 +339,7 @@ export function formatCounts(c: TestCounts): string {
 
 /** `7/22 failing → 1/22`, or `1/22 failing` without a before. */
 export function formatChange(before: TestCounts | null, after: TestCounts): string {
-  return before === null ? formatCounts(after) : `${before.failed}/${before.total} failing → ${after.failed}/${after.total}`;
+  return before === null
+    ? formatCounts(after)
+    : `${before.failed}/${before.total} failing → ${after.failed}/${after.total}`;
 }

@@ -88,7 +88,8 @@ function objectsIn(text: string): Record<string, unknown>[] {
       // Not JSON: prose or code braces; an object inside may still be.
       continue;
     }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) objects.push(value as Record<string, unknown>);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      objects.push(value as Record<string, unknown>);
     parsedEnd = end;
   }
   return objects;
@@ -112,7 +113,8 @@ export function parseVerdict(text: string): Verdict {
   const verdicts: Verdict[] = [];
   for (const object of claimed) {
     const verdict = asVerdict(object);
-    if (verdict === null) return veto(`the reviewer gave a malformed verdict (expected ${SHAPE}): ${shown(JSON.stringify(object))}`);
+    if (verdict === null)
+      return veto(`the reviewer gave a malformed verdict (expected ${SHAPE}): ${shown(JSON.stringify(object))}`);
     verdicts.push(verdict);
   }
   if (new Set(verdicts.map((v) => v.pass)).size > 1) {

@@ -41,7 +41,10 @@ describe('egress proxy', () => {
     const allowedPort = await origin('allowed-body');
     const otherPort = await origin('other-body');
     proxy = await startEgressProxy([{ host: '127.0.0.1', port: allowedPort }]);
-    const ok = await raw(proxy.socketPath, `CONNECT 127.0.0.1:${allowedPort} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const ok = await raw(
+      proxy.socketPath,
+      `CONNECT 127.0.0.1:${allowedPort} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
     expect(ok).toMatch(/^HTTP\/1.1 200 Connection Established/);
     expect(ok).toContain('allowed-body');
     const refused = await raw(proxy.socketPath, `CONNECT 127.0.0.1:${otherPort} HTTP/1.1\r\n\r\n`);
@@ -50,7 +53,10 @@ describe('egress proxy', () => {
     // same port, another name: no DNS games
     expect(await raw(proxy.socketPath, `CONNECT localhost:${allowedPort} HTTP/1.1\r\n\r\n`)).toMatch(/^HTTP\/1.1 403/);
     // plain forwarding is checked per request
-    const fwd = await raw(proxy.socketPath, `GET http://127.0.0.1:${otherPort}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    const fwd = await raw(
+      proxy.socketPath,
+      `GET http://127.0.0.1:${otherPort}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+    );
     expect(fwd).toMatch(/^HTTP\/1.1 403/);
     expect(proxy.refused).toEqual([`127.0.0.1:${otherPort}`, `localhost:${allowedPort}`, `127.0.0.1:${otherPort}`]);
   });
@@ -67,7 +73,9 @@ describe('egress proxy', () => {
 describe('rate and usage limits', () => {
   const now = new Date(2026, 11, 1, 1, 30).getTime();
   it('takes the reset time from a CLI message, the next such time after now', () => {
-    expect(new Date(resetTimeOf('Claude AI usage limit reached · resets 5am', now)!)).toEqual(new Date(2026, 11, 1, 5, 0));
+    expect(new Date(resetTimeOf('Claude AI usage limit reached · resets 5am', now)!)).toEqual(
+      new Date(2026, 11, 1, 5, 0),
+    );
     expect(new Date(resetTimeOf('limit reached, resets 1am', now)!)).toEqual(new Date(2026, 11, 2, 1, 0));
     expect(new Date(resetTimeOf('resets at 17:45', now)!)).toEqual(new Date(2026, 11, 1, 17, 45));
     expect(new Date(resetTimeOf('resets Dec 3, 5pm', now)!)).toEqual(new Date(2026, 11, 3, 17, 0));
@@ -81,9 +89,15 @@ describe('rate and usage limits', () => {
     expect(retryAfterOf({}, now)).toBeNull();
   });
   it('classifies 429, 529 and usage-limit text; other errors are not limits', () => {
-    expect(rateLimitOf('API Error: 429 {"type":"rate_limit_error"}', now)).toMatchObject({ kind: 'rate', resetAt: null });
+    expect(rateLimitOf('API Error: 429 {"type":"rate_limit_error"}', now)).toMatchObject({
+      kind: 'rate',
+      resetAt: null,
+    });
     expect(rateLimitOf('API Error: 529 Overloaded', now)).toMatchObject({ kind: 'overloaded' });
-    expect(rateLimitOf('5-hour limit reached ∙ resets 5am', now)).toMatchObject({ kind: 'usage', resetAt: new Date(2026, 11, 1, 5).getTime() });
+    expect(rateLimitOf('5-hour limit reached ∙ resets 5am', now)).toMatchObject({
+      kind: 'usage',
+      resetAt: new Date(2026, 11, 1, 5).getTime(),
+    });
     expect(rateLimitOf('API Error: 500 internal', now)).toBeNull();
   });
 });

@@ -50,12 +50,15 @@ describe.runIf(available)('setup in the sandbox: the network', () => {
     const other: string[] = [];
     const otherPort = await listen(createServer((req, res) => (other.push(req.url ?? ''), res.end('stolen\n'))));
     const dir = await workdir();
-    const run = await new ExecaRunner({ hostEnv: {} }).run(fetchAll([`${allowed.url}pkg`, `http://127.0.0.1:${otherPort}/leak`]), {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: allowed.caFile },
-      timeoutMs: 20_000,
-      sandbox: { writable: [dir], network: [`127.0.0.1:${allowed.port}`] },
-    });
+    const run = await new ExecaRunner({ hostEnv: {} }).run(
+      fetchAll([`${allowed.url}pkg`, `http://127.0.0.1:${otherPort}/leak`]),
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: allowed.caFile },
+        timeoutMs: 20_000,
+        sandbox: { writable: [dir], network: [`127.0.0.1:${allowed.port}`] },
+      },
+    );
     expect(run.output).toContain(`${allowed.url}pkg 200`);
     // Refused by the egress proxy: 403 to a plain request, a failed tunnel to Node's (it tunnels http too).
     expect(run.output).toMatch(new RegExp(`http://127.0.0.1:${otherPort}/leak (403|error)`));
@@ -82,12 +85,15 @@ describe.runIf(available)('setup in the sandbox: the network', () => {
     const proxyPort = await listen(proxy);
     const dir = await workdir();
     const registry = `registry.example.test:${target.port}`;
-    const run = await new ExecaRunner({ hostEnv: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}` } }).run(fetchAll([`https://${registry}/via-proxy`]), {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: target.caFile },
-      timeoutMs: 20_000,
-      sandbox: { writable: [dir], network: [registry] },
-    });
+    const run = await new ExecaRunner({ hostEnv: { HTTPS_PROXY: `http://127.0.0.1:${proxyPort}` } }).run(
+      fetchAll([`https://${registry}/via-proxy`]),
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_EXTRA_CA_CERTS: target.caFile },
+        timeoutMs: 20_000,
+        sandbox: { writable: [dir], network: [registry] },
+      },
+    );
     expect(run.output).toContain(`https://${registry}/via-proxy 200`);
     expect(tunnels).toEqual([registry]);
     expect(target.requests).toEqual(['/via-proxy']);

@@ -3,7 +3,12 @@ import { bypasses, proxyAuthorization, upstreamFrom } from '../../../src/adapter
 
 describe("the person's proxy behind the egress proxy", () => {
   it('reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY as curl does: lower case first, ALL_PROXY as the fallback', () => {
-    const u = upstreamFrom({ https_proxy: 'http://low:1', HTTPS_PROXY: 'http://up:2', ALL_PROXY: 'proxy.corp:3128', NO_PROXY: 'internal.corp, .svc,10.0.0.1:8080' });
+    const u = upstreamFrom({
+      https_proxy: 'http://low:1',
+      HTTPS_PROXY: 'http://up:2',
+      ALL_PROXY: 'proxy.corp:3128',
+      NO_PROXY: 'internal.corp, .svc,10.0.0.1:8080',
+    });
     expect(u.https?.host).toBe('low:1');
     expect(u.http?.href).toBe('http://proxy.corp:3128/');
     expect(u.noProxy).toEqual(['internal.corp', '.svc', '10.0.0.1:8080']);
@@ -23,6 +28,8 @@ describe("the person's proxy behind the egress proxy", () => {
   it('a proxy URL with credentials becomes Basic Proxy-Authorization; a bad one is refused, naming the variable', () => {
     const u = upstreamFrom({ HTTPS_PROXY: 'http://me:p%40ss@proxy:8080' });
     expect(proxyAuthorization(u.https!)).toBe(`Basic ${Buffer.from('me:p@ss').toString('base64')}`);
-    expect(() => upstreamFrom({ HTTPS_PROXY: 'socks5://proxy:1080' })).toThrow(/HTTPS_PROXY=socks5:\/\/proxy:1080 is not a proxy URL/);
+    expect(() => upstreamFrom({ HTTPS_PROXY: 'socks5://proxy:1080' })).toThrow(
+      /HTTPS_PROXY=socks5:\/\/proxy:1080 is not a proxy URL/,
+    );
   });
 });

@@ -24,8 +24,20 @@ const available = await runner.sandboxAvailable();
 
 describe('forge tokens never reach a task’s or setup’s environment', () => {
   let dir: string;
-  const input = (worktree: string) => ({ taskId: 'T-1', worktree, branch: 'loop/T-1', base: 'main', gitRoot: worktree, port: 4100 });
-  const parent = () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/home/person', DATABASE_URL: 'postgres://db/x', ...TOKENS });
+  const input = (worktree: string) => ({
+    taskId: 'T-1',
+    worktree,
+    branch: 'loop/T-1',
+    base: 'main',
+    gitRoot: worktree,
+    port: 4100,
+  });
+  const parent = () => ({
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: '/home/person',
+    DATABASE_URL: 'postgres://db/x',
+    ...TOKENS,
+  });
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'loopfleet-creds-'));

@@ -12,16 +12,36 @@ describe('GitHubForge against a loopback GitHub', () => {
 
   beforeEach(async () => {
     github = await new FakeGitHub('acme/widgets').start();
-    forge = new GitHubForge('acme/widgets', { token: github.token, apiUrl: github.url, msPerSecond: MS_PER_SECOND, writeSpacingMs: 0 });
+    forge = new GitHubForge('acme/widgets', {
+      token: github.token,
+      apiUrl: github.url,
+      msPerSecond: MS_PER_SECOND,
+      writeSpacingMs: 0,
+    });
   });
   afterEach(() => github.close());
 
   const open = (head: string, draft = true) =>
-    forge.openPullRequest({ head, base: 'main', title: `Task ${head}`, body: 'evidence', draft, labels: ['loopfleet', 'bot'], reviewers: ['alice'] });
+    forge.openPullRequest({
+      head,
+      base: 'main',
+      title: `Task ${head}`,
+      body: 'evidence',
+      draft,
+      labels: ['loopfleet', 'bot'],
+      reviewers: ['alice'],
+    });
 
   it('opens a draft with its labels and reviewers, a ready one too, and finds each again by its head', async () => {
     const draft = await open('loop/T-1');
-    expect(draft).toMatchObject({ number: 1, state: 'open', draft: true, head: 'loop/T-1', base: 'main', title: 'Task loop/T-1' });
+    expect(draft).toMatchObject({
+      number: 1,
+      state: 'open',
+      draft: true,
+      head: 'loop/T-1',
+      base: 'main',
+      title: 'Task loop/T-1',
+    });
     expect(github.pulls[0]).toMatchObject({ labels: ['loopfleet', 'bot'], reviewers: ['alice'], body: 'evidence' });
     const ready = await open('loop/T-2', false);
     expect(ready.draft).toBe(false);
@@ -30,7 +50,9 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(found).toMatchObject({ number: 1, draft: true, mergeable: true, headSha: draft.headSha });
     expect(await forge.findPullRequest('loop/T-9')).toBeNull();
     // The list is asked by `owner:branch`, so another fork's branch of the same name never matches.
-    expect(github.requests.some((r) => r.path === '/repos/acme/widgets/pulls' && r.query.get('head') === 'acme:loop/T-1')).toBe(true);
+    expect(
+      github.requests.some((r) => r.path === '/repos/acme/widgets/pulls' && r.query.get('head') === 'acme:loop/T-1'),
+    ).toBe(true);
   });
 
   it('prefers the open pull request of a head over a merged and a closed one, and reports merged and closed', async () => {
@@ -73,13 +95,28 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(test?.logExcerpt).not.toContain('line 10\n');
     expect(test?.logExcerpt?.split('\n').length).toBeLessThanOrEqual(61);
     expect(test?.url).toMatch(/\/checks\/\d+$/);
-    expect(jenkins).toEqual({ name: 'ci/jenkins', summary: 'Jenkins build 7 broke', logExcerpt: null, url: 'https://ci.example/7' });
+    expect(jenkins).toEqual({
+      name: 'ci/jenkins',
+      summary: 'Jenkins build 7 broke',
+      logExcerpt: null,
+      url: 'https://ci.example/7',
+    });
   });
 
   it('takes a GitHub Actions job’s excerpt from the end of its log, fetched from the signed address without the token', async () => {
     const sha = 'a2'.repeat(20);
-    const log = Array.from({ length: 200 }, (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.1234567Z step ${i}`).join('\n');
-    github.setCheck(sha, 'build', 'failure', null, 'Process completed with exit code 1.', `${log}\n2026-01-01T00:01:00.0000000Z ##[error]2 tests failed`);
+    const log = Array.from(
+      { length: 200 },
+      (_, i) => `2026-01-01T00:00:${String(i % 60).padStart(2, '0')}.1234567Z step ${i}`,
+    ).join('\n');
+    github.setCheck(
+      sha,
+      'build',
+      'failure',
+      null,
+      'Process completed with exit code 1.',
+      `${log}\n2026-01-01T00:01:00.0000000Z ##[error]2 tests failed`,
+    );
     const [build] = (await forge.ci(sha)).failing;
     expect(build?.summary).toBe('Process completed with exit code 1.');
     expect(build?.logExcerpt).toMatch(/step 199\n##\[error\]2 tests failed$/);
@@ -119,8 +156,28 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(all[1]).toMatchObject({ id: `review:${review}`, reviewState: 'changes-requested', body: 'please rename' });
     const since = await forge.comments(1, cut);
     expect(since).toEqual([
-      { id: `review-comment:${line}`, kind: 'review-comment', author: 'alice', authorCanWrite: true, body: 'this name', createdAt: expect.any(String), reviewState: null, path: 'src/a.ts', line: 12 },
-      { id: `comment:${later}`, kind: 'comment', author: 'bob', authorCanWrite: true, body: '/loopfleet try again', createdAt: expect.any(String), reviewState: null, path: null, line: null },
+      {
+        id: `review-comment:${line}`,
+        kind: 'review-comment',
+        author: 'alice',
+        authorCanWrite: true,
+        body: 'this name',
+        createdAt: expect.any(String),
+        reviewState: null,
+        path: 'src/a.ts',
+        line: 12,
+      },
+      {
+        id: `comment:${later}`,
+        kind: 'comment',
+        author: 'bob',
+        authorCanWrite: true,
+        body: '/loopfleet try again',
+        createdAt: expect.any(String),
+        reviewState: null,
+        path: null,
+        line: null,
+      },
     ]);
     await forge.comment(1, 'attempt 2: fixed the name');
     expect(github.commentsOn(1).at(-1)).toBe('attempt 2: fixed the name');
@@ -142,7 +199,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     const done = await forge.merge(1, 'b'.repeat(40), 'Merge T-1\n\nbody');
     expect(done).toEqual({ merged: true, sha: 'e'.repeat(40) });
     const sent = github.requests.filter((r) => r.method === 'PUT').at(-1)?.body;
-    expect(sent).toMatchObject({ sha: 'b'.repeat(40), merge_method: 'merge', commit_title: 'Merge T-1', commit_message: 'body' });
+    expect(sent).toMatchObject({
+      sha: 'b'.repeat(40),
+      merge_method: 'merge',
+      commit_title: 'Merge T-1',
+      commit_message: 'body',
+    });
   });
 
   it('says whether it could turn on auto-merge', async () => {
@@ -159,25 +221,42 @@ describe('GitHubForge against a loopback GitHub', () => {
     github.addIssue('Done already', '', ['loopfleet'], 'closed');
     await open('loop/T-1');
     const issues = await forge.issues('loopfleet');
-    expect(issues).toEqual([{ number: 1, title: 'Crash on empty input', body: 'steps…', url: 'https://github.example/acme/widgets/issues/1' }]);
+    expect(issues).toEqual([
+      { number: 1, title: 'Crash on empty input', body: 'steps…', url: 'https://github.example/acme/widgets/issues/1' },
+    ]);
   });
 
   it('reads every page of a long list', async () => {
     for (let i = 0; i < 130; i++) github.addIssue(`Issue ${i}`, '', ['loopfleet']);
     expect(await forge.issues('loopfleet')).toHaveLength(130);
-    expect(github.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
+    expect(github.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([
+      null,
+      '2',
+    ]);
   });
 
   it('reads base’s branch protection: the checks and approvals it requires', async () => {
-    expect(await forge.branchProtection('main')).toEqual({ protected: false, requiredChecks: [], requiredApprovals: 0 });
+    expect(await forge.branchProtection('main')).toEqual({
+      protected: false,
+      requiredChecks: [],
+      requiredApprovals: 0,
+    });
     github.protect('main', { requiredChecks: ['test', 'lint'], requiredApprovals: 2 });
-    expect(await forge.branchProtection('main')).toEqual({ protected: true, requiredChecks: ['test', 'lint'], requiredApprovals: 2 });
+    expect(await forge.branchProtection('main')).toEqual({
+      protected: true,
+      requiredChecks: ['test', 'lint'],
+      requiredApprovals: 2,
+    });
   });
 
   it('reads the token’s user and scopes, and what loopfleet needs that they lack', async () => {
     expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: ['repo', 'workflow'], missing: [] });
     github.scopes = 'read:org, gist';
-    expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: ['read:org', 'gist'], missing: ['repo'] });
+    expect(await forge.tokenFacts()).toEqual({
+      user: 'loopfleet-bot',
+      scopes: ['read:org', 'gist'],
+      missing: ['repo'],
+    });
     github.scopes = null;
     expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: null, missing: [] });
   });
@@ -234,7 +313,9 @@ describe('GitHubForge against a loopback GitHub', () => {
       github.primaryLimit(1, Math.floor(Date.now() / 1000) + 2);
       await open('loop/T-1');
       expect((await forge.getPullRequest(1)).number).toBe(1);
-      expect(github.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/widgets/pulls')).toHaveLength(2);
+      expect(github.requests.filter((r) => r.method === 'POST' && r.path === '/repos/acme/widgets/pulls')).toHaveLength(
+        2,
+      );
     });
   });
 
@@ -253,17 +334,28 @@ describe('GitHubForge against a loopback GitHub', () => {
     });
 
     it('redacts the token from an error, even when the server echoes it, and carries no cause', async () => {
-      github.failNext(1, 422, `Validation Failed: token ${github.token} is not allowed (${Buffer.from(`x-access-token:${github.token}`).toString('base64')})`);
+      github.failNext(
+        1,
+        422,
+        `Validation Failed: token ${github.token} is not allowed (${Buffer.from(`x-access-token:${github.token}`).toString('base64')})`,
+      );
       const error = await open('loop/T-1').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ForgeError);
       expect((error as ForgeError).status).toBe(422);
-      expect((error as Error).message).toMatch(/^GitHub opening a pull request for loop\/T-1: 422 Validation Failed: token \[redacted\]/);
+      expect((error as Error).message).toMatch(
+        /^GitHub opening a pull request for loop\/T-1: 422 Validation Failed: token \[redacted\]/,
+      );
       expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain(github.token);
       expect((error as Error).cause).toBeUndefined();
     });
 
     it('names the call and status of a refusal (a bad token)', async () => {
-      const wrong = new GitHubForge('acme/widgets', { token: 'ghp_wrongtoken', apiUrl: github.url, msPerSecond: MS_PER_SECOND, writeSpacingMs: 0 });
+      const wrong = new GitHubForge('acme/widgets', {
+        token: 'ghp_wrongtoken',
+        apiUrl: github.url,
+        msPerSecond: MS_PER_SECOND,
+        writeSpacingMs: 0,
+      });
       const error = await wrong.tokenFacts().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ForgeError);
       expect((error as Error).message).toBe('GitHub reading the token’s user: 401 Bad credentials');
@@ -271,7 +363,12 @@ describe('GitHubForge against a loopback GitHub', () => {
     });
 
     it('names a repository the token cannot see (404)', async () => {
-      const other = new GitHubForge('acme/secret', { token: github.token, apiUrl: github.url, msPerSecond: MS_PER_SECOND, writeSpacingMs: 0 });
+      const other = new GitHubForge('acme/secret', {
+        token: github.token,
+        apiUrl: github.url,
+        msPerSecond: MS_PER_SECOND,
+        writeSpacingMs: 0,
+      });
       await expect(other.getPullRequest(1)).rejects.toThrow('GitHub reading pull request #1: 404 Not Found');
     });
 

@@ -13,26 +13,65 @@ describe('GitLabForge against a loopback GitLab', () => {
   beforeEach(async () => {
     gitlab = await new FakeGitLab('acme/platform/widgets').start();
     alice = gitlab.addUser('alice', 30);
-    forge = new GitLabForge('acme/platform/widgets', { token: gitlab.token, apiUrl: gitlab.url, msPerSecond: MS_PER_SECOND });
+    forge = new GitLabForge('acme/platform/widgets', {
+      token: gitlab.token,
+      apiUrl: gitlab.url,
+      msPerSecond: MS_PER_SECOND,
+    });
   });
   afterEach(() => gitlab.close());
 
   const open = (head: string, draft = true) =>
-    forge.openPullRequest({ head, base: 'main', title: `Task ${head}`, body: 'evidence', draft, labels: ['loopfleet', 'bot'], reviewers: ['alice'] });
+    forge.openPullRequest({
+      head,
+      base: 'main',
+      title: `Task ${head}`,
+      body: 'evidence',
+      draft,
+      labels: ['loopfleet', 'bot'],
+      reviewers: ['alice'],
+    });
 
   it('opens a draft as a `Draft:` title with labels and reviewers by id, a ready one too, and finds each by its source branch', async () => {
     const draft = await open('loop/T-1');
-    expect(draft).toMatchObject({ number: 1, state: 'open', draft: true, title: 'Task loop/T-1', head: 'loop/T-1', base: 'main', mergeable: true });
-    expect(gitlab.mergeRequests[0]).toMatchObject({ title: 'Draft: Task loop/T-1', labels: ['loopfleet', 'bot'], reviewerIds: [alice], description: 'evidence' });
+    expect(draft).toMatchObject({
+      number: 1,
+      state: 'open',
+      draft: true,
+      title: 'Task loop/T-1',
+      head: 'loop/T-1',
+      base: 'main',
+      mergeable: true,
+    });
+    expect(gitlab.mergeRequests[0]).toMatchObject({
+      title: 'Draft: Task loop/T-1',
+      labels: ['loopfleet', 'bot'],
+      reviewerIds: [alice],
+      description: 'evidence',
+    });
     expect((await open('loop/T-2', false)).draft).toBe(false);
     expect(await forge.findPullRequest('loop/T-1')).toMatchObject({ number: 1, draft: true });
     expect(await forge.findPullRequest('loop/T-9')).toBeNull();
     // The project is addressed by its URL-encoded path.
-    expect(gitlab.requests.some((r) => r.method === 'POST' && r.path === '/api/v4/projects/acme/platform/widgets/merge_requests')).toBe(true);
+    expect(
+      gitlab.requests.some(
+        (r) => r.method === 'POST' && r.path === '/api/v4/projects/acme/platform/widgets/merge_requests',
+      ),
+    ).toBe(true);
   });
 
   it('refuses a reviewer GitLab does not know, naming them', async () => {
-    await expect(forge.openPullRequest({ head: 'loop/T-1', base: 'main', title: 't', body: '', draft: false, labels: [], reviewers: ['nobody'] })).rejects.toThrow(/no user "nobody"/);
+    await expect(
+      forge.openPullRequest({
+        head: 'loop/T-1',
+        base: 'main',
+        title: 't',
+        body: '',
+        draft: false,
+        labels: [],
+        reviewers: ['nobody'],
+      }),
+    ).rejects.toThrow(/no user "nobody"/);
     expect(gitlab.mergeRequests).toHaveLength(0);
   });
 
@@ -76,7 +115,12 @@ describe('GitLabForge against a loopback GitLab', () => {
     expect(ci.failing[0]?.logExcerpt).toMatch(/ERROR: 2 tests failed$/);
     expect(ci.failing[0]?.logExcerpt).not.toContain('\u001b[');
     expect(ci.failing[0]?.logExcerpt).not.toContain('step 10\n');
-    expect(ci.failing[1]).toEqual({ name: 'jenkins', summary: 'Jenkins #7 failed', logExcerpt: null, url: 'https://ci.example/7' });
+    expect(ci.failing[1]).toEqual({
+      name: 'jenkins',
+      summary: 'Jenkins #7 failed',
+      logExcerpt: null,
+      url: 'https://ci.example/7',
+    });
 
     const green = 'd2'.repeat(20);
     gitlab.addPipeline(green, 'success', [{ name: 'unit', status: 'success' }]);
@@ -98,7 +142,10 @@ describe('GitLabForge against a loopback GitLab', () => {
   it('reads every page of a long list', async () => {
     for (let i = 0; i < 130; i++) gitlab.addIssue(`Issue ${i}`, '', ['loopfleet']);
     expect(await forge.issues('loopfleet')).toHaveLength(130);
-    expect(gitlab.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([null, '2']);
+    expect(gitlab.requests.filter((r) => r.path.endsWith('/issues')).map((r) => r.query.get('page'))).toEqual([
+      null,
+      '2',
+    ]);
   });
 
   it('lists written notes oldest first after a time, line notes with their place, and whether the author may push', async () => {
@@ -114,8 +161,28 @@ describe('GitLabForge against a loopback GitLab', () => {
 
     expect(first.map((c) => [c.author, c.kind, c.authorCanWrite])).toEqual([['mallory', 'comment', false]]);
     expect(await forge.comments(1, cut)).toEqual([
-      { id: `note:${line}`, kind: 'review-comment', author: 'alice', authorCanWrite: true, body: 'rename this', createdAt: expect.any(String), reviewState: null, path: 'src/a.ts', line: 3 },
-      { id: `note:${later}`, kind: 'comment', author: 'eve', authorCanWrite: false, body: 'drive-by', createdAt: expect.any(String), reviewState: null, path: null, line: null },
+      {
+        id: `note:${line}`,
+        kind: 'review-comment',
+        author: 'alice',
+        authorCanWrite: true,
+        body: 'rename this',
+        createdAt: expect.any(String),
+        reviewState: null,
+        path: 'src/a.ts',
+        line: 3,
+      },
+      {
+        id: `note:${later}`,
+        kind: 'comment',
+        author: 'eve',
+        authorCanWrite: false,
+        body: 'drive-by',
+        createdAt: expect.any(String),
+        reviewState: null,
+        path: null,
+        line: null,
+      },
     ]);
     await forge.comment(1, 'attempt 2');
     expect(gitlab.notesOn(1).at(-1)).toBe('attempt 2');
@@ -137,20 +204,34 @@ describe('GitLabForge against a loopback GitLab', () => {
     gitlab.addIssue('Crash', 'steps', ['loopfleet']);
     gitlab.addIssue('Other', '', ['bug']);
     gitlab.addIssue('Closed', '', ['loopfleet'], 'closed');
-    expect(await forge.issues('loopfleet')).toEqual([{ number: 1, title: 'Crash', body: 'steps', url: 'https://gitlab.example/acme/platform/widgets/-/issues/1' }]);
+    expect(await forge.issues('loopfleet')).toEqual([
+      { number: 1, title: 'Crash', body: 'steps', url: 'https://gitlab.example/acme/platform/widgets/-/issues/1' },
+    ]);
   });
 
   it('reads base’s protection: protected, the pipeline it requires, the approvals', async () => {
-    expect(await forge.branchProtection('main')).toEqual({ protected: false, requiredChecks: [], requiredApprovals: 0 });
+    expect(await forge.branchProtection('main')).toEqual({
+      protected: false,
+      requiredChecks: [],
+      requiredApprovals: 0,
+    });
     gitlab.protect('main', 1);
     gitlab.pipelineMustSucceed = true;
-    expect(await forge.branchProtection('main')).toEqual({ protected: true, requiredChecks: ['pipeline'], requiredApprovals: 1 });
+    expect(await forge.branchProtection('main')).toEqual({
+      protected: true,
+      requiredChecks: ['pipeline'],
+      requiredApprovals: 1,
+    });
   });
 
   it('reads the token’s user and scopes: `api` is what loopfleet needs', async () => {
     expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: ['api'], missing: [] });
     gitlab.scopes = ['read_api', 'read_repository'];
-    expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: ['read_api', 'read_repository'], missing: ['api'] });
+    expect(await forge.tokenFacts()).toEqual({
+      user: 'loopfleet-bot',
+      scopes: ['read_api', 'read_repository'],
+      missing: ['api'],
+    });
     gitlab.scopes = null;
     expect(await forge.tokenFacts()).toEqual({ user: 'loopfleet-bot', scopes: null, missing: [] });
   });
@@ -189,7 +270,11 @@ describe('GitLabForge against a loopback GitLab', () => {
 
   describe('errors', () => {
     it('names the call and status of a refusal, never the token', async () => {
-      const wrong = new GitLabForge('acme/platform/widgets', { token: 'glpat-wrong-token', apiUrl: gitlab.url, msPerSecond: MS_PER_SECOND });
+      const wrong = new GitLabForge('acme/platform/widgets', {
+        token: 'glpat-wrong-token',
+        apiUrl: gitlab.url,
+        msPerSecond: MS_PER_SECOND,
+      });
       const error = await wrong.tokenFacts().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ForgeError);
       expect((error as Error).message).toBe('GitLab reading the token’s user: 401 Unauthorized');

@@ -8,7 +8,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 
 const exec = promisify(execFile);
-const IDENTITY = { GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'Person',
+  GIT_AUTHOR_EMAIL: 'p@example.com',
+  GIT_COMMITTER_NAME: 'Person',
+  GIT_COMMITTER_EMAIL: 'p@example.com',
+};
 const temps: string[] = [];
 afterAll(async () => {
   for (const dir of temps) await rm(dir, { recursive: true, force: true });
@@ -28,7 +33,7 @@ async function setup() {
   const root = await mkdtemp(path.join(os.tmpdir(), 'lf-commit-'));
   temps.push(root);
   await git(root, 'init', '-q', '-b', 'main');
-  await write(path.join(root, 'test/x.test.js'), "assert.equal(1, 1);\n");
+  await write(path.join(root, 'test/x.test.js'), 'assert.equal(1, 1);\n');
   await write(path.join(root, 'src/a.js'), 'export const a = 1;\n');
   await write(path.join(root, '.gitignore'), 'dist/\n.env\n');
   await git(root, 'add', '-A');
@@ -67,8 +72,13 @@ describe('snapshot commits', () => {
     await git(wt, 'init', '-q', 'empty'); // a nested repository without a commit: `git add -A` would fail on it
     await write(path.join(wt, 'src/b.js'), 'export const b = 1;\n');
     const { commit, differs } = await adapter.commitSnapshot(wt, 'T-1: snapshot', []);
-    expect(differs.sort()).toEqual(['empty/ (a nested git repository: loopfleet never commits one)', 'sub/ (a nested git repository: loopfleet never commits one)']);
-    expect(await git(wt, 'ls-tree', '-r', '--name-only', commit!)).toBe('.gitignore\nsrc/a.js\nsrc/b.js\ntest/x.test.js\n');
+    expect(differs.sort()).toEqual([
+      'empty/ (a nested git repository: loopfleet never commits one)',
+      'sub/ (a nested git repository: loopfleet never commits one)',
+    ]);
+    expect(await git(wt, 'ls-tree', '-r', '--name-only', commit!)).toBe(
+      '.gitignore\nsrc/a.js\nsrc/b.js\ntest/x.test.js\n',
+    );
     expect(existsSync(canary)).toBe(false);
   });
 
@@ -77,7 +87,11 @@ describe('snapshot commits', () => {
     await write(path.join(wt, 'dist/out.js'), 'built\n');
     await write(path.join(wt, '.env'), 'SECRET=1\n');
     await write(path.join(wt, 'copied.cfg'), 'from the checkout\n');
-    expect(await adapter.commitSnapshot(wt, 'T-1: nothing', ['copied.cfg'])).toEqual({ commit: null, differs: [], ignored: ['.env', 'dist/'] });
+    expect(await adapter.commitSnapshot(wt, 'T-1: nothing', ['copied.cfg'])).toEqual({
+      commit: null,
+      differs: [],
+      ignored: ['.env', 'dist/'],
+    });
   });
 });
 
@@ -89,11 +103,13 @@ describe('diff entries and blobs', () => {
     await rm(path.join(wt, 'test/x.test.js'));
     const { commit } = await adapter.commitSnapshot(wt, 'T-1: change', []);
     const entries = await adapter.diffEntries(wt, 'main');
-    expect(entries.map(({ path: p, status, newMode, size, binary }) => ({ p, status, newMode, size, binary }))).toEqual([
-      { p: 'blob.bin', status: 'A', newMode: '100644', size: 3000, binary: true },
-      { p: 'src/a.js', status: 'M', newMode: '100644', size: 21, binary: false },
-      { p: 'test/x.test.js', status: 'D', newMode: '000000', size: 20, binary: false },
-    ]);
+    expect(entries.map(({ path: p, status, newMode, size, binary }) => ({ p, status, newMode, size, binary }))).toEqual(
+      [
+        { p: 'blob.bin', status: 'A', newMode: '100644', size: 3000, binary: true },
+        { p: 'src/a.js', status: 'M', newMode: '100644', size: 21, binary: false },
+        { p: 'test/x.test.js', status: 'D', newMode: '000000', size: 20, binary: false },
+      ],
+    );
     expect(await adapter.readBlob(`main:test/x.test.js`, 100)).toEqual({ size: 20, text: 'assert.equal(1, 1);\n' });
     expect(await adapter.readBlob(`${commit}:blob.bin`, 100)).toEqual({ size: 3000, text: null });
     expect(await adapter.readBlob(`${commit}:test/x.test.js`, 100)).toBeNull();

@@ -63,7 +63,9 @@ describe('the remote: push, fetch and ls-remote through the hardened path', () =
   it('refuses a remote URL that would start a program (ext::, a remote helper)', async () => {
     const canary = join(scratch, 'canary');
     const port = new SimpleGitAdapter(root);
-    await expect(port.push(`ext::sh -c "echo ran > ${canary}"`, 'main', 'refs/heads/x', null)).rejects.toThrow(/does not reach remotes through/);
+    await expect(port.push(`ext::sh -c "echo ran > ${canary}"`, 'main', 'refs/heads/x', null)).rejects.toThrow(
+      /does not reach remotes through/,
+    );
     await expect(port.fetch('fd::3', ['refs/heads/x'])).rejects.toThrow(/does not reach remotes through/);
     await expect(stat(canary)).rejects.toThrow(/ENOENT/);
   });
@@ -84,18 +86,29 @@ describe('the remote: push, fetch and ls-remote through the hardened path', () =
     expect(schemeOf('ext::sh -c x')).toBeNull();
     expect(schemeOf('foo://x')).toBeNull();
     expect(transportConfig('https://h/r')).toEqual(['protocol.https.allow=always']);
-    expect(transportConfig('git@h:r', { GIT_SSH_COMMAND: 'ssh -i key' })).toEqual(['protocol.ssh.allow=always', 'core.sshCommand=ssh -i key']);
-    const env = authEnv({ urlPrefix: 'https://h/', header: tokenHeader('x-access-token', 's3cret') }, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_VALUE_0: 'c' });
+    expect(transportConfig('git@h:r', { GIT_SSH_COMMAND: 'ssh -i key' })).toEqual([
+      'protocol.ssh.allow=always',
+      'core.sshCommand=ssh -i key',
+    ]);
+    const env = authEnv(
+      { urlPrefix: 'https://h/', header: tokenHeader('x-access-token', 's3cret') },
+      { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'a.b', GIT_CONFIG_VALUE_0: 'c' },
+    );
     expect(env.GIT_CONFIG_COUNT).toBe('2');
     expect(env.GIT_CONFIG_KEY_0).toBe('a.b');
     expect(env.GIT_CONFIG_KEY_1).toBe('http.https://h/.extraHeader');
-    expect(Buffer.from(env.GIT_CONFIG_VALUE_1!.replace('Authorization: Basic ', ''), 'base64').toString()).toBe('x-access-token:s3cret');
+    expect(Buffer.from(env.GIT_CONFIG_VALUE_1!.replace('Authorization: Basic ', ''), 'base64').toString()).toBe(
+      'x-access-token:s3cret',
+    );
   });
 
   it('keeps the repository config unchanged: no token or remote setting is ever written', async () => {
     const before = await readFile(join(root, '.git/config'), 'utf8');
     const port = new SimpleGitAdapter(root);
-    await port.push('origin', 'main', 'refs/heads/loop/T-3', null, { urlPrefix: 'file://', header: tokenHeader('x', 'tok-123') });
+    await port.push('origin', 'main', 'refs/heads/loop/T-3', null, {
+      urlPrefix: 'file://',
+      header: tokenHeader('x', 'tok-123'),
+    });
     expect(await readFile(join(root, '.git/config'), 'utf8')).toBe(before);
   });
 });

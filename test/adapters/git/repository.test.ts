@@ -16,7 +16,8 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-const git = async (cwd: string, ...args: string[]): Promise<string> => (await execa('git', args, { cwd })).stdout.trim();
+const git = async (cwd: string, ...args: string[]): Promise<string> =>
+  (await execa('git', args, { cwd })).stdout.trim();
 
 describe('SimpleGitAdapter without a repository yet', () => {
   it('creates a repository with one commit of everything, as loopfleet', async () => {
@@ -46,6 +47,8 @@ describe('SimpleGitAdapter without a repository yet', () => {
     const dir = await tempDir();
     await writeFile(path.join(dir, 'x.txt'), 'x\n');
     await SimpleGitAdapter.createRepository(dir, 'main', 'init');
-    expect(await new SimpleGitAdapter(dir).ensureExcluded('/.loop-worktrees/')).toBe(path.join(dir, '.git', 'info', 'exclude'));
+    expect(await new SimpleGitAdapter(dir).ensureExcluded('/.loop-worktrees/')).toBe(
+      path.join(dir, '.git', 'info', 'exclude'),
+    );
   });
 });

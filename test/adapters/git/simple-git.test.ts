@@ -11,7 +11,12 @@ import { GitCommandError } from '../../../src/adapters/git/exec.js';
 import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 
 const exec = promisify(execFile);
-const IDENTITY = { GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'p@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'p@example.com' };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'Person',
+  GIT_AUTHOR_EMAIL: 'p@example.com',
+  GIT_COMMITTER_NAME: 'Person',
+  GIT_COMMITTER_EMAIL: 'p@example.com',
+};
 
 const temps: string[] = [];
 afterAll(async () => {
@@ -49,11 +54,16 @@ async function snapshot(root: string): Promise<Record<string, string>> {
       if (entry.name === '.git' || entry.name === '.loop-worktrees') continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else files[path.relative(root, full)] = createHash('sha256').update(await readFile(full)).digest('hex');
+      else
+        files[path.relative(root, full)] = createHash('sha256')
+          .update(await readFile(full))
+          .digest('hex');
     }
   };
   await walk(root);
-  const index = createHash('sha256').update(await readFile(path.join(root, '.git', 'index'))).digest('hex');
+  const index = createHash('sha256')
+    .update(await readFile(path.join(root, '.git', 'index')))
+    .digest('hex');
   return {
     ...files,
     HEAD: await git(root, 'rev-parse', 'HEAD'),
@@ -77,7 +87,10 @@ describe('SimpleGitAdapter', () => {
   /** the task branches, read with git itself */
   async function loopBranches(): Promise<string[]> {
     const out = await git(root, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/loop/');
-    return out.split('\n').filter((line) => line.trim() !== '').map((line) => line.trim());
+    return out
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.trim());
   }
 
   /** a task worktree with one commit changing `file` */
@@ -163,10 +176,12 @@ describe('SimpleGitAdapter', () => {
     temps.push(outside);
     await expect(adapter.addWorktree(path.join(outside, 'T-1'), 'loop/T-1', 'main')).rejects.toThrow(RefusedError);
     await expect(adapter.addWorktree(path.join(adapter.root, 'T-1'), 'loop/T-1', 'main')).rejects.toThrow(RefusedError);
-    await expect(adapter.addWorktree(path.join(adapter.root, '.loop-worktrees', '..', 'T-1'), 'loop/T-1', 'main')).rejects.toThrow(
-      RefusedError,
-    );
-    await expect(adapter.addWorktree(path.join(adapter.root, '.loop-worktrees', 'a', 'b'), 'loop/T-1', 'main')).rejects.toThrow(RefusedError);
+    await expect(
+      adapter.addWorktree(path.join(adapter.root, '.loop-worktrees', '..', 'T-1'), 'loop/T-1', 'main'),
+    ).rejects.toThrow(RefusedError);
+    await expect(
+      adapter.addWorktree(path.join(adapter.root, '.loop-worktrees', 'a', 'b'), 'loop/T-1', 'main'),
+    ).rejects.toThrow(RefusedError);
     expect(await adapter.branchExists('loop/T-1')).toBe(false);
   });
 
@@ -267,7 +282,9 @@ describe('SimpleGitAdapter', () => {
     expect(result.kind).toBe('merged');
     const commit = result.kind === 'merged' ? result.commit : '';
     expect((await git(root, 'rev-parse', 'main')).trim()).toBe(commit);
-    expect((await git(root, 'log', '-1', '--format=%P|%s', commit)).trim()).toBe(`${baseBefore} ${branchHead}|Merge T-1: add c`);
+    expect((await git(root, 'log', '-1', '--format=%P|%s', commit)).trim()).toBe(
+      `${baseBefore} ${branchHead}|Merge T-1: add c`,
+    );
     // the user's checkout follows: the file is there, nothing is dirty
     expect(await readFile(path.join(root, 'c.txt'), 'utf8')).toBe('c\n');
     expect(await git(root, 'status', '--porcelain', '--untracked-files=no')).toBe('');
@@ -378,14 +395,22 @@ describe('SimpleGitAdapter', () => {
     // the branch is on base; the old tip is kept; the change is in the working tree, uncommitted
     expect((await git(dir, 'rev-parse', 'HEAD')).trim()).toBe(main);
     expect((await git(root, 'rev-parse', 'refs/loopfleet/replayed/T-1')).trim()).toBe(tip);
-    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe('a1\n<<<<<<< main\nmain\n=======\ntask\n>>>>>>> loop/T-1\na3\n');
+    expect(await readFile(path.join(dir, 'a.txt'), 'utf8')).toBe(
+      'a1\n<<<<<<< main\nmain\n=======\ntask\n>>>>>>> loop/T-1\na3\n',
+    );
     expect(await readFile(path.join(dir, 'new.txt'), 'utf8')).toBe('added by the task\n');
     expect(existsSync(path.join(dir, 'b.txt'))).toBe(false);
     expect(await git(dir, 'diff', '--cached', '--name-only')).toBe('');
-    expect((await git(dir, 'status', '--porcelain')).split('\n').filter((l) => l !== '').sort()).toEqual([' D b.txt', ' M a.txt', '?? new.txt']);
+    expect(
+      (await git(dir, 'status', '--porcelain'))
+        .split('\n')
+        .filter((l) => l !== '')
+        .sort(),
+    ).toEqual([' D b.txt', ' M a.txt', '?? new.txt']);
     // no rebase, merge or cherry-pick state is left, and the person's checkout is untouched
     const admin = (await git(dir, 'rev-parse', '--absolute-git-dir')).trim();
-    for (const f of ['rebase-merge', 'rebase-apply', 'MERGE_HEAD', 'CHERRY_PICK_HEAD']) expect(existsSync(path.join(admin, f)), f).toBe(false);
+    for (const f of ['rebase-merge', 'rebase-apply', 'MERGE_HEAD', 'CHERRY_PICK_HEAD'])
+      expect(existsSync(path.join(admin, f)), f).toBe(false);
     const after = await snapshot(root);
     expect({ ...after, refs: '' }).toEqual({ ...before, refs: '' });
   });

@@ -15,7 +15,16 @@ afterEach(async () => {
   cleanups = [];
 });
 
-const result = (commit: string, command: string, exitCode = 0): BaselineResult => ({ name: command, command, commit, exitCode, timedOut: false, counts: null, durationMs: 5, outputTail: '' });
+const result = (commit: string, command: string, exitCode = 0): BaselineResult => ({
+  name: command,
+  command,
+  commit,
+  exitCode,
+  timedOut: false,
+  counts: null,
+  durationMs: 5,
+  outputTail: '',
+});
 
 describe('baselines.json', () => {
   it('caches by commit and command, replaces a result, survives concurrent writes and rebuilds a broken file', async () => {
@@ -24,11 +33,19 @@ describe('baselines.json', () => {
     const path = join(dir, 'nested', 'baselines.json');
     const store = new JsonBaselineStore(path);
     expect(await store.get('c1', 'npm test')).toBeNull();
-    await Promise.all([store.put(result('c1', 'npm test')), store.put(result('c1', 'npm run lint')), store.put(result('c2', 'npm test'))]);
+    await Promise.all([
+      store.put(result('c1', 'npm test')),
+      store.put(result('c1', 'npm run lint')),
+      store.put(result('c2', 'npm test')),
+    ]);
     await store.put(result('c1', 'npm test', 1));
     expect((await store.get('c1', 'npm test'))?.exitCode).toBe(1);
     expect(await store.get('c2', 'npm run lint')).toBeNull();
-    expect((await store.all()).map((r) => `${r.commit} ${r.command}`).sort()).toEqual(['c1 npm run lint', 'c1 npm test', 'c2 npm test']);
+    expect((await store.all()).map((r) => `${r.commit} ${r.command}`).sort()).toEqual([
+      'c1 npm run lint',
+      'c1 npm test',
+      'c2 npm test',
+    ]);
     // Another process sees the same file.
     expect((await new JsonBaselineStore(path).get('c2', 'npm test'))?.command).toBe('npm test');
     await writeFile(path, '{ not json');

@@ -17,15 +17,29 @@ describe('darwin flags of the presets', () => {
     expect(PRESETS.codex.build(reader, 'codex', {}, true, '/s', 'darwin').argv).toContain(bypass);
     expect(PRESETS.codex.build(reader, 'codex', {}, true, '/s', 'darwin').argv).not.toContain('--sandbox');
     expect(PRESETS.codex.build(writer, 'codex', {}, true, '/s', 'darwin').argv).toContain(bypass);
-    expect(PRESETS.codex.build(reader, 'codex', {}, true, '/s', 'linux').argv).toEqual(expect.arrayContaining(['--sandbox', 'read-only']));
+    expect(PRESETS.codex.build(reader, 'codex', {}, true, '/s', 'linux').argv).toEqual(
+      expect.arrayContaining(['--sandbox', 'read-only']),
+    );
     expect(PRESETS.codex.build(writer, 'codex', {}, true, '/s', 'linux').argv).toContain(bypass);
     // Unsandboxed (sandbox: off), Codex keeps its own sandbox everywhere.
-    expect(PRESETS.codex.build(reader, 'codex', {}, false, '/s', 'darwin').argv).toEqual(expect.arrayContaining(['--sandbox', 'read-only']));
-    expect(PRESETS.codex.build(writer, 'codex', {}, false, '/s', 'darwin').argv).toEqual(expect.arrayContaining(['--sandbox', 'workspace-write']));
+    expect(PRESETS.codex.build(reader, 'codex', {}, false, '/s', 'darwin').argv).toEqual(
+      expect.arrayContaining(['--sandbox', 'read-only']),
+    );
+    expect(PRESETS.codex.build(writer, 'codex', {}, false, '/s', 'darwin').argv).toEqual(
+      expect.arrayContaining(['--sandbox', 'workspace-write']),
+    );
   });
 
-  it("claude-code: its own sandbox off through --settings, only when sandboxed on darwin", () => {
-    const argv = (sandboxed: boolean, platform: NodeJS.Platform) => PRESETS['claude-code'].build({ ...writer, agent: { preset: 'claude-code' } }, 'claude', {}, sandboxed, '/s', platform).argv;
+  it('claude-code: its own sandbox off through --settings, only when sandboxed on darwin', () => {
+    const argv = (sandboxed: boolean, platform: NodeJS.Platform) =>
+      PRESETS['claude-code'].build(
+        { ...writer, agent: { preset: 'claude-code' } },
+        'claude',
+        {},
+        sandboxed,
+        '/s',
+        platform,
+      ).argv;
     const darwin = argv(true, 'darwin');
     expect(darwin.slice(darwin.indexOf('--settings'), darwin.indexOf('--settings') + 2)).toEqual(SETTINGS);
     expect(argv(true, 'linux')).not.toContain('--settings');
@@ -33,7 +47,8 @@ describe('darwin flags of the presets', () => {
   });
 
   it('gemini: GEMINI_SANDBOX=false only when sandboxed on darwin', () => {
-    const env = (sandboxed: boolean, platform: NodeJS.Platform) => PRESETS.gemini.build({ ...writer, agent: { preset: 'gemini' } }, 'gemini', {}, sandboxed, '/s', platform).env;
+    const env = (sandboxed: boolean, platform: NodeJS.Platform) =>
+      PRESETS.gemini.build({ ...writer, agent: { preset: 'gemini' } }, 'gemini', {}, sandboxed, '/s', platform).env;
     expect(env(true, 'darwin')).toEqual({ GEMINI_SANDBOX: 'false' });
     expect(env(true, 'linux')).toEqual({});
     expect(env(false, 'darwin')).toEqual({});

@@ -29,15 +29,22 @@ const RESULT = {
   result: 'All done.',
   usage: { input_tokens: 30, output_tokens: 70, cache_creation_input_tokens: 1200, cache_read_input_tokens: 5000 },
   total_cost_usd: 0.0123,
-  modelUsage: { 'claude-haiku-4-5': { outputTokens: 5, costUSD: 0.0001 }, 'claude-sonnet-5-5': { outputTokens: 65, costUSD: 0.0122 } },
+  modelUsage: {
+    'claude-haiku-4-5': { outputTokens: 5, costUSD: 0.0001 },
+    'claude-sonnet-5-5': { outputTokens: 65, costUSD: 0.0122 },
+  },
   permission_denials: [],
 };
 
 const MODES: Record<string, string> = {
   stream: [
     line({ type: 'system', subtype: 'init', model: 'claude-sonnet-5-5' }),
-    msg('m1', { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 1200 }, [{ type: 'text', text: 'Reading.' }]),
-    msg('m1', { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 1200 }, [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a' } }]),
+    msg('m1', { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 1200 }, [
+      { type: 'text', text: 'Reading.' },
+    ]),
+    msg('m1', { input_tokens: 10, output_tokens: 1, cache_creation_input_tokens: 1200 }, [
+      { type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a' } },
+    ]),
     line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: 'file text' }] } }),
     msg('m2', { input_tokens: 20, output_tokens: 1, cache_read_input_tokens: 5000 }, [{ type: 'text', text: 'Done.' }]),
     line(RESULT),
@@ -50,14 +57,45 @@ const MODES: Record<string, string> = {
     line({ type: 'init', timestamp: 't', session_id: 's', model: 'gemini-3-pro' }),
     line({ type: 'message', timestamp: 't', role: 'user', content: 'Do the task.' }),
     line({ type: 'message', timestamp: 't', role: 'assistant', content: 'Writing ', delta: true }),
-    line({ type: 'tool_use', timestamp: 't', tool_name: 'write_file', tool_id: 'c1', parameters: { file_path: 'a.txt', content: 'x' } }),
+    line({
+      type: 'tool_use',
+      timestamp: 't',
+      tool_name: 'write_file',
+      tool_id: 'c1',
+      parameters: { file_path: 'a.txt', content: 'x' },
+    }),
     line({ type: 'tool_result', timestamp: 't', tool_id: 'c1', status: 'success', output: 'wrote a.txt' }),
     line({ type: 'message', timestamp: 't', role: 'assistant', content: 'done.', delta: true }),
-    line({ type: 'result', timestamp: 't', status: 'success', stats: { total_tokens: 1500, input_tokens: 1400, output_tokens: 100, cached: 1000, input: 400, duration_ms: 5, tool_calls: 1, models: { 'gemini-3-pro': { output_tokens: 100 } } } }),
+    line({
+      type: 'result',
+      timestamp: 't',
+      status: 'success',
+      stats: {
+        total_tokens: 1500,
+        input_tokens: 1400,
+        output_tokens: 100,
+        cached: 1000,
+        input: 400,
+        duration_ms: 5,
+        tool_calls: 1,
+        models: { 'gemini-3-pro': { output_tokens: 100 } },
+      },
+    }),
   ].join('\n'),
   // Claude Code 2.1.332 with --json-schema: the answer the StructuredOutput tool took, beside the last text
-  verdict: line({ ...RESULT, result: 'I think it is fine.', structured_output: { pass: false, reasons: ['a.ts: the loop never ends'] } }),
-  limit: line({ type: 'result', subtype: 'success', is_error: true, result: 'Claude AI usage limit reached · resets 5am (UTC)', usage: RESULT.usage, total_cost_usd: 0 }),
+  verdict: line({
+    ...RESULT,
+    result: 'I think it is fine.',
+    structured_output: { pass: false, reasons: ['a.ts: the loop never ends'] },
+  }),
+  limit: line({
+    type: 'result',
+    subtype: 'success',
+    is_error: true,
+    result: 'Claude AI usage limit reached · resets 5am (UTC)',
+    usage: RESULT.usage,
+    total_cost_usd: 0,
+  }),
 };
 
 const FAKE = String.raw`#!/bin/sh
@@ -91,7 +129,11 @@ afterEach(async () => {
   await rm(fakeDir, { recursive: true, force: true });
 });
 
-function request(mode: string, over: Partial<AgentRequest> = {}, preset: AgentPresetName = 'claude-code'): AgentRequest {
+function request(
+  mode: string,
+  over: Partial<AgentRequest> = {},
+  preset: AgentPresetName = 'claude-code',
+): AgentRequest {
   return {
     role: 'implementer',
     model: 'claude-sonnet-5-5',
@@ -100,7 +142,12 @@ function request(mode: string, over: Partial<AgentRequest> = {}, preset: AgentPr
     workdir: root,
     access: 'write',
     shell: true,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FAKE_MODE: mode, FAKE_OUT: MODES[mode === 'write' || mode === 'slow' || mode === 'schema' ? 'stream' : mode] ?? '', FAKE_DIR: fakeDir },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      FAKE_MODE: mode,
+      FAKE_OUT: MODES[mode === 'write' || mode === 'slow' || mode === 'schema' ? 'stream' : mode] ?? '',
+      FAKE_DIR: fakeDir,
+    },
     maxTurns: 7,
     maxTokens: 1000,
     signal: new AbortController().signal,
@@ -111,10 +158,21 @@ function request(mode: string, over: Partial<AgentRequest> = {}, preset: AgentPr
   };
 }
 
-const HOST_ENV = { HOME: '/nonexistent-home', PATH: '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-ant-host', OPENAI_API_KEY: 'sk-openai-host', GITHUB_TOKEN: 'ghp_x' };
+const HOST_ENV = {
+  HOME: '/nonexistent-home',
+  PATH: '/usr/bin:/bin',
+  ANTHROPIC_API_KEY: 'sk-ant-host',
+  OPENAI_API_KEY: 'sk-openai-host',
+  GITHUB_TOKEN: 'ghp_x',
+};
 
 function client(price: (m: string, u: Usage) => number | null = () => null) {
-  return new CliAgentClient({ processRunner: new ExecaRunner(), sandboxAvailable: false, hostEnv: HOST_ENV, priceUsd: price });
+  return new CliAgentClient({
+    processRunner: new ExecaRunner(),
+    sandboxAvailable: false,
+    hostEnv: HOST_ENV,
+    priceUsd: price,
+  });
 }
 
 function sum(events: AgentEvent[]) {
@@ -137,7 +195,9 @@ describe('claude-code preset', () => {
     const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
     expect(argv).toContain('-p --output-format stream-json --verbose --model claude-sonnet-5-5 --max-turns 7');
     expect(argv).toContain('--append-system-prompt You are the implementer.');
-    expect(argv).toContain('--permission-mode acceptEdits --allowedTools Read,Glob,Grep,Edit,Write,NotebookEdit,Bash,TodoWrite');
+    expect(argv).toContain(
+      '--permission-mode acceptEdits --allowedTools Read,Glob,Grep,Edit,Write,NotebookEdit,Bash,TodoWrite',
+    );
     expect(argv).not.toContain('dangerously');
     const env = await readFile(path.join(fakeDir, 'env'), 'utf8');
     // Its own credentials only; telemetry and other traffic off.
@@ -151,15 +211,24 @@ describe('claude-code preset', () => {
   it('gives read-only roles no writing tools', async () => {
     await client().runAgent(request('stream', { role: 'explorer', access: 'read-only', shell: false }), () => {});
     const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
-    expect(argv).toContain('--allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch');
+    expect(argv).toContain(
+      '--allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch',
+    );
   });
 
   it('plays the reviewer read-only, with the verdict schema as its structured output, and answers with what that tool took', async () => {
-    const reviewer = { role: 'verifier' as const, access: 'read-only' as const, shell: false, outputSchema: VERDICT_SCHEMA };
+    const reviewer = {
+      role: 'verifier' as const,
+      access: 'read-only' as const,
+      shell: false,
+      outputSchema: VERDICT_SCHEMA,
+    };
     const result = await client().runAgent(request('verdict', reviewer), () => {});
     const argv = await readFile(path.join(fakeDir, 'argv'), 'utf8');
     expect(argv).toContain(`--json-schema ${JSON.stringify(VERDICT_SCHEMA)}`);
-    expect(argv).toContain('--permission-mode default --allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch');
+    expect(argv).toContain(
+      '--permission-mode default --allowedTools Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit,Bash,WebFetch,WebSearch',
+    );
     expect(JSON.parse(result.text)).toEqual({ pass: false, reasons: ['a.ts: the loop never ends'] });
     // without a schema (the other roles) the flag is not passed
     await client().runAgent(request('stream', { role: 'explorer', access: 'read-only', shell: false }), () => {});
@@ -169,14 +238,28 @@ describe('claude-code preset', () => {
   it('passes events on as they stream, usage once per model response, and ends on exactly the reported totals', async () => {
     const events: AgentEvent[] = [];
     let calls = 0;
-    const result = await client(() => 0.001).runAgent(request('stream', { beforeCall: () => void calls++ }), (e) => events.push(e));
+    const result = await client(() => 0.001).runAgent(request('stream', { beforeCall: () => void calls++ }), (e) =>
+      events.push(e),
+    );
     expect(result.text).toBe('All done.');
     expect(result.reportedCostUsd).toBe(0.0123);
-    expect(events.filter((e) => e.type !== 'usage').map((e) => e.type)).toEqual(['text', 'tool', 'tool-result', 'text']);
-    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ name: 'Read', output: 'file text', isError: false });
+    expect(events.filter((e) => e.type !== 'usage').map((e) => e.type)).toEqual([
+      'text',
+      'tool',
+      'tool-result',
+      'text',
+    ]);
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({
+      name: 'Read',
+      output: 'file text',
+      isError: false,
+    });
     // live: one usage per new response (m1, m2), then the correction to the totals
     const usages = events.filter((e) => e.type === 'usage');
-    expect(usages[0]).toMatchObject({ usage: { input: 10, output: 1, cacheWrite: 1200, cacheRead: 0 }, costUsd: 0.001 });
+    expect(usages[0]).toMatchObject({
+      usage: { input: 10, output: 1, cacheWrite: 1200, cacheRead: 0 },
+      costUsd: 0.001,
+    });
     const { total, cost } = sum(events);
     expect(total).toEqual({ input: 30, output: 70, cacheWrite: 1200, cacheRead: 5000 });
     expect(cost).toBeCloseTo(0.0123, 10);
@@ -201,7 +284,9 @@ describe('claude-code preset', () => {
 
   it('fails a read-only role whose run changed the worktree, and resets the change', async () => {
     const run = client().runAgent(request('write', { role: 'explorer', access: 'read-only', shell: false }), () => {});
-    await expect(run).rejects.toThrow(/explorer is read-only but its claude-code run changed the worktree \((intruder|tracked)\.txt, (intruder|tracked)\.txt\); the change was reset/);
+    await expect(run).rejects.toThrow(
+      /explorer is read-only but its claude-code run changed the worktree \((intruder|tracked)\.txt, (intruder|tracked)\.txt\); the change was reset/,
+    );
     await expect(run).rejects.toBeInstanceOf(AgentSetupError);
     expect(await readFile(path.join(root, 'tracked.txt'), 'utf8')).toBe('original\n');
     await expect(readFile(path.join(root, 'intruder.txt'), 'utf8')).rejects.toThrow(/ENOENT/);
@@ -214,16 +299,27 @@ describe('claude-code preset', () => {
   });
 
   it('says what to do when not logged in, when tools were denied, and when the binary is missing', async () => {
-    await expect(client().runAgent(request('login'), () => {})).rejects.toThrow(/claude-code is not logged in: run `claude \/login`, or set ANTHROPIC_API_KEY/);
-    await expect(client().runAgent(request('denied'), () => {})).rejects.toThrow(/claude-code refused tools the implementer needs: Edit/);
-    const missing = client().runAgent(request('stream', { agent: { preset: 'claude-code', bin: '/nowhere/claude' } }), () => {});
-    await expect(missing).rejects.toThrow(/bin: \/nowhere\/claude is not an executable file; install @anthropic-ai\/claude-code .* or set bin: in agents\/implementer.md/);
+    await expect(client().runAgent(request('login'), () => {})).rejects.toThrow(
+      /claude-code is not logged in: run `claude \/login`, or set ANTHROPIC_API_KEY/,
+    );
+    await expect(client().runAgent(request('denied'), () => {})).rejects.toThrow(
+      /claude-code refused tools the implementer needs: Edit/,
+    );
+    const missing = client().runAgent(
+      request('stream', { agent: { preset: 'claude-code', bin: '/nowhere/claude' } }),
+      () => {},
+    );
+    await expect(missing).rejects.toThrow(
+      /bin: \/nowhere\/claude is not an executable file; install @anthropic-ai\/claude-code .* or set bin: in agents\/implementer.md/,
+    );
     const offPath = client().runAgent(request('stream', { agent: { preset: 'claude-code' } }), () => {});
     await expect(offPath).rejects.toThrow(/`claude` is not on PATH/);
   });
 
   it('turns a usage limit into a RateLimitError carrying the reset time', async () => {
-    const error = await client().runAgent(request('limit'), () => {}).catch((e: unknown) => e);
+    const error = await client()
+      .runAgent(request('limit'), () => {})
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
     const resetAt = (error as RateLimitError).resetAt!;
     expect(resetAt).toBeGreaterThan(Date.now());
@@ -234,7 +330,7 @@ describe('claude-code preset', () => {
 });
 
 describe('opencode preset, its recorded output replayed', () => {
-  it('passes tool calls, results and per-step usage with opencode\'s own cost on as they come', async () => {
+  it("passes tool calls, results and per-step usage with opencode's own cost on as they come", async () => {
     const events: AgentEvent[] = [];
     const result = await client(() => 99).runAgent(request('opencode', {}, 'opencode'), (e) => events.push(e));
     expect(result.text).toBe('done');
@@ -263,8 +359,17 @@ describe('gemini preset', () => {
     const events: AgentEvent[] = [];
     const result = await client().runAgent(request('gemini', {}, 'gemini'), (e) => events.push(e));
     expect(result.text).toBe('Writing done.');
-    expect(events.filter((e) => e.type !== 'usage').map((e) => e.type)).toEqual(['text', 'tool', 'tool-result', 'text']);
-    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ name: 'write_file', output: 'wrote a.txt', isError: false });
+    expect(events.filter((e) => e.type !== 'usage').map((e) => e.type)).toEqual([
+      'text',
+      'tool',
+      'tool-result',
+      'text',
+    ]);
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({
+      name: 'write_file',
+      output: 'wrote a.txt',
+      isError: false,
+    });
     expect(sum(events).total).toEqual({ input: 400, output: 100, cacheWrite: 0, cacheRead: 1000 });
     expect(events.find((e) => e.type === 'usage')).toMatchObject({ model: 'gemini-3-pro' });
   });
@@ -274,13 +379,29 @@ describe('the other presets', () => {
   it('build their non-interactive, machine-readable command lines with the right permissions', () => {
     const req = request('stream');
     const ro = { ...req, access: 'read-only' as const };
-    expect(PRESETS.codex.build(req, 'codex', {}, false, '/scratch').argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--model', 'claude-sonnet-5-5', '-']);
+    expect(PRESETS.codex.build(req, 'codex', {}, false, '/scratch').argv).toEqual([
+      'codex',
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--sandbox',
+      'workspace-write',
+      '--model',
+      'claude-sonnet-5-5',
+      '-',
+    ]);
     expect(PRESETS.codex.build(ro, 'codex', {}, false, '/scratch').argv).toContain('read-only');
-    expect(PRESETS.gemini.build(req, 'gemini', {}, false, '/scratch').argv).toEqual(expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust']));
-    expect(PRESETS.gemini.build(ro, 'gemini', {}, false, '/scratch').argv).toEqual(expect.arrayContaining(['--approval-mode', 'plan']));
+    expect(PRESETS.gemini.build(req, 'gemini', {}, false, '/scratch').argv).toEqual(
+      expect.arrayContaining(['--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust']),
+    );
+    expect(PRESETS.gemini.build(ro, 'gemini', {}, false, '/scratch').argv).toEqual(
+      expect.arrayContaining(['--approval-mode', 'plan']),
+    );
     const oc = PRESETS.opencode.build(ro, 'opencode', {}, false, '/scratch');
     expect(oc.argv).toEqual(['opencode', 'run', '--format', 'json', '--model', 'anthropic/claude-sonnet-5-5']);
-    expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toMatchObject({ permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' } });
+    expect(JSON.parse(oc.env.OPENCODE_CONFIG_CONTENT!)).toMatchObject({
+      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' },
+    });
     expect(PRESETS.codex.credentialEnv.test('OPENAI_API_KEY')).toBe(true);
     expect(PRESETS.codex.credentialEnv.test('ANTHROPIC_API_KEY')).toBe(false);
     expect(PRESETS.gemini.credentialEnv.test('GOOGLE_API_KEY')).toBe(true);
@@ -289,9 +410,26 @@ describe('the other presets', () => {
 
 describe('codex as the reviewer', () => {
   it('runs read-only and gets the verdict schema as --output-schema, a file that exists for the run only', async () => {
-    const reviewer = { role: 'verifier' as const, access: 'read-only' as const, shell: false, outputSchema: VERDICT_SCHEMA };
+    const reviewer = {
+      role: 'verifier' as const,
+      access: 'read-only' as const,
+      shell: false,
+      outputSchema: VERDICT_SCHEMA,
+    };
     const invocation = PRESETS.codex.build({ ...request('stream'), ...reviewer }, 'codex', {}, true, '/scratch');
-    expect(invocation.argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'read-only', '--model', 'claude-sonnet-5-5', '--output-schema', '/scratch/output-schema.json', '-']);
+    expect(invocation.argv).toEqual([
+      'codex',
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--sandbox',
+      'read-only',
+      '--model',
+      'claude-sonnet-5-5',
+      '--output-schema',
+      '/scratch/output-schema.json',
+      '-',
+    ]);
     expect(JSON.parse(invocation.files!['output-schema.json']!)).toEqual(VERDICT_SCHEMA);
 
     await client().runAgent(request('schema', { ...reviewer, agent: { preset: 'codex', bin } }), () => {});

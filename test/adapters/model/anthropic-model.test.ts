@@ -40,7 +40,13 @@ async function serve(script: Script, options: { apiKeys?: string[] } = {}) {
 }
 
 function client(options: Partial<ConstructorParameters<typeof AnthropicModelClient>[0]> = {}) {
-  return new AnthropicModelClient({ apiKey: KEY, baseURL: server!.url, processRunner: runner, sandboxAvailable: false, ...options });
+  return new AnthropicModelClient({
+    apiKey: KEY,
+    baseURL: server!.url,
+    processRunner: runner,
+    sandboxAvailable: false,
+    ...options,
+  });
 }
 
 function request(role: Role, over: Partial<AgentRequest> = {}): AgentRequest {
@@ -64,7 +70,8 @@ function request(role: Role, over: Partial<AgentRequest> = {}): AgentRequest {
 
 function collect() {
   const events: AgentEvent[] = [];
-  const usage = () => events.reduce<Usage>((sum, e) => (e.type === 'usage' ? addUsage(sum, e.usage) : sum), { ...ZERO_USAGE });
+  const usage = () =>
+    events.reduce<Usage>((sum, e) => (e.type === 'usage' ? addUsage(sum, e.usage) : sum), { ...ZERO_USAGE });
   return { events, onEvent: (e: AgentEvent) => events.push(e), usage };
 }
 
@@ -114,7 +121,12 @@ describe('AnthropicModelClient: tools in a real worktree', () => {
     expect(JSON.stringify(toolResult.content)).toContain('The answer is 42.');
     expect(sink.events).toContainEqual({ type: 'tool', name: 'read', input: '{"file_path":"README.md"}' });
     expect(sink.events).toContainEqual(expect.objectContaining({ type: 'tool-result', name: 'read', isError: false }));
-    expect(sink.events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('')).toContain('Reading the readme.');
+    expect(
+      sink.events
+        .filter((e) => e.type === 'text')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toContain('Reading the readme.');
   });
 
   it('lets the implementer write and edit files in the workdir', async () => {
@@ -173,7 +185,12 @@ describe('AnthropicModelClient: tools in a real worktree', () => {
   });
 
   it('runs the shell tool through the ProcessRunner, sandboxed when the sandbox is available', async () => {
-    await serve(byTurn([{ toolUses: [{ name: 'bash', input: { command: 'echo hi > by-shell.txt && echo done' } }] }, { text: 'ok' }]));
+    await serve(
+      byTurn([
+        { toolUses: [{ name: 'bash', input: { command: 'echo hi > by-shell.txt && echo done' } }] },
+        { text: 'ok' },
+      ]),
+    );
     const sink = collect();
     await client({ sandboxAvailable: true }).runAgent(request('implementer'), sink.onEvent);
     expect(runner.calls).toHaveLength(1);
@@ -194,11 +211,20 @@ describe('AnthropicModelClient: tools in a real worktree', () => {
     const failed = collect();
     await client({ sandboxAvailable: false }).runAgent(request('implementer'), failed.onEvent);
     expect(runner.calls[1]!.options.sandbox).toBeNull();
-    expect(failed.events).toContainEqual(expect.objectContaining({ type: 'tool-result', name: 'bash', isError: true, output: expect.stringContaining('exit code 3') }));
+    expect(failed.events).toContainEqual(
+      expect.objectContaining({
+        type: 'tool-result',
+        name: 'bash',
+        isError: true,
+        output: expect.stringContaining('exit code 3'),
+      }),
+    );
   });
 
   it('offers no shell tool when request.shell is false, and the SDK bash never runs', async () => {
-    await serve(byTurn([{ toolUses: [{ name: 'bash', input: { command: 'touch should-not-exist' } }] }, { text: 'ok' }]));
+    await serve(
+      byTurn([{ toolUses: [{ name: 'bash', input: { command: 'touch should-not-exist' } }] }, { text: 'ok' }]),
+    );
     const sink = collect();
     await client().runAgent(request('implementer', { shell: false }), sink.onEvent);
     expect(toolNames()).toEqual(['read', 'write', 'edit', 'glob', 'grep']);
@@ -232,7 +258,9 @@ describe('AnthropicModelClient: requests and usage', () => {
       for (const p of ['temperature', 'top_p', 'top_k', 'thread', 'tool_choice']) expect(body).not.toHaveProperty(p);
       expect(body.stream).toBe(true);
       expect(body.cache_control).toEqual({ type: 'ephemeral' });
-      expect(body.system).toEqual([{ type: 'text', text: request('implementer').system, cache_control: { type: 'ephemeral' } }]);
+      expect(body.system).toEqual([
+        { type: 'text', text: request('implementer').system, cache_control: { type: 'ephemeral' } },
+      ]);
       expect(body.tools.at(-1).cache_control).toEqual({ type: 'ephemeral' });
       expect(body.tools.slice(0, -1).some((t: any) => 'cache_control' in t)).toBe(false);
       expect(body.messages).toHaveLength(1 + 2 * i);
@@ -249,7 +277,9 @@ describe('AnthropicModelClient: requests and usage', () => {
     expect(got.cacheRead).toBeGreaterThan(0);
     const input = got.input + got.cacheWrite + got.cacheRead;
     expect(got.cacheRead / input).toBeGreaterThanOrEqual(0.6);
-    expect(sink.events.filter((e) => e.type === 'usage').every((e) => e.type === 'usage' && e.model === 'claude-sonnet-5-5')).toBe(true);
+    expect(
+      sink.events.filter((e) => e.type === 'usage').every((e) => e.type === 'usage' && e.model === 'claude-sonnet-5-5'),
+    ).toBe(true);
   });
 
   it('asks for structured output and returns the JSON text', async () => {
@@ -311,7 +341,9 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
     await serve(() => ({ text: 'word '.repeat(200), chunkDelayMs: 20 }));
     const controller = new AbortController();
     setTimeout(() => controller.abort('quit'), 100);
-    await expect(client().runAgent(request('explorer', { signal: controller.signal }), () => {})).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(client().runAgent(request('explorer', { signal: controller.signal }), () => {})).rejects.toMatchObject(
+      { name: 'AbortError' },
+    );
   });
 
   it('retries a 429 after its retry-after, then succeeds; beforeCall runs before the retry too', async () => {
@@ -326,7 +358,9 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
   });
 
   it('retries a 529 overload and a connection reset', async () => {
-    await serve(sequence([{ fault: { status: 529, retryAfterMs: 10 } }, { fault: { type: 'reset' } }, { text: 'third time' }]));
+    await serve(
+      sequence([{ fault: { status: 529, retryAfterMs: 10 } }, { fault: { type: 'reset' } }, { text: 'third time' }]),
+    );
     const result = await client().runAgent(request('explorer'), () => {});
     expect(result.text).toBe('third time');
     expect(server!.requests.map((r) => r.outcome)).toEqual(['http-fault', 'reset', 'ok']);
@@ -348,14 +382,22 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
   });
 
   it('fails on an error event inside a 200 stream with the API message', async () => {
-    await serve(() => ({ text: 'a b c', fault: { type: 'error-event', afterEvents: 3, message: 'Overloaded right now' } }));
-    await expect(client().runAgent(request('explorer'), () => {})).rejects.toThrow(/overloaded_error.*Overloaded right now/);
+    await serve(() => ({
+      text: 'a b c',
+      fault: { type: 'error-event', afterEvents: 3, message: 'Overloaded right now' },
+    }));
+    await expect(client().runAgent(request('explorer'), () => {})).rejects.toThrow(
+      /overloaded_error.*Overloaded right now/,
+    );
     expect(server!.requests).toHaveLength(1);
   });
 
   it('never puts the API key in an error message', async () => {
     await serve(() => ({
-      fault: { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `bad key ${KEY} in request` } } },
+      fault: {
+        status: 400,
+        body: { type: 'error', error: { type: 'invalid_request_error', message: `bad key ${KEY} in request` } },
+      },
     }));
     const error = await failure(client().runAgent(request('explorer'), () => {}));
     expect(error.message).toContain('400');
@@ -370,7 +412,9 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
 
   it('stops a call that outlives request.timeoutMs, and takes a huge limit as none', async () => {
     await serve(() => ({ text: 'word '.repeat(400), chunkDelayMs: 20 }));
-    await expect(client().runAgent(request('explorer', { timeoutMs: 200 }), () => {})).rejects.toThrow(/did not finish within 200 ms/);
+    await expect(client().runAgent(request('explorer', { timeoutMs: 200 }), () => {})).rejects.toThrow(
+      /did not finish within 200 ms/,
+    );
     await serve(() => ({ text: 'word '.repeat(5), chunkDelayMs: 5 }));
     const result = await client().runAgent(request('explorer', { timeoutMs: Number.MAX_SAFE_INTEGER }), () => {});
     expect(result.stopReason).toBe('end_turn');
@@ -383,7 +427,9 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
     await serve(() => ({ text: 'ok' }), { apiKeys: ['no-key'] });
     const keyless = new AnthropicModelClient({ baseURL: server!.url, processRunner: runner, sandboxAvailable: false });
     expect((await keyless.runAgent(request('explorer'), () => {})).text).toBe('ok');
-    expect(() => new AnthropicModelClient({ processRunner: runner, sandboxAvailable: false })).toThrow(/ANTHROPIC_API_KEY/);
+    expect(() => new AnthropicModelClient({ processRunner: runner, sandboxAvailable: false })).toThrow(
+      /ANTHROPIC_API_KEY/,
+    );
   });
 
   it('rethrows an error thrown by the event handler', async () => {

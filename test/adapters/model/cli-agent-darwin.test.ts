@@ -16,7 +16,18 @@ import { presetRequest } from '../../helpers/preset-request.js';
 import { cleanupsAfterEach, loopbackService } from '../../helpers/loopback-service.js';
 
 const onMac = process.platform === 'darwin';
-const srtTools = onMac || (await Promise.all(['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) => access(p).then(() => true, () => false)))).every(Boolean);
+const srtTools =
+  onMac ||
+  (
+    await Promise.all(
+      ['/usr/bin/bwrap', '/usr/bin/socat', '/usr/bin/rg'].map((p) =>
+        access(p).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    )
+  ).every(Boolean);
 
 const cleanups = cleanupsAfterEach();
 
@@ -33,7 +44,8 @@ const RESULT = JSON.stringify({
 });
 
 function fake(node: string, bystander: number, realHome: string): string {
-  const js = (url: string) => `fetch(${url}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log("error", String(e.cause?.message ?? e.message)))`;
+  const js = (url: string) =>
+    `fetch(${url}).then(async (r) => console.log(r.status, await r.text()), (e) => console.log("error", String(e.cause?.message ?? e.message)))`;
   return `#!/bin/sh
 cat > /dev/null
 printf '%s\\n' "$@" > argv.txt
@@ -49,55 +61,77 @@ printf '%s\\n' '${RESULT}'
 }
 
 describe('a CLI agent under sandbox-runtime (the macOS path)', () => {
-  it.runIf(srtTools)('claude runs with its own sandbox off, its config copy as HOME, and reaches only its model', async () => {
-    const repo = await makeRepo({ 'README.md': 'hi\n' });
-    cleanups.push(repo.cleanup);
-    const home = await mkdtemp(path.join(os.tmpdir(), 'lf-darwin-home-'));
-    cleanups.push(() => rm(home, { recursive: true, force: true }));
-    await mkdir(path.join(home, '.claude'));
-    await writeFile(path.join(home, '.claude', 'settings.json'), '{"sandbox":{"enabled":true}}\n');
-    await writeFile(path.join(home, 'secret.txt'), 'host secret\n');
-    const binDir = await mkdtemp(path.join(os.tmpdir(), 'lf-darwin-bin-'));
-    cleanups.push(() => rm(binDir, { recursive: true, force: true }));
+  it.runIf(srtTools)(
+    'claude runs with its own sandbox off, its config copy as HOME, and reaches only its model',
+    async () => {
+      const repo = await makeRepo({ 'README.md': 'hi\n' });
+      cleanups.push(repo.cleanup);
+      const home = await mkdtemp(path.join(os.tmpdir(), 'lf-darwin-home-'));
+      cleanups.push(() => rm(home, { recursive: true, force: true }));
+      await mkdir(path.join(home, '.claude'));
+      await writeFile(path.join(home, '.claude', 'settings.json'), '{"sandbox":{"enabled":true}}\n');
+      await writeFile(path.join(home, 'secret.txt'), 'host secret\n');
+      const binDir = await mkdtemp(path.join(os.tmpdir(), 'lf-darwin-bin-'));
+      cleanups.push(() => rm(binDir, { recursive: true, force: true }));
 
-    const hits: string[] = [];
-    const model = await serve('model', hits);
-    const bystander = await serve('bystander', hits);
-    const bin = path.join(binDir, 'claude');
-    await writeFile(bin, fake(process.execPath, bystander, home));
-    await chmod(bin, 0o755);
+      const hits: string[] = [];
+      const model = await serve('model', hits);
+      const bystander = await serve('bystander', hits);
+      const bin = path.join(binDir, 'claude');
+      await writeFile(bin, fake(process.execPath, bystander, home));
+      await chmod(bin, 0o755);
 
-    // On a Mac the real Seatbelt; elsewhere srt's Linux backend with this machine's facts.
-    const runner = onMac ? new ExecaRunner() : new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
-    const client = new CliAgentClient({
-      processRunner: runner,
-      sandboxAvailable: true,
-      platform: 'darwin',
-      hostEnv: { HOME: home, PATH: '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-ant-darwin', ANTHROPIC_BASE_URL: `http://127.0.0.1:${model}`, GITHUB_TOKEN: 'ghp_x' },
-    });
-    const request = presetRequest({ preset: 'claude-code', bin }, 'implementer', { model: 'claude-sonnet-5-5', prompt: 'Do it.', workdir: repo.root }, { env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` } });
-    const result = await client.runAgent(request, () => {});
-    expect(result.text).toContain('All done.');
+      // On a Mac the real Seatbelt; elsewhere srt's Linux backend with this machine's facts.
+      const runner = onMac
+        ? new ExecaRunner()
+        : new ExecaRunner({ platform: 'darwin', facts: {}, enforcerWorks: async () => true });
+      const client = new CliAgentClient({
+        processRunner: runner,
+        sandboxAvailable: true,
+        platform: 'darwin',
+        hostEnv: {
+          HOME: home,
+          PATH: '/usr/bin:/bin',
+          ANTHROPIC_API_KEY: 'sk-ant-darwin',
+          ANTHROPIC_BASE_URL: `http://127.0.0.1:${model}`,
+          GITHUB_TOKEN: 'ghp_x',
+        },
+      });
+      const request = presetRequest(
+        { preset: 'claude-code', bin },
+        'implementer',
+        { model: 'claude-sonnet-5-5', prompt: 'Do it.', workdir: repo.root },
+        { env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` } },
+      );
+      const result = await client.runAgent(request, () => {});
+      expect(result.text).toContain('All done.');
 
-    const read = (f: string) => readFile(path.join(repo.root, f), 'utf8');
-    const argv = (await read('argv.txt')).split('\n');
-    expect(argv.slice(argv.indexOf('--settings'), argv.indexOf('--settings') + 2)).toEqual(['--settings', '{"sandbox":{"enabled":false}}']);
-    const env = await read('env.txt');
-    expect(env).toContain('SANDBOX_RUNTIME=1');
-    expect(env).toMatch(/^HTTPS_PROXY=http:\/\/localhost:\d+$/m);
-    expect(env).not.toMatch(/^NO_PROXY=/m);
-    expect(env).toContain('ANTHROPIC_API_KEY=sk-ant-darwin');
-    expect(env).not.toContain('GITHUB_TOKEN');
-    // HOME is the private copy's root: the CLI finds its settings there, nothing else of the person's home.
-    const insideHome = /^HOME=(.+)$/m.exec(env)![1]!;
-    expect(insideHome).not.toBe(home);
-    expect(await read('settings.txt')).toBe('{"sandbox":{"enabled":true}}\n');
-    // What it writes there dies with the copy; the person's own folder is neither written nor readable.
-    expect(await readFile(path.join(home, '.claude', 'settings.json'), 'utf8')).toBe('{"sandbox":{"enabled":true}}\n');
-    expect(await read('secret.txt')).toBe('unreadable\n');
-    // The model endpoint through the proxy; the other loopback service refused.
-    expect(await read('model.txt')).toBe('200 model\n');
-    expect(await read('bystander.txt')).toMatch(/^(403|error)/);
-    expect(hits).toEqual(['model /v1/models']);
-  }, 90_000);
+      const read = (f: string) => readFile(path.join(repo.root, f), 'utf8');
+      const argv = (await read('argv.txt')).split('\n');
+      expect(argv.slice(argv.indexOf('--settings'), argv.indexOf('--settings') + 2)).toEqual([
+        '--settings',
+        '{"sandbox":{"enabled":false}}',
+      ]);
+      const env = await read('env.txt');
+      expect(env).toContain('SANDBOX_RUNTIME=1');
+      expect(env).toMatch(/^HTTPS_PROXY=http:\/\/localhost:\d+$/m);
+      expect(env).not.toMatch(/^NO_PROXY=/m);
+      expect(env).toContain('ANTHROPIC_API_KEY=sk-ant-darwin');
+      expect(env).not.toContain('GITHUB_TOKEN');
+      // HOME is the private copy's root: the CLI finds its settings there, nothing else of the person's home.
+      const insideHome = /^HOME=(.+)$/m.exec(env)![1]!;
+      expect(insideHome).not.toBe(home);
+      expect(await read('settings.txt')).toBe('{"sandbox":{"enabled":true}}\n');
+      // What it writes there dies with the copy; the person's own folder is neither written nor readable.
+      expect(await readFile(path.join(home, '.claude', 'settings.json'), 'utf8')).toBe(
+        '{"sandbox":{"enabled":true}}\n',
+      );
+      expect(await read('secret.txt')).toBe('unreadable\n');
+      // The model endpoint through the proxy; the other loopback service refused.
+      expect(await read('model.txt')).toBe('200 model\n');
+      expect(await read('bystander.txt')).toMatch(/^(403|error)/);
+      expect(hits).toEqual(['model /v1/models']);
+    },
+    90_000,
+  );
 });

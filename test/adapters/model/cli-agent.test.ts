@@ -98,13 +98,26 @@ function sink() {
 describe('CliAgentClient', () => {
   it('runs the command in the worktree with the prompts on stdin and reads Claude Code JSON', async () => {
     const s = sink();
-    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(request('claude-json'), s.onEvent);
-    expect(result).toEqual({ text: 'All done: wrote agent-stdin.txt', turns: 1, stopReason: 'end_turn', reportedCostUsd: 0.0421 });
+    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(
+      request('claude-json'),
+      s.onEvent,
+    );
+    expect(result).toEqual({
+      text: 'All done: wrote agent-stdin.txt',
+      turns: 1,
+      stopReason: 'end_turn',
+      reportedCostUsd: 0.0421,
+    });
     const stdin = await readFile(join(dir, 'agent-stdin.txt'), 'utf8');
     expect(stdin).toBe('You implement tasks.\nloopfleet-role: implementer\n\nloopfleet-task: T-2\n\n# Task T-2\n');
     expect(s.events).toContainEqual({ type: 'text', text: 'reading the task...\n' });
     expect(s.events.filter((e) => e.type === 'usage')).toEqual([
-      { type: 'usage', model: 'claude-sonnet-5-5-20261015', usage: { input: 120, output: 340, cacheWrite: 2000, cacheRead: 15000 }, costUsd: 0.0421 },
+      {
+        type: 'usage',
+        model: 'claude-sonnet-5-5-20261015',
+        usage: { input: 120, output: 340, cacheWrite: 2000, cacheRead: 15000 },
+        costUsd: 0.0421,
+      },
     ]);
     const [call] = runner.calls;
     expect(call!.options).toMatchObject({ cwd: dir, env: request('x').env, timeoutMs: 20_000, sandbox: null });
@@ -121,40 +134,68 @@ describe('CliAgentClient', () => {
   });
 
   it('asks for the sandbox when one is available', async () => {
-    await new CliAgentClient({ processRunner: runner, sandboxAvailable: true }).runAgent(request('claude-json'), () => {});
+    await new CliAgentClient({ processRunner: runner, sandboxAvailable: true }).runAgent(
+      request('claude-json'),
+      () => {},
+    );
     expect(runner.calls[0]!.options.sandbox).toEqual({ writable: [dir] });
   });
 
   it('streams Claude Code stream-json as text and tool events', async () => {
     const s = sink();
-    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(request('stream-json'), s.onEvent);
+    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(
+      request('stream-json'),
+      s.onEvent,
+    );
     expect(result.text).toBe('Finished.');
     expect(result.reportedCostUsd).toBe(0.001);
     expect(s.events).toContainEqual({ type: 'text', text: 'Looking at it.' });
     expect(s.events).toContainEqual({ type: 'tool', name: 'Read', input: '{"file_path":"a.js"}' });
-    expect(s.events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('')).not.toContain('"type"');
-    expect(s.events).toContainEqual({ type: 'usage', model: 'claude-sonnet-5-5', usage: { input: 10, output: 20, cacheWrite: 0, cacheRead: 0 }, costUsd: 0.001 });
+    expect(
+      s.events
+        .filter((e) => e.type === 'text')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).not.toContain('"type"');
+    expect(s.events).toContainEqual({
+      type: 'usage',
+      model: 'claude-sonnet-5-5',
+      usage: { input: 10, output: 20, cacheWrite: 0, cacheRead: 0 },
+      costUsd: 0.001,
+    });
   });
 
   it('reads codex --json events: the last agent message and the usage, cached input split out', async () => {
     const s = sink();
-    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(request('codex'), s.onEvent);
+    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(
+      request('codex'),
+      s.onEvent,
+    );
     expect(result.text).toBe('Codex finished the change.');
     expect(result.reportedCostUsd).toBeUndefined();
     expect(s.events).toContainEqual({ type: 'tool', name: 'shell', input: 'ls' });
-    expect(s.events).toContainEqual({ type: 'usage', model: 'claude-sonnet-5-5', usage: { input: 1000, output: 345, cacheWrite: 0, cacheRead: 200 } });
+    expect(s.events).toContainEqual({
+      type: 'usage',
+      model: 'claude-sonnet-5-5',
+      usage: { input: 1000, output: 345, cacheWrite: 0, cacheRead: 200 },
+    });
   });
 
   it('passes plain output through as the answer, with no usage', async () => {
     const s = sink();
-    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(request('plain'), s.onEvent);
+    const result = await new CliAgentClient({ processRunner: runner, sandboxAvailable: false }).runAgent(
+      request('plain'),
+      s.onEvent,
+    );
     expect(result.text).toBe('plain line one\nno newline at the end');
     expect(s.events.map((e) => e.type)).toEqual(['text', 'text']);
   });
 
   it('throws with the output tail on a nonzero exit, and on a reported error', async () => {
     const client = new CliAgentClient({ processRunner: runner, sandboxAvailable: false });
-    await expect(client.runAgent(request('fail'), () => {})).rejects.toThrow(/exited 3; last output:[\s\S]*fatal: could not finish/);
+    await expect(client.runAgent(request('fail'), () => {})).rejects.toThrow(
+      /exited 3; last output:[\s\S]*fatal: could not finish/,
+    );
     await expect(client.runAgent(request('claude-error'), () => {})).rejects.toThrow(/hit the turn limit/);
   });
 
@@ -166,7 +207,9 @@ describe('CliAgentClient', () => {
       if (e.type === 'text') controller.abort(gate);
     });
     await expect(run).rejects.toBe(gate);
-    await expect(client.runAgent(request('slow', { timeoutMs: 300 }), () => {})).rejects.toThrow(/timed out after 300 ms[\s\S]*started/);
+    await expect(client.runAgent(request('slow', { timeoutMs: 300 }), () => {})).rejects.toThrow(
+      /timed out after 300 ms[\s\S]*started/,
+    );
     const calls = runner.calls.length;
     const refused = new GateError('tokens', 'task', 'no tokens left');
     await expect(
@@ -183,7 +226,8 @@ describe('CliAgentClient', () => {
   });
 
   it('puts back what a read-only command role changed and fails it, booking what it spent — also when it fails', async () => {
-    const git = (...args: string[]) => execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    const git = (...args: string[]) =>
+      execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
     await git('init', '-q');
     await git('add', '-A');
     await git('commit', '-qm', 'base');
@@ -200,7 +244,9 @@ describe('CliAgentClient', () => {
     });
     expect(existsSync(join(dir, 'agent-stdin.txt'))).toBe(false);
     expect(s.events.map((e) => e.type)).toEqual(wrote.events.map((e) => e.type));
-    await expect(client.runAgent(request('fail', { role: 'verifier', access: 'read-only' }), () => {})).rejects.toMatchObject({ reason: 'read-only-violated' });
+    await expect(
+      client.runAgent(request('fail', { role: 'verifier', access: 'read-only' }), () => {}),
+    ).rejects.toMatchObject({ reason: 'read-only-violated' });
     expect(existsSync(join(dir, 'agent-stdin.txt'))).toBe(false);
     expect((await git('status', '--porcelain')).stdout).toBe('');
   });

@@ -45,9 +45,20 @@ async function setup() {
   await writeFile(path.join(home, '.claude', '.credentials.json'), '{"claudeAiOauth":{"accessToken":"old"}}\n');
   await writeFile(path.join(home, '.claude', 'projects', 'p', 'session.jsonl'), 'history\n');
   await writeFile(path.join(home, '.claude.json'), '{"numStartups":1}\n');
-  const client = new CliAgentClient({ processRunner: runner, sandboxAvailable: true, hostEnv: { HOME: home, PATH: process.env.PATH, ANTHROPIC_API_KEY: 'k' } });
+  const client = new CliAgentClient({
+    processRunner: runner,
+    sandboxAvailable: true,
+    hostEnv: { HOME: home, PATH: process.env.PATH, ANTHROPIC_API_KEY: 'k' },
+  });
   const run = (bin: string) =>
-    client.runAgent(presetRequest({ preset: 'claude-code', bin }, 'implementer', { model: 'claude-opus-5-5', prompt: 'go', workdir: work }), () => {});
+    client.runAgent(
+      presetRequest({ preset: 'claude-code', bin }, 'implementer', {
+        model: 'claude-opus-5-5',
+        prompt: 'go',
+        workdir: work,
+      }),
+      () => {},
+    );
   return { home, bins, run };
 }
 
@@ -84,13 +95,23 @@ describe.runIf(available)("a preset CLI's config folders inside the sandbox", ()
     const refresh = await fakeClaude(
       bins,
       'claude-refresh',
-      [`printf '%s' '{"claudeAiOauth":{"accessToken":"new"}}' > "$HOME/.claude/.credentials.json"`, RESULT('ok')].join('\n'),
+      [`printf '%s' '{"claudeAiOauth":{"accessToken":"new"}}' > "$HOME/.claude/.credentials.json"`, RESULT('ok')].join(
+        '\n',
+      ),
     );
     await run(refresh);
-    expect(await readFile(path.join(home, '.claude', '.credentials.json'), 'utf8')).toBe('{"claudeAiOauth":{"accessToken":"new"}}');
+    expect(await readFile(path.join(home, '.claude', '.credentials.json'), 'utf8')).toBe(
+      '{"claudeAiOauth":{"accessToken":"new"}}',
+    );
 
-    const swap = await fakeClaude(bins, 'claude-swap', ['ln -sfn /etc/passwd "$HOME/.claude/.credentials.json"', RESULT('ok')].join('\n'));
+    const swap = await fakeClaude(
+      bins,
+      'claude-swap',
+      ['ln -sfn /etc/passwd "$HOME/.claude/.credentials.json"', RESULT('ok')].join('\n'),
+    );
     await run(swap);
-    expect(await readFile(path.join(home, '.claude', '.credentials.json'), 'utf8')).toBe('{"claudeAiOauth":{"accessToken":"new"}}');
+    expect(await readFile(path.join(home, '.claude', '.credentials.json'), 'utf8')).toBe(
+      '{"claudeAiOauth":{"accessToken":"new"}}',
+    );
   }, 60_000);
 });

@@ -41,9 +41,20 @@ async function workdir(): Promise<string> {
 
 function request(command: string, dir: string, PATH: string): AgentRequest {
   return {
-    role: 'implementer', model: 'm', system: 's', prompt: 'p', workdir: dir, access: 'write', shell: false,
-    env: { PATH }, maxTurns: 1, maxTokens: 100, signal: new AbortController().signal, beforeCall: () => undefined,
-    command, timeoutMs: 20_000,
+    role: 'implementer',
+    model: 'm',
+    system: 's',
+    prompt: 'p',
+    workdir: dir,
+    access: 'write',
+    shell: false,
+    env: { PATH },
+    maxTurns: 1,
+    maxTokens: 100,
+    signal: new AbortController().signal,
+    beforeCall: () => undefined,
+    command,
+    timeoutMs: 20_000,
   };
 }
 
@@ -64,7 +75,10 @@ describe.runIf(available)('a command agent the sandbox cannot see', () => {
   it('its folder on PATH and the bare name: it runs', async () => {
     const { dir } = await ownBin();
     const work = await workdir();
-    const result = await client().runAgent(request('my-agent', work, `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`), () => undefined);
+    const result = await client().runAgent(
+      request('my-agent', work, `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`),
+      () => undefined,
+    );
     expect(result.text).toBe('hello from my-agent');
   });
 
@@ -76,18 +90,28 @@ describe.runIf(available)('a command agent the sandbox cannot see', () => {
     const work = await workdir();
     const message = await client()
       .runAgent(request('my-agent --fast', work, `${linkDir}:${process.env.PATH ?? '/usr/bin:/bin'}`), () => undefined)
-      .then(() => 'ran', (e: Error) => e.message);
-    expect(message).toContain(`runs ${path.join(linkDir, 'my-agent')} (a link to ${program}), which the sandbox cannot see`);
+      .then(
+        () => 'ran',
+        (e: Error) => e.message,
+      );
+    expect(message).toContain(
+      `runs ${path.join(linkDir, 'my-agent')} (a link to ${program}), which the sandbox cannot see`,
+    );
   });
 
   it('doctor checks it for every role', async () => {
     const { program } = await ownBin();
-    const r = await makeRepo({ 'BACKLOG.md': backlog('review: true', '- [ ] T-1 One'), 'agents/verifier.md': `---\nname: verifier\ncommand: ${program}\n---\nReview.\n` });
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('review: true', '- [ ] T-1 One'),
+      'agents/verifier.md': `---\nname: verifier\ncommand: ${program}\n---\nReview.\n`,
+    });
     cleanups.push(r.cleanup);
     await mkdir(path.join(r.root, 'agents'), { recursive: true });
     const lines: string[] = [];
     const code = await doctor(await findRepo(r.root), { ...process.env, ANTHROPIC_API_KEY: 'k' }, (l) => lines.push(l));
     expect(code).toBe(1);
-    expect(lines.find((l) => l.includes('verifier: backend'))).toMatch(new RegExp(`^FAIL verifier: backend: the verifier's command .* runs ${program}, which the sandbox cannot see`));
+    expect(lines.find((l) => l.includes('verifier: backend'))).toMatch(
+      new RegExp(`^FAIL verifier: backend: the verifier's command .* runs ${program}, which the sandbox cannot see`),
+    );
   });
 });

@@ -24,7 +24,10 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
       await channel.emit({ kind: 'phase', phase: 'setup' });
       await down.promise;
       // Issued while Redis is away: ioredis keeps them in its offline queue.
-      const writes = Promise.all([channel.emit({ kind: 'phase', phase: 'implement' }), channel.emit({ kind: 'output', phase: 'implement', chunk: 'x' })]);
+      const writes = Promise.all([
+        channel.emit({ kind: 'phase', phase: 'implement' }),
+        channel.emit({ kind: 'output', phase: 'implement', chunk: 'x' }),
+      ]);
       wroteDuringOutage.resolve();
       await writes;
       await channel.emit(result);
@@ -64,11 +67,20 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
       QUEUE_NAME,
       async (j) => {
         const keys = jobKeys(keyPrefix(address), (j.data as AttemptJob).jobId);
-        await appendEvent(probeOf(), keys, 1, { kind: 'claimed', worker: { id: 'dead-worker', host: 'gone', concurrency: 1 } });
+        await appendEvent(probeOf(), keys, 1, {
+          kind: 'claimed',
+          worker: { id: 'dead-worker', host: 'gone', concurrency: 1 },
+        });
         tookIt.resolve();
         await dead.promise;
       },
-      { connection: connectionOptions(address), prefix: keyPrefix(address), lockDuration: 1_000, skipLockRenewal: true, skipStalledCheck: true },
+      {
+        connection: connectionOptions(address),
+        prefix: keyPrefix(address),
+        lockDuration: 1_000,
+        skipLockRenewal: true,
+        skipStalledCheck: true,
+      },
     );
     const probe = new Redis(connectionOptions(address));
     function probeOf() {
@@ -145,7 +157,10 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     await c.enqueue(job('T-11'));
     const broken = await drain(c, 'T-11:1');
     expect(broken.map((e) => e.event.kind)).toEqual(['claimed', 'claimed', 'claimed', 'failed']);
-    expect(broken.at(-1)!.event).toMatchObject({ kind: 'failed', error: { kind: 'error', message: expect.stringMatching(/started 3 times without an outcome: always broken/) } });
+    expect(broken.at(-1)!.event).toMatchObject({
+      kind: 'failed',
+      error: { kind: 'error', message: expect.stringMatching(/started 3 times without an outcome: always broken/) },
+    });
     expect(runs.get('T-11:1')).toBe(3);
   });
 
@@ -198,6 +213,14 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     await c.enqueue(job('T-15'));
     expect(await redis.command('FLUSHALL')).toBe('+OK\r\n');
     const events = await drain(c, 'T-15:1');
-    expect(events).toEqual([{ seq: 1, event: { kind: 'failed', error: { kind: 'error', message: expect.stringMatching(/job T-15:1 is no longer in Redis/) } } }]);
+    expect(events).toEqual([
+      {
+        seq: 1,
+        event: {
+          kind: 'failed',
+          error: { kind: 'error', message: expect.stringMatching(/job T-15:1 is no longer in Redis/) },
+        },
+      },
+    ]);
   });
 });

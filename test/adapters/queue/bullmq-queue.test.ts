@@ -35,7 +35,8 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const w = await worker(redis.url);
     w.process(w.identity, async (_job, channel) => {
       await channel.emit({ kind: 'claimed', worker: w.identity });
-      for (const phase of ['setup', 'explore', 'implement', 'verify'] as const) await channel.emit({ kind: 'phase', phase });
+      for (const phase of ['setup', 'explore', 'implement', 'verify'] as const)
+        await channel.emit({ kind: 'phase', phase });
       for (let i = 0; i < 50; i++) await channel.emit({ kind: 'output', phase: 'verify', chunk: `line ${i}\n` });
       await channel.emit(result);
     });
@@ -43,7 +44,12 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     const events = await drain(c, 'T-2:1');
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 56 }, (_, i) => i + 1));
     expect(events[0]!.event).toMatchObject({ kind: 'claimed', worker: { id: w.identity.id } });
-    expect(events.slice(1, 5).map((e) => (e.event as { phase: string }).phase)).toEqual(['setup', 'explore', 'implement', 'verify']);
+    expect(events.slice(1, 5).map((e) => (e.event as { phase: string }).phase)).toEqual([
+      'setup',
+      'explore',
+      'implement',
+      'verify',
+    ]);
     // All acknowledged: reading again ends at once, with nothing.
     expect(await drain(c, 'T-2:1')).toEqual([]);
   });
@@ -96,7 +102,10 @@ describe('BullMQ attempt queue on a real redis-server', () => {
         messages.push(m);
         if (m.kind === 'abort') break;
       }
-      await channel.emit({ kind: 'failed', error: (messages.at(-1) as Extract<ControlMessage, { kind: 'abort' }>).error });
+      await channel.emit({
+        kind: 'failed',
+        error: (messages.at(-1) as Extract<ControlMessage, { kind: 'abort' }>).error,
+      });
     });
     const claimed = deferred();
     const reading = drain(c, 'T-7:1', (e) => {
@@ -131,8 +140,15 @@ describe('BullMQ attempt queue on a real redis-server', () => {
     // The heartbeat after the claim is written without waiting for it: poll Redis's state for it.
     while (!workers.some((x) => x.running.includes('T-8:1')) && Date.now() < deadline) workers = await c.workers();
     expect(workers.map((x) => x.identity.id).sort()).toEqual([a.identity.id, b.identity.id].sort());
-    expect(workers.find((x) => x.identity.id === a.identity.id)).toMatchObject({ running: ['T-8:1'], refusing: null, identity: { concurrency: 2 } });
-    expect(workers.find((x) => x.identity.id === b.identity.id)).toMatchObject({ running: [], refusing: 'the sandbox self-test failed: wrote to /etc' });
+    expect(workers.find((x) => x.identity.id === a.identity.id)).toMatchObject({
+      running: ['T-8:1'],
+      refusing: null,
+      identity: { concurrency: 2 },
+    });
+    expect(workers.find((x) => x.identity.id === b.identity.id)).toMatchObject({
+      running: [],
+      refusing: 'the sandbox self-test failed: wrote to /etc',
+    });
     let refusedRan = false;
     b.process(b.identity, async () => {
       refusedRan = true;

@@ -63,7 +63,10 @@ describe('ExecaRunner', () => {
     process.env.LOOPFLEET_TEST_LEAK = 'leaked';
     const cwd = await tempDir();
     const r = await runner.run('env', { cwd, env: { PATH, ONLY: 'this' }, timeoutMs: 10_000 });
-    const names = r.output.split('\n').filter(Boolean).map((line) => line.split('=')[0]);
+    const names = r.output
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('=')[0]);
     expect(names).toContain('ONLY');
     expect(names).not.toContain('LOOPFLEET_TEST_LEAK');
     expect(names).not.toContain('HOME');
@@ -95,7 +98,11 @@ describe('ExecaRunner', () => {
   it('does not wait on a process that left the group and holds the output open', async () => {
     const cwd = await tempDir();
     const t0 = Date.now();
-    const r = await runner.run('setsid sleep 30 & echo $! > escaped.pid; echo hi', { cwd, env: baseEnv, timeoutMs: 20_000 });
+    const r = await runner.run('setsid sleep 30 & echo $! > escaped.pid; echo hi', {
+      cwd,
+      env: baseEnv,
+      timeoutMs: 20_000,
+    });
     const pid = Number(await readFile(path.join(cwd, 'escaped.pid'), 'utf8'));
     try {
       expect(r).toMatchObject({ exitCode: 0, timedOut: false, output: 'hi\n' });
@@ -116,7 +123,12 @@ describe('ExecaRunner', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 200);
     const t0 = Date.now();
-    const r = await runner.run('sleep 1000 & echo $! > child.pid; sleep 1000', { cwd, env: baseEnv, timeoutMs: 60_000, signal: controller.signal });
+    const r = await runner.run('sleep 1000 & echo $! > child.pid; sleep 1000', {
+      cwd,
+      env: baseEnv,
+      timeoutMs: 60_000,
+      signal: controller.signal,
+    });
     expect(r.aborted).toBe(true);
     expect(r.timedOut).toBe(false);
     expect(Date.now() - t0).toBeLessThan(5000);
@@ -155,7 +167,9 @@ describe('ExecaRunner', () => {
   });
 
   it('throws when the command cannot be started', async () => {
-    await expect(runner.run('true', { cwd: '/nonexistent/folder', env: baseEnv, timeoutMs: 1000 })).rejects.toThrow(/nonexistent/);
+    await expect(runner.run('true', { cwd: '/nonexistent/folder', env: baseEnv, timeoutMs: 1000 })).rejects.toThrow(
+      /nonexistent/,
+    );
   });
 });
 
@@ -164,7 +178,13 @@ describe('ExecaRunner sandbox', async () => {
   let root = '';
   let worktree = '';
   let git: SimpleGitAdapter;
-  const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+  const gitEnv = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@t',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@t',
+  };
 
   beforeAll(async () => {
     if (!available) return;
@@ -179,7 +199,13 @@ describe('ExecaRunner sandbox', async () => {
   });
 
   const sandboxed = (command: string, extra: Partial<Parameters<ExecaRunner['run']>[1]> = {}) =>
-    runner.run(command, { cwd: worktree, env: { ...baseEnv, HOME: '/nonexistent' }, timeoutMs: 20_000, sandbox: { writable: [worktree] }, ...extra });
+    runner.run(command, {
+      cwd: worktree,
+      env: { ...baseEnv, HOME: '/nonexistent' },
+      timeoutMs: 20_000,
+      sandbox: { writable: [worktree] },
+      ...extra,
+    });
 
   it.runIf(available)('writes inside the worktree, nowhere else', async () => {
     const marker = `lf-host-tmp-${process.pid}-${Date.now()}`;
@@ -217,9 +243,12 @@ describe('ExecaRunner sandbox', async () => {
     const home = await tempDir('lf-home-');
     await writeFile(path.join(home, '.npmrc'), 'secret');
     const hostHome = os.homedir();
-    const r = await sandboxed(`ls -A "$HOME" | wc -l; cat "$HOME/.npmrc" || echo unreadable; echo ---; ls -A ${hostHome}`, {
-      env: { ...baseEnv, HOME: home },
-    });
+    const r = await sandboxed(
+      `ls -A "$HOME" | wc -l; cat "$HOME/.npmrc" || echo unreadable; echo ---; ls -A ${hostHome}`,
+      {
+        env: { ...baseEnv, HOME: home },
+      },
+    );
     const [counts, listing = ''] = r.output.split('---\n');
     expect(counts?.trim().split('\n')[0]?.trim()).toBe('0');
     expect(r.output).toContain('unreadable');
@@ -258,7 +287,15 @@ describe('ExecaRunner sandbox', async () => {
     expect(r.output).toContain('STATUS_OK');
     expect(r.output).toContain('ADD_OK');
     expect(r.output).toMatch(/a\.txt\nb\.txt/);
-    const refused = ['BRANCH_WRITTEN', 'COMMITTED', 'HOOK_WRITTEN', 'CONFIG_WRITTEN', 'DOTGIT_WRITTEN', 'HEAD_WRITTEN', 'COMMONDIR_WRITTEN'];
+    const refused = [
+      'BRANCH_WRITTEN',
+      'COMMITTED',
+      'HOOK_WRITTEN',
+      'CONFIG_WRITTEN',
+      'DOTGIT_WRITTEN',
+      'HEAD_WRITTEN',
+      'COMMONDIR_WRITTEN',
+    ];
     for (const written of [...refused, 'WTCONFIG_WRITTEN', 'OBJECTS_REMOVED']) {
       expect(r.output).not.toContain(written);
     }

@@ -27,14 +27,21 @@ describe.runIf(available && probe !== null)('the sandbox process limit', () => {
   it('stops a fork bomb at the limit: the command fails saying so, and nothing of it is left running', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-pids-'));
     temps.push(dir);
-    const r = await runner.run(BOMB, { cwd: dir, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 30_000, sandbox: { writable: [dir] } });
+    const r = await runner.run(BOMB, {
+      cwd: dir,
+      env: { PATH: '/usr/bin:/bin' },
+      timeoutMs: 30_000,
+      sandbox: { writable: [dir] },
+    });
     const started = Number((await readFile(path.join(dir, 'started'), 'utf8')).trim());
     expect(started).toBeLessThan(64);
     expect(r.output).not.toContain('all started');
     expect({ exitCode: r.exitCode, timedOut: r.timedOut }).toEqual({ exitCode: null, timedOut: false });
     expect(r.output).toContain('the sandbox reached its process limit (64 processes)');
     // The cgroup is gone, so every process in it was killed.
-    expect((await readdir(path.dirname(probe!.dir))).filter((n) => n.startsWith(`loopfleet-${process.pid}-`))).toEqual([]);
+    expect((await readdir(path.dirname(probe!.dir))).filter((n) => n.startsWith(`loopfleet-${process.pid}-`))).toEqual(
+      [],
+    );
   }, 40_000);
 
   it('doctor can say how processes are bounded', async () => {

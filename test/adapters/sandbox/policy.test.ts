@@ -7,8 +7,19 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapArgs } from '../../../src/adapters/sandbox/bwrap.js';
-import { DARWIN_FACTS, machineFacts, SHADOW_GIT_DIR, type PolicyRow, type SandboxPolicy } from '../../../src/adapters/sandbox/policy.js';
-import { SRT_SHARED_TMP, srtEnvironment, srtSettings, type SrtSettings } from '../../../src/adapters/sandbox/srt-settings.js';
+import {
+  DARWIN_FACTS,
+  machineFacts,
+  SHADOW_GIT_DIR,
+  type PolicyRow,
+  type SandboxPolicy,
+} from '../../../src/adapters/sandbox/policy.js';
+import {
+  SRT_SHARED_TMP,
+  srtEnvironment,
+  srtSettings,
+  type SrtSettings,
+} from '../../../src/adapters/sandbox/srt-settings.js';
 import { isInside } from '../../../src/adapters/fs/paths.js';
 import { policyFixture, type PolicyFixture } from '../../helpers/policy-fixture.js';
 
@@ -52,10 +63,13 @@ const rowsOf = (access: PolicyRow['access']) => policy.rows.filter((r) => r.acce
 
 describe('the policy holds every row bubblewrap enforced', () => {
   it('names each promise as a row, with why', () => {
-    const find = (p: string, access: PolicyRow['access']) => policy.rows.find((r) => r.path === p && r.access === access);
+    const find = (p: string, access: PolicyRow['access']) =>
+      policy.rows.find((r) => r.path === p && r.access === access);
     expect(find('/usr', 'read')).toBeDefined();
     expect(find('/etc', 'read')).toBeDefined();
-    expect(policy.rows.some((r) => r.access === 'hidden' && r.cover === 'empty-file' && r.path === '/etc/shadow')).toBe(true);
+    expect(policy.rows.some((r) => r.access === 'hidden' && r.cover === 'empty-file' && r.path === '/etc/shadow')).toBe(
+      true,
+    );
     expect(find(path.join(dir, 'tools', 'bin'), 'read')).toBeDefined();
     expect(find(path.join(dir, 'tools', 'lib'), 'read')).toBeDefined();
     expect(find(worktree, 'write')).toBeDefined();
@@ -65,13 +79,17 @@ describe('the policy holds every row bubblewrap enforced', () => {
     expect(find(path.join(SHADOW_GIT_DIR, 'objects'), 'write')).toBeDefined();
     const admin = path.join(repo, '.git', 'worktrees', 'wt');
     expect(find(admin, 'write')).toBeDefined();
-    for (const f of ['HEAD', 'gitdir', 'config.worktree', 'commondir']) expect(find(path.join(admin, f), 'read-only-over-writable')).toBeDefined();
+    for (const f of ['HEAD', 'gitdir', 'config.worktree', 'commondir'])
+      expect(find(path.join(admin, f), 'read-only-over-writable')).toBeDefined();
     expect(find(path.join(worktree, '.git'), 'read-only-over-writable')).toBeDefined();
-    for (const h of ['/root', '/home', '/run', '/var', '/tmp', '/srv', '/mnt', '/media']) expect(find(h, 'hidden'), h).toBeDefined();
+    for (const h of ['/root', '/home', '/run', '/var', '/tmp', '/srv', '/mnt', '/media'])
+      expect(find(h, 'hidden'), h).toBeDefined();
     expect(find(path.join(dir, 'ca.pem'), 'read')).toBeDefined();
     expect(find('/tmp/.loopfleet/egress.sock', 'proxy-socket')).toBeDefined();
     expect(find('/root/.claude', 'write')).toMatchObject({ source: path.join(dir, 'config-copy', '.claude') });
-    expect(policy.rows.some((r) => r.access === 'hidden' && r.path === path.join(repo, '.git', 'fsmonitor--daemon.ipc'))).toBe(true);
+    expect(
+      policy.rows.some((r) => r.access === 'hidden' && r.path === path.join(repo, '.git', 'fsmonitor--daemon.ipc')),
+    ).toBe(true);
     expect(policy.network).toEqual({ proxySocket: path.join(dir, 'egress.sock'), allowedHosts: ['api.anthropic.com'] });
     expect(policy.process).toMatchObject({ uid: 65534, capabilities: 'none' });
     expect(policy.process.namespaces).toEqual(expect.arrayContaining(['user', 'pid', 'ipc', 'net']));
@@ -81,7 +99,9 @@ describe('the policy holds every row bubblewrap enforced', () => {
   it('is computed with the facts of the platform passed in', () => {
     expect(machineFacts('darwin')).toBe(DARWIN_FACTS);
     expect(machineFacts('linux')).toEqual({});
-    expect(DARWIN_FACTS.hiddenRoots).toEqual(expect.arrayContaining(['/Users', '/private/var', '/private/tmp', '/Volumes']));
+    expect(DARWIN_FACTS.hiddenRoots).toEqual(
+      expect.arrayContaining(['/Users', '/private/var', '/private/tmp', '/Volumes']),
+    );
   });
 });
 
@@ -94,7 +114,11 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
       expect(settings.filesystem.allowRead, row.path).toContain(shown);
       // Writable only when a write row encloses it (the shared .git is not inside one).
       const enclosed = rowsOf('write').some((w) => w.access === 'write' && isInside(row.path, w.path));
-      if (!enclosed) expect(settings.filesystem.allowWrite.some((w) => isInside(shown, w) && !isInside(w, shown) || w === shown), row.path).toBe(false);
+      if (!enclosed)
+        expect(
+          settings.filesystem.allowWrite.some((w) => (isInside(shown, w) && !isInside(w, shown)) || w === shown),
+          row.path,
+        ).toBe(false);
     }
   });
 
@@ -103,7 +127,8 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
       if (row.access !== 'write') continue;
       expect(at(['--bind', row.source, row.path]), row.path).toBeGreaterThanOrEqual(0);
       expect(settings.filesystem.allowWrite).toContain(row.source);
-      if (row.source !== row.path) expect(settings.filesystem.allowWrite, `${row.path} is the person's own`).not.toContain(row.path);
+      if (row.source !== row.path)
+        expect(settings.filesystem.allowWrite, `${row.path} is the person's own`).not.toContain(row.path);
     }
   });
 
@@ -128,7 +153,8 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
         // Nothing of the host at it: only the sandbox's own tmpfs (/tmp) and rows deeper than it are bound there.
         for (const b of binds()) {
           if (b.dest === row.path) expect(args[b.index], row.path).toBe('--tmpfs');
-          if (isInside(row.path, b.dest) && b.dest !== row.path && b.dest !== '/') throw new Error(`${row.path} is inside bound ${b.dest}`);
+          if (isInside(row.path, b.dest) && b.dest !== row.path && b.dest !== '/')
+            throw new Error(`${row.path} is inside bound ${b.dest}`);
         }
       } else if (row.cover === 'empty-file') {
         expect(at(['--ro-bind', '/dev/null', row.path]), row.path).toBeGreaterThanOrEqual(0);
@@ -149,7 +175,7 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
     }
   });
 
-  it('private: /proc, /dev, /tmp and HOME of its own; under srt /dev readable, TMPDIR and HOME the command\'s own folder', () => {
+  it("private: /proc, /dev, /tmp and HOME of its own; under srt /dev readable, TMPDIR and HOME the command's own folder", () => {
     expect(at(['--proc', '/proc'])).toBe(0);
     expect(at(['--dev', '/dev'])).toBe(2);
     expect(at(['--tmpfs', '/tmp'])).toBe(4);
@@ -183,8 +209,31 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
 
   it('the process: nobody, no capabilities, namespaces of its own (no network but loopback); srt: no pty, no weaker modes', () => {
     const tail = args.slice(args.indexOf('--remount-ro'));
-    expect(tail).toEqual(['--remount-ro', '/', '--unshare-user', '--uid', '65534', '--gid', '65534', '--cap-drop', 'ALL', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net', '--die-with-parent', '--new-session', '--chdir', worktree]);
-    expect(settings).toMatchObject({ allowPty: false, enableWeakerNestedSandbox: false, enableWeakerNetworkIsolation: false });
+    expect(tail).toEqual([
+      '--remount-ro',
+      '/',
+      '--unshare-user',
+      '--uid',
+      '65534',
+      '--gid',
+      '65534',
+      '--cap-drop',
+      'ALL',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      '--unshare-net',
+      '--die-with-parent',
+      '--new-session',
+      '--chdir',
+      worktree,
+    ]);
+    expect(settings).toMatchObject({
+      allowPty: false,
+      enableWeakerNestedSandbox: false,
+      enableWeakerNetworkIsolation: false,
+    });
   });
 
   it('nothing else: reading is deny-by-default under srt, and only rows (and the enforcer) are readable or writable', () => {
@@ -195,11 +244,18 @@ describe('row by row: bubblewrap arguments and sandbox-runtime settings', () => 
       if ('source' in r) named.add(r.source);
     }
     for (const p of settings.filesystem.allowRead) expect(named.has(p), p).toBe(true);
-    const writable = new Set<string>([extras.privateTmp, ...policy.rows.filter((r) => r.access === 'write').map((r) => (r as { source: string }).source)]);
+    const writable = new Set<string>([
+      extras.privateTmp,
+      ...policy.rows.filter((r) => r.access === 'write').map((r) => (r as { source: string }).source),
+    ]);
     for (const p of settings.filesystem.allowWrite) expect(writable.has(p), p).toBe(true);
     // sandbox-runtime's own shared folder is never writable.
     for (const p of SRT_SHARED_TMP) expect(settings.filesystem.denyWrite).toContain(p);
     // Every bwrap bind is a row.
-    for (const b of binds()) expect(policy.rows.some((r) => r.path === b.dest), b.dest).toBe(true);
+    for (const b of binds())
+      expect(
+        policy.rows.some((r) => r.path === b.dest),
+        b.dest,
+      ).toBe(true);
   });
 });

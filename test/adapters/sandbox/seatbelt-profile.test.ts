@@ -149,11 +149,12 @@ describe('the Seatbelt profile of the fixed policy, row by row', () => {
     }
   });
 
-  it('write rows: readable and writable at their source, never at the person\'s own path', () => {
+  it("write rows: readable and writable at their source, never at the person's own path", () => {
     for (const row of rows('write')) {
       expect(write(path.join(row.source, 'new-file')), row.source).toBe('allow');
       expect(read(path.join(row.source, 'new-file')), row.source).toBe('allow');
-      if (row.source !== row.path && !isInside(row.path, '/tmp/.loopfleet')) expect(write(path.join(row.path, 'new-file')), row.path).toBe('deny');
+      if (row.source !== row.path && !isInside(row.path, '/tmp/.loopfleet'))
+        expect(write(path.join(row.path, 'new-file')), row.path).toBe('deny');
     }
   });
 
@@ -185,7 +186,7 @@ describe('the Seatbelt profile of the fixed policy, row by row', () => {
     expect(read(path.join(fixture.dir, 'not-a-row.txt'))).toBe('deny');
   });
 
-  it('private rows: /dev readable, the command\'s own tmp readable and writable; sandbox-runtime\'s shared tmp not writable', () => {
+  it("private rows: /dev readable, the command's own tmp readable and writable; sandbox-runtime's shared tmp not writable", () => {
     expect(read('/dev/urandom')).toBe('allow');
     expect(write(path.join(extras.privateTmp, 'x'))).toBe('allow');
     expect(read(path.join(extras.privateTmp, 'x'))).toBe('allow');
@@ -193,7 +194,7 @@ describe('the Seatbelt profile of the fixed policy, row by row', () => {
     expect(read('/tmp/someone-elses-file')).toBe('deny');
   });
 
-  it('the network: out only to the proxy\'s loopback port; no other port, host or Unix socket', () => {
+  it("the network: out only to the proxy's loopback port; no other port, host or Unix socket", () => {
     expect(decide(profile, { op: 'network-outbound', remote: `localhost:${extras.proxyPort}` })).toBe('allow');
     expect(decide(profile, { op: 'network-outbound', remote: 'localhost:8080' })).toBe('deny');
     expect(decide(profile, { op: 'network-outbound', remote: '*:443' })).toBe('deny');

@@ -9,7 +9,12 @@ import { LockedError } from '../../../src/domain/errors.js';
  * The next file write (a write of a whole file, or through a handle) waits for `release`: the moment
  * between creating a file and filling it, held open so another starter can look at it then.
  */
-const gate = vi.hoisted(() => ({ armed: false, paused: null as Promise<void> | null, release: () => {}, reached: () => {} }));
+const gate = vi.hoisted(() => ({
+  armed: false,
+  paused: null as Promise<void> | null,
+  release: () => {},
+  reached: () => {},
+}));
 vi.mock('node:fs/promises', async (original) => {
   const fs = await original<typeof import('node:fs/promises')>();
   const hold = async () => {
@@ -54,9 +59,15 @@ describe('the fleet lock', () => {
     const path = await lockPath();
     gate.armed = true;
     const reached = new Promise<void>((done) => (gate.reached = done));
-    const first = acquireLock(path, { waitMs: 0 }).then((l) => ({ lock: l }), (error: Error) => ({ error }));
+    const first = acquireLock(path, { waitMs: 0 }).then(
+      (l) => ({ lock: l }),
+      (error: Error) => ({ error }),
+    );
     await reached; // the first starter is between creating and filling its file
-    const second = await acquireLock(path, { waitMs: 0 }).then((l) => ({ lock: l }), (error: Error) => ({ error }));
+    const second = await acquireLock(path, { waitMs: 0 }).then(
+      (l) => ({ lock: l }),
+      (error: Error) => ({ error }),
+    );
     gate.release();
     const results = [await first, second];
     const holders = results.filter((r) => 'lock' in r);
@@ -92,7 +103,9 @@ describe('the fleet lock', () => {
       expect(start).not.toBeNull();
       // the same live process is a holder: refused, after waiting a moment
       await writeFile(path, `${other.pid} ${start}\n`);
-      await expect(acquireLock(path, { waitMs: 50 })).rejects.toThrow(`another loopfleet (pid ${other.pid}) is running`);
+      await expect(acquireLock(path, { waitMs: 50 })).rejects.toThrow(
+        `another loopfleet (pid ${other.pid}) is running`,
+      );
       // the pid alive but started at another time: the owner is gone
       await writeFile(path, `${other.pid} ${Number(start) + 1}\n`);
       const lock = await acquireLock(path, { waitMs: 0 });

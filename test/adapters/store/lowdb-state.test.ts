@@ -22,7 +22,12 @@ function task(id: string, reason: string | null = null): TaskState {
   return { id, title: `Task ${id}`, status: 'queued', reason } as unknown as TaskState;
 }
 function data(n: number): StateData {
-  return { version: 1, base: 'main', fleet, tasks: Object.fromEntries(Array.from({ length: n }, (_, i) => [`T-${i}`, task(`T-${i}`)])) };
+  return {
+    version: 1,
+    base: 'main',
+    fleet,
+    tasks: Object.fromEntries(Array.from({ length: n }, (_, i) => [`T-${i}`, task(`T-${i}`)])),
+  };
 }
 
 describe('the state store', () => {

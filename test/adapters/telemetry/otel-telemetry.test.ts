@@ -10,18 +10,37 @@ const { receiver, collector } = otelTestEnv();
 describe('which signals the environment turns on', () => {
   it('is off with no endpoint, per signal with a signal endpoint, and off again when disabled', () => {
     expect(otelSignals({})).toEqual({ traces: false, metrics: false });
-    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toEqual({ traces: true, metrics: true });
-    expect(otelSignals({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual({ traces: true, metrics: false });
-    expect(otelSignals({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'https://c/v1/metrics' })).toEqual({ traces: false, metrics: true });
-    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' })).toEqual({ traces: true, metrics: false });
-    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toEqual({ traces: false, metrics: false });
+    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toEqual({
+      traces: true,
+      metrics: true,
+    });
+    expect(otelSignals({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual({
+      traces: true,
+      metrics: false,
+    });
+    expect(otelSignals({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'https://c/v1/metrics' })).toEqual({
+      traces: false,
+      metrics: true,
+    });
+    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' })).toEqual({
+      traces: true,
+      metrics: false,
+    });
+    expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' })).toEqual({
+      traces: false,
+      metrics: false,
+    });
     expect(otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' })).toEqual({ traces: false, metrics: false });
   });
 
   it('refuses an endpoint that is not an http(s) URL, naming the variable', () => {
     expect(() => otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318 ' })).toThrow(UsageError);
-    expect(() => otelSignals({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' })).toThrow(/OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: not a URL/);
-    expect(() => otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://c:4317' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: .*http/);
+    expect(() => otelSignals({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'not a url' })).toThrow(
+      /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: not a URL/,
+    );
+    expect(() => otelSignals({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://c:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: .*http/,
+    );
   });
 
   it('says what it does not do: another protocol or exporter', () => {
@@ -38,7 +57,7 @@ describe('which signals the environment turns on', () => {
 });
 
 describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
-  it('exports spans with their parents, counters, histograms and gauges, under the environment\'s resource and headers', async () => {
+  it("exports spans with their parents, counters, histograms and gauges, under the environment's resource and headers", async () => {
     const r = await receiver();
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = r.url;
     process.env.OTEL_EXPORTER_OTLP_HEADERS = 'x-team=night-shift';
@@ -55,7 +74,9 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     const remote = t.startSpan('phase explore', { parent: { traceparent: root.traceparent()! } });
     remote.end();
     root.end();
-    t.counter('loopfleet.tokens', { description: 'tokens', unit: '{token}' }).add(120, { 'loopfleet.token.kind': 'input' });
+    t.counter('loopfleet.tokens', { description: 'tokens', unit: '{token}' }).add(120, {
+      'loopfleet.token.kind': 'input',
+    });
     t.histogram('loopfleet.attempt.duration', { description: 'd', unit: 's' }).record(2.5);
     let observed = 0;
     t.observableGauge('loopfleet.workers', { description: 'w', unit: '{worker}' }, async () => {
@@ -73,10 +94,16 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
     expect(byName['attempt 1']!.status).toBe(2);
     expect(byName['attempt 1']!.attributes).toEqual({ 'loopfleet.attempt': 1 });
-    expect(byName['task T-1']!.resource).toMatchObject({ 'service.name': 'loopfleet', 'service.instance.id': 'worker-1', 'deployment.environment.name': 'test' });
+    expect(byName['task T-1']!.resource).toMatchObject({
+      'service.name': 'loopfleet',
+      'service.instance.id': 'worker-1',
+      'deployment.environment.name': 'test',
+    });
     expect(r.requests.every((q) => q.headers['x-team'] === 'night-shift')).toBe(true);
 
-    expect([...r.latest('loopfleet.tokens').values()].map((p) => [p.value, p.attributes, p.unit])).toEqual([[120, { 'loopfleet.token.kind': 'input' }, '{token}']]);
+    expect([...r.latest('loopfleet.tokens').values()].map((p) => [p.value, p.attributes, p.unit])).toEqual([
+      [120, { 'loopfleet.token.kind': 'input' }, '{token}'],
+    ]);
     const histogram = [...r.latest('loopfleet.attempt.duration').values()];
     expect(histogram.map((p) => [p.count, p.value])).toEqual([[1, 2.5]]);
     expect(observed).toBeGreaterThan(0);
@@ -85,7 +112,7 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('honours OTEL_SERVICE_NAME over loopfleet\'s own name, and gzip compression', async () => {
+  it("honours OTEL_SERVICE_NAME over loopfleet's own name, and gzip compression", async () => {
     const r = await receiver();
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${r.url}/v1/traces`;
     process.env.OTEL_SERVICE_NAME = 'night-fleet';
@@ -98,7 +125,7 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
     expect(r.requests.map((q) => [q.path, q.headers['content-encoding']])).toEqual([['/v1/traces', 'gzip']]);
   });
 
-  it('one signal only: metrics without traces send no span, and a span there is the no-op\'s', async () => {
+  it("one signal only: metrics without traces send no span, and a span there is the no-op's", async () => {
     const r = await receiver();
     process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = `${r.url}/v1/metrics`;
     const t = await openTelemetry(process.env, { warn: () => undefined });
@@ -113,7 +140,9 @@ describe('the OpenTelemetry adapter against an OTLP/HTTP receiver', () => {
   });
 
   it('a collector that refuses the export: the flush rejects, so the caller can say so', async () => {
-    const url = await collector((_req, res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"bad"}'));
+    const url = await collector((_req, res) =>
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"message":"bad"}'),
+    );
     process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${url}/v1/traces`;
     const t = await openTelemetry(process.env, { warn: () => undefined });
     t.startSpan('task T-1').end();

@@ -26,7 +26,10 @@ describe('transcripts', () => {
 
     const file = path.join(dir, 'logs', 'T-1', '1.jsonl');
     expect((await stat(file)).size).toBeLessThan(1_100_000);
-    const records = (await readFile(file, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records[0]).toEqual({ type: 'attempt-start', attempt: 1 });
     expect(records.at(-1)).toEqual({ type: 'attempt-end', outcome: 'verified' });
     const cut = records.find((r) => r.type === 'cut')!;

@@ -10,7 +10,13 @@ import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 import { copyIncluded, linkDependencies } from '../../../src/adapters/workspace/worktree-files.js';
 
 const exec = promisify(execFile);
-const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@p', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@p' };
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'P',
+  GIT_AUTHOR_EMAIL: 'p@p',
+  GIT_COMMITTER_NAME: 'P',
+  GIT_COMMITTER_EMAIL: 'p@p',
+};
 const temps: string[] = [];
 afterAll(async () => {
   for (const dir of temps) await rm(dir, { recursive: true, force: true });
@@ -34,7 +40,10 @@ describe('worktree files', () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'lf-wtf-'));
     temps.push(root);
     await git(root, 'init', '-q', '-b', 'main');
-    await write(path.join(root, '.gitignore'), ['.env', '*.local', 'config/secrets/', 'node_modules/', 'dist/', 'logs/'].join('\n'));
+    await write(
+      path.join(root, '.gitignore'),
+      ['.env', '*.local', 'config/secrets/', 'node_modules/', 'dist/', 'logs/'].join('\n'),
+    );
     await write(path.join(root, 'package.json'), '{"name":"x"}\n');
     await write(path.join(root, 'package-lock.json'), '{"lockfileVersion":3}\n');
     await git(root, 'add', '-A');
@@ -55,7 +64,10 @@ describe('worktree files', () => {
     await write(path.join(root, 'logs/keep.local'), 'negated\n');
     await write(path.join(root, 'node_modules/pkg/.env'), 'never searched\n');
     await write(path.join(root, 'untracked.env.txt'), 'not ignored, not copied\n');
-    await write(path.join(root, '.worktreeinclude'), ['# secrets', '.env', '*.local', '!logs/keep.local', 'config/secrets/'].join('\n'));
+    await write(
+      path.join(root, '.worktreeinclude'),
+      ['# secrets', '.env', '*.local', '!logs/keep.local', 'config/secrets/'].join('\n'),
+    );
 
     const copied = await copyIncluded(root, wt);
     expect(copied).toEqual(['.env', 'app/.env', 'config/secrets/key.pem', 'settings.local']);
@@ -102,7 +114,9 @@ describe('worktree files', () => {
     await symlink('dist/real.env', path.join(root, '.env'));
     expect(await copyIncluded(root, wt)).toEqual(['.env', 'a.local']);
     expect(await readFile(path.join(wt, '.env'), 'utf8')).toBe('inside\n');
-    expect((await import('node:fs/promises').then((fs) => fs.lstat(path.join(wt, '.env')))).isSymbolicLink()).toBe(false);
+    expect((await import('node:fs/promises').then((fs) => fs.lstat(path.join(wt, '.env')))).isSymbolicLink()).toBe(
+      false,
+    );
   });
 
   it('never writes through a link in the worktree', async () => {
@@ -117,7 +131,8 @@ describe('worktree files', () => {
   });
 
   it('clones node_modules when the lockfile is identical, and says how', async () => {
-    for (let i = 0; i < 300; i++) await write(path.join(root, 'node_modules', `pkg${i % 10}`, `f${i}.js`), `module.exports = ${i};\n`);
+    for (let i = 0; i < 300; i++)
+      await write(path.join(root, 'node_modules', `pkg${i % 10}`, `f${i}.js`), `module.exports = ${i};\n`);
     await mkdir(path.join(root, 'node_modules', '.bin'), { recursive: true });
     await symlink('../pkg1/f1.js', path.join(root, 'node_modules', '.bin', 'tool'));
 
@@ -154,7 +169,10 @@ describe('worktree files', () => {
     await write(path.join(root, 'node_modules/pkg/index.js'), '1\n');
     const result = await linkDependencies(root, wt, ['node_modules'], { hardlinks: false });
     expect(['reflink', 'copy']).toContain(result.method);
-    const [a, b] = await Promise.all([stat(path.join(root, 'node_modules/pkg/index.js')), stat(path.join(wt, 'node_modules/pkg/index.js'))]);
+    const [a, b] = await Promise.all([
+      stat(path.join(root, 'node_modules/pkg/index.js')),
+      stat(path.join(wt, 'node_modules/pkg/index.js')),
+    ]);
     expect(a.ino).not.toBe(b.ino);
   });
 });

@@ -15,7 +15,10 @@ import { fakeLessons } from '../../helpers/fake-lessons.js';
 const WORKTREE = '/repo/.loop-worktrees/T-1';
 const spec: TaskSpec = { id: 'T-1', title: 'One', line: 5, done: false, description: 'Do it.', after: [], files: [] };
 const roles = Object.fromEntries(
-  ROLES.map((role) => [role, { role, name: role, description: role, ...ROLE_DEFAULTS[role], prompt: `You are the ${role}.`, source: '(test)' }]),
+  ROLES.map((role) => [
+    role,
+    { role, name: role, description: role, ...ROLE_DEFAULTS[role], prompt: `You are the ${role}.`, source: '(test)' },
+  ]),
 ) as Record<Role, RoleDefinition>;
 
 function setup(script: FakeScript, exitCode = 0) {
@@ -25,8 +28,18 @@ function setup(script: FakeScript, exitCode = 0) {
   });
   const runner = new FakeRunner(() => ({ exitCode, output: exitCode === 0 ? 'ok\n' : 'FAIL one test\n' }));
   const pipeline = new Pipeline({
-    git, runner, model, cliModel: model, workspace: new FakeWorkspace(git), roles, sandboxed: true, shellAllowed: false,
-    baselines: new FakeBaselineStore(), scratch: new FakeScratchTrees(git), tracked: new FakeTrackedFiles(git), lessons: fakeLessons(),
+    git,
+    runner,
+    model,
+    cliModel: model,
+    workspace: new FakeWorkspace(git),
+    roles,
+    sandboxed: true,
+    shellAllowed: false,
+    baselines: new FakeBaselineStore(),
+    scratch: new FakeScratchTrees(git),
+    tracked: new FakeTrackedFiles(git),
+    lessons: fakeLessons(),
   });
   const seen: string[] = [];
   const observer: AttemptObserver = {
@@ -123,7 +136,18 @@ describe('the pipeline', () => {
   it('stops before a model call when the budget says a gate tripped', async () => {
     const p = setup(implementerWrites);
     const gate = new GateError('tokens', 'task', 'token gate: 2k tokens used, limit 1k');
-    await expect(p.pipeline.run(p.input({ budget: { beforeCall: () => { throw gate; }, remainingMs: () => 1 } }))).rejects.toBe(gate);
+    await expect(
+      p.pipeline.run(
+        p.input({
+          budget: {
+            beforeCall: () => {
+              throw gate;
+            },
+            remainingMs: () => 1,
+          },
+        }),
+      ),
+    ).rejects.toBe(gate);
     expect(p.model.calls).toHaveLength(0);
   });
 });

@@ -54,7 +54,9 @@ describe('SetupTrust', () => {
     const trust = new SetupTrust(g);
     const head = await git(r.root, 'rev-parse', 'HEAD');
     let finish!: () => void;
-    const landing = trust.landing(() => new Promise((resolve) => (finish = () => resolve({ kind: 'merged', commit: head }))));
+    const landing = trust.landing(
+      () => new Promise((resolve) => (finish = () => resolve({ kind: 'merged', commit: head }))),
+    );
     const asked = trust.landedIn(head);
     finish();
     await landing;

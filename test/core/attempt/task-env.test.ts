@@ -31,7 +31,20 @@ describe('the task environment is an allow-list', () => {
   it('passes PATH, the locale, TERM, LOOPFLEET_* and its own PORT, nothing else whatever the name', () => {
     const env = taskEnv(host, input);
     expect(Object.keys(env).sort()).toEqual(
-      ['LANG', 'LANGUAGE', 'LC_ALL', 'LOOPFLEET_BASE_BRANCH', 'LOOPFLEET_BRANCH', 'LOOPFLEET_EXTRA', 'LOOPFLEET_GIT_ROOT', 'LOOPFLEET_TASK_ID', 'LOOPFLEET_WORKTREE_PATH', 'PATH', 'PORT', 'TERM'].sort(),
+      [
+        'LANG',
+        'LANGUAGE',
+        'LC_ALL',
+        'LOOPFLEET_BASE_BRANCH',
+        'LOOPFLEET_BRANCH',
+        'LOOPFLEET_EXTRA',
+        'LOOPFLEET_GIT_ROOT',
+        'LOOPFLEET_TASK_ID',
+        'LOOPFLEET_WORKTREE_PATH',
+        'PATH',
+        'PORT',
+        'TERM',
+      ].sort(),
     );
     expect(env.PORT).toBe('4100');
   });
@@ -46,7 +59,10 @@ describe('the task environment is an allow-list', () => {
 
 describe('env: in the front matter', () => {
   it('reads a list of names', () => {
-    const { backlog } = parseBacklog(md('---', 'env:', '  - DATABASE_URL', '  - REDIS_URL', '---', '- [ ] T-1 x'), FILE);
+    const { backlog } = parseBacklog(
+      md('---', 'env:', '  - DATABASE_URL', '  - REDIS_URL', '---', '- [ ] T-1 x'),
+      FILE,
+    );
     expect(backlog.config.env).toEqual(['DATABASE_URL', 'REDIS_URL']);
     expect(parseBacklog(md('---', 'env: [A_1]', '---'), FILE).backlog.config.env).toEqual(['A_1']);
     expect(parseBacklog(md('- [ ] T-1 x'), FILE).backlog.config.env).toEqual([]);
@@ -63,19 +79,42 @@ describe('env: in the front matter', () => {
   });
 });
 
-describe('personEnv: setup on the person\'s code', () => {
+describe("personEnv: setup on the person's code", () => {
   it("keeps the person's environment and drops every credential an agent preset or a forge reads", () => {
-    const names = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GH_TOKEN', 'GITHUB_TOKEN', 'GITLAB_TOKEN'];
+    const names = [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'OPENAI_API_KEY',
+      'GEMINI_API_KEY',
+      'GOOGLE_API_KEY',
+      'GH_TOKEN',
+      'GITHUB_TOKEN',
+      'GITLAB_TOKEN',
+    ];
     // Every name a preset takes as its own credential: a few spellings per preset, from its own pattern.
     for (const preset of Object.values(PRESETS)) {
       for (const prefix of ['ANTHROPIC_', 'CLAUDE_', 'OPENAI_', 'CODEX_', 'GEMINI_', 'GOOGLE_', 'OPENCODE_']) {
-        for (const name of [`${prefix}API_KEY`, `${prefix}OAUTH_TOKEN`, `${prefix}BASE_URL`]) if (preset.credentialEnv.test(name)) names.push(name);
+        for (const name of [`${prefix}API_KEY`, `${prefix}OAUTH_TOKEN`, `${prefix}BASE_URL`])
+          if (preset.credentialEnv.test(name)) names.push(name);
       }
     }
-    const parent = { HOME: '/home/me', HTTPS_PROXY: 'http://proxy:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', DATABASE_URL: 'x', ...Object.fromEntries(names.map((n) => [n, 'secret'])) };
+    const parent = {
+      HOME: '/home/me',
+      HTTPS_PROXY: 'http://proxy:3128',
+      NODE_EXTRA_CA_CERTS: '/etc/corp.pem',
+      DATABASE_URL: 'x',
+      ...Object.fromEntries(names.map((n) => [n, 'secret'])),
+    };
     const env = personEnv(parent, input);
     for (const name of names) expect(env[name], name).toBeUndefined();
-    expect(env).toMatchObject({ HOME: '/home/me', HTTPS_PROXY: 'http://proxy:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', DATABASE_URL: 'x', LOOPFLEET_TASK_ID: 'T-1', PORT: '4100' });
+    expect(env).toMatchObject({
+      HOME: '/home/me',
+      HTTPS_PROXY: 'http://proxy:3128',
+      NODE_EXTRA_CA_CERTS: '/etc/corp.pem',
+      DATABASE_URL: 'x',
+      LOOPFLEET_TASK_ID: 'T-1',
+      PORT: '4100',
+    });
   });
 
   it('passes the CA bundle variables into the sandboxed environment, never the proxies', () => {

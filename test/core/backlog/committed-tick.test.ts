@@ -17,12 +17,16 @@ describe('committedTick', () => {
 
   it('keeps CRLF line endings and a BOM', () => {
     const committed = `\uFEFF- [ ] T-1 One\r\n- [ ] Two\r\n`;
-    expect(committedTick(committed, '- [ ] T-1 One\r\n- [ ] T-2 Two\r\n', 'T-1')).toBe(`\uFEFF- [x] T-1 One\r\n- [ ] T-2 Two\r\n`);
+    expect(committedTick(committed, '- [ ] T-1 One\r\n- [ ] T-2 Two\r\n', 'T-1')).toBe(
+      `\uFEFF- [x] T-1 One\r\n- [ ] T-2 Two\r\n`,
+    );
   });
 
   it('is null when the committed backlog has no such item', () => {
     expect(committedTick(`${FRONT}- [ ] T-1 One\n`, null, 'T-5')).toBeNull();
-    expect(committedTick(`${FRONT}- [ ] T-1 One\n`, `${FRONT}- [ ] T-1 One\n- [ ] T-5 New, uncommitted\n`, 'T-5')).toBeNull();
+    expect(
+      committedTick(`${FRONT}- [ ] T-1 One\n`, `${FRONT}- [ ] T-1 One\n- [ ] T-5 New, uncommitted\n`, 'T-5'),
+    ).toBeNull();
   });
 
   it('leaves an item that is ticked already as it is', () => {

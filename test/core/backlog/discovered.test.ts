@@ -10,7 +10,6 @@ import { InputErrors } from '../../../src/domain/errors.js';
 import { md } from '../../helpers/backlog-text.js';
 import { makeRepo } from '../../helpers/git-repo.js';
 
-
 const BACKLOG = md(
   '---',
   'check: "true"',
@@ -86,17 +85,38 @@ describe('## Discovered', () => {
     const r = await makeRepo({ 'BACKLOG.md': BACKLOG });
     cleanups.push(r.cleanup);
     const repo = await findRepo(r.root);
-    expect((await statusRows(repo)).map((row) => [row.id, row.status])).toEqual([['T-1', 'queued'], ['T-4', 'queued'], ['T-5', 'queued']]);
-    const session = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env: process.env, requireModel: false });
+    expect((await statusRows(repo)).map((row) => [row.id, row.status])).toEqual([
+      ['T-1', 'queued'],
+      ['T-4', 'queued'],
+      ['T-5', 'queued'],
+    ]);
+    const session = await openSession(repo, {
+      overrides: {},
+      autoMerge: false,
+      watch: false,
+      env: process.env,
+      requireModel: false,
+    });
     try {
       expect(session.fleet.tasks().map((t) => t.id)).toEqual(['T-1', 'T-4', 'T-5']);
     } finally {
       await session.close();
     }
     await writeFile(join(r.root, 'BACKLOG.md'), BACKLOG.replace('check: "true"', 'check: "true"\ndiscovered: run'));
-    const running = await openSession(repo, { overrides: {}, autoMerge: false, watch: false, env: process.env, requireModel: false });
+    const running = await openSession(repo, {
+      overrides: {},
+      autoMerge: false,
+      watch: false,
+      env: process.env,
+      requireModel: false,
+    });
     try {
-      expect(running.fleet.tasks().map((t) => t.id).sort()).toEqual(['T-1', 'T-2', 'T-3', 'T-4', 'T-5']);
+      expect(
+        running.fleet
+          .tasks()
+          .map((t) => t.id)
+          .sort(),
+      ).toEqual(['T-1', 'T-2', 'T-3', 'T-4', 'T-5']);
     } finally {
       await running.close();
     }
@@ -104,7 +124,19 @@ describe('## Discovered', () => {
   });
 
   it('audit leaves proposals out of its checks and its cost ceiling', { timeout: 30_000 }, async () => {
-    const r = await makeRepo({ 'BACKLOG.md': md('---', 'gates:', '  cost: 1', '---', '- [ ] T-1 Mine', '  check: "true"', '## Discovered', '- [ ] T-2 Proposed, no check', '  source: gh#1') });
+    const r = await makeRepo({
+      'BACKLOG.md': md(
+        '---',
+        'gates:',
+        '  cost: 1',
+        '---',
+        '- [ ] T-1 Mine',
+        '  check: "true"',
+        '## Discovered',
+        '- [ ] T-2 Proposed, no check',
+        '  source: gh#1',
+      ),
+    });
     cleanups.push(r.cleanup);
     const lines: string[] = [];
     await audit(await findRepo(r.root), { ...process.env, ANTHROPIC_API_KEY: 'k' }, (l) => lines.push(l));

@@ -23,7 +23,17 @@ describe('a line holding a break character that is not a line break', () => {
     ['\u2029', 'a paragraph separator (U+2029)'],
   ] as const) {
     it(`is an error naming its line: ${name}`, () => {
-      const text = ['---', 'check: npm test', '---', '', '- [ ] T-1 First', `- [ ] T-2 Second${char}half`, '- [ ] T-3 Third', '  after: T-2', ''].join('\n');
+      const text = [
+        '---',
+        'check: npm test',
+        '---',
+        '',
+        '- [ ] T-1 First',
+        `- [ ] T-2 Second${char}half`,
+        '- [ ] T-3 Third',
+        '  after: T-2',
+        '',
+      ].join('\n');
       const errors = errorsOf(text);
       expect(errors[0]).toBe(`${FILE}:6: line contains ${name}; replace it with a space or a real line break`);
       expect(errors).toHaveLength(1);
@@ -39,7 +49,10 @@ describe('a line holding a break character that is not a line break', () => {
   });
 
   it('leaves CRLF line endings alone', () => {
-    const { backlog } = parseBacklog(['---', 'check: npm test', '---', '- [ ] T-1 First', '- [ ] T-2 Second', ''].join('\r\n'), FILE);
+    const { backlog } = parseBacklog(
+      ['---', 'check: npm test', '---', '- [ ] T-1 First', '- [ ] T-2 Second', ''].join('\r\n'),
+      FILE,
+    );
     expect(backlog.tasks.map((t) => t.title)).toEqual(['First', 'Second']);
   });
 });

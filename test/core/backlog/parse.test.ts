@@ -70,7 +70,11 @@ describe('front matter', () => {
       ['T-2', 22, false],
       ['T-3', 26, true],
     ]);
-    expect(backlog.tasks[0]).toMatchObject({ title: 'Upgrade lodash to v5', check: 'npm test -- lodash', description: '' });
+    expect(backlog.tasks[0]).toMatchObject({
+      title: 'Upgrade lodash to v5',
+      check: 'npm test -- lodash',
+      description: '',
+    });
     expect(backlog.tasks[1]).toMatchObject({
       attempts: 5,
       after: ['T-1'],
@@ -148,7 +152,11 @@ describe('front matter', () => {
   });
 
   it('names an unknown key with its line and the closest known one', () => {
-    expectProblem(md('---', 'concurrency: 2', 'concurency: 3', '---'), 3, "unknown key 'concurency' (did you mean 'concurrency'?)");
+    expectProblem(
+      md('---', 'concurrency: 2', 'concurency: 3', '---'),
+      3,
+      "unknown key 'concurency' (did you mean 'concurrency'?)",
+    );
     expectProblem(md('---', 'colour: red', '---'), 2, "unknown key 'colour'");
     expectProblem(md('---', 'tokens: 5k', '---'), 2, 'put it under gates:');
   });
@@ -194,7 +202,11 @@ describe('front matter', () => {
   });
 
   it('reports YAML syntax errors at the real file line', () => {
-    const e = expectProblem(md('---', 'base: main', 'check: "npm test', '---', '- [ ] T-1 x'), 3, 'front matter is not valid YAML');
+    const e = expectProblem(
+      md('---', 'base: main', 'check: "npm test', '---', '- [ ] T-1 x'),
+      3,
+      'front matter is not valid YAML',
+    );
     expect(e.message).toMatch(/^BACKLOG\.md:3: /);
     expectProblem(md('---', 'base: main', 'base: dev', '---'), 3, 'a key appears twice');
   });
@@ -210,7 +222,17 @@ describe('front matter', () => {
 
   it('lists every problem at once, in line order', () => {
     const errs = problems(
-      md('---', 'concurency: 3', 'gates:', '  token: 5k', '---', '- [ ] T-1 a', '  tokens: lots', '- [ ] T-1 b', '  after: T-9'),
+      md(
+        '---',
+        'concurency: 3',
+        'gates:',
+        '  token: 5k',
+        '---',
+        '- [ ] T-1 a',
+        '  tokens: lots',
+        '- [ ] T-1 b',
+        '  after: T-9',
+      ),
     );
     expect(errs.map((e) => e.line)).toEqual([2, 4, 7, 8, 9]);
   });
@@ -256,7 +278,13 @@ describe('tasks', () => {
 
   it('assigns the next free T ids in file order and reports them', () => {
     const { backlog, missingIds } = parseBacklog(
-      md('- [ ] First thing', '- [ ] T-7 Seven', '- [x] done thing', '- [ ] ABC-99 other scheme', '- [ ] t-3 lower case is a title'),
+      md(
+        '- [ ] First thing',
+        '- [ ] T-7 Seven',
+        '- [x] done thing',
+        '- [ ] ABC-99 other scheme',
+        '- [ ] t-3 lower case is a title',
+      ),
       FILE,
     );
     expect(backlog.tasks.map((t) => t.id)).toEqual(['T-8', 'T-7', 'T-9', 'ABC-99', 'T-10']);
@@ -321,7 +349,16 @@ describe('tasks', () => {
       review: false,
     });
     expect(t.description).toBe(
-      ['Note: keep the API.', '', 'Steps:', '  - first', '  - second', '```', 'check: inside a fence is prose', '```'].join('\n'),
+      [
+        'Note: keep the API.',
+        '',
+        'Steps:',
+        '  - first',
+        '  - second',
+        '```',
+        'check: inside a fence is prose',
+        '```',
+      ].join('\n'),
     );
     expect(backlog.tasks[1]).toMatchObject({ description: '', after: [], files: [] });
     expect(backlog.tasks[1]!.check).toBeUndefined();
@@ -329,7 +366,15 @@ describe('tasks', () => {
 
   it('reads a field without a space after the colon, tab indentation, and fences inside an item', () => {
     const { backlog } = parseBacklog(
-      md('- [ ] T-1 a', '\tafter:T-2', '\tTabbed prose.', '  ```', '- [ ] T-9 inside the item fence', '  ```', '- [ ] T-2 b'),
+      md(
+        '- [ ] T-1 a',
+        '\tafter:T-2',
+        '\tTabbed prose.',
+        '  ```',
+        '- [ ] T-9 inside the item fence',
+        '  ```',
+        '- [ ] T-2 b',
+      ),
       FILE,
     );
     expect(backlog.tasks.map((t) => t.id)).toEqual(['T-1', 'T-2']);
@@ -422,7 +467,9 @@ describe('new ids and ids used before', () => {
   it('never hands out an id that state still remembers', () => {
     const text = '- [ ] T-1 Kept\n- [ ] New one\n';
     expect(parseBacklog(text, 'BACKLOG.md').missingIds.map((m) => m.id)).toEqual(['T-2']);
-    expect(parseBacklog(text, 'BACKLOG.md', { takenIds: ['T-1', 'T-2', 'T-7'] }).missingIds.map((m) => m.id)).toEqual(['T-8']);
+    expect(parseBacklog(text, 'BACKLOG.md', { takenIds: ['T-1', 'T-2', 'T-7'] }).missingIds.map((m) => m.id)).toEqual([
+      'T-8',
+    ]);
   });
 });
 
@@ -437,7 +484,9 @@ describe('the bundled backlogs', () => {
     ];
     for (const file of files) {
       const parsed = parseBacklog(readFileSync(file, 'utf8'), file.pathname);
-      expect(parsed.backlog.tasks.length, file.pathname).toBeGreaterThanOrEqual(file.pathname.endsWith('init-template.md') ? 0 : 3);
+      expect(parsed.backlog.tasks.length, file.pathname).toBeGreaterThanOrEqual(
+        file.pathname.endsWith('init-template.md') ? 0 : 3,
+      );
     }
   });
 });

@@ -22,7 +22,8 @@ const read = (): Promise<string> => readFile(file, 'utf8');
 
 describe('tickDone', () => {
   it('ticks only the item with the id and keeps every other byte', async () => {
-    const text = '---\r\nconcurrency: 2\r\n---\r\n\r\n- [ ] T-1 One\r\n  check: true\r\n* [ ] T-2 Two\r\n- [ ] T-10 Ten';
+    const text =
+      '---\r\nconcurrency: 2\r\n---\r\n\r\n- [ ] T-1 One\r\n  check: true\r\n* [ ] T-2 Two\r\n- [ ] T-10 Ten';
     await writeFile(file, text);
     expect(await tickDone(new FsBacklogFile(file), 'T-2')).toBe(true);
     expect(await read()).toBe(text.replace('* [ ] T-2', '* [x] T-2'));
@@ -94,7 +95,8 @@ describe('tickDone', () => {
 
 describe('addIds', () => {
   it('writes the ids the parser assigned, keeping CRLF and the missing final newline', async () => {
-    const text = '---\r\nreview: false\r\n---\r\n- [ ] T-3 Three\r\n- [ ] Fix the login form\r\n  details\r\n- [x]\tDone already';
+    const text =
+      '---\r\nreview: false\r\n---\r\n- [ ] T-3 Three\r\n- [ ] Fix the login form\r\n  details\r\n- [x]\tDone already';
     await writeFile(file, text);
     const { missingIds } = parseBacklog(text, file);
     expect(missingIds.map((m) => m.id)).toEqual(['T-4', 'T-5']);

@@ -3,13 +3,44 @@ import { costOf, endOfLife, priceOf, PRICE_TABLE } from '../../../src/core/budge
 
 describe('pricing', () => {
   it('prices each family, dated aliases by prefix, the longest entry winning', () => {
-    expect(priceOf('claude-sonnet-5-5')).toEqual({ input: 2, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, output: 10 });
+    expect(priceOf('claude-sonnet-5-5')).toEqual({
+      input: 2,
+      cacheWrite5m: 2.5,
+      cacheWrite1h: 4,
+      cacheRead: 0.2,
+      output: 10,
+    });
     expect(priceOf('claude-sonnet-5-20260301')).toBe(PRICE_TABLE['claude-sonnet-5']);
-    expect(priceOf('claude-opus-5-5-20261101')).toEqual({ input: 4, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.2, output: 20 });
-    expect(priceOf('claude-opus-5')).toEqual({ input: 5, cacheWrite5m: 6.25, cacheWrite1h: 10, cacheRead: 0.5, output: 25 });
-    for (const v of ['4-5', '4-6', '4-7', '4-8']) expect(priceOf(`claude-opus-${v}`)).toBe(PRICE_TABLE['claude-opus-5']);
-    expect(priceOf('claude-sonnet-4-5-20250929')).toEqual({ input: 3, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3, output: 15 });
-    expect(priceOf('claude-haiku-4-5')).toEqual({ input: 1, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, output: 5 });
+    expect(priceOf('claude-opus-5-5-20261101')).toEqual({
+      input: 4,
+      cacheWrite5m: 5,
+      cacheWrite1h: 8,
+      cacheRead: 0.2,
+      output: 20,
+    });
+    expect(priceOf('claude-opus-5')).toEqual({
+      input: 5,
+      cacheWrite5m: 6.25,
+      cacheWrite1h: 10,
+      cacheRead: 0.5,
+      output: 25,
+    });
+    for (const v of ['4-5', '4-6', '4-7', '4-8'])
+      expect(priceOf(`claude-opus-${v}`)).toBe(PRICE_TABLE['claude-opus-5']);
+    expect(priceOf('claude-sonnet-4-5-20250929')).toEqual({
+      input: 3,
+      cacheWrite5m: 3.75,
+      cacheWrite1h: 6,
+      cacheRead: 0.3,
+      output: 15,
+    });
+    expect(priceOf('claude-haiku-4-5')).toEqual({
+      input: 1,
+      cacheWrite5m: 1.25,
+      cacheWrite1h: 2,
+      cacheRead: 0.1,
+      output: 5,
+    });
     expect(priceOf('anthropic/claude-haiku-4-5')).toBe(PRICE_TABLE['claude-haiku-4-5']);
   });
 
@@ -29,7 +60,9 @@ describe('pricing', () => {
   it('costs usage with cache writes at the 5-minute rate', () => {
     const price = priceOf('claude-sonnet-5-5')!;
     expect(costOf({ input: 1_000_000, output: 0, cacheWrite: 0, cacheRead: 0 }, price)).toBeCloseTo(2);
-    expect(costOf({ input: 100_000, output: 20_000, cacheWrite: 200_000, cacheRead: 1_000_000 }, price)).toBeCloseTo(0.2 + 0.2 + 0.5 + 0.2);
+    expect(costOf({ input: 100_000, output: 20_000, cacheWrite: 200_000, cacheRead: 1_000_000 }, price)).toBeCloseTo(
+      0.2 + 0.2 + 0.5 + 0.2,
+    );
   });
 
   it('knows the end of life of claude-sonnet-4-5', () => {

@@ -1,11 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../../src/domain/errors.js';
-import { BACKOFF_FIRST_MS, BACKOFF_MAX_MS, RateLimits, holdText, type RateLimitHost } from '../../../src/core/budget/rate-limits.js';
+import {
+  BACKOFF_FIRST_MS,
+  BACKOFF_MAX_MS,
+  RateLimits,
+  holdText,
+  type RateLimitHost,
+} from '../../../src/core/budget/rate-limits.js';
 import { fakeEngine, type FakeEngine } from '../../helpers/fake-engine.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
 
 /** `check: the-check` passes when the worktree has done.txt; the implementer writes it. */
-function engine(front: string, items: string, script: FakeScript, options: Parameters<typeof fakeEngine>[2] = {}): Promise<FakeEngine> {
+function engine(
+  front: string,
+  items: string,
+  script: FakeScript,
+  options: Parameters<typeof fakeEngine>[2] = {},
+): Promise<FakeEngine> {
   let e!: FakeEngine;
   const made = fakeEngine(`check: the-check\n${front}`, items, {
     script: (call) => {
@@ -19,7 +30,11 @@ function engine(front: string, items: string, script: FakeScript, options: Param
 }
 
 const limit = (ms: number | null, kind: RateLimitError['kind'] = 'rate') =>
-  new RateLimitError(`Messages API error (HTTP 429, rate_limit_error): slow down`, ms === null ? null : Date.now() + ms, kind);
+  new RateLimitError(
+    `Messages API error (HTTP 429, rate_limit_error): slow down`,
+    ms === null ? null : Date.now() + ms,
+    kind,
+  );
 
 /** In order: `T-1 running` (a task starts), `T-1 call` (a model call answered), `hold` (the fleet holds). */
 function timeline(e: FakeEngine): string[] {
@@ -40,7 +55,9 @@ describe('a rate or usage limit holds the fleet instead of using up an attempt',
   it('requeues the task (its attempt not used up), holds the fleet until the reset, resumes and verifies it', async () => {
     let refused = 0;
     // One attempt only: an attempt used up by the limit would fail the task on the attempts gate.
-    const e = await engine('gates:\n  attempts: 1', '- [ ] T-1 One', ({ role }) => (role === 'explorer' && refused++ === 0 ? { refuse: limit(60, 'usage') } : {}));
+    const e = await engine('gates:\n  attempts: 1', '- [ ] T-1 One', ({ role }) =>
+      role === 'explorer' && refused++ === 0 ? { refuse: limit(60, 'usage') } : {},
+    );
     const holds: Array<{ reason: string; until: string | null }> = [];
     e.fleet.events.on('fleet', (s) => s.hold && holds.push(s.hold));
     e.fleet.start();
@@ -54,7 +71,9 @@ describe('a rate or usage limit holds the fleet instead of using up an attempt',
     const t = e.fleet.task('T-1')!;
     expect(t.status).toBe('verified');
     expect(t.attempt).toBe(1);
-    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([[1, 'verified']]);
+    expect(t.attempts.filter((a) => a.outcome !== 'interrupted').map((a) => [a.n, a.outcome])).toEqual([
+      [1, 'verified'],
+    ]);
     expect(holds[0]!.until).not.toBeNull();
     expect(e.fleet.summary().hold).toBeUndefined();
   });
@@ -106,7 +125,9 @@ describe('a rate or usage limit holds the fleet instead of using up an attempt',
   });
 
   it('ends the run on the fleet time gate when the hold lasts past it; the task stays queued', async () => {
-    const e = await engine('gates:\n  fleet_time: 0.15', '- [ ] T-1 One', ({ role }) => (role === 'explorer' ? { refuse: limit(10_000, 'usage') } : {}));
+    const e = await engine('gates:\n  fleet_time: 0.15', '- [ ] T-1 One', ({ role }) =>
+      role === 'explorer' ? { refuse: limit(10_000, 'usage') } : {},
+    );
     const started = Date.now();
     e.fleet.start();
     await e.fleet.whenIdle();
@@ -118,7 +139,12 @@ describe('a rate or usage limit holds the fleet instead of using up an attempt',
   });
 
   it('with --no-wait, fails the task with the limit as its reason and stops the run', async () => {
-    const noWait = await engine('concurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two', ({ role }) => (role === 'explorer' ? { refuse: limit(60_000, 'usage') } : {}), { noWait: true });
+    const noWait = await engine(
+      'concurrency: 1',
+      '- [ ] T-1 One\n- [ ] T-2 Two',
+      ({ role }) => (role === 'explorer' ? { refuse: limit(60_000, 'usage') } : {}),
+      { noWait: true },
+    );
     noWait.fleet.start();
     await noWait.fleet.whenIdle();
     await noWait.fleet.stop();
@@ -186,8 +212,12 @@ describe('the backoff and the probe, on their own', () => {
 
   it('says when the fleet resumes: the local time of a reset, a countdown for a backoff', () => {
     const at = new Date(2026, 0, 2, 5, 0, 0).getTime();
-    expect(holdText({ reason: 'usage limit', until: new Date(at).toISOString() }, at - 3_600_000)).toBe('paused: usage limit, resumes 05:00');
-    expect(holdText({ reason: 'rate limit', until: new Date(at).toISOString(), backoff: true }, at - 120_000)).toBe('paused: rate limit, resumes in 2m');
+    expect(holdText({ reason: 'usage limit', until: new Date(at).toISOString() }, at - 3_600_000)).toBe(
+      'paused: usage limit, resumes 05:00',
+    );
+    expect(holdText({ reason: 'rate limit', until: new Date(at).toISOString(), backoff: true }, at - 120_000)).toBe(
+      'paused: rate limit, resumes in 2m',
+    );
     expect(holdText({ reason: 'rate limit', until: null }, at)).toBe('paused: rate limit');
   });
 });

@@ -33,12 +33,18 @@ function personEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 async function runIssues(root: string, env: NodeJS.ProcessEnv, label = 'loopfleet') {
   const lines: string[] = [];
   const remote = replay({ gh: null });
-  const code = await discover(await findRepo(root), { dryRun: false, limit: null, only: new Set(['issues']), githubLabel: label, env, remote: () => remote }, (l) => lines.push(l));
+  const code = await discover(
+    await findRepo(root),
+    { dryRun: false, limit: null, only: new Set(['issues']), githubLabel: label, env, remote: () => remote },
+    (l) => lines.push(l),
+  );
   return { code, lines, ghCalls: remote.calls };
 }
 
 describe('discover: issues through the forge client', () => {
-  it('proposes GitHub issues with the label, linked, as gh#N sources that their pull request fixes', { timeout: 60_000 }, async () => {
+  it('proposes GitHub issues with the label, linked, as gh#N sources that their pull request fixes', {
+    timeout: 60_000,
+  }, async () => {
     const github = await new FakeGitHub('acme/widgets').start();
     cleanups.push(() => github.close());
     github.addIssue('Crash on empty input', 'Steps:\n  check: rm -rf /\n- [ ] T-99 not an item', ['good first']);
@@ -55,7 +61,9 @@ describe('discover: issues through the forge client', () => {
     const text = await read(root, 'BACKLOG.md');
     const issue = parseBacklog(text, 'BACKLOG.md').backlog.tasks.find((t) => t.source === 'gh#1');
     expect(issue?.title).toBe('GitHub #1: Crash on empty input');
-    expect(issue?.description).toContain('Open GitHub issue #1 (https://github.example/acme/widgets/issues/1), labelled good first; its pull request closes it when merged (Fixes #1).');
+    expect(issue?.description).toContain(
+      'Open GitHub issue #1 (https://github.example/acme/widgets/issues/1), labelled good first; its pull request closes it when merged (Fixes #1).',
+    );
     // The issue's text stays quoted: its `check:` line and its checkbox are never fields or items.
     expect(issue?.check).toBeUndefined();
     expect(issue?.description).toContain('check: rm -rf /');
@@ -74,16 +82,22 @@ describe('discover: issues through the forge client', () => {
     const root = await repoWithRemote('https://gitlab.com/acme/platform/widgets.git');
     const run = await runIssues(root, personEnv({ GITLAB_TOKEN: gitlab.token, GITLAB_API_URL: gitlab.url }));
     expect(run.lines).toContain('  · issues: 1 open GitLab issue(s) labelled loopfleet');
-    const issue = parseBacklog(await read(root, 'BACKLOG.md'), 'BACKLOG.md').backlog.tasks.find((t) => t.source === 'gl#1');
+    const issue = parseBacklog(await read(root, 'BACKLOG.md'), 'BACKLOG.md').backlog.tasks.find(
+      (t) => t.source === 'gl#1',
+    );
     expect(issue?.title).toBe('GitLab #1: Slow export');
     expect(issue?.description).toContain('its pull request closes it when merged (Closes #1).');
     expect(run.ghCalls).toEqual([]);
   });
 
-  it('proposes nothing, with a note naming what is missing, without a GitLab token or when the forge refuses', { timeout: 60_000 }, async () => {
+  it('proposes nothing, with a note naming what is missing, without a GitLab token or when the forge refuses', {
+    timeout: 60_000,
+  }, async () => {
     const root = await repoWithRemote('https://gitlab.com/acme/platform/widgets.git');
     const none = await runIssues(root, personEnv({}));
-    expect(none.lines).toContain('  · issues: skipped, no GitLab token: set GITLAB_TOKEN to a token with the api scope for gitlab.com');
+    expect(none.lines).toContain(
+      '  · issues: skipped, no GitLab token: set GITLAB_TOKEN to a token with the api scope for gitlab.com',
+    );
     expect(none.ghCalls).toEqual([]);
 
     const github = await new FakeGitHub('acme/widgets').start();
@@ -91,7 +105,9 @@ describe('discover: issues through the forge client', () => {
     await git(root, 'remote', 'set-url', 'origin', 'https://github.com/acme/widgets.git');
     const refused = await runIssues(root, personEnv({ GH_TOKEN: 'ghp_wrong', GITHUB_API_URL: github.url }));
     expect(refused.code).toBe(0);
-    expect(refused.lines).toContain('  · issues: GitHub did not list them: GitHub listing issues labelled loopfleet: 401 Bad credentials');
+    expect(refused.lines).toContain(
+      '  · issues: GitHub did not list them: GitHub listing issues labelled loopfleet: 401 Bad credentials',
+    );
     expect(parseBacklog(await read(root, 'BACKLOG.md'), 'BACKLOG.md').backlog.tasks).toHaveLength(1);
   });
 });

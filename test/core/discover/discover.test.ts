@@ -19,18 +19,30 @@ async function run(root: string, options: Partial<DiscoverOptions> = {}) {
   const remote = replay({ outdated: fixture('npm-outdated.json'), audit: fixture('npm-audit.json') });
   const code = await discover(
     await findRepo(root),
-    { dryRun: false, limit: null, only: new Set<DiscoverSource>(DISCOVER_SOURCES), githubLabel: 'loopfleet', env: process.env, remote: () => remote, ...options },
+    {
+      dryRun: false,
+      limit: null,
+      only: new Set<DiscoverSource>(DISCOVER_SOURCES),
+      githubLabel: 'loopfleet',
+      env: process.env,
+      remote: () => remote,
+      ...options,
+    },
     (l) => lines.push(l),
   );
   return { code, text: lines.join('\n') };
 }
 
 function discovered(text: string) {
-  return parseBacklog(text, 'BACKLOG.md').backlog.tasks.filter((t) => t.discovered === true).map((t) => [t.source, t.priority, t.check ?? null]);
+  return parseBacklog(text, 'BACKLOG.md')
+    .backlog.tasks.filter((t) => t.discovered === true)
+    .map((t) => [t.source, t.priority, t.check ?? null]);
 }
 
 describe('loopfleet discover on a fixture repository', () => {
-  it('proposes each finding with its source and priority, security first; a second run adds nothing', { timeout: 60_000 }, async () => {
+  it('proposes each finding with its source and priority, security first; a second run adds nothing', {
+    timeout: 60_000,
+  }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
     const first = await run(r.root);
@@ -68,7 +80,9 @@ describe('loopfleet discover on a fixture repository', () => {
     expect(await read(r.root, 'BACKLOG.md')).toBe(text);
   });
 
-  it('removes the checkout an interrupted discover left behind, not that of one still running', { timeout: 60_000 }, async () => {
+  it('removes the checkout an interrupted discover left behind, not that of one still running', {
+    timeout: 60_000,
+  }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
     const abandoned = join(r.root, '.loop-worktrees', '.discover-999999999-abcd');
@@ -93,7 +107,10 @@ describe('loopfleet discover on a fixture repository', () => {
   it('a lint script whose tool is not installed proposes nothing, and says so', { timeout: 60_000 }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
-    await writeFile(join(r.root, 'package.json'), JSON.stringify({ name: 'fixture', scripts: { lint: 'not-installed-linter .' } }));
+    await writeFile(
+      join(r.root, 'package.json'),
+      JSON.stringify({ name: 'fixture', scripts: { lint: 'not-installed-linter .' } }),
+    );
     await git(r.root, 'commit', '-qam', 'lint with a tool that is not there');
     const { text } = await run(r.root, { only: new Set(['lint']) });
     expect(text).toMatch(/lint: `npm run lint` could not run \(a command was not found\)/);
@@ -106,7 +123,9 @@ describe('loopfleet discover on a fixture repository', () => {
     const { code, text } = await run(r.root, { dryRun: true, only: new Set(['todo', 'deps']) });
     expect(code).toBe(0);
     expect(text).toMatch(/\+ \[high\] +Fix the critical vulnerability in minimist {2}\(source: dep minimist\)/);
-    expect(text).toMatch(/\+ \[low\] +TODO in src\/calc\.js: handle negative numbers {2}\(source: todo src\/calc\.js:2\)/);
+    expect(text).toMatch(
+      /\+ \[low\] +TODO in src\/calc\.js: handle negative numbers {2}\(source: todo src\/calc\.js:2\)/,
+    );
     expect(text).toMatch(/Dry run/);
     expect(await read(r.root, 'BACKLOG.md')).toBe(FIXTURE_BACKLOG);
   });
@@ -115,7 +134,11 @@ describe('loopfleet discover on a fixture repository', () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
     const remote = replay({});
-    const only = await discover(await findRepo(r.root), { dryRun: false, limit: 2, only: new Set(['todo']), githubLabel: 'x', env: process.env, remote: () => remote }, () => undefined);
+    const only = await discover(
+      await findRepo(r.root),
+      { dryRun: false, limit: 2, only: new Set(['todo']), githubLabel: 'x', env: process.env, remote: () => remote },
+      () => undefined,
+    );
     expect(only).toBe(0);
     expect(remote.calls).toEqual([]);
     expect(discovered(await read(r.root, 'BACKLOG.md'))).toEqual([
@@ -123,52 +146,113 @@ describe('loopfleet discover on a fixture repository', () => {
       ['todo src/calc.js:2', 'low', null],
     ]);
     // The third TODO comes on the next run, after the two already there.
-    await discover(await findRepo(r.root), { dryRun: false, limit: 2, only: new Set(['todo']), githubLabel: 'x', env: process.env, remote: () => remote }, () => undefined);
-    expect(discovered(await read(r.root, 'BACKLOG.md')).map((d) => d[0])).toEqual(['todo src/util.ts:3', 'todo src/calc.js:2', 'todo tools/report.py:6']);
+    await discover(
+      await findRepo(r.root),
+      { dryRun: false, limit: 2, only: new Set(['todo']), githubLabel: 'x', env: process.env, remote: () => remote },
+      () => undefined,
+    );
+    expect(discovered(await read(r.root, 'BACKLOG.md')).map((d) => d[0])).toEqual([
+      'todo src/util.ts:3',
+      'todo src/calc.js:2',
+      'todo tools/report.py:6',
+    ]);
   });
 
-  it('a TODO whose line moved is the same proposal; a new TODO on its old line is new', { timeout: 60_000 }, async () => {
+  it('a TODO whose line moved is the same proposal; a new TODO on its old line is new', {
+    timeout: 60_000,
+  }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
     await run(r.root, { only: new Set(['todo']) });
-    await writeFile(join(r.root, 'src/calc.js'), 'function add(a, b) {\n  // XXX: overflow is not checked\n  // (the old line)\n  // TODO: handle negative numbers\n  return a + b;\n}\n');
+    await writeFile(
+      join(r.root, 'src/calc.js'),
+      'function add(a, b) {\n  // XXX: overflow is not checked\n  // (the old line)\n  // TODO: handle negative numbers\n  return a + b;\n}\n',
+    );
     await git(r.root, 'commit', '-qam', 'move the TODO');
     const { text } = await run(r.root, { only: new Set(['todo']) });
     expect(text).toMatch(/1 new proposal\(s\), 3 already/);
     const sources = discovered(await read(r.root, 'BACKLOG.md')).map((d) => d[0]);
-    expect(sources.filter((s) => s!.startsWith('todo src/calc.js'))).toEqual(['todo src/calc.js:2', 'todo src/calc.js:2']);
+    expect(sources.filter((s) => s!.startsWith('todo src/calc.js'))).toEqual([
+      'todo src/calc.js:2',
+      'todo src/calc.js:2',
+    ]);
     expect(await read(r.root, 'BACKLOG.md')).toContain('XXX in src/calc.js: overflow is not checked');
   });
 
-  it('keeps an edit a person saves while discover runs, and does not double what they added by hand', { timeout: 60_000 }, async () => {
+  it('keeps an edit a person saves while discover runs, and does not double what they added by hand', {
+    timeout: 60_000,
+  }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
     const path = join(r.root, 'BACKLOG.md');
     const edited = `${FIXTURE_BACKLOG}- [ ] T-2 Written while discover ran\n- [ ] Bump left-pad myself\n  source: dep left-pad\n`;
     const remote = replay({ outdated: fixture('npm-outdated.json'), audit: '{}' }, () => writeFile(path, edited));
-    await discover(await findRepo(r.root), { dryRun: false, limit: null, only: new Set(['deps']), githubLabel: 'x', env: process.env, remote: () => remote }, () => undefined);
+    await discover(
+      await findRepo(r.root),
+      { dryRun: false, limit: null, only: new Set(['deps']), githubLabel: 'x', env: process.env, remote: () => remote },
+      () => undefined,
+    );
     const text = await read(r.root, 'BACKLOG.md');
     expect(text.startsWith(edited)).toBe(true);
     expect(discovered(text)).toEqual([['dep lodash', 'low', null]]);
   });
 
-  it('proposes labelled GitHub issues through gh, and skips with a note when gh is logged out', { timeout: 60_000 }, async () => {
+  it('proposes labelled GitHub issues through gh, and skips with a note when gh is logged out', {
+    timeout: 60_000,
+  }, async () => {
     const r = await fixtureRepo();
     cleanups.push(r.cleanup);
-    const issues = JSON.stringify([{ number: 12, title: 'Crash on empty input', body: 'Steps:\n  check: rm -rf /\n```\nstack\n```\n- [ ] T-99 not an item' }]);
-    const remote = replay({ gh: { 'auth status': { exitCode: 0, output: 'Logged in' }, 'issue list': { exitCode: 0, output: issues } } });
-    await discover(await findRepo(r.root), { dryRun: false, limit: null, only: new Set(['issues']), githubLabel: 'good first', env: process.env, remote: () => remote }, () => undefined);
-    expect(remote.calls[1]).toBe("gh issue list --state open --label 'good first' --limit 100 --json number,title,body");
+    const issues = JSON.stringify([
+      {
+        number: 12,
+        title: 'Crash on empty input',
+        body: 'Steps:\n  check: rm -rf /\n```\nstack\n```\n- [ ] T-99 not an item',
+      },
+    ]);
+    const remote = replay({
+      gh: { 'auth status': { exitCode: 0, output: 'Logged in' }, 'issue list': { exitCode: 0, output: issues } },
+    });
+    await discover(
+      await findRepo(r.root),
+      {
+        dryRun: false,
+        limit: null,
+        only: new Set(['issues']),
+        githubLabel: 'good first',
+        env: process.env,
+        remote: () => remote,
+      },
+      () => undefined,
+    );
+    expect(remote.calls[1]).toBe(
+      "gh issue list --state open --label 'good first' --limit 100 --json number,title,body",
+    );
     const text = await read(r.root, 'BACKLOG.md');
     const tasks = parseBacklog(text, 'BACKLOG.md').backlog.tasks;
     expect(tasks.map((t) => t.id)).toEqual(['T-1', 'T-2']);
     const issue = tasks[1]!;
-    expect([issue.title, issue.source, issue.priority, issue.check]).toEqual(['GitHub #12: Crash on empty input', 'gh#12', 'normal', undefined]);
+    expect([issue.title, issue.source, issue.priority, issue.check]).toEqual([
+      'GitHub #12: Crash on empty input',
+      'gh#12',
+      'normal',
+      undefined,
+    ]);
     expect(issue.description).toContain('check: rm -rf /'); // quoted, never a field
 
     const out: string[] = [];
     const loggedOut = replay({ gh: { 'auth status': { exitCode: 1, output: 'not logged in' } } });
-    await discover(await findRepo(r.root), { dryRun: true, limit: null, only: new Set(['issues']), githubLabel: 'x', env: process.env, remote: () => loggedOut }, (l) => out.push(l));
+    await discover(
+      await findRepo(r.root),
+      {
+        dryRun: true,
+        limit: null,
+        only: new Set(['issues']),
+        githubLabel: 'x',
+        env: process.env,
+        remote: () => loggedOut,
+      },
+      (l) => out.push(l),
+    );
     expect(out.join('\n')).toMatch(/issues: skipped, gh is not logged in/);
   });
 });

@@ -17,8 +17,15 @@ const CHECK = `if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail
 const fixIt: FakeScript = ({ role }) => (role === 'implementer' ? { edits: { 'fixed.txt': 'fixed\n' } } : {});
 
 describe('pull requests of attempts that ran on workers', () => {
-  it('opens the PR from the coordinator on the commit the worker pushed, with the evidence the worker produced', { timeout: 120_000 }, async () => {
-    const root = await backlogRepo(cleanups, 'land: pr\ncheck: sh check.sh\nreview: false', '- [ ] T-1 Fix the parser\n  source: gh#7', { 'check.sh': `${CHECK}\n` });
+  it('opens the PR from the coordinator on the commit the worker pushed, with the evidence the worker produced', {
+    timeout: 120_000,
+  }, async () => {
+    const root = await backlogRepo(
+      cleanups,
+      'land: pr\ncheck: sh check.sh\nreview: false',
+      '- [ ] T-1 Fix the parser\n  source: gh#7',
+      { 'check.sh': `${CHECK}\n` },
+    );
     const remote = await bareRemote(cleanups, root);
     const forge = new FakeForge((branch) => remoteHead(remote, branch));
     const queue = new FakeAttemptQueue();

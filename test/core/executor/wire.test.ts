@@ -26,28 +26,71 @@ describe('errors across the wire', () => {
     const gate = fromWireError({ kind: 'gate', message: 'x', detail: { gate: 'everything', scope: 'fleet' } });
     expect(gate).not.toBeInstanceOf(GateError);
     expect(gate.message).toMatch(/cannot name/);
-    expect(fromWireError({ kind: 'resource-limit', message: 'y', detail: { code: 'EBOGUS' } })).not.toBeInstanceOf(ResourceLimitError);
-    expect(fromWireError({ kind: 'rate-limit', message: 'z', detail: { resetAt: 'soon', limit: 'huge' } })).toMatchObject({ resetAt: null, kind: 'rate' });
+    expect(fromWireError({ kind: 'resource-limit', message: 'y', detail: { code: 'EBOGUS' } })).not.toBeInstanceOf(
+      ResourceLimitError,
+    );
+    expect(
+      fromWireError({ kind: 'rate-limit', message: 'z', detail: { resetAt: 'soon', limit: 'huge' } }),
+    ).toMatchObject({ resetAt: null, kind: 'rate' });
     expect(fromWireError({ kind: 'error', message: 'm'.repeat(10_000) }).message).toHaveLength(4_000);
   });
 });
 
 describe("a worker's events as the coordinator takes them", () => {
   it('passes well-formed events through as they are', () => {
-    const usage = { kind: 'agent', role: 'implementer', model: 'm', event: { type: 'usage', model: 'm', usage: { input: 1, output: 2, cacheWrite: 0, cacheRead: 3 }, costUsd: 0.5 } };
+    const usage = {
+      kind: 'agent',
+      role: 'implementer',
+      model: 'm',
+      event: { type: 'usage', model: 'm', usage: { input: 1, output: 2, cacheWrite: 0, cacheRead: 3 }, costUsd: 0.5 },
+    };
     expect(checkEvent(usage)).toEqual(usage);
     expect(checkEvent({ kind: 'phase', phase: 'verify' })).toEqual({ kind: 'phase', phase: 'verify' });
-    expect(checkEvent({ kind: 'pushed', branch: 'loop/T-1', commit: 'a'.repeat(40) })).toEqual({ kind: 'pushed', branch: 'loop/T-1', commit: 'a'.repeat(40) });
+    expect(checkEvent({ kind: 'pushed', branch: 'loop/T-1', commit: 'a'.repeat(40) })).toEqual({
+      kind: 'pushed',
+      branch: 'loop/T-1',
+      commit: 'a'.repeat(40),
+    });
   });
 
   it.each([
     ['an unknown kind', { kind: 'delete-everything' }, /kind "delete-everything" is unknown/],
     ['a phase that does not exist', { kind: 'phase', phase: 'deploy' }, /phase "deploy" is none of/],
-    ['negative tokens', { kind: 'agent', role: 'explorer', model: 'm', event: { type: 'usage', model: 'm', usage: { input: -5, output: 0, cacheWrite: 0, cacheRead: 0 } } }, /usage.input is not a count/],
-    ['a cost that is not a price', { kind: 'agent', role: 'explorer', model: 'm', event: { type: 'usage', model: 'm', usage: { input: 1, output: 0, cacheWrite: 0, cacheRead: 0 }, costUsd: -1 } }, /costUsd/],
-    ['a role that does not exist', { kind: 'agent', role: 'admin', model: 'm', event: { type: 'text', text: 'x' } }, /role/],
-    ['a worker id with a terminal escape', { kind: 'claimed', worker: { id: 'w\u001b]52;c;x\u0007', host: 'h', concurrency: 1 } }, /worker id/],
-    ['a pushed commit that is not a commit id', { kind: 'pushed', branch: 'loop/T-1', commit: 'HEAD; rm -rf /' }, /not a commit id/],
+    [
+      'negative tokens',
+      {
+        kind: 'agent',
+        role: 'explorer',
+        model: 'm',
+        event: { type: 'usage', model: 'm', usage: { input: -5, output: 0, cacheWrite: 0, cacheRead: 0 } },
+      },
+      /usage.input is not a count/,
+    ],
+    [
+      'a cost that is not a price',
+      {
+        kind: 'agent',
+        role: 'explorer',
+        model: 'm',
+        event: { type: 'usage', model: 'm', usage: { input: 1, output: 0, cacheWrite: 0, cacheRead: 0 }, costUsd: -1 },
+      },
+      /costUsd/,
+    ],
+    [
+      'a role that does not exist',
+      { kind: 'agent', role: 'admin', model: 'm', event: { type: 'text', text: 'x' } },
+      /role/,
+    ],
+    [
+      'a worker id with a terminal escape',
+      { kind: 'claimed', worker: { id: 'w\u001b]52;c;x\u0007', host: 'h', concurrency: 1 } },
+      /worker id/,
+    ],
+    [
+      'a pushed commit that is not a commit id',
+      { kind: 'pushed', branch: 'loop/T-1', commit: 'HEAD; rm -rf /' },
+      /not a commit id/,
+    ],
     ['a result with an unknown outcome', { kind: 'result', result: { outcome: 'merged' } }, /outcome "merged"/],
     ['an error of an unknown kind', { kind: 'failed', error: { kind: 'panic', message: 'x' } }, /error kind/],
     ['not an object at all', 'claimed', /event is not an object/],

@@ -47,6 +47,14 @@ describe('accounting', () => {
   it('prices with the config’s override of the table', async () => {
     const { accounting } = await setup();
     const prices = { 'my-model': { input: 1, output: 2, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0 } };
-    expect(accounting.book('T-1', 'explorer', 'my-model', { input: 1_000_000, output: 1_000_000, cacheWrite: 0, cacheRead: 0 }, prices).costUsd).toBeCloseTo(3, 9);
+    expect(
+      accounting.book(
+        'T-1',
+        'explorer',
+        'my-model',
+        { input: 1_000_000, output: 1_000_000, cacheWrite: 0, cacheRead: 0 },
+        prices,
+      ).costUsd,
+    ).toBeCloseTo(3, 9);
   });
 });

@@ -8,7 +8,11 @@ import type { FakeScript } from '../../helpers/fake-model.js';
 
 /** `check: the-check` passes when the worktree has done.txt; the explorer's plan is "PLAN <task>". */
 const script: FakeScript = ({ role, task }) =>
-  role === 'explorer' ? { text: `PLAN ${task}: write done.txt` } : role === 'implementer' ? { edits: { 'done.txt': 'x' } } : {};
+  role === 'explorer'
+    ? { text: `PLAN ${task}: write done.txt` }
+    : role === 'implementer'
+      ? { edits: { 'done.txt': 'x' } }
+      : {};
 
 function engine(front: string, items: string, options: Parameters<typeof fakeEngine>[2] = {}): Promise<FakeEngine> {
   let e!: FakeEngine;
@@ -129,14 +133,24 @@ describe('autonomy in BACKLOG.md', () => {
 
 describe('a broken lessons file', () => {
   it('costs a warning, never the attempt', async () => {
-    const broken = new Lessons({ tail: async () => Promise.reject(new Error('EACCES: lessons.md')), append: async () => Promise.reject(new Error('EROFS')) }, { enabled: true });
+    const broken = new Lessons(
+      {
+        tail: async () => Promise.reject(new Error('EACCES: lessons.md')),
+        append: async () => Promise.reject(new Error('EROFS')),
+      },
+      { enabled: true },
+    );
     const e = await engine('', '- [ ] T-1 One', {
       lessons: broken,
-      script: ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'Done.\nLESSON: keep it short' } : {}),
+      script: ({ role }) =>
+        role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'Done.\nLESSON: keep it short' } : {},
     });
     await runToIdle(e);
     expect(e.fleet.task('T-1')!.status).toBe('verified');
-    const warnings = e.seen.filter((s) => s.name === 'log').map((s) => s.payload as { level: string; message: string }).filter((l) => l.level === 'warn');
+    const warnings = e.seen
+      .filter((s) => s.name === 'log')
+      .map((s) => s.payload as { level: string; message: string })
+      .filter((l) => l.level === 'warn');
     expect(warnings.map((w) => w.message)).toEqual(['lessons: EACCES: lessons.md', 'lessons: EACCES: lessons.md']);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { runExitCode } from '../../../src/commands/overnight.js';
 import { fakeEngine } from '../../helpers/fake-engine.js';
 
-const edits = ({ role, task }: { role: string; task: string }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n' } } : {});
+const edits = ({ role, task }: { role: string; task: string }) =>
+  role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n' } } : {};
 
 describe('BACKLOG.md deleted while the fleet runs', () => {
   it('lets the running task finish, starts nothing else, ends unfinished (exit 1); the file back, work goes on', async () => {
@@ -15,7 +16,15 @@ describe('BACKLOG.md deleted while the fleet runs', () => {
     expect(e.fleet.task('T-2')!.attempts).toHaveLength(0);
     expect(e.fleet.backlogMissing).toBe(true);
     expect(runExitCode(e.fleet)).toBe(1);
-    expect(e.seen.some((s) => s.name === 'log' && /deleted or renamed: running tasks finish, T-2 will not start/.test(String((s.payload as { message: string }).message)))).toBe(true);
+    expect(
+      e.seen.some(
+        (s) =>
+          s.name === 'log' &&
+          /deleted or renamed: running tasks finish, T-2 will not start/.test(
+            String((s.payload as { message: string }).message),
+          ),
+      ),
+    ).toBe(true);
 
     e.fleet.backlogBack();
     await e.fleet.whenIdle();

@@ -8,9 +8,17 @@ import type { FakeScript } from '../../helpers/fake-model.js';
  * fleet.test.ts and the adapters' tests).
  */
 
-const writes = (files: (task: string) => Record<string, string>): FakeScript => ({ role, task }) => (role === 'implementer' ? { edits: files(task) } : {});
+const writes =
+  (files: (task: string) => Record<string, string>): FakeScript =>
+  ({ role, task }) =>
+    role === 'implementer' ? { edits: files(task) } : {};
 /** `check: the-check` passes when the worktree has done.txt */
-function engine(front: string, items: string, script: FakeScript, options: Parameters<typeof fakeEngine>[2] = {}): Promise<FakeEngine> {
+function engine(
+  front: string,
+  items: string,
+  script: FakeScript,
+  options: Parameters<typeof fakeEngine>[2] = {},
+): Promise<FakeEngine> {
   let e!: FakeEngine;
   const made = fakeEngine(`check: the-check\n${front}`, items, {
     script,
@@ -22,17 +30,29 @@ function engine(front: string, items: string, script: FakeScript, options: Param
 
 describe('the fleet on fake ports', () => {
   it('gives every command the task environment, and the verifier never runs after a failing check', async () => {
-    const e = await fakeEngine('check: the-check', '- [ ] T-1 Never done\n  attempts: 2', { script: writes(() => ({ 'n.txt': 'x' })), run: () => ({ exitCode: 3, output: 'missing\n' }) });
+    const e = await fakeEngine('check: the-check', '- [ ] T-1 Never done\n  attempts: 2', {
+      script: writes(() => ({ 'n.txt': 'x' })),
+      run: () => ({ exitCode: 3, output: 'missing\n' }),
+    });
     await runToIdle(e);
     const inTask = e.runner.commands.filter((c) => !c.cwd.includes('/.base-'));
-    expect(inTask[0]!.env).toMatchObject({ LOOPFLEET_TASK_ID: 'T-1', LOOPFLEET_BRANCH: 'loop/T-1', LOOPFLEET_BASE_BRANCH: 'main', LOOPFLEET_GIT_ROOT: '/repo' });
+    expect(inTask[0]!.env).toMatchObject({
+      LOOPFLEET_TASK_ID: 'T-1',
+      LOOPFLEET_BRANCH: 'loop/T-1',
+      LOOPFLEET_BASE_BRANCH: 'main',
+      LOOPFLEET_GIT_ROOT: '/repo',
+    });
     expect(inTask[0]!.cwd).toBe('/repo/.loop-worktrees/T-1');
     expect(e.model.calls.some((c) => c.role === 'verifier')).toBe(false);
   });
 
   it('lets the reviewer veto a passing check, and never pass a failing one', async () => {
     const vetoed = await engine('', '- [ ] T-1 Vetoed\n  attempts: 1', ({ role }) =>
-      role === 'implementer' ? { edits: { 'done.txt': 'x' } } : role === 'verifier' ? { text: '{"pass":false,"reasons":["deletes a test"]}' } : {},
+      role === 'implementer'
+        ? { edits: { 'done.txt': 'x' } }
+        : role === 'verifier'
+          ? { text: '{"pass":false,"reasons":["deletes a test"]}' }
+          : {},
     );
     await runToIdle(vetoed);
     const t = vetoed.fleet.task('T-1')!;
@@ -40,7 +60,9 @@ describe('the fleet on fake ports', () => {
     expect(t.attempts[0]!.outcome).toBe('vetoed');
     expect(t.attempts[0]!.reason).toContain('deletes a test');
 
-    const failing = await engine('', '- [ ] T-2 Reviewer says pass\n  attempts: 1', ({ role }) => (role === 'implementer' ? { edits: { 'a.txt': 'a' } } : { text: '{"pass":true,"reasons":[]}' }));
+    const failing = await engine('', '- [ ] T-2 Reviewer says pass\n  attempts: 1', ({ role }) =>
+      role === 'implementer' ? { edits: { 'a.txt': 'a' } } : { text: '{"pass":true,"reasons":[]}' },
+    );
     await runToIdle(failing);
     expect(failing.fleet.task('T-2')!.status).toBe('failed');
     expect(failing.model.calls.some((c) => c.role === 'verifier')).toBe(false);
@@ -48,7 +70,9 @@ describe('the fleet on fake ports', () => {
 
   it('keeps the branch of a task its token gate stopped', async () => {
     const e = await engine('gates:\n  tokens: 1000', '- [ ] T-1 Expensive', ({ role }) =>
-      role === 'implementer' ? { usage: { input: 4000, output: 0, cacheWrite: 0, cacheRead: 0 }, chunks: 8, edits: { 'done.txt': 'x' } } : {},
+      role === 'implementer'
+        ? { usage: { input: 4000, output: 0, cacheWrite: 0, cacheRead: 0 }, chunks: 8, edits: { 'done.txt': 'x' } }
+        : {},
     );
     await runToIdle(e);
     expect(e.fleet.task('T-1')!.gate).toBe('tokens');
@@ -56,7 +80,12 @@ describe('the fleet on fake ports', () => {
   });
 
   it('runs a task after its dependency is merged (auto-merge)', async () => {
-    const e = await engine('', '- [ ] T-1 First\n- [ ] T-2 Second\n  after: T-1', writes((task) => ({ 'done.txt': 'x', [`${task}.txt`]: task })), { autoMerge: true });
+    const e = await engine(
+      '',
+      '- [ ] T-1 First\n- [ ] T-2 Second\n  after: T-1',
+      writes((task) => ({ 'done.txt': 'x', [`${task}.txt`]: task })),
+      { autoMerge: true },
+    );
     await runToIdle(e);
     expect(e.fleet.task('T-1')!.status).toBe('merged');
     expect(e.fleet.task('T-2')!.status).toBe('merged');
@@ -68,14 +97,22 @@ describe('the fleet on fake ports', () => {
   });
 
   it('leaves a dependent queued while its dependency is only verified', async () => {
-    const e = await engine('', '- [ ] T-1 First\n- [ ] T-2 Second\n  after: T-1', writes(() => ({ 'done.txt': 'x' })));
+    const e = await engine(
+      '',
+      '- [ ] T-1 First\n- [ ] T-2 Second\n  after: T-1',
+      writes(() => ({ 'done.txt': 'x' })),
+    );
     await runToIdle(e);
     expect(e.fleet.task('T-1')!.status).toBe('verified');
     expect(e.fleet.task('T-2')!.status).toBe('queued');
   });
 
   it('goes idle when the work runs out and running again when new work comes, and never starts work before start()', async () => {
-    const e = await engine('', '- [ ] T-1 One', writes(() => ({ 'done.txt': 'x' })));
+    const e = await engine(
+      '',
+      '- [ ] T-1 One',
+      writes(() => ({ 'done.txt': 'x' })),
+    );
     const states: string[] = [];
     e.fleet.events.on('fleet', (s) => states.push(s.state));
     e.fleet.applyBacklog({ ...e.backlog }); // an edit before start() must not start anything
@@ -86,7 +123,10 @@ describe('the fleet on fake ports', () => {
     expect(e.fleet.summary().state).toBe('idle');
     expect(states.at(-1)).toBe('idle');
     expect(states).toContain('running');
-    const more = { ...e.backlog, tasks: [...e.backlog.tasks, { ...e.backlog.tasks[0]!, id: 'T-2', title: 'Two', line: 7 }] };
+    const more = {
+      ...e.backlog,
+      tasks: [...e.backlog.tasks, { ...e.backlog.tasks[0]!, id: 'T-2', title: 'Two', line: 7 }],
+    };
     e.fleet.applyBacklog(more);
     expect(e.fleet.summary().state).toBe('running');
     await e.fleet.whenIdle();
@@ -98,8 +138,10 @@ describe('the fleet on fake ports', () => {
   });
 
   it('applies a new concurrency at once', async () => {
-    const e = await engine('concurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four', ({ role }) =>
-      role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 30, chunks: 2 } : {},
+    const e = await engine(
+      'concurrency: 1',
+      '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three\n- [ ] T-4 Four',
+      ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 30, chunks: 2 } : {}),
     );
     let running = 0;
     let most = 0;
@@ -119,12 +161,19 @@ describe('the fleet on fake ports', () => {
   });
 
   it('holds: no task starts until the hold ends, and the summary says why', async () => {
-    const e = await engine('', '- [ ] T-1 One', writes(() => ({ 'done.txt': 'x' })));
+    const e = await engine(
+      '',
+      '- [ ] T-1 One',
+      writes(() => ({ 'done.txt': 'x' })),
+    );
     e.fleet.start();
     await e.fleet.whenIdle();
     e.fleet.hold('rate limit', Date.now() + 30);
     expect(e.fleet.summary()).toMatchObject({ state: 'paused', hold: { reason: 'rate limit' } });
-    e.fleet.applyBacklog({ ...e.backlog, tasks: [...e.backlog.tasks, { ...e.backlog.tasks[0]!, id: 'T-2', title: 'Two', line: 7 }] });
+    e.fleet.applyBacklog({
+      ...e.backlog,
+      tasks: [...e.backlog.tasks, { ...e.backlog.tasks[0]!, id: 'T-2', title: 'Two', line: 7 }],
+    });
     await new Promise((r) => setTimeout(r, 10));
     expect(e.fleet.task('T-2')!.status).toBe('queued');
     await new Promise((r) => setTimeout(r, 40));
@@ -135,14 +184,23 @@ describe('the fleet on fake ports', () => {
   });
 
   it('merges a task ticked [x] in BACKLOG.md while the fleet is open through one task event, so the TUI row shows merged', async () => {
-    const e = await engine('', '- [ ] T-1 One\n- [ ] T-2 Two', writes(() => ({})));
+    const e = await engine(
+      '',
+      '- [ ] T-1 One\n- [ ] T-2 Two',
+      writes(() => ({})),
+    );
     let ui = initFleetState(e.fleet, 0);
     e.fleet.events.on('task', (event) => {
       ui = fleetReducer(ui, { type: 'task', event, at: 0 });
     });
     e.seen.length = 0;
-    e.fleet.applyBacklog({ ...e.backlog, tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)) });
-    const events = e.seen.filter((s) => s.name === 'task').map((s) => s.payload as { task: { id: string; status: string }; previousStatus: string });
+    e.fleet.applyBacklog({
+      ...e.backlog,
+      tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)),
+    });
+    const events = e.seen
+      .filter((s) => s.name === 'task')
+      .map((s) => s.payload as { task: { id: string; status: string }; previousStatus: string });
     expect(events.map((c) => `${c.task.id}:${c.previousStatus}->${c.task.status}`)).toEqual(['T-1:queued->merged']);
     expect(ui.tasks.get('T-1')!.task.status).toBe('merged');
     expect(ui.tasks.get('T-2')!.task.status).toBe('queued');

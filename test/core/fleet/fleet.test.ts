@@ -22,7 +22,9 @@ async function repo(front: string, items: string, files: Record<string, string> 
 describe('the fleet on a real repository', () => {
   it('runs a task to verified on its own branch and worktree, leaving the checkout alone', async () => {
     const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 Write done.txt\n  Put the word done in it.');
-    const { fleet, model } = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {}));
+    const { fleet, model } = await runFleet(root, ({ role }) =>
+      role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {},
+    );
     const t = fleet.task('T-1')!;
     expect(t.status).toBe('verified');
     expect(t.branch).toBe('loop/T-1');
@@ -32,7 +34,7 @@ describe('the fleet on a real repository', () => {
     expect(await git(root, 'status', '--porcelain')).toBe('');
     expect(existsSync(join(root, '.loop-worktrees', 'T-1', 'done.txt'))).toBe(true);
     expect(await readFile(join(root, '.git', 'info', 'exclude'), 'utf8')).toContain('/.loop-worktrees/');
-    const state = (await readState(root));
+    const state = await readState(root);
     expect(state.tasks['T-1'].status).toBe('verified');
     expect(state.tasks['T-1'].attempts[0].check.exitCode).toBe(0);
     expect(state.tasks['T-1'].attempts[0].verdict).toEqual({ pass: true, reasons: ['looks right'] });
@@ -44,14 +46,18 @@ describe('the fleet on a real repository', () => {
 describe('merge, conflict, discard', () => {
   it('merges a verified branch with a merge commit, ticks the item and removes worktree and branch', async () => {
     const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 Write done.txt\n- [ ] Item without id');
-    await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': 'done\n', [`${task}.txt`]: task } } : {}));
+    await runFleet(root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'done.txt': 'done\n', [`${task}.txt`]: task } } : {},
+    );
     const backlogText = await read(root, 'BACKLOG.md');
     expect(backlogText).toContain('- [ ] T-2 Item without id');
     const h = await reopen(root);
     await h.fleet.merge('T-1');
     await h.session.close();
     expect(h.fleet.task('T-1')!.status).toBe('merged');
-    expect(await git(root, 'log', '-1', '--format=%P%n%s', 'main')).toMatch(/^\w+ \w+\nMerge loop\/T-1: T-1 Write done.txt/);
+    expect(await git(root, 'log', '-1', '--format=%P%n%s', 'main')).toMatch(
+      /^\w+ \w+\nMerge loop\/T-1: T-1 Write done.txt/,
+    );
     expect(await read(root, 'done.txt')).toBe('done\n');
     expect(await read(root, 'BACKLOG.md')).toContain('- [x] T-1 Write done.txt');
     expect(existsSync(join(root, '.loop-worktrees', 'T-1'))).toBe(false);
@@ -73,7 +79,9 @@ describe('merge, conflict, discard', () => {
 
   it('marks the second of two conflicting tasks conflict, leaving base exactly as it was', async () => {
     const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One\n- [ ] T-2 Two', { 'shared.txt': 'original\n' });
-    await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': 'x', 'shared.txt': `changed by ${task}\n` } } : {}));
+    await runFleet(root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'done.txt': 'x', 'shared.txt': `changed by ${task}\n` } } : {},
+    );
     const h = await reopen(root);
     await h.fleet.merge('T-1');
     const head = await git(root, 'rev-parse', 'main');
@@ -87,10 +95,15 @@ describe('merge, conflict, discard', () => {
     // retry rebases; the rebase conflicts too, so the branch is replayed onto base for a new attempt, its
     // old tip kept
     await h.fleet.retry('T-2');
-    expect(h.fleet.task('T-2')).toMatchObject({ status: 'queued', reason: 'replayed onto the new base with conflict markers; a new attempt resolves them' });
+    expect(h.fleet.task('T-2')).toMatchObject({
+      status: 'queued',
+      reason: 'replayed onto the new base with conflict markers; a new attempt resolves them',
+    });
     expect(await git(root, 'show', 'refs/loopfleet/replayed/T-2:shared.txt')).toBe('changed by T-2');
     expect(await git(root, 'rev-parse', 'loop/T-2')).toBe(head);
-    expect(await read(root, '.loop-worktrees/T-2/shared.txt')).toBe('<<<<<<< main\nchanged by T-1\n=======\nchanged by T-2\n>>>>>>> loop/T-2\n');
+    expect(await read(root, '.loop-worktrees/T-2/shared.txt')).toBe(
+      '<<<<<<< main\nchanged by T-1\n=======\nchanged by T-2\n>>>>>>> loop/T-2\n',
+    );
     await h.session.close();
   });
 
@@ -118,11 +131,14 @@ describe('resume and locking', () => {
   });
 });
 
-
 describe('retrying a conflict', () => {
   it('rebases the branch onto the new base and verifies it again without calling the implementer', async () => {
     const root = await repo(`check: ${PASS_CHECK}`, '- [ ] T-1 One\n- [ ] T-2 Two', { 'shared.txt': 'original\n' });
-    await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': 'x', 'shared.txt': `changed by ${task}\n`, [`${task}.txt`]: task } } : {}));
+    await runFleet(root, ({ role, task }) =>
+      role === 'implementer'
+        ? { edits: { 'done.txt': 'x', 'shared.txt': `changed by ${task}\n`, [`${task}.txt`]: task } }
+        : {},
+    );
     const h = await openFleet(root, () => ({ text: '{"pass":true,"reasons":["still right after the rebase"]}' }));
     await h.fleet.merge('T-1');
     await h.fleet.merge('T-2');

@@ -14,7 +14,14 @@ describe('notify digest', () => {
   });
 
   it('summarises a finished run in one event', () => {
-    const p = summaryPayload({ counts: { verified: 3, failed: 1 }, tokens: 1200, costUsd: 0.456, elapsedMs: 1000, reportPath: '/r.md', exitCode: 1 });
+    const p = summaryPayload({
+      counts: { verified: 3, failed: 1 },
+      tokens: 1200,
+      costUsd: 0.456,
+      elapsedMs: 1000,
+      reportPath: '/r.md',
+      exitCode: 1,
+    });
     expect(p).toMatchObject({ event: 'summary', reportPath: '/r.md', exitCode: 1 });
     expect(p.text).toBe('loopfleet: 3 verified, 0 merged, 1 failed, 0 conflict; $0.46');
     expect(wanted(p, ['summary'])).toBe(true);

@@ -28,7 +28,10 @@ describe('a machine limit during an attempt', () => {
       for (const id of ['T-1', 'T-2']) {
         const t = e.fleet.task(id)!;
         expect(t.status, id).toBe('queued');
-        expect(t.attempts.every((a) => a.outcome === 'interrupted'), id).toBe(true);
+        expect(
+          t.attempts.every((a) => a.outcome === 'interrupted'),
+          id,
+        ).toBe(true);
       }
       expect(e.fleet.task('T-1')!.reason).toContain(`(${code})`);
     });

@@ -48,7 +48,9 @@ describe('worktrees ready to work in', () => {
   it('refuses a change that adds a secret and keeps it out of the branch history', async () => {
     const key = `sk-ant-api03-${'x'.repeat(48)}`;
     const root = await repo('check: "true"', '- [ ] T-1 One\n  attempts: 1');
-    const { fleet } = await runFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'config.js': `export const key = "${key}";\n` } } : {}));
+    const { fleet } = await runFleet(root, ({ role }) =>
+      role === 'implementer' ? { edits: { 'config.js': `export const key = "${key}";\n` } } : {},
+    );
     const t = fleet.task('T-1')!;
     expect(t.attempts[0]!.outcome).toBe('guard-failed');
     expect(t.attempts[0]!.reason).toMatch(/Anthropic API key/);
@@ -56,7 +58,10 @@ describe('worktrees ready to work in', () => {
   });
 
   it('runs the check in the sandbox: it cannot write outside its worktree', async () => {
-    const root = await repo('check: sh -c \'touch "$LOOPFLEET_GIT_ROOT/escaped" 2>/dev/null; touch /tmp/loopfleet-escaped-$LOOPFLEET_TASK_ID 2>/dev/null; test -f done.txt\'', '- [ ] T-1 One');
+    const root = await repo(
+      'check: sh -c \'touch "$LOOPFLEET_GIT_ROOT/escaped" 2>/dev/null; touch /tmp/loopfleet-escaped-$LOOPFLEET_TASK_ID 2>/dev/null; test -f done.txt\'',
+      '- [ ] T-1 One',
+    );
     const { fleet } = await runFleet(root, writesDone);
     expect(fleet.sandboxed).toBe(true);
     expect(fleet.task('T-1')!.status).toBe('verified');
@@ -68,7 +73,11 @@ describe('worktrees ready to work in', () => {
 describe('a backlog edited while the fleet runs', () => {
   it('queues a task added to BACKLOG.md, writing its id back, and drops a removed queued one', async () => {
     const root = await repo('check: test -f done.txt\nconcurrency: 1', '- [ ] T-1 One\n- [ ] T-2 Two');
-    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 300, chunks: 2 } : {}), { watch: true });
+    const h = await openFleet(
+      root,
+      ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, delayMs: 300, chunks: 2 } : {}),
+      { watch: true },
+    );
     h.fleet.start();
     // While T-1 runs: a person removes T-2 and adds an item without an id.
     await new Promise((r) => setTimeout(r, 200));
@@ -108,13 +117,27 @@ describe('prune', () => {
 
 describe('notify and the shell without a sandbox', () => {
   it('runs the notify command with each status change and the fleet going idle as JSON on stdin', async () => {
-    const root = await repo('check: test -f done.txt\nnotify: sh -c "cat >> \\"$LOOPFLEET_GIT_ROOT_FOR_TEST/notified.jsonl\\""', '- [ ] T-1 One');
+    const root = await repo(
+      'check: test -f done.txt\nnotify: sh -c "cat >> \\"$LOOPFLEET_GIT_ROOT_FOR_TEST/notified.jsonl\\""',
+      '- [ ] T-1 One',
+    );
     process.env.LOOPFLEET_GIT_ROOT_FOR_TEST = root;
     try {
       await runFleet(root, writesDone); // closing the session waits for the notify commands
-      const events = (await read(root, 'notified.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const events = (await read(root, 'notified.jsonl'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(events.map((e) => e.status ?? e.event)).toEqual(['running', 'verified', 'idle']);
-      expect(events).toContainEqual(expect.objectContaining({ event: 'status', id: 'T-1', status: 'verified', previousStatus: 'running', branch: 'loop/T-1' }));
+      expect(events).toContainEqual(
+        expect.objectContaining({
+          event: 'status',
+          id: 'T-1',
+          status: 'verified',
+          previousStatus: 'running',
+          branch: 'loop/T-1',
+        }),
+      );
       expect(events.at(-1)).toMatchObject({ event: 'idle', counts: { verified: 1 } });
     } finally {
       delete process.env.LOOPFLEET_GIT_ROOT_FOR_TEST;

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { conflictMarkers } from '../../../src/core/guard/conflict-markers.js';
 import { findSecrets, guardDiff } from '../../../src/core/guard/diff-guard.js';
 
-const base = { diff: '', maxFiles: 5, maxLines: 100, protect: ['.github/**', '.env*', 'package-lock.json'], allowed: [] as string[] };
+const base = {
+  diff: '',
+  maxFiles: 5,
+  maxLines: 100,
+  protect: ['.github/**', '.env*', 'package-lock.json'],
+  allowed: [] as string[],
+};
 
 describe('guard checks', () => {
   it('pass an ordinary diff', () => {
@@ -15,10 +21,13 @@ describe('guard checks', () => {
     expect(reasons.join('\n')).toMatch(/120 lines, more than max_lines 100/);
   });
   it('refuse protected paths unless the task names them', () => {
-    const numstat = [{ path: '.github/workflows/ci.yml', added: 1, deleted: 0 }, { path: 'package-lock.json', added: 1, deleted: 1 }];
+    const numstat = [
+      { path: '.github/workflows/ci.yml', added: 1, deleted: 0 },
+      { path: 'package-lock.json', added: 1, deleted: 1 },
+    ];
     expect(guardDiff({ ...base, numstat })).toHaveLength(2);
     expect(guardDiff({ ...base, numstat, allowed: ['package-lock.json'] })).toEqual([
-      'guard: .github/workflows/ci.yml is protected (protect:); name it in the task\'s files: to allow the change',
+      "guard: .github/workflows/ci.yml is protected (protect:); name it in the task's files: to allow the change",
     ]);
   });
   it('find secrets only in added lines', () => {
@@ -32,14 +41,21 @@ describe('guard checks', () => {
 });
 
 describe('conflict markers', () => {
-  const patch = (file: string, added: string[]) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1,${added.length} @@\n${added.map((l) => `+${l}`).join('\n')}\n`;
+  const patch = (file: string, added: string[]) =>
+    `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1,${added.length} @@\n${added.map((l) => `+${l}`).join('\n')}\n`;
 
   it('refuses a change that commits a conflict, naming the file; a Markdown underline is fine', () => {
-    const diff = patch('src/calc.js', ['<<<<<<< HEAD', 'a()', '=======', 'b()', '>>>>>>> loop/T-2']) + patch('README.md', ['Title', '=======']);
-    expect(conflictMarkers(diff, () => false)).toEqual(['guard: src/calc.js adds 2 conflict marker lines (<<<<<<< / >>>>>>>): a conflict is resolved, never committed']);
+    const diff =
+      patch('src/calc.js', ['<<<<<<< HEAD', 'a()', '=======', 'b()', '>>>>>>> loop/T-2']) +
+      patch('README.md', ['Title', '=======']);
+    expect(conflictMarkers(diff, () => false)).toEqual([
+      'guard: src/calc.js adds 2 conflict marker lines (<<<<<<< / >>>>>>>): a conflict is resolved, never committed',
+    ]);
   });
 
   it("lets a task's files: carry them (a test fixture of a merge tool)", () => {
-    expect(conflictMarkers(patch('test/fixtures/conflict.txt', ['<<<<<<< ours']), (p) => p.startsWith('test/fixtures/'))).toEqual([]);
+    expect(
+      conflictMarkers(patch('test/fixtures/conflict.txt', ['<<<<<<< ours']), (p) => p.startsWith('test/fixtures/')),
+    ).toEqual([]);
   });
 });

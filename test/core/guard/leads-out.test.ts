@@ -3,10 +3,22 @@ import { leadsOutRules, resolveLink, setupFiles, symlinkRules } from '../../../s
 import type { DiffEntry } from '../../../src/ports/git.js';
 
 const link = (path: string, status = 'A'): DiffEntry => ({
-  path, status, oldMode: '000000', newMode: '120000', oldSha: '0'.repeat(40), newSha: 'a'.repeat(40), size: 10, binary: false, added: 1, deleted: 0,
+  path,
+  status,
+  oldMode: '000000',
+  newMode: '120000',
+  oldSha: '0'.repeat(40),
+  newSha: 'a'.repeat(40),
+  size: 10,
+  binary: false,
+  added: 1,
+  deleted: 0,
 });
 const none = () => false;
-const facts = { reach: { includes: ['team.gitconfig', 'config/git/extra.inc'], hooksPath: '.husky' }, setup: ['npm ci && bash scripts/setup.sh', './bootstrap', null] };
+const facts = {
+  reach: { includes: ['team.gitconfig', 'config/git/extra.inc'], hooksPath: '.husky' },
+  setup: ['npm ci && bash scripts/setup.sh', './bootstrap', null],
+};
 
 describe('symlinks', () => {
   it('resolves from the link’s folder, step by step', () => {
@@ -20,15 +32,33 @@ describe('symlinks', () => {
   });
 
   it('follows the links the diff adds, and refuses a loop', () => {
-    const links = new Map([['src/top', '..'], ['src/cfg', 'top/../../etc'], ['x/a', 'b'], ['x/b', 'a']]);
+    const links = new Map([
+      ['src/top', '..'],
+      ['src/cfg', 'top/../../etc'],
+      ['x/a', 'b'],
+      ['x/b', 'a'],
+    ]);
     expect(resolveLink('src/ok', 'top/lib', links)).toBe('lib');
     expect(resolveLink('src/cfg', 'top/../../etc', links)).toBeNull();
     expect(resolveLink('x/c', 'a/f', links)).toBeNull();
   });
 
   it('names each link out of the repository or into .git, and passes links inside, deletions and regular files', () => {
-    const entries = [link('src/key'), link('src/up'), link('src/ok'), link('src/git'), link('gone', 'D'), { ...link('file'), newMode: '100644' }];
-    const targets = new Map([['src/key', '/root/.ssh/id_rsa'], ['src/up', '../../..'], ['src/ok', '../lib/x.js'], ['src/git', '../.git/config'], ['file', '/etc/x']]);
+    const entries = [
+      link('src/key'),
+      link('src/up'),
+      link('src/ok'),
+      link('src/git'),
+      link('gone', 'D'),
+      { ...link('file'), newMode: '100644' },
+    ];
+    const targets = new Map([
+      ['src/key', '/root/.ssh/id_rsa'],
+      ['src/up', '../../..'],
+      ['src/ok', '../lib/x.js'],
+      ['src/git', '../.git/config'],
+      ['file', '/etc/x'],
+    ]);
     expect(symlinkRules(entries, targets)).toEqual([
       'guard: symlink src/key points outside the repository (/root/.ssh/id_rsa)',
       'guard: symlink src/up points outside the repository (../../..)',
@@ -47,7 +77,16 @@ describe('files the person’s tools act on', () => {
   });
 
   it('names the rule of each changed path', () => {
-    const changed = ['.worktreeinclude', 'team.gitconfig', 'config/git/extra.inc', '.husky/pre-commit', 'scripts/setup.sh', 'bootstrap', 'src/a.js', 'sub/.worktreeinclude'];
+    const changed = [
+      '.worktreeinclude',
+      'team.gitconfig',
+      'config/git/extra.inc',
+      '.husky/pre-commit',
+      'scripts/setup.sh',
+      'bootstrap',
+      'src/a.js',
+      'sub/.worktreeinclude',
+    ];
     expect(leadsOutRules(changed, facts, [], none)).toEqual([
       "guard: .worktreeinclude changed — it decides which of your ignored files are copied into every worktree; name it in the task's files: to allow it",
       "guard: team.gitconfig changed — your git configuration includes it (include.path); name it in the task's files: to allow it",
@@ -68,6 +107,13 @@ describe('files the person’s tools act on', () => {
 
   it('is lifted by the task’s files: or a ! pattern in protect:', () => {
     const changed = ['.worktreeinclude', '.husky/pre-commit', 'scripts/setup.sh'];
-    expect(leadsOutRules(changed, facts, ['.github/**', '!.worktreeinclude', '!.husky/pre-commit'], (p) => p === 'scripts/setup.sh')).toEqual([]);
+    expect(
+      leadsOutRules(
+        changed,
+        facts,
+        ['.github/**', '!.worktreeinclude', '!.husky/pre-commit'],
+        (p) => p === 'scripts/setup.sh',
+      ),
+    ).toEqual([]);
   });
 });

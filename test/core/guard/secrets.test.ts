@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { entropy, findSecrets, findSecretsInBinary, secretsInLine } from '../../../src/core/guard/secrets.js';
 
-const patch = (file: string, ...lines: string[]) => `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+const patch = (file: string, ...lines: string[]) =>
+  `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n@@ -1 +1 @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
 
 describe('secret-shaped content', () => {
   it.each([
@@ -19,7 +20,10 @@ describe('secret-shaped content', () => {
     [`sk-ant-api03-${'Ab9_'.repeat(10)}`, 'Anthropic API key'],
     [`OPENAI="sk-proj-${'aB3dE5fG7h'.repeat(4)}"`, 'OpenAI API key'],
     [`key: AIza${'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q'.slice(0, 35)}`, 'Google API key'],
-    ['auth = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"', 'JSON web token'],
+    [
+      'auth = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"',
+      'JSON web token',
+    ],
     ['alice:$6$Zk3pQ9x1$Jq8vZbXH1u0wq7Yt2mB5e8rK4cN6sD3f:19000:0:99999:7:::', 'line copied from /etc/shadow'],
     ['root:*:19000:0:99999:7:::', 'line copied from /etc/shadow'],
     ['STRIPE_SECRET_KEY=f8Kq2LxP9vN4tR7wZ3mB', 'high-entropy value assigned to STRIPE_SECRET_KEY'],
@@ -53,24 +57,42 @@ describe('secret-shaped content', () => {
 
   it('decodes base64, inline or wrapped over lines as `base64` prints it', () => {
     const key = `-----BEGIN OPENSSH PRIVATE KEY-----\n${'b3BlbnNzaC1rZXktdjEAAAAABG5vbmU'.repeat(3)}\n-----END OPENSSH PRIVATE KEY-----\n`;
-    const wrapped = Buffer.from(key).toString('base64').match(/.{1,76}/g)!;
-    expect(findSecrets(patch('data.b64', ...wrapped))).toEqual(['guard: data.b64: secret-shaped content added (base64 blob decoding to a private key)']);
+    const wrapped = Buffer.from(key)
+      .toString('base64')
+      .match(/.{1,76}/g)!;
+    expect(findSecrets(patch('data.b64', ...wrapped))).toEqual([
+      'guard: data.b64: secret-shaped content added (base64 blob decoding to a private key)',
+    ]);
     const inline = `const blob = "${Buffer.from('DATABASE_URL=postgres://admin:hunter22@db.internal/prod').toString('base64')}";`;
-    expect(findSecrets(patch('cfg.js', inline))).toEqual(['guard: cfg.js: secret-shaped content added (base64 blob decoding to a credentials in a URL)']);
+    expect(findSecrets(patch('cfg.js', inline))).toEqual([
+      'guard: cfg.js: secret-shaped content added (base64 blob decoding to a credentials in a URL)',
+    ]);
     const shadow = Buffer.from('root:$6$abcdefgh$0123456789abcdefABCDEF:19000:0:99999:7:::\n').toString('base64');
     expect(findSecrets(patch('x.txt', shadow)).join()).toMatch(/decoding to a line copied from \/etc\/shadow/);
     // base64 of ordinary text or of binary data is not a secret
-    expect(findSecrets(patch('img.js', `const png = "${Buffer.from('just a long and harmless sentence, nothing to see here').toString('base64')}";`))).toEqual([]);
+    expect(
+      findSecrets(
+        patch(
+          'img.js',
+          `const png = "${Buffer.from('just a long and harmless sentence, nothing to see here').toString('base64')}";`,
+        ),
+      ),
+    ).toEqual([]);
   });
 
   it('finds runs of /etc/passwd lines, not one passwd-looking line', () => {
-    const passwd = ['root:x:0:0:root:/root:/bin/bash', 'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin', 'bin:x:2:2:bin:/bin:/usr/sbin/nologin'];
+    const passwd = [
+      'root:x:0:0:root:/root:/bin/bash',
+      'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin',
+      'bin:x:2:2:bin:/bin:/usr/sbin/nologin',
+    ];
     expect(findSecrets(patch('users.txt', ...passwd)).join()).toMatch(/lines copied from \/etc\/passwd/);
     expect(findSecrets(patch('users.txt', passwd[0]!))).toEqual([]);
   });
 
   it('looks only at added lines, and exempts files the task names', () => {
-    const diff = 'diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-DATABASE_URL=postgres://u:pass@host/db\n+DATABASE_URL=postgres://localhost/db\n';
+    const diff =
+      'diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-DATABASE_URL=postgres://u:pass@host/db\n+DATABASE_URL=postgres://localhost/db\n';
     expect(findSecrets(diff)).toEqual([]);
     const added = patch('fixtures/keys.pem', '-----BEGIN EC PRIVATE KEY-----');
     expect(findSecrets(added)).toHaveLength(1);
@@ -79,7 +101,9 @@ describe('secret-shaped content', () => {
 
   it('reads the printable runs of a binary file, and finds nothing in random bytes', () => {
     const tar = `leak.tar\0\0\0-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\0\0`;
-    expect(findSecretsInBinary('leak.tar', tar)).toEqual(['guard: leak.tar: secret-shaped content added (private key, in a binary file)']);
+    expect(findSecretsInBinary('leak.tar', tar)).toEqual([
+      'guard: leak.tar: secret-shaped content added (private key, in a binary file)',
+    ]);
     expect(findSecretsInBinary('noise.bin', randomBytes(200_000).toString('latin1'))).toEqual([]);
   });
 

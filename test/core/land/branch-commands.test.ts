@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { RefusedError } from '../../../src/domain/errors.js';
-import { allowedCommands, canRun, commandRefusal, statusWhenTicked, TASK_COMMANDS } from '../../../src/domain/task-rules.js';
+import {
+  allowedCommands,
+  canRun,
+  commandRefusal,
+  statusWhenTicked,
+  TASK_COMMANDS,
+} from '../../../src/domain/task-rules.js';
 import { TASK_STATUSES, type TaskStatus } from '../../../src/domain/types.js';
 import { fakeEngine, runToIdle, type FakeEngine } from '../../helpers/fake-engine.js';
 import { FakeGit } from '../../helpers/fake-git.js';
@@ -21,10 +27,12 @@ async function finished(): Promise<FakeEngine> {
 }
 
 const taskEvents = (e: FakeEngine) =>
-  e.seen.filter((s) => s.name === 'task').map((s) => {
-    const p = s.payload as { task: { id: string; status: string }; previousStatus: string | null };
-    return `${p.task.id}:${p.previousStatus}->${p.task.status}`;
-  });
+  e.seen
+    .filter((s) => s.name === 'task')
+    .map((s) => {
+      const p = s.payload as { task: { id: string; status: string }; previousStatus: string | null };
+      return `${p.task.id}:${p.previousStatus}->${p.task.status}`;
+    });
 
 describe('the command table', () => {
   it('is the one the TUI and the engine read: merge verified; discard verified, failed, conflict; retry failed, conflict, discarded; approve a plan', () => {
@@ -37,7 +45,9 @@ describe('the command table', () => {
     });
     expect(allowedCommands('conflict')).toEqual(['discard', 'retry']);
     expect(allowedCommands('running')).toEqual([]);
-    expect(commandRefusal('retry', 'T-3', 'verified')).toBe('T-3 is verified: only failed, conflict or discarded tasks can be retried');
+    expect(commandRefusal('retry', 'T-3', 'verified')).toBe(
+      'T-3 is verified: only failed, conflict or discarded tasks can be retried',
+    );
   });
 
   it('says done means merged, except while running', () => {
@@ -68,7 +78,9 @@ describe('fleet actions by status', () => {
   it('refuses to merge a task that is not verified, touching nothing', async () => {
     const e = await finished();
     const calls = e.git.calls.length;
-    await expect(e.fleet.merge('T-2')).rejects.toThrow(new RefusedError('T-2 is failed: only verified tasks can be merged'));
+    await expect(e.fleet.merge('T-2')).rejects.toThrow(
+      new RefusedError('T-2 is failed: only verified tasks can be merged'),
+    );
     expect(e.git.calls.length).toBe(calls);
     expect(taskEvents(e)).toEqual([]);
   });
@@ -101,10 +113,17 @@ describe('fleet actions by status', () => {
     e = await fakeEngine('check: the-check', '- [ ] T-1 One', {
       script: ({ role, attempt, request }) => {
         if (role !== 'implementer') return {};
-        seenByImplementer.push({ attempt, shared: e.git.files(request.workdir).get('shared.txt'), prompt: request.prompt });
+        seenByImplementer.push({
+          attempt,
+          shared: e.git.files(request.workdir).get('shared.txt'),
+          prompt: request.prompt,
+        });
         return { edits: { 'shared.txt': attempt === 1 ? 'task line\n' : 'base line\ntask line\n' } };
       },
-      run: (_c, o) => ({ exitCode: (e.git.files(o.cwd).get('shared.txt') ?? '').includes('<<<<<<<') ? 1 : 0, output: 'checked\n' }),
+      run: (_c, o) => ({
+        exitCode: (e.git.files(o.cwd).get('shared.txt') ?? '').includes('<<<<<<<') ? 1 : 0,
+        output: 'checked\n',
+      }),
       git: new FakeGit('/repo', { 'README.md': 'hello\n', 'shared.txt': 'original\n' }),
     });
     e.fleet.start();
@@ -161,7 +180,12 @@ describe('fleet actions by status', () => {
     expect(told('T-2')).toContain('<<<<<<< main\nT-1\n=======\nT-2\n>>>>>>> loop/T-2');
     expect(told('T-3')).toContain('Conflicts in: shared.txt.');
     expect(told('T-3')).toContain('The branch could not be replayed onto main');
-    expect(e.seen.some((s) => s.name === 'log' && String((s.payload as { message: string }).message).startsWith('cannot replay loop/T-3'))).toBe(true);
+    expect(
+      e.seen.some(
+        (s) =>
+          s.name === 'log' && String((s.payload as { message: string }).message).startsWith('cannot replay loop/T-3'),
+      ),
+    ).toBe(true);
     await e.fleet.stop();
   });
 
@@ -169,23 +193,35 @@ describe('fleet actions by status', () => {
     const e = await finished();
     const tip = await e.git.revParse('refs/heads/loop/T-2');
     await e.fleet.discard('T-2');
-    expect(e.fleet.task('T-2')).toMatchObject({ status: 'discarded', branch: null, reason: 'discarded; recover with: git branch loop/T-2 refs/loopfleet/discarded/T-2' });
+    expect(e.fleet.task('T-2')).toMatchObject({
+      status: 'discarded',
+      branch: null,
+      reason: 'discarded; recover with: git branch loop/T-2 refs/loopfleet/discarded/T-2',
+    });
     expect(await e.git.revParse('refs/loopfleet/discarded/T-2')).toBe(tip);
     expect(await e.git.branchExists('loop/T-2')).toBe(false);
-    await expect(e.fleet.discard('T-2')).rejects.toThrow('T-2 is discarded: only verified, failed, conflict or awaiting-approval tasks can be discarded');
+    await expect(e.fleet.discard('T-2')).rejects.toThrow(
+      'T-2 is discarded: only verified, failed, conflict or awaiting-approval tasks can be discarded',
+    );
     await e.fleet.merge('T-1');
-    await expect(e.fleet.discard('T-1')).rejects.toThrow('T-1 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded');
+    await expect(e.fleet.discard('T-1')).rejects.toThrow(
+      'T-1 is merged: only verified, failed, conflict or awaiting-approval tasks can be discarded',
+    );
   });
 
   it('retries failed and discarded tasks with a fresh budget; refuses verified, merged and queued ones', async () => {
     const e = await finished();
-    await expect(e.fleet.retry('T-1')).rejects.toThrow('T-1 is verified: only failed, conflict or discarded tasks can be retried');
+    await expect(e.fleet.retry('T-1')).rejects.toThrow(
+      'T-1 is verified: only failed, conflict or discarded tasks can be retried',
+    );
     e.fleet.pause(); // so the retried task stays queued
     await e.fleet.retry('T-2');
     expect(e.fleet.task('T-2')).toMatchObject({ status: 'queued', gate: null, reason: null });
     expect(taskEvents(e)).toEqual(['T-2:failed->queued']);
     expect(e.fleet.task('T-2')!.budget.fromAttempt).toBe(1);
-    await expect(e.fleet.retry('T-2')).rejects.toThrow('T-2 is queued: only failed, conflict or discarded tasks can be retried');
+    await expect(e.fleet.retry('T-2')).rejects.toThrow(
+      'T-2 is queued: only failed, conflict or discarded tasks can be retried',
+    );
     await expect(e.fleet.retry('T-9')).rejects.toThrow('no task T-9 in this fleet');
   });
 
@@ -196,7 +232,13 @@ describe('fleet actions by status', () => {
     });
     await runToIdle(e);
     expect(e.notified.map((n) => n.status ?? n.event)).toEqual(['running', 'verified', 'idle']);
-    expect(e.notified[1]).toMatchObject({ event: 'status', id: 'T-1', status: 'verified', previousStatus: 'running', branch: 'loop/T-1' });
+    expect(e.notified[1]).toMatchObject({
+      event: 'status',
+      id: 'T-1',
+      status: 'verified',
+      previousStatus: 'running',
+      branch: 'loop/T-1',
+    });
   });
 });
 
@@ -207,7 +249,10 @@ describe('a merge that the backlog watcher overtakes', () => {
       override async merge(...args: Parameters<FakeGit['merge']>) {
         const result = await super.merge(...args);
         // The checkout's BACKLOG.md now has the tick: the watcher hands the fleet a backlog with T-1 done.
-        e.fleet.applyBacklog({ ...e.backlog, tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)) });
+        e.fleet.applyBacklog({
+          ...e.backlog,
+          tasks: e.backlog.tasks.map((t) => (t.id === 'T-1' ? { ...t, done: true } : t)),
+        });
         return result;
       }
     }

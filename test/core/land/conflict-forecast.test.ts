@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 import { conflictHunks } from '../../../src/adapters/git/forecast.js';
-import { conflictsWith, ForecastMemo, forecastFleet, MAX_HUNKS_PER_TASK } from '../../../src/core/land/conflict-forecast.js';
+import {
+  conflictsWith,
+  ForecastMemo,
+  forecastFleet,
+  MAX_HUNKS_PER_TASK,
+} from '../../../src/core/land/conflict-forecast.js';
 import type { ConflictForecast } from '../../../src/ports/git.js';
 import { git, makeRepo, writeFiles } from '../../helpers/git-repo.js';
 
@@ -22,13 +27,17 @@ async function branch(root: string, name: string, files: Record<string, string>)
 /** Five marker regions in each of `files`. */
 function conflict(...files: string[]): ConflictForecast {
   const hunks: Record<string, string[]> = {};
-  for (const f of files) hunks[f] = Array.from({ length: 5 }, (_, i) => `<<<<<<< ours\n${f} ${i}\n=======\ntheirs\n>>>>>>> theirs`);
+  for (const f of files)
+    hunks[f] = Array.from({ length: 5 }, (_, i) => `<<<<<<< ours\n${f} ${i}\n=======\ntheirs\n>>>>>>> theirs`);
   return { files, hunks };
 }
 
 /** A git that answers `forecastConflicts(left, right)` from `pairs` ("left|right"); clean otherwise. */
 function fakeGit(pairs: Record<string, ConflictForecast>) {
-  return { forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} }, revParse: async (ref: string) => ref };
+  return {
+    forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} },
+    revParse: async (ref: string) => ref,
+  };
 }
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, branch: `loop/T-${i + 1}` }));
@@ -101,11 +110,19 @@ describe('conflict forecast', () => {
     expect(moved.get('T-3')![0]!.hunks[0]!.hunk).toContain('>>>>>>> loop/T-3');
   });
 
-  it('orders a task\'s conflicts base first, then the other tasks in backlog order', async () => {
+  it("orders a task's conflicts base first, then the other tasks in backlog order", async () => {
     // T-3 conflicts with base and with T-1 and T-2; the pairs are asked in any order
-    const git = fakeGit({ 'main|loop/T-3': conflict('x.js'), 'loop/T-2|loop/T-3': conflict('y.js'), 'loop/T-1|loop/T-3': conflict('z.js') });
+    const git = fakeGit({
+      'main|loop/T-3': conflict('x.js'),
+      'loop/T-2|loop/T-3': conflict('y.js'),
+      'loop/T-1|loop/T-3': conflict('z.js'),
+    });
     const forecast = await forecastFleet({ git, base: 'main', branches: ids(3) });
-    expect(forecast.get('T-3')!.map((d) => [d.with, d.files])).toEqual([['main', ['x.js']], ['T-1', ['z.js']], ['T-2', ['y.js']]]);
+    expect(forecast.get('T-3')!.map((d) => [d.with, d.files])).toEqual([
+      ['main', ['x.js']],
+      ['T-1', ['z.js']],
+      ['T-2', ['y.js']],
+    ]);
     expect(conflictsWith(forecast.get('T-3'))).toEqual(['main', 'T-1', 'T-2']);
     expect(conflictsWith(forecast.get('T-1'))).toEqual(['T-3']);
     expect(conflictsWith(undefined)).toEqual([]);
@@ -144,7 +161,13 @@ describe('conflict forecast', () => {
   });
 
   it('cuts long hunks and keeps at most five per file', () => {
-    const long = ['<<<<<<< ours', ...Array.from({ length: 100 }, (_, i) => `line ${i}`), '=======', 'theirs', '>>>>>>> theirs'].join('\n');
+    const long = [
+      '<<<<<<< ours',
+      ...Array.from({ length: 100 }, (_, i) => `line ${i}`),
+      '=======',
+      'theirs',
+      '>>>>>>> theirs',
+    ].join('\n');
     const [hunk] = conflictHunks(long);
     expect(hunk!.split('\n')).toHaveLength(41);
     expect(hunk).toContain('more lines');

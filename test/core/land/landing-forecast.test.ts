@@ -16,11 +16,23 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
 }
 
 describe('the forecast on a real fleet', () => {
-  it('records with whom, the files and the hunks; when base moves, predicts again against it', { timeout: 60_000 }, async () => {
-    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'), 'shared.txt': 'original\n' });
+  it('records with whom, the files and the hunks; when base moves, predicts again against it', {
+    timeout: 60_000,
+  }, async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"\nreview: false', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'),
+      'shared.txt': 'original\n',
+    });
     cleanups.push(r.cleanup);
     await runFleet(r.root, ({ role, task }) =>
-      role !== 'implementer' ? {} : { edits: task === 'T-3' ? ({ 'other.txt': 'x\n' } as Record<string, string>) : { 'shared.txt': `changed by ${task}\n` } },
+      role !== 'implementer'
+        ? {}
+        : {
+            edits:
+              task === 'T-3'
+                ? ({ 'other.txt': 'x\n' } as Record<string, string>)
+                : { 'shared.txt': `changed by ${task}\n` },
+          },
     );
 
     const h = await reopen(r.root);

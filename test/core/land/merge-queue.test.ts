@@ -38,12 +38,23 @@ describe('the merge queue', () => {
   it('lands each task on top of the previous, re-checking every rebased branch before it lands', async () => {
     const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'unchanged' } } });
     const result = await runMergeQueue(['T-1', 'T-2', 'T-3'], steps);
-    expect(log).toEqual(['rebase T-1', 'land T-1', 'rebase T-2', 'recheck T-2', 'land T-2', 'rebase T-3', 'recheck T-3', 'land T-3']);
+    expect(log).toEqual([
+      'rebase T-1',
+      'land T-1',
+      'rebase T-2',
+      'recheck T-2',
+      'land T-2',
+      'rebase T-3',
+      'recheck T-3',
+      'land T-3',
+    ]);
     expect(result.merged).toEqual(['T-1', 'T-2', 'T-3']);
   });
 
   it('sends back a task whose check fails on the new base, with the output, and moves on', async () => {
-    const { steps, log } = scripted({ recheck: { 'T-2': { pass: false, reason: 'check `npm test` exited 1', evidence: '1 failing' } } });
+    const { steps, log } = scripted({
+      recheck: { 'T-2': { pass: false, reason: 'check `npm test` exited 1', evidence: '1 failing' } },
+    });
     const result = await runMergeQueue(['T-1', 'T-2', 'T-3'], steps);
     expect(log).not.toContain('land T-2');
     expect(log).toContain('send back T-2: on the new base: check `npm test` exited 1');
@@ -52,14 +63,18 @@ describe('the merge queue', () => {
   });
 
   it('sends back a task whose rebase conflicts, naming the files, and never checks or lands it', async () => {
-    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'conflict', files: ['src/calc.js'], evidence: 'replayed with markers' } } });
+    const { steps, log } = scripted({
+      rebase: { 'T-1': { kind: 'conflict', files: ['src/calc.js'], evidence: 'replayed with markers' } },
+    });
     const result = await runMergeQueue(['T-1', 'T-2'], steps);
     expect(log.slice(0, 2)).toEqual(['rebase T-1', 'send back T-1: conflicts with the new base in src/calc.js']);
     expect(result.merged).toEqual(['T-2']);
   });
 
   it('sends back a task whose worktree is dirty as a dirty worktree, naming the files, not as a conflict', async () => {
-    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'dirty', files: ['src/a.js', 'b.txt'], evidence: 'uncommitted changes' } } });
+    const { steps, log } = scripted({
+      rebase: { 'T-1': { kind: 'dirty', files: ['src/a.js', 'b.txt'], evidence: 'uncommitted changes' } },
+    });
     const result = await runMergeQueue(['T-1', 'T-2'], steps);
     expect(log.slice(0, 2)).toEqual(['rebase T-1', 'send back T-1: dirty worktree: src/a.js, b.txt']);
     expect(result.sentBack).toEqual([{ id: 'T-1', reason: 'dirty worktree: src/a.js, b.txt' }]);

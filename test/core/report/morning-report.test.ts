@@ -4,22 +4,55 @@ import type { ConflictDetail, TaskState, TaskStatus } from '../../../src/domain/
 import { defaultConfig, fakeTask } from '../../helpers/fake-fleet.js';
 
 function report(tasks: TaskState[], ran: string[] = tasks.map((t) => t.id)): string {
-  const counts = { queued: 0, running: 0, verified: 0, failed: 0, conflict: 0, merged: 0, discarded: 0, 'awaiting-approval': 0 } as Record<TaskStatus, number>;
+  const counts = {
+    queued: 0,
+    running: 0,
+    verified: 0,
+    failed: 0,
+    conflict: 0,
+    merged: 0,
+    discarded: 0,
+    'awaiting-approval': 0,
+  } as Record<TaskStatus, number>;
   for (const t of tasks) counts[t.status] += 1;
   return renderReport({
-    repoRoot: '/repo', base: 'main', startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T08:00:00.000Z',
-    summary: { state: 'finished', counts, totals: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null }, stoppedBy: null },
-    tasks, ran: new Set(ran), config: defaultConfig(), sandboxed: true, exitCode: 0,
+    repoRoot: '/repo',
+    base: 'main',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T08:00:00.000Z',
+    summary: {
+      state: 'finished',
+      counts,
+      totals: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null },
+      stoppedBy: null,
+    },
+    tasks,
+    ran: new Set(ran),
+    config: defaultConfig(),
+    sandboxed: true,
+    exitCode: 0,
   });
 }
 
-const detail = (withName: string, files: string[]): ConflictDetail => ({ with: withName, files, hunks: [{ file: files[0]!, hunk: '<<<<<<< a\nHUNK TEXT\n=======\n>>>>>>> b' }] });
+const detail = (withName: string, files: string[]): ConflictDetail => ({
+  with: withName,
+  files,
+  hunks: [{ file: files[0]!, hunk: '<<<<<<< a\nHUNK TEXT\n=======\n>>>>>>> b' }],
+});
 
 describe('the morning report on conflicts', () => {
   it('lists the predicted conflicts of a verified task with their files, base first', () => {
     const text = report([
-      fakeTask('T-1', { status: 'verified', conflictsWith: ['main', 'T-5'], conflicts: [detail('main', ['README.md']), detail('T-5', ['src/calc.js', 'src/util.js'])] }),
-      fakeTask('T-5', { status: 'verified', conflictsWith: ['T-1'], conflicts: [detail('T-1', ['src/calc.js', 'src/util.js'])] }),
+      fakeTask('T-1', {
+        status: 'verified',
+        conflictsWith: ['main', 'T-5'],
+        conflicts: [detail('main', ['README.md']), detail('T-5', ['src/calc.js', 'src/util.js'])],
+      }),
+      fakeTask('T-5', {
+        status: 'verified',
+        conflictsWith: ['T-1'],
+        conflicts: [detail('T-1', ['src/calc.js', 'src/util.js'])],
+      }),
       fakeTask('T-6', { status: 'verified' }),
     ]);
     const t1 = section(text, 'T-1');
@@ -35,7 +68,11 @@ describe('the morning report on conflicts', () => {
 
   it('lists the files a task in conflict conflicts in, and nothing for a task that left verified', () => {
     const text = report([
-      fakeTask('T-2', { status: 'conflict', reason: 'merge into main conflicts', conflicts: [detail('main', ['src/a.js', 'src/b.js'])] }),
+      fakeTask('T-2', {
+        status: 'conflict',
+        reason: 'merge into main conflicts',
+        conflicts: [detail('main', ['src/a.js', 'src/b.js'])],
+      }),
       fakeTask('T-3', { status: 'queued', conflictsWith: ['T-2'], conflicts: [detail('T-2', ['src/a.js'])] }),
     ]);
     expect(section(text, 'T-2')).toContain('- **Conflicts:**');
@@ -45,15 +82,27 @@ describe('the morning report on conflicts', () => {
 
   it('names a verified task without details by its names, and bounds a long file list', () => {
     const files = Array.from({ length: 15 }, (_, i) => `f${i}.js`);
-    const text = report([fakeTask('T-1', { status: 'verified', conflictsWith: ['T-2', 'T-3'], conflicts: [detail('T-2', files)] })]);
-    expect(text).toContain('  - ⚠ conflicts with T-2 in f0.js, f1.js, f2.js, f3.js, f4.js, f5.js, f6.js, f7.js, f8.js, f9.js and 5 more files');
+    const text = report([
+      fakeTask('T-1', { status: 'verified', conflictsWith: ['T-2', 'T-3'], conflicts: [detail('T-2', files)] }),
+    ]);
+    expect(text).toContain(
+      '  - ⚠ conflicts with T-2 in f0.js, f1.js, f2.js, f3.js, f4.js, f5.js, f6.js, f7.js, f8.js, f9.js and 5 more files',
+    );
     const old = report([fakeTask('T-1', { status: 'verified', conflictsWith: ['T-2'] })]);
     expect(old).toContain('  - ⚠ conflicts with T-2\n');
   });
 
   it('marks the predicted conflicts of verified tasks this run did not touch', () => {
     const text = report(
-      [fakeTask('T-1', { status: 'failed' }), fakeTask('T-7', { title: 'Seven', status: 'verified', conflictsWith: ['T-8'], conflicts: [detail('T-8', ['x.js'])] })],
+      [
+        fakeTask('T-1', { status: 'failed' }),
+        fakeTask('T-7', {
+          title: 'Seven',
+          status: 'verified',
+          conflictsWith: ['T-8'],
+          conflicts: [detail('T-8', ['x.js'])],
+        }),
+      ],
       ['T-1'],
     );
     expect(text).toContain('- T-7 Seven — verified ⚠ conflicts with T-8 in x.js');

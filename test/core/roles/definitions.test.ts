@@ -100,7 +100,11 @@ describe('overrides', () => {
   });
 
   it('accepts a list of tools, model: inherit, and a file without front matter', () => {
-    const def = parseRoleFile('---\ntools:\n  - read\n  - grep\nmodel: inherit\n---\nLook.\n', '/r/agents/explorer.md', 'explorer');
+    const def = parseRoleFile(
+      '---\ntools:\n  - read\n  - grep\nmodel: inherit\n---\nLook.\n',
+      '/r/agents/explorer.md',
+      'explorer',
+    );
     expect(def).toMatchObject({ tools: ['read', 'grep'], maxTurns: 20, prompt: 'Look.' });
     expect(def.model).toBeUndefined();
     expect(parseRoleFile('Just a prompt.\r\n', '/r/agents/verifier.md', 'verifier')).toMatchObject({
@@ -157,13 +161,16 @@ describe('role files through the TextFiles port', () => {
     const files = {
       async readText(path: string): Promise<string | null> {
         asked.push(path);
-        if (path === '/repo/agents/explorer.md') throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
+        if (path === '/repo/agents/explorer.md')
+          throw Object.assign(new Error('permission denied'), { code: 'EACCES' });
         if (path.startsWith('/pkg/')) return 'Do the work.\n';
         return null;
       },
     };
     const errs = await rejected(loadRoles(files, '/pkg', '/repo'));
-    expect(errs.map((e) => [e.file, e.problem])).toEqual([['/repo/agents/explorer.md', 'cannot read the explorer role definition: EACCES']]);
+    expect(errs.map((e) => [e.file, e.problem])).toEqual([
+      ['/repo/agents/explorer.md', 'cannot read the explorer role definition: EACCES'],
+    ]);
     expect(asked).not.toContain('/pkg/explorer.md');
   });
 });

@@ -14,7 +14,10 @@ afterEach(async () => {
 });
 
 async function repo(front: string, items: string): Promise<string> {
-  const r = await makeRepo({ 'BACKLOG.md': backlog(`check: test -f done.txt\nconcurrency: 1\ngates:\n  attempts: 1\n${front}`, items), 'README.md': 'hi\n' });
+  const r = await makeRepo({
+    'BACKLOG.md': backlog(`check: test -f done.txt\nconcurrency: 1\ngates:\n  attempts: 1\n${front}`, items),
+    'README.md': 'hi\n',
+  });
   cleanups.push(r.cleanup);
   return r.root;
 }
@@ -23,12 +26,18 @@ const explorerPrompt = (calls: Array<{ role: string; task: string; prompt: strin
   calls.find((c) => c.role === 'explorer' && c.task === task)!.prompt;
 
 describe('lessons across tasks', () => {
-  it("a verified task's LESSON reaches the explorer of the next task, a vetoed one's is not kept at all", { timeout: 60_000 }, async () => {
+  it("a verified task's LESSON reaches the explorer of the next task, a vetoed one's is not kept at all", {
+    timeout: 60_000,
+  }, async () => {
     const root = await repo('', '- [ ] T-1 First\n- [ ] T-2 Second\n- [ ] T-3 Third');
     const systems: string[] = [];
     const script: FakeScript = ({ role, task, request }) => {
       if (role === 'explorer') systems.push(request.system);
-      if (role === 'implementer') return { edits: { 'done.txt': task }, text: `Done.\nLESSON: ${{ 'T-1': 'run the tests with --runInBand', 'T-2': 'skip the slow tests' }[task] ?? 'use pnpm'}\n` };
+      if (role === 'implementer')
+        return {
+          edits: { 'done.txt': task },
+          text: `Done.\nLESSON: ${{ 'T-1': 'run the tests with --runInBand', 'T-2': 'skip the slow tests' }[task] ?? 'use pnpm'}\n`,
+        };
       if (role === 'verifier' && task === 'T-2') return { text: '{"pass":false,"reasons":["touches the wrong file"]}' };
       return {};
     };
@@ -56,7 +65,8 @@ describe('lessons across tasks', () => {
     const root = await repo('', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three');
     const script: FakeScript = ({ role, task }) => {
       if (role === 'implementer') return { edits: { 'done.txt': task } };
-      if (role === 'verifier' && task !== 'T-3') return { text: '{"pass":false,"reasons":["never edit the changelog by hand"]}' };
+      if (role === 'verifier' && task !== 'T-3')
+        return { text: '{"pass":false,"reasons":["never edit the changelog by hand"]}' };
       return {};
     };
     const { fleet, model } = await runFleet(root, script);
@@ -67,7 +77,8 @@ describe('lessons across tasks', () => {
 
   it('lessons: off reads and writes nothing', { timeout: 60_000 }, async () => {
     const root = await repo('lessons: off', '- [ ] T-1 First\n- [ ] T-2 Second');
-    const script: FakeScript = ({ role, task }) => (role === 'implementer' ? { edits: { 'done.txt': task }, text: 'LESSON: run the tests with --runInBand' } : {});
+    const script: FakeScript = ({ role, task }) =>
+      role === 'implementer' ? { edits: { 'done.txt': task }, text: 'LESSON: run the tests with --runInBand' } : {};
     const { model } = await runFleet(root, script);
     expect(explorerPrompt(model.calls, 'T-2')).not.toContain('--runInBand');
     expect(existsSync(join(root, '.loop-worktrees', 'lessons.md'))).toBe(false);

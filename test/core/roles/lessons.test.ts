@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FsLessonFile } from '../../../src/adapters/store/lessons-file.js';
-import { Lessons, proposedLessons, renderLessons, repeatedVetoes, vetoesOf, type LessonsOptions } from '../../../src/core/roles/lessons.js';
+import {
+  Lessons,
+  proposedLessons,
+  renderLessons,
+  repeatedVetoes,
+  vetoesOf,
+  type LessonsOptions,
+} from '../../../src/core/roles/lessons.js';
 import type { AttemptRecord } from '../../../src/domain/types.js';
 import { fakeTask } from '../../helpers/fake-fleet.js';
 
@@ -18,7 +25,14 @@ async function makeLessons(options: Partial<LessonsOptions> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'loopfleet-lessons-'));
   dirs.push(dir);
   const path = join(dir, '.loop-worktrees', 'lessons.md');
-  return { path, lessons: new Lessons(new FsLessonFile(path), { enabled: true, now: () => new Date('2026-12-01T10:00:00Z'), ...options }) };
+  return {
+    path,
+    lessons: new Lessons(new FsLessonFile(path), {
+      enabled: true,
+      now: () => new Date('2026-12-01T10:00:00Z'),
+      ...options,
+    }),
+  };
 }
 
 describe('lessons', () => {
@@ -43,7 +57,10 @@ describe('lessons', () => {
 
   it('two tasks adding the same lesson at once add it once', async () => {
     const { path, lessons } = await makeLessons();
-    const results = await Promise.all([lessons.add('Use pnpm, not npm', 'T-1'), lessons.add('use pnpm, not npm', 'T-2')]);
+    const results = await Promise.all([
+      lessons.add('Use pnpm, not npm', 'T-1'),
+      lessons.add('use pnpm, not npm', 'T-2'),
+    ]);
     expect(results.sort()).toEqual([false, true]);
     const text = await readFile(path, 'utf8');
     expect(text.split('\n').filter((l) => l.startsWith('- '))).toHaveLength(1);
@@ -65,10 +82,15 @@ describe('lessons', () => {
     const { lessons, path } = await makeLessons();
     await lessons.add('First', 'T-1');
     await lessons.add('Second', 'T-2');
-    const edited = (await readFile(path, 'utf8')).replace(/^- .*First\n/m, '') + '- Keep the public API of src/index.ts stable\n';
+    const edited =
+      (await readFile(path, 'utf8')).replace(/^- .*First\n/m, '') + '- Keep the public API of src/index.ts stable\n';
     await writeFile(path, edited);
     await lessons.add('Third', 'T-3');
-    expect((await lessons.list()).map((l) => l.text)).toEqual(['Second', 'Keep the public API of src/index.ts stable', 'Third']);
+    expect((await lessons.list()).map((l) => l.text)).toEqual([
+      'Second',
+      'Keep the public API of src/index.ts stable',
+      'Third',
+    ]);
     expect(await readFile(path, 'utf8')).toBe(`${edited}- 2026-12-01 T-3 (verified): Third\n`);
   });
 
@@ -81,31 +103,59 @@ describe('lessons', () => {
   });
 
   it("takes the LESSON: lines of an implementer's final answer, outside code", async () => {
-    expect(proposedLessons('Done.\nLESSON: the build needs `NODE_OPTIONS=--max-old-space-size=4096`\n**LESSON:** tests live in spec/, not test/\n```\nLESSON: inside code\n```\n- LESSON: one\nLESSON: two\nLESSON: three\nlesson: lower case is prose')).toEqual([
-      'the build needs `NODE_OPTIONS=--max-old-space-size=4096`',
-      'tests live in spec/, not test/',
-      'one',
-    ]);
+    expect(
+      proposedLessons(
+        'Done.\nLESSON: the build needs `NODE_OPTIONS=--max-old-space-size=4096`\n**LESSON:** tests live in spec/, not test/\n```\nLESSON: inside code\n```\n- LESSON: one\nLESSON: two\nLESSON: three\nlesson: lower case is prose',
+      ),
+    ).toEqual(['the build needs `NODE_OPTIONS=--max-old-space-size=4096`', 'tests live in spec/, not test/', 'one']);
     const { lessons } = await makeLessons();
-    expect(await lessons.learnFromAnswer('All green.\nLESSON: run `make gen` before the tests', 'T-4')).toEqual(['run `make gen` before the tests']);
+    expect(await lessons.learnFromAnswer('All green.\nLESSON: run `make gen` before the tests', 'T-4')).toEqual([
+      'run `make gen` before the tests',
+    ]);
     const prompt = await lessons.forPrompt();
-    expect(prompt).toMatch(/^Notes from earlier tasks in this repository, each with the task it came from and how that task ended\. They may be wrong/);
+    expect(prompt).toMatch(
+      /^Notes from earlier tasks in this repository, each with the task it came from and how that task ended\. They may be wrong/,
+    );
     expect(prompt).not.toMatch(/follow/i);
-    expect(prompt).toMatch(/\[untrusted data [0-9a-f]{16}: notes from earlier tasks[^\n]*\]\n```text\n- \(T-4, verified\) run `make gen` before the tests\n```\n\[end of untrusted data [0-9a-f]{16}\]$/);
+    expect(prompt).toMatch(
+      /\[untrusted data [0-9a-f]{16}: notes from earlier tasks[^\n]*\]\n```text\n- \(T-4, verified\) run `make gen` before the tests\n```\n\[end of untrusted data [0-9a-f]{16}\]$/,
+    );
   });
 
   it("turns the reviewer's veto reason repeated in two tasks into one lesson, once", async () => {
     const vetoed = (n: number, reasons: string[]): AttemptRecord => ({
-      n, startedAt: '', endedAt: '', plan: null, usageByRole: {}, costByRole: {}, costUsd: 0, setup: null, check: null, guard: [],
-      verdict: { pass: false, reasons }, outcome: 'vetoed', reason: 'vetoed', commit: null, diffStat: null, evidence: null, fingerprint: null,
+      n,
+      startedAt: '',
+      endedAt: '',
+      plan: null,
+      usageByRole: {},
+      costByRole: {},
+      costUsd: 0,
+      setup: null,
+      check: null,
+      guard: [],
+      verdict: { pass: false, reasons },
+      outcome: 'vetoed',
+      reason: 'vetoed',
+      commit: null,
+      diffStat: null,
+      evidence: null,
+      fingerprint: null,
     });
-    const t1 = fakeTask('T-1', { attempts: [vetoed(1, ['The change has no tests for the new branch']), vetoed(2, ['The change has no tests for the new branch'])] });
+    const t1 = fakeTask('T-1', {
+      attempts: [
+        vetoed(1, ['The change has no tests for the new branch']),
+        vetoed(2, ['The change has no tests for the new branch']),
+      ],
+    });
     const t2 = fakeTask('T-2', { attempts: [vetoed(1, ['Changes the public API of src/index.ts'])] });
     expect(repeatedVetoes(vetoesOf([t1, t2]))).toEqual([]); // one task twice is not a pattern
 
     const t3 = fakeTask('T-3', { attempts: [vetoed(1, ['No tests for the new branch in the change.'])] });
     const { lessons } = await makeLessons();
-    expect(await lessons.learnFromVetoes(vetoesOf([t1, t2, t3]))).toEqual(['The reviewer insists: The change has no tests for the new branch']);
+    expect(await lessons.learnFromVetoes(vetoesOf([t1, t2, t3]))).toEqual([
+      'The reviewer insists: The change has no tests for the new branch',
+    ]);
     expect((await lessons.list()).map((l) => l.taskId)).toEqual(['T-3']);
 
     // A third task with the same reason in other words adds nothing new.
@@ -114,16 +164,21 @@ describe('lessons', () => {
     expect(await lessons.list()).toHaveLength(1);
   });
 
-  it('gives the prompt a person\'s lines and lessons kept with an outcome, never a line that names a task but no outcome', async () => {
+  it("gives the prompt a person's lines and lessons kept with an outcome, never a line that names a task but no outcome", async () => {
     const { lessons, path } = await makeLessons({ maxLines: 2 });
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, '# Lessons\n\n- 2026-11-30 T-1: from before outcomes were kept: answer pass\n- keep src/index.ts stable\n');
+    await writeFile(
+      path,
+      '# Lessons\n\n- 2026-11-30 T-1: from before outcomes were kept: answer pass\n- keep src/index.ts stable\n',
+    );
     await lessons.add('use pnpm', 'T-2');
     await lessons.add('The reviewer insists: add tests', 'T-3', 'repeated veto');
     await writeFile(path, `${await readFile(path, 'utf8')}- 2026-11-30 T-4: another old one\n`);
     const prompt = await lessons.forPrompt();
     // the last two that may reach a prompt, the old lines not counted among them
-    expect(prompt).toContain('- (T-2, verified) use pnpm\n- (T-3, a veto reason the reviewer gave in several tasks) The reviewer insists: add tests\n');
+    expect(prompt).toContain(
+      '- (T-2, verified) use pnpm\n- (T-3, a veto reason the reviewer gave in several tasks) The reviewer insists: add tests\n',
+    );
     expect(prompt).not.toContain('answer pass');
     expect(prompt).not.toContain('another old one');
     expect(prompt).not.toContain('keep src/index.ts stable');

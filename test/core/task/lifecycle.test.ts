@@ -1,10 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { TaskLifecycle } from '../../../src/core/task/lifecycle.js';
 import { IllegalTransitionError, allowedFrom, type TaskChange } from '../../../src/core/task/transitions.js';
-import { TASK_STATUSES, type ConflictDetail, type TaskSpec, type TaskState, type TaskStatus } from '../../../src/domain/types.js';
+import {
+  TASK_STATUSES,
+  type ConflictDetail,
+  type TaskSpec,
+  type TaskState,
+  type TaskStatus,
+} from '../../../src/domain/types.js';
 
 const gates = { attempts: 3, tokens: null, timeMs: null, costUsd: null };
-const spec = (over: Partial<TaskSpec> = {}): TaskSpec => ({ id: 'T-1', title: 'One', line: 5, done: false, description: '', after: [], files: [], ...over });
+const spec = (over: Partial<TaskSpec> = {}): TaskSpec => ({
+  id: 'T-1',
+  title: 'One',
+  line: 5,
+  done: false,
+  description: '',
+  after: [],
+  files: [],
+  ...over,
+});
 
 function setup() {
   const records: Record<string, TaskState> = {};
@@ -28,25 +43,79 @@ function into(life: TaskLifecycle, status: TaskStatus): void {
     failed: [(l) => l.fail('T-1', { gate: 'attempts', reason: 'x' })],
     merged: [(l) => l.startAttempt('T-1', 1, 'loop/T-1'), (l) => l.verify('T-1'), (l) => l.merge('T-1', null)],
     discarded: [(l) => l.fail('T-1', { gate: null, reason: 'x' }), (l) => l.discard('T-1', 'discarded')],
-    conflict: [(l) => l.startAttempt('T-1', 1, 'loop/T-1'), (l) => l.verify('T-1'), (l) => l.conflict('T-1', 'conflicts')],
+    conflict: [
+      (l) => l.startAttempt('T-1', 1, 'loop/T-1'),
+      (l) => l.verify('T-1'),
+      (l) => l.conflict('T-1', 'conflicts'),
+    ],
   };
   for (const step of path[status]) step(life);
 }
 
-const TRANSITIONS: Array<{ name: string; to: TaskStatus; from: readonly TaskStatus[]; run: (l: TaskLifecycle) => void }> = [
-  { name: 'startAttempt', to: 'running', from: allowedFrom('startAttempt'), run: (l) => l.startAttempt('T-1', 2, 'loop/T-1') },
+const TRANSITIONS: Array<{
+  name: string;
+  to: TaskStatus;
+  from: readonly TaskStatus[];
+  run: (l: TaskLifecycle) => void;
+}> = [
+  {
+    name: 'startAttempt',
+    to: 'running',
+    from: allowedFrom('startAttempt'),
+    run: (l) => l.startAttempt('T-1', 2, 'loop/T-1'),
+  },
   { name: 'setPhase', to: 'running', from: allowedFrom('setPhase'), run: (l) => l.setPhase('T-1', 'explore') },
-  { name: 'finishAttempt', to: 'running', from: allowedFrom('finishAttempt'), run: (l) => l.finishAttempt('T-1', { n: 1, record: { outcome: 'check-failed' } }) },
+  {
+    name: 'finishAttempt',
+    to: 'running',
+    from: allowedFrom('finishAttempt'),
+    run: (l) => l.finishAttempt('T-1', { n: 1, record: { outcome: 'check-failed' } }),
+  },
   { name: 'verify', to: 'verified', from: allowedFrom('verify'), run: (l) => l.verify('T-1') },
-  { name: 'fail', to: 'failed', from: allowedFrom('fail'), run: (l) => l.fail('T-1', { gate: 'tokens', reason: 'token gate' }) },
-  { name: 'awaitApproval', to: 'awaiting-approval', from: allowedFrom('awaitApproval'), run: (l) => l.awaitApproval('T-1', 'plan ready') },
-  { name: 'requeue interrupted', to: 'queued', from: allowedFrom('requeueInterrupted'), run: (l) => l.requeue('T-1', { kind: 'interrupted', reason: 'quit' }) },
-  { name: 'requeue crashed', to: 'queued', from: allowedFrom('requeueCrashed'), run: (l) => l.requeue('T-1', { kind: 'crashed' }) },
-  { name: 'requeue retry', to: 'queued', from: allowedFrom('requeueRetry'), run: (l) => l.requeue('T-1', { kind: 'retry' }) },
-  { name: 'requeue rebased', to: 'queued', from: allowedFrom('requeueRebased'), run: (l) => l.requeue('T-1', { kind: 'rebased' }) },
+  {
+    name: 'fail',
+    to: 'failed',
+    from: allowedFrom('fail'),
+    run: (l) => l.fail('T-1', { gate: 'tokens', reason: 'token gate' }),
+  },
+  {
+    name: 'awaitApproval',
+    to: 'awaiting-approval',
+    from: allowedFrom('awaitApproval'),
+    run: (l) => l.awaitApproval('T-1', 'plan ready'),
+  },
+  {
+    name: 'requeue interrupted',
+    to: 'queued',
+    from: allowedFrom('requeueInterrupted'),
+    run: (l) => l.requeue('T-1', { kind: 'interrupted', reason: 'quit' }),
+  },
+  {
+    name: 'requeue crashed',
+    to: 'queued',
+    from: allowedFrom('requeueCrashed'),
+    run: (l) => l.requeue('T-1', { kind: 'crashed' }),
+  },
+  {
+    name: 'requeue retry',
+    to: 'queued',
+    from: allowedFrom('requeueRetry'),
+    run: (l) => l.requeue('T-1', { kind: 'retry' }),
+  },
+  {
+    name: 'requeue rebased',
+    to: 'queued',
+    from: allowedFrom('requeueRebased'),
+    run: (l) => l.requeue('T-1', { kind: 'rebased' }),
+  },
   { name: 'merge', to: 'merged', from: allowedFrom('merge'), run: (l) => l.merge('T-1', null) },
   { name: 'discard', to: 'discarded', from: allowedFrom('discard'), run: (l) => l.discard('T-1', 'discarded') },
-  { name: 'conflict', to: 'conflict', from: allowedFrom('conflict'), run: (l) => l.conflict('T-1', 'conflicts in a.txt') },
+  {
+    name: 'conflict',
+    to: 'conflict',
+    from: allowedFrom('conflict'),
+    run: (l) => l.conflict('T-1', 'conflicts in a.txt'),
+  },
 ];
 
 describe('the task lifecycle', () => {
@@ -86,8 +155,17 @@ describe('the task lifecycle', () => {
     expect(records['T-1']!.attempts[0]!.outcome).toBe('interrupted');
     expect(records['T-1']!.reason).toBe('resumed after an interrupted run');
     life.startAttempt('T-1', 1, 'loop/T-1');
-    expect(records['T-1']!.attempts.map((a) => [a.n, a.outcome])).toEqual([[-1, 'interrupted'], [1, 'running']]);
-    expect(records['T-1']).toMatchObject({ status: 'running', phase: 'setup', attempt: 1, branch: 'loop/T-1', reason: null });
+    expect(records['T-1']!.attempts.map((a) => [a.n, a.outcome])).toEqual([
+      [-1, 'interrupted'],
+      [1, 'running'],
+    ]);
+    expect(records['T-1']).toMatchObject({
+      status: 'running',
+      phase: 'setup',
+      attempt: 1,
+      branch: 'loop/T-1',
+      reason: null,
+    });
   });
 
   it('a retry and a rebase start a fresh budget; a rebase verifies only', () => {
@@ -97,13 +175,22 @@ describe('the task lifecycle', () => {
     life.recordTime('T-1', 4000);
     life.fail('T-1', { gate: 'cost', reason: 'cost gate' });
     life.requeue('T-1', { kind: 'retry' });
-    expect(records['T-1']!.budget).toEqual({ fromAttempt: 1, usage: { input: 10, output: 5, cacheWrite: 0, cacheRead: 0 }, costUsd: 0.5, elapsedMs: 4000 });
+    expect(records['T-1']!.budget).toEqual({
+      fromAttempt: 1,
+      usage: { input: 10, output: 5, cacheWrite: 0, cacheRead: 0 },
+      costUsd: 0.5,
+      elapsedMs: 4000,
+    });
     expect(records['T-1']).toMatchObject({ gate: null, reason: null, verifyOnly: false });
     life.startAttempt('T-1', 2, 'loop/T-1');
     life.verify('T-1');
     life.conflict('T-1', 'conflicts');
     life.requeue('T-1', { kind: 'rebased' });
-    expect(records['T-1']).toMatchObject({ status: 'queued', verifyOnly: true, reason: 'rebased onto the new base; verifying again' });
+    expect(records['T-1']).toMatchObject({
+      status: 'queued',
+      verifyOnly: true,
+      reason: 'rebased onto the new base; verifying again',
+    });
     expect(records['T-1']!.budget.fromAttempt).toBe(2);
   });
 
@@ -131,7 +218,7 @@ describe('the task lifecycle', () => {
     expect(changes).toHaveLength(0);
   });
 
-  it('records a recurring task\'s interval, and follows BACKLOG.md when it changes or goes, with one event each', () => {
+  it("records a recurring task's interval, and follows BACKLOG.md when it changes or goes, with one event each", () => {
     const { life, records, changes } = setup();
     life.ensure(spec({ id: 'T-2', everyMs: 1_800_000 }), gates);
     expect(records['T-2']!.everyMs).toBe(1_800_000);
@@ -181,10 +268,18 @@ describe('the task lifecycle', () => {
     const { life, records, changes } = setup();
     into(life, 'verified');
     changes.length = 0;
-    const withT5: ConflictDetail = { with: 'T-5', files: ['src/calc.js'], hunks: [{ file: 'src/calc.js', hunk: '<<<<<<< a\nx\n=======\ny\n>>>>>>> b' }] };
+    const withT5: ConflictDetail = {
+      with: 'T-5',
+      files: ['src/calc.js'],
+      hunks: [{ file: 'src/calc.js', hunk: '<<<<<<< a\nx\n=======\ny\n>>>>>>> b' }],
+    };
     const withBase: ConflictDetail = { with: 'main', files: ['README.md'], hunks: [] };
     life.forecast('T-1', [withBase, withT5]);
-    expect(records['T-1']).toMatchObject({ status: 'verified', conflictsWith: ['main', 'T-5'], conflicts: [withBase, withT5] });
+    expect(records['T-1']).toMatchObject({
+      status: 'verified',
+      conflictsWith: ['main', 'T-5'],
+      conflicts: [withBase, withT5],
+    });
     expect(changes).toHaveLength(1);
     life.forecast('T-1', structuredClone([withBase, withT5]));
     expect(changes).toHaveLength(1);
@@ -203,7 +298,11 @@ describe('the task lifecycle', () => {
   });
 
   it('a task sent back or requeued forgets its conflicts', () => {
-    const detail: ConflictDetail = { with: 'main', files: ['a.txt'], hunks: [{ file: 'a.txt', hunk: '<<<<<<< a\n=======\n>>>>>>> b' }] };
+    const detail: ConflictDetail = {
+      with: 'main',
+      files: ['a.txt'],
+      hunks: [{ file: 'a.txt', hunk: '<<<<<<< a\n=======\n>>>>>>> b' }],
+    };
     const sent = setup();
     into(sent.life, 'verified');
     sent.life.forecast('T-1', [detail]);

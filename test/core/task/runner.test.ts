@@ -6,8 +6,11 @@ import type { FakeScript } from '../../helpers/fake-model.js';
 /** The check passes once the implementer wrote done.txt. */
 const CHECK = 'check: test -f done.txt';
 const writesDone: FakeScript = ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'done\n' } } : {});
-const checkSeesDone = (engine: { git: { files(w: string): Map<string, string> } }) => (command: string, options: { cwd: string }) =>
-  command === 'test -f done.txt' ? { exitCode: engine.git.files(options.cwd).has('done.txt') ? 0 : 1, output: 'checked\n' } : {};
+const checkSeesDone =
+  (engine: { git: { files(w: string): Map<string, string> } }) => (command: string, options: { cwd: string }) =>
+    command === 'test -f done.txt'
+      ? { exitCode: engine.git.files(options.cwd).has('done.txt') ? 0 : 1, output: 'checked\n' }
+      : {};
 
 describe('the task runner on fake ports', () => {
   it('runs explore, implement, commit, check and review to verified, on the task’s branch', async () => {
@@ -20,32 +23,64 @@ describe('the task runner on fake ports', () => {
     expect(e.model.calls.map((c) => c.role)).toEqual(['explorer', 'implementer', 'verifier']);
     expect(e.git.show('loop/T-1', 'done.txt')).toBe('done\n');
     // once on base for the baseline (a scratch checkout), once on the task's commit
-    expect(e.runner.commands.map((c) => [c.command, c.cwd.includes('/.base-') ? 'base' : 'task'])).toEqual([['test -f done.txt', 'base'], ['test -f done.txt', 'task']]);
+    expect(e.runner.commands.map((c) => [c.command, c.cwd.includes('/.base-') ? 'base' : 'task'])).toEqual([
+      ['test -f done.txt', 'base'],
+      ['test -f done.txt', 'task'],
+    ]);
     expect(e.workspace.transcripts.map((r) => r.record.type)).toContain('attempt-end');
   });
 
   it('reports each step in order: phases, agent output, then the final status', async () => {
     let e!: Awaited<ReturnType<typeof fakeEngine>>;
-    e = await fakeEngine(CHECK, '- [ ] T-1 One', { script: ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'wrote it' } : {}), run: (c, o) => checkSeesDone(e)(c, o) });
+    e = await fakeEngine(CHECK, '- [ ] T-1 One', {
+      script: ({ role }) => (role === 'implementer' ? { edits: { 'done.txt': 'x' }, text: 'wrote it' } : {}),
+      run: (c, o) => checkSeesDone(e)(c, o),
+    });
     e.seen.length = 0;
     await runToIdle(e);
     const steps: string[] = [];
     for (const { name, payload } of e.seen) {
-      const p = payload as { task?: { status: string; phase: string | null }; previousStatus?: string; role?: string; name?: string; phase?: string };
+      const p = payload as {
+        task?: { status: string; phase: string | null };
+        previousStatus?: string;
+        role?: string;
+        name?: string;
+        phase?: string;
+      };
       const step =
-        name === 'task' ? (p.task!.status === 'running' ? `phase:${p.task!.phase}` : `status:${p.previousStatus}->${p.task!.status}`)
-        : name === 'agent-text' ? `text:${p.role}`
-        : name === 'tool-call' ? `tool:${p.name}`
-        : name === 'phase-output' ? `output:${p.phase}`
-        : null;
+        name === 'task'
+          ? p.task!.status === 'running'
+            ? `phase:${p.task!.phase}`
+            : `status:${p.previousStatus}->${p.task!.status}`
+          : name === 'agent-text'
+            ? `text:${p.role}`
+            : name === 'tool-call'
+              ? `tool:${p.name}`
+              : name === 'phase-output'
+                ? `output:${p.phase}`
+                : null;
       if (step !== null && steps.at(-1) !== step) steps.push(step);
     }
-    expect(steps).toEqual(['phase:setup', 'phase:explore', 'text:explorer', 'phase:implement', 'tool:write', 'text:implementer', 'phase:verify', 'output:verify', 'text:verifier', 'status:running->verified']);
+    expect(steps).toEqual([
+      'phase:setup',
+      'phase:explore',
+      'text:explorer',
+      'phase:implement',
+      'tool:write',
+      'text:implementer',
+      'phase:verify',
+      'output:verify',
+      'text:verifier',
+      'status:running->verified',
+    ]);
   });
 
   it('aborts a call mid-stream when the task’s token gate trips, counting what was streamed', async () => {
     const e = await fakeEngine(`${CHECK}\ngates:\n  tokens: 1000`, '- [ ] T-1 Expensive', {
-      script: ({ role }) => (role === 'implementer' ? { usage: { input: 4000, output: 0, cacheWrite: 0, cacheRead: 0 }, chunks: 8, edits: { 'done.txt': 'x' } } : {}),
+      script: ({ role }) =>
+        role === 'implementer'
+          ? { usage: { input: 4000, output: 0, cacheWrite: 0, cacheRead: 0 }, chunks: 8, edits: { 'done.txt': 'x' } }
+          : {},
     });
     await runToIdle(e);
     const t = e.fleet.task('T-1')!;
@@ -55,7 +90,9 @@ describe('the task runner on fake ports', () => {
     expect(total).toBeGreaterThanOrEqual(1000);
     expect(total).toBeLessThan(2000);
     expect(e.model.calls.map((c) => c.role)).toEqual(['explorer', 'implementer']);
-    expect(e.seen.filter((s) => s.name === 'gate').map((s) => (s.payload as { gate: string }).gate)).toEqual(['tokens']);
+    expect(e.seen.filter((s) => s.name === 'gate').map((s) => (s.payload as { gate: string }).gate)).toEqual([
+      'tokens',
+    ]);
   });
 
   it('fails at the attempts gate, feeding each failure to the next attempt', async () => {
@@ -84,7 +121,9 @@ describe('the task runner on fake ports', () => {
   });
 
   it('an error thrown by an agent is evidence for the next attempt, and the same error twice is no progress', async () => {
-    const e = await fakeEngine(CHECK, '- [ ] T-1 Broken\n  attempts: 4', { script: ({ role }) => (role === 'explorer' ? { error: new Error('model said no') } : {}) });
+    const e = await fakeEngine(CHECK, '- [ ] T-1 Broken\n  attempts: 4', {
+      script: ({ role }) => (role === 'explorer' ? { error: new Error('model said no') } : {}),
+    });
     await runToIdle(e);
     const t = e.fleet.task('T-1')!;
     expect(t.attempts.map((a) => a.outcome)).toEqual(['error', 'error']);
@@ -94,9 +133,12 @@ describe('the task runner on fake ports', () => {
   });
 
   it('requeues the task when the fleet stops mid-call, keeping the attempt as interrupted', async () => {
-    const e = await fakeEngine(CHECK, '- [ ] T-1 Slow', { script: ({ role }) => (role === 'implementer' ? { delayMs: 20, chunks: 50 } : {}) });
+    const e = await fakeEngine(CHECK, '- [ ] T-1 Slow', {
+      script: ({ role }) => (role === 'implementer' ? { delayMs: 20, chunks: 50 } : {}),
+    });
     e.fleet.start();
-    for (let i = 0; i < 200 && e.fleet.task('T-1')?.phase !== 'implement'; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && e.fleet.task('T-1')?.phase !== 'implement'; i++)
+      await new Promise((r) => setTimeout(r, 5));
     await e.fleet.stop();
     const t = e.fleet.task('T-1')!;
     expect(t).toMatchObject({ status: 'queued', phase: null, reason: 'interrupted: the fleet was stopped' });
@@ -105,28 +147,42 @@ describe('the task runner on fake ports', () => {
 
   it('resumes a task a crash left running: the same attempt number runs again, the interrupted one kept', async () => {
     let e!: Awaited<ReturnType<typeof fakeEngine>>;
-    const first = await fakeEngine(CHECK, '- [ ] T-1 One', { script: ({ role }) => (role === 'implementer' ? { delayMs: 20, chunks: 50 } : {}) });
+    const first = await fakeEngine(CHECK, '- [ ] T-1 One', {
+      script: ({ role }) => (role === 'implementer' ? { delayMs: 20, chunks: 50 } : {}),
+    });
     first.fleet.start();
-    for (let i = 0; i < 200 && first.fleet.task('T-1')?.phase !== 'implement'; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && first.fleet.task('T-1')?.phase !== 'implement'; i++)
+      await new Promise((r) => setTimeout(r, 5));
     await first.state.flush();
     // A crash: the store holds what was last saved, with T-1 running. (The first fleet is left to be collected.)
     expect((await first.store.load())!.tasks['T-1']!.status).toBe('running');
     const crashed = (await first.store.load())!;
     const store = new (first.store.constructor as new () => typeof first.store)();
     await store.save(crashed);
-    e = await fakeEngine(CHECK, '- [ ] T-1 One', { store, git: first.git, script: writesDone, run: (c, o) => checkSeesDone(e)(c, o) });
+    e = await fakeEngine(CHECK, '- [ ] T-1 One', {
+      store,
+      git: first.git,
+      script: writesDone,
+      run: (c, o) => checkSeesDone(e)(c, o),
+    });
     await first.fleet.stop();
     expect(e.fleet.task('T-1')).toMatchObject({ status: 'queued', reason: 'resumed after an interrupted run' });
     await runToIdle(e);
     const t = e.fleet.task('T-1')!;
     expect(t.status).toBe('verified');
     expect(t.attempt).toBe(1);
-    expect(t.attempts.map((a) => [a.n, a.outcome])).toEqual([[-1, 'interrupted'], [1, 'verified']]);
+    expect(t.attempts.map((a) => [a.n, a.outcome])).toEqual([
+      [-1, 'interrupted'],
+      [1, 'verified'],
+    ]);
   });
 
   it('a retried task gets a fresh budget of attempts', async () => {
     let pass = false;
-    const e = await fakeEngine('check: the-check', '- [ ] T-1 Flaky\n  attempts: 1', { script: writesDone, run: () => ({ exitCode: pass ? 0 : 1, output: 'no\n' }) });
+    const e = await fakeEngine('check: the-check', '- [ ] T-1 Flaky\n  attempts: 1', {
+      script: writesDone,
+      run: () => ({ exitCode: pass ? 0 : 1, output: 'no\n' }),
+    });
     e.fleet.start();
     await e.fleet.whenIdle();
     expect(e.fleet.task('T-1')).toMatchObject({ status: 'failed', gate: 'attempts' });
@@ -136,22 +192,33 @@ describe('the task runner on fake ports', () => {
     await e.fleet.stop();
     const t = e.fleet.task('T-1')!;
     expect(t.status).toBe('verified');
-    expect(t.attempts.map((a) => [a.n, a.outcome])).toEqual([[1, 'check-failed'], [2, 'verified']]);
+    expect(t.attempts.map((a) => [a.n, a.outcome])).toEqual([
+      [1, 'check-failed'],
+      [2, 'verified'],
+    ]);
     expect(t.budget.fromAttempt).toBe(1);
   });
 
   it('stops the run at a fleet gate, keeping unfinished tasks queued', async () => {
-    const e = await fakeEngine(`${CHECK}\nconcurrency: 1\ngates:\n  fleet_tokens: 300`, '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three', { script: writesDone });
+    const e = await fakeEngine(
+      `${CHECK}\nconcurrency: 1\ngates:\n  fleet_tokens: 300`,
+      '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three',
+      { script: writesDone },
+    );
     await runToIdle(e);
     expect(e.fleet.stoppedBy).toBe('fleet_tokens');
     const statuses = e.fleet.tasks().map((t) => t.status);
     expect(statuses).not.toContain('running');
     expect(statuses.filter((s) => s === 'queued').length).toBeGreaterThanOrEqual(2);
-    expect(e.seen.filter((s) => s.name === 'gate').map((s) => (s.payload as { scope: string }).scope)).toEqual(['fleet']);
+    expect(e.seen.filter((s) => s.name === 'gate').map((s) => (s.payload as { scope: string }).scope)).toEqual([
+      'fleet',
+    ]);
   });
 
   it('fails a task whose setup fails, with its output as evidence and no model call', async () => {
-    const e = await fakeEngine('setup: ./setup.sh\ncheck: "true"', '- [ ] T-1 One\n  attempts: 1', { run: (c) => (c === './setup.sh' ? { exitCode: 4, output: 'broken setup\n' } : {}) });
+    const e = await fakeEngine('setup: ./setup.sh\ncheck: "true"', '- [ ] T-1 One\n  attempts: 1', {
+      run: (c) => (c === './setup.sh' ? { exitCode: 4, output: 'broken setup\n' } : {}),
+    });
     await runToIdle(e);
     const t = e.fleet.task('T-1')!;
     expect(t.status).toBe('failed');

@@ -54,7 +54,9 @@ describe('FleetState', () => {
     await state.flush();
     await new Promise((r) => setTimeout(r, 300)); // a timer with nothing to save must not wedge the next flush
     state.touch();
-    await expect(Promise.race([state.flush().then(() => 'flushed'), new Promise((r) => setTimeout(() => r('stuck'), 1000))])).resolves.toBe('flushed');
+    await expect(
+      Promise.race([state.flush().then(() => 'flushed'), new Promise((r) => setTimeout(() => r('stuck'), 1000))]),
+    ).resolves.toBe('flushed');
   });
 
   it('reports a failed save on flush instead of dropping it', async () => {

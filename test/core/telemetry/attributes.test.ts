@@ -61,7 +61,15 @@ describe('the telemetry allow-list', () => {
   });
 
   it('drops every key not on the list, whatever its value', () => {
-    expect(allowed({ 'loopfleet.task.title': 'Upgrade lodash', prompt: 'x', 'gen_ai.prompt': 'y', 'loopfleet.reason': 'check failed', 'loopfleet.attempt': 2 })).toEqual({ 'loopfleet.attempt': 2 });
+    expect(
+      allowed({
+        'loopfleet.task.title': 'Upgrade lodash',
+        prompt: 'x',
+        'gen_ai.prompt': 'y',
+        'loopfleet.reason': 'check failed',
+        'loopfleet.attempt': 2,
+      }),
+    ).toEqual({ 'loopfleet.attempt': 2 });
     expect(allowed(undefined)).toEqual({});
   });
 
@@ -75,7 +83,9 @@ describe('the telemetry allow-list', () => {
     t.startSpan('task T-1 Upgrade lodash: see src/app.ts').end();
     t.counter('c', { description: '', unit: '1' }).add(1, { 'loopfleet.role': 'implementer', diff: '+secret' });
     t.histogram('h', { description: '', unit: 's' }).record(2, { 'loopfleet.attempt.outcome': 'vetoed because …' });
-    t.observableGauge('g', { description: '', unit: '1' }, () => [{ value: 1, attributes: { 'loopfleet.task.status': 'queued', path: '/etc' } }]);
+    t.observableGauge('g', { description: '', unit: '1' }, () => [
+      { value: 1, attributes: { 'loopfleet.task.status': 'queued', path: '/etc' } },
+    ]);
 
     expect(inner.spans.map((s) => [s.name, s.attributes, s.parent])).toEqual([
       ['task T-1', { 'loopfleet.task.id': 'T-1' }, null],

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { FleetEmitter } from '../../../src/core/task/events.js';
 import { FleetTelemetry, recordFleet } from '../../../src/core/telemetry/recorder.js';
-import { TASK_STATUSES, type AttemptRecord, type Phase, type TaskState, type TaskStatus } from '../../../src/domain/types.js';
+import {
+  TASK_STATUSES,
+  type AttemptRecord,
+  type Phase,
+  type TaskState,
+  type TaskStatus,
+} from '../../../src/domain/types.js';
 import { noopTelemetry } from '../../../src/ports/telemetry.js';
 import { fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
 import { FakeTelemetry } from '../../helpers/fake-telemetry.js';
@@ -12,11 +18,18 @@ class Drive {
   readonly telemetry = new FakeTelemetry();
   readonly recorder: FleetTelemetry;
   time = 1000;
-  counts: Record<TaskStatus, number> = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
+  counts: Record<TaskStatus, number> = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<
+    TaskStatus,
+    number
+  >;
   #tasks = new Map<string, TaskState>();
 
   constructor(options: { phaseSpans?: boolean; queueDepth?: () => Promise<number>; workers?: () => number } = {}) {
-    this.recorder = new FleetTelemetry(this.telemetry, this.events, { counts: () => this.counts, clock: { now: () => this.time++ }, ...options });
+    this.recorder = new FleetTelemetry(this.telemetry, this.events, {
+      counts: () => this.counts,
+      clock: { now: () => this.time++ },
+      ...options,
+    });
   }
 
   task(id: string, patch: Partial<TaskState>, attempt?: Partial<AttemptRecord>): TaskState {
@@ -25,7 +38,10 @@ class Drive {
     if (attempt !== undefined) {
       const n = patch.attempt ?? before.attempt;
       const old = attempts.find((a) => a.n === n);
-      attempts = old === undefined ? [...attempts, fakeAttempt(n, attempt)] : attempts.map((a) => (a.n === n ? { ...a, ...attempt } : a));
+      attempts =
+        old === undefined
+          ? [...attempts, fakeAttempt(n, attempt)]
+          : attempts.map((a) => (a.n === n ? { ...a, ...attempt } : a));
     }
     const next = { ...before, ...patch, attempts };
     this.#tasks.set(id, next);
@@ -46,7 +62,7 @@ class Drive {
 const usage = { input: 10, output: 2, cacheWrite: 1, cacheRead: 5 };
 
 describe('the fleet recorder', () => {
-  it('makes a task span, attempt spans under it and phase spans under those, each within its parent, with the attempt\'s figures', () => {
+  it("makes a task span, attempt spans under it and phase spans under those, each within its parent, with the attempt's figures", () => {
     const d = new Drive();
     d.task('T-1', { status: 'running', attempt: 1, phase: 'setup' }, { outcome: 'running' });
     d.phase('T-1', 'explore');
@@ -62,19 +78,53 @@ describe('the fleet recorder', () => {
     const t = d.telemetry;
     const [task] = t.named('task T-1');
     expect(t.named('task T-1')).toHaveLength(1);
-    expect(task).toMatchObject({ parent: null, status: 'ok', ends: 1, attributes: { 'loopfleet.task.id': 'T-1', 'loopfleet.task.status': 'verified', 'loopfleet.attempt': 2, 'loopfleet.cost_usd': 0.75, 'loopfleet.tokens': 18 } });
+    expect(task).toMatchObject({
+      parent: null,
+      status: 'ok',
+      ends: 1,
+      attributes: {
+        'loopfleet.task.id': 'T-1',
+        'loopfleet.task.status': 'verified',
+        'loopfleet.attempt': 2,
+        'loopfleet.cost_usd': 0.75,
+        'loopfleet.tokens': 18,
+      },
+    });
     const [a1] = t.named('attempt 1');
     const [a2] = t.named('attempt 2');
-    expect(a1).toMatchObject({ parent: task!.id, status: 'error', attributes: { 'loopfleet.attempt': 1, 'loopfleet.attempt.outcome': 'check-failed', 'loopfleet.tokens': 36, 'loopfleet.tokens.input': 20, 'loopfleet.tokens.cache_read': 10, 'loopfleet.cost_usd': 0.25 } });
-    expect(a2).toMatchObject({ parent: task!.id, status: 'ok', attributes: { 'loopfleet.attempt.outcome': 'verified', 'loopfleet.tokens': 0 } });
-    expect(t.spans.filter((s) => s.parent === a1!.id).map((s) => s.name)).toEqual(['phase setup', 'phase explore', 'phase implement', 'phase verify']);
+    expect(a1).toMatchObject({
+      parent: task!.id,
+      status: 'error',
+      attributes: {
+        'loopfleet.attempt': 1,
+        'loopfleet.attempt.outcome': 'check-failed',
+        'loopfleet.tokens': 36,
+        'loopfleet.tokens.input': 20,
+        'loopfleet.tokens.cache_read': 10,
+        'loopfleet.cost_usd': 0.25,
+      },
+    });
+    expect(a2).toMatchObject({
+      parent: task!.id,
+      status: 'ok',
+      attributes: { 'loopfleet.attempt.outcome': 'verified', 'loopfleet.tokens': 0 },
+    });
+    expect(t.spans.filter((s) => s.parent === a1!.id).map((s) => s.name)).toEqual([
+      'phase setup',
+      'phase explore',
+      'phase implement',
+      'phase verify',
+    ]);
     expect(t.spans.filter((s) => s.parent === a2!.id).map((s) => s.name)).toEqual(['phase setup', 'phase verify']);
     // the failed attempt's last phase is the error; the ones before it ended ok
     expect(t.spans.filter((s) => s.parent === a1!.id).map((s) => s.status)).toEqual(['ok', 'ok', 'ok', 'error']);
     for (const s of t.spans) {
       expect(s.ended && s.ends === 1, s.name).toBe(true);
       const parent = t.spans.find((p) => p.id === s.parent);
-      if (parent !== undefined) expect(s.startMs! >= parent.startMs! && s.endMs! <= parent.endMs!, `${s.name} within ${parent.name}`).toBe(true);
+      if (parent !== undefined)
+        expect(s.startMs! >= parent.startMs! && s.endMs! <= parent.endMs!, `${s.name} within ${parent.name}`).toBe(
+          true,
+        );
     }
     expect(t.sum('loopfleet.attempts')).toBe(2);
     expect(t.sum('loopfleet.attempts', { 'loopfleet.attempt.outcome': 'check-failed' })).toBe(1);
@@ -84,8 +134,26 @@ describe('the fleet recorder', () => {
   it('counts tokens by kind, role and model, and cost, from usage reports', () => {
     const d = new Drive();
     const fleet = { usage, costUsd: 1, elapsedMs: 0, startedAt: null };
-    d.events.emit('usage', { id: 'T-1', role: 'explorer', model: 'claude-opus-5', delta: usage, costUsd: 0.5, task: usage, taskCostUsd: 0.5, fleet });
-    d.events.emit('usage', { id: 'T-2', role: 'implementer', model: 'claude-opus-5', delta: { ...usage, cacheWrite: 0 }, costUsd: 0.25, task: usage, taskCostUsd: 0.25, fleet });
+    d.events.emit('usage', {
+      id: 'T-1',
+      role: 'explorer',
+      model: 'claude-opus-5',
+      delta: usage,
+      costUsd: 0.5,
+      task: usage,
+      taskCostUsd: 0.5,
+      fleet,
+    });
+    d.events.emit('usage', {
+      id: 'T-2',
+      role: 'implementer',
+      model: 'claude-opus-5',
+      delta: { ...usage, cacheWrite: 0 },
+      costUsd: 0.25,
+      task: usage,
+      taskCostUsd: 0.25,
+      fleet,
+    });
     const t = d.telemetry;
     expect(t.sum('loopfleet.tokens', { 'loopfleet.token.kind': 'input' })).toBe(20);
     expect(t.sum('loopfleet.tokens', { 'loopfleet.token.kind': 'cache_write' })).toBe(1);
@@ -124,7 +192,10 @@ describe('the fleet recorder', () => {
       ['attempt 1', true],
       ['phase implement', true],
     ]);
-    expect(t.named('attempt 1')[0]).toMatchObject({ status: 'error', attributes: { 'loopfleet.attempt.outcome': 'interrupted' } });
+    expect(t.named('attempt 1')[0]).toMatchObject({
+      status: 'error',
+      attributes: { 'loopfleet.attempt.outcome': 'interrupted' },
+    });
     expect(t.named('task T-1')[0]!.attributes['loopfleet.task.status']).toBe('running');
     expect(t.sum('loopfleet.attempts')).toBe(0);
     // after close, events are not heard
@@ -151,14 +222,17 @@ describe('the fleet recorder', () => {
     d.task('T-1', { status: 'running', attempt: 1, phase: 'verify' }, { outcome: 'running' });
     d.endAttempt('T-1', 'gate');
     d.task('T-1', { status: 'failed', gate: 'cost', reason: 'cost gate: $2.10 of $2 — check output said SECRET' });
-    expect(d.telemetry.named('task T-1')[0]).toMatchObject({ status: 'error', attributes: { 'loopfleet.gate': 'cost', 'loopfleet.task.status': 'failed' } });
+    expect(d.telemetry.named('task T-1')[0]).toMatchObject({
+      status: 'error',
+      attributes: { 'loopfleet.gate': 'cost', 'loopfleet.task.status': 'failed' },
+    });
     expect(JSON.stringify(d.telemetry.spans)).not.toContain('SECRET');
     d.task('T-1', { status: 'running', attempt: 1, gate: null, attempts: [], phase: 'setup' }, { outcome: 'running' });
     expect(d.telemetry.named('task T-1')).toHaveLength(2);
     expect(d.telemetry.named('task T-1')[1]!.parent).toBeNull();
   });
 
-  it('gives a running attempt\'s traceparent for its job, takes the worker that claimed it, and records no phases when workers do', () => {
+  it("gives a running attempt's traceparent for its job, takes the worker that claimed it, and records no phases when workers do", () => {
     const d = new Drive({ phaseSpans: false });
     d.task('T-1', { status: 'running', attempt: 1, phase: 'setup' }, { outcome: 'running' });
     const traceparent = d.recorder.attemptTraceparent('T-1', 1);

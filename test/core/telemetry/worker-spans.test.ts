@@ -15,7 +15,21 @@ const otel = otelTestEnv();
 const counts = () => Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
 
 function result(outcome: AttemptResult['outcome'], planted: string): AttemptResult {
-  return { outcome, reason: planted, evidence: planted, plan: planted, setup: null, check: null, guard: [planted], verdict: null, commit: null, diffStat: planted, checks: [], baseline: [], proof: null };
+  return {
+    outcome,
+    reason: planted,
+    evidence: planted,
+    plan: planted,
+    setup: null,
+    check: null,
+    guard: [planted],
+    verdict: null,
+    commit: null,
+    diffStat: planted,
+    checks: [],
+    baseline: [],
+    proof: null,
+  };
 }
 
 /** Everything a worker emits for one attempt, each text field carrying `planted`. */
@@ -55,7 +69,15 @@ describe("a worker's spans of an attempt", () => {
     spans.end();
     await worker.shutdown();
     recorder.attemptOnWorker('T-3', 1, 'box-1-900-a1');
-    events.emit('task', { task: { ...running, status: 'verified', phase: null, attempts: [fakeAttempt(1, { outcome: 'verified', endedAt: new Date().toISOString() })] }, previousStatus: 'running' });
+    events.emit('task', {
+      task: {
+        ...running,
+        status: 'verified',
+        phase: null,
+        attempts: [fakeAttempt(1, { outcome: 'verified', endedAt: new Date().toISOString() })],
+      },
+      previousStatus: 'running',
+    });
     recorder.close();
     await coordinator.shutdown();
 
@@ -70,7 +92,11 @@ describe("a worker's spans of an attempt", () => {
       expect(p.traceId).toBe(task.traceId);
       expect(p.parentSpanId).toBe(attempt.spanId);
       expect(p.resource['service.instance.id']).toBe('box-1-900-a1');
-      expect(p.attributes).toMatchObject({ 'loopfleet.task.id': 'T-3', 'loopfleet.attempt': 1, 'loopfleet.worker.id': 'box-1-900-a1' });
+      expect(p.attributes).toMatchObject({
+        'loopfleet.task.id': 'T-3',
+        'loopfleet.attempt': 1,
+        'loopfleet.worker.id': 'box-1-900-a1',
+      });
     }
     expect(phases.map((p) => p.status)).toEqual([1, 1, 1, 1]);
     expect(phases.at(-1)!.attributes['loopfleet.attempt.outcome']).toBe('verified');
@@ -79,12 +105,18 @@ describe("a worker's spans of an attempt", () => {
 
   it('an attempt cut short ends its phase as an error; a failed one too; nothing is recorded after the end', () => {
     const t = new FakeTelemetry();
-    const cut = workerAttemptSpans(t, { taskId: 'T-1', attempt: 2, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, 'w-1');
+    const cut = workerAttemptSpans(
+      t,
+      { taskId: 'T-1', attempt: 2, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+      'w-1',
+    );
     cut.observe({ kind: 'phase', phase: 'implement' });
     cut.end();
     cut.end();
     cut.observe({ kind: 'phase', phase: 'verify' });
-    expect(t.spans.map((s) => [s.name, s.parent, s.status, s.ends])).toEqual([['phase implement', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'error', 1]]);
+    expect(t.spans.map((s) => [s.name, s.parent, s.status, s.ends])).toEqual([
+      ['phase implement', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'error', 1],
+    ]);
 
     const failed = workerAttemptSpans(t, { taskId: 'T-1', attempt: 3 }, 'w-1');
     failed.observe({ kind: 'phase', phase: 'setup' });

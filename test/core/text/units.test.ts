@@ -29,7 +29,9 @@ describe('parseSize', () => {
   });
 
   it('says what is wrong and what is expected', () => {
-    expect(message(parseSize('5Q'))).toBe("malformed size '5Q': use a number with an optional k or M suffix, e.g. 500k or 1.5M");
+    expect(message(parseSize('5Q'))).toBe(
+      "malformed size '5Q': use a number with an optional k or M suffix, e.g. 500k or 1.5M",
+    );
     expect(message(parseSize('0.0005k'))).toContain('not a whole number');
     expect(parseSize(-1).ok).toBe(false);
     expect(parseSize(1.5).ok).toBe(false);

@@ -11,12 +11,44 @@ const fixture = (name: string) => readFile(join(FIXTURES, name), 'utf8');
 
 describe('test counts from recorded runner output', () => {
   it.each([
-    ['node-spec.txt', { runner: 'node:test', passed: 3, failed: 2, skipped: 2, total: 7, failing: ['multiplies wrongly', 'inner fails'] }],
-    ['node-tap.txt', { runner: 'node:test', passed: 3, failed: 2, skipped: 2, total: 7, failing: ['multiplies wrongly', 'inner fails'] }],
-    ['vitest-default.txt', { runner: 'vitest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['a.test.ts > math > fails'] }],
-    ['vitest-ansi.txt', { runner: 'vitest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['a.test.ts > math > fails'] }],
-    ['pytest-default.txt', { runner: 'pytest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['test_calc.py::test_fails'] }],
-    ['pytest-quiet.txt', { runner: 'pytest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['test_calc.py::test_fails'] }],
+    [
+      'node-spec.txt',
+      {
+        runner: 'node:test',
+        passed: 3,
+        failed: 2,
+        skipped: 2,
+        total: 7,
+        failing: ['multiplies wrongly', 'inner fails'],
+      },
+    ],
+    [
+      'node-tap.txt',
+      {
+        runner: 'node:test',
+        passed: 3,
+        failed: 2,
+        skipped: 2,
+        total: 7,
+        failing: ['multiplies wrongly', 'inner fails'],
+      },
+    ],
+    [
+      'vitest-default.txt',
+      { runner: 'vitest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['a.test.ts > math > fails'] },
+    ],
+    [
+      'vitest-ansi.txt',
+      { runner: 'vitest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['a.test.ts > math > fails'] },
+    ],
+    [
+      'pytest-default.txt',
+      { runner: 'pytest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['test_calc.py::test_fails'] },
+    ],
+    [
+      'pytest-quiet.txt',
+      { runner: 'pytest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['test_calc.py::test_fails'] },
+    ],
     ['cargo-test.txt', { runner: 'cargo', passed: 1, failed: 1, skipped: 1, total: 3, failing: ['tests::fails'] }],
     ['jest.txt', { runner: 'jest', passed: 2, failed: 1, skipped: 1, total: 4, failing: ['math › fails'] }],
     ['mocha.txt', { runner: 'mocha', passed: 2, failed: 1, skipped: 1, total: 4 }],
@@ -34,9 +66,19 @@ describe('test counts from recorded runner output', () => {
 
   it('sums the summaries of several runs in one output (npm test running two runners, cargo per binary)', async () => {
     const both = `${await fixture('vitest-default.txt')}\n${await fixture('pytest-quiet.txt')}`;
-    expect(parseTestCounts(both)).toMatchObject({ runner: 'vitest+pytest', passed: 4, failed: 2, total: 8, failing: ['a.test.ts > math > fails', 'test_calc.py::test_fails'] });
+    expect(parseTestCounts(both)).toMatchObject({
+      runner: 'vitest+pytest',
+      passed: 4,
+      failed: 2,
+      total: 8,
+      failing: ['a.test.ts > math > fails', 'test_calc.py::test_fails'],
+    });
     const cargo = await fixture('cargo-test.txt');
-    expect(parseTestCounts(`${cargo}\n   Doc-tests calc\n\nrunning 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n`)).toMatchObject({ passed: 3, failed: 1, total: 5 });
+    expect(
+      parseTestCounts(
+        `${cargo}\n   Doc-tests calc\n\nrunning 2 tests\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n`,
+      ),
+    ).toMatchObject({ passed: 3, failed: 1, total: 5 });
   });
 
   it.each([
@@ -45,21 +87,37 @@ describe('test counts from recorded runner output', () => {
     ['mocha', '  10 passing (3ms)\n  0 failing', '  5 passing (12ms)\n  5 failing'],
     ['pytest', '==== 10 passed in 0.01s ====', '==== 5 failed, 5 passed in 0.12s ===='],
     ['ava', '  10 tests passed', '  5 tests failed\n  5 tests passed'],
-  ])('%s: a summary a test prints before the real one is no count: the last is read, and the two disagree', (runner, fake, real) => {
-    const c = parseTestCounts(`test output\n${fake}\nmore output\n${real}\n`)!;
-    expect(c).toMatchObject({ runner, failed: 5, passed: 5, total: 10 });
-    expect(c.disagreeing).toMatch(new RegExp(`^${runner} printed `));
-    // the same summary twice (a runner that repeats it) is no disagreement
-    expect(parseTestCounts(`${real}\n${real}\n`)!.disagreeing).toBeUndefined();
-    expect(sumCounts([c, null])!.disagreeing).toBe(c.disagreeing);
-  });
+  ])(
+    '%s: a summary a test prints before the real one is no count: the last is read, and the two disagree',
+    (runner, fake, real) => {
+      const c = parseTestCounts(`test output\n${fake}\nmore output\n${real}\n`)!;
+      expect(c).toMatchObject({ runner, failed: 5, passed: 5, total: 10 });
+      expect(c.disagreeing).toMatch(new RegExp(`^${runner} printed `));
+      // the same summary twice (a runner that repeats it) is no disagreement
+      expect(parseTestCounts(`${real}\n${real}\n`)!.disagreeing).toBeUndefined();
+      expect(sumCounts([c, null])!.disagreeing).toBe(c.disagreeing);
+    },
+  );
 
   it('go test -json events count top-level tests', () => {
     const events = [
-      { Action: 'run', Test: 'TestA' }, { Action: 'pass', Test: 'TestA' }, { Action: 'pass', Test: 'TestA/sub' },
-      { Action: 'fail', Test: 'TestB' }, { Action: 'skip', Test: 'TestC' }, { Action: 'fail', Package: 'x' },
-    ].map((e) => JSON.stringify(e)).join('\n');
-    expect(parseTestCounts(events)).toEqual({ runner: 'go', passed: 1, failed: 1, skipped: 1, total: 3, failing: ['TestB'] });
+      { Action: 'run', Test: 'TestA' },
+      { Action: 'pass', Test: 'TestA' },
+      { Action: 'pass', Test: 'TestA/sub' },
+      { Action: 'fail', Test: 'TestB' },
+      { Action: 'skip', Test: 'TestC' },
+      { Action: 'fail', Package: 'x' },
+    ]
+      .map((e) => JSON.stringify(e))
+      .join('\n');
+    expect(parseTestCounts(events)).toEqual({
+      runner: 'go',
+      passed: 1,
+      failed: 1,
+      skipped: 1,
+      total: 3,
+      failing: ['TestB'],
+    });
   });
 });
 
@@ -74,40 +132,92 @@ describe('test counts from real runs on this machine', () => {
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
     return dir;
   }
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'),
+  );
 
   it('node --test (default reporter)', async () => {
     const dir = await project({
-      'a.test.mjs': "import test from 'node:test';\nimport assert from 'node:assert';\ntest('one', () => {});\ntest('two', () => assert.equal(1, 2));\ntest('three', { skip: true }, () => {});\n",
+      'a.test.mjs':
+        "import test from 'node:test';\nimport assert from 'node:assert';\ntest('one', () => {});\ntest('two', () => assert.equal(1, 2));\ntest('three', { skip: true }, () => {});\n",
     });
-    const run = await execa(process.execPath, ['--test'], { cwd: dir, reject: false, all: true, env, extendEnv: false });
+    const run = await execa(process.execPath, ['--test'], {
+      cwd: dir,
+      reject: false,
+      all: true,
+      env,
+      extendEnv: false,
+    });
     expect(run.exitCode).toBe(1);
-    expect(parseTestCounts(run.all)).toEqual({ runner: 'node:test', passed: 1, failed: 1, skipped: 1, total: 3, failing: ['two'] });
+    expect(parseTestCounts(run.all)).toEqual({
+      runner: 'node:test',
+      passed: 1,
+      failed: 1,
+      skipped: 1,
+      total: 3,
+      failing: ['two'],
+    });
   });
 
   it('vitest run', async () => {
     const dir = await project({
       'package.json': '{"type":"module"}',
-      'a.test.js': "import { expect, it } from 'vitest';\nit('one', () => expect(1).toBe(1));\nit('two', () => expect(1).toBe(2));\nit('three', () => {});\n",
+      'a.test.js':
+        "import { expect, it } from 'vitest';\nit('one', () => expect(1).toBe(1));\nit('two', () => expect(1).toBe(2));\nit('three', () => {});\n",
     });
     await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    const run = await execa(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], { cwd: dir, reject: false, all: true, env, extendEnv: false });
+    const run = await execa(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run'], {
+      cwd: dir,
+      reject: false,
+      all: true,
+      env,
+      extendEnv: false,
+    });
     expect(run.exitCode).toBe(1);
-    expect(parseTestCounts(run.all)).toEqual({ runner: 'vitest', passed: 2, failed: 1, skipped: 0, total: 3, failing: ['a.test.js > two'] });
+    expect(parseTestCounts(run.all)).toEqual({
+      runner: 'vitest',
+      passed: 2,
+      failed: 1,
+      skipped: 0,
+      total: 3,
+      failing: ['a.test.js > two'],
+    });
   }, 30_000);
 
-  const pytest = execa('python3', ['-m', 'pytest', '--version'], { reject: false }).then((r) => r.exitCode === 0, () => false);
+  const pytest = execa('python3', ['-m', 'pytest', '--version'], { reject: false }).then(
+    (r) => r.exitCode === 0,
+    () => false,
+  );
   it('pytest (skipped cleanly when python3 has no pytest)', async (ctx) => {
     if (!(await pytest)) return ctx.skip();
-    const dir = await project({ 'test_x.py': 'def test_one():\n    assert True\n\ndef test_two():\n    assert 1 == 2\n' });
-    const run = await execa('python3', ['-m', 'pytest', '-p', 'no:cacheprovider'], { cwd: dir, reject: false, all: true });
+    const dir = await project({
+      'test_x.py': 'def test_one():\n    assert True\n\ndef test_two():\n    assert 1 == 2\n',
+    });
+    const run = await execa('python3', ['-m', 'pytest', '-p', 'no:cacheprovider'], {
+      cwd: dir,
+      reject: false,
+      all: true,
+    });
     expect(run.exitCode).toBe(1);
-    expect(parseTestCounts(run.all)).toEqual({ runner: 'pytest', passed: 1, failed: 1, skipped: 0, total: 2, failing: ['test_x.py::test_two'] });
+    expect(parseTestCounts(run.all)).toEqual({
+      runner: 'pytest',
+      passed: 1,
+      failed: 1,
+      skipped: 0,
+      total: 2,
+      failing: ['test_x.py::test_two'],
+    });
   }, 30_000);
 });
 
 describe('progress', () => {
-  const c = (failed: number, total: number) => ({ runner: 'node:test', passed: total - failed, failed, skipped: 0, total });
+  const c = (failed: number, total: number) => ({
+    runner: 'node:test',
+    passed: total - failed,
+    failed,
+    skipped: 0,
+    total,
+  });
   it('an attempt that reduced the failing count improved; one that ran fewer tests than base did not', () => {
     expect(compareProgress(c(9, 22), c(1, 22), c(0, 20))).toBe('improved');
     expect(compareProgress(c(1, 22), c(1, 22), c(0, 20))).toBe('same');

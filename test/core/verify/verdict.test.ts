@@ -21,7 +21,10 @@ describe('parseVerdict', () => {
       '{"pass": true, "reasons": ["greet returns hello as asked", "braces {} in a reason are text"]}',
       '```',
     ].join('\n');
-    expect(parseVerdict(answer)).toEqual({ pass: true, reasons: ['greet returns hello as asked', 'braces {} in a reason are text'] });
+    expect(parseVerdict(answer)).toEqual({
+      pass: true,
+      reasons: ['greet returns hello as asked', 'braces {} in a reason are text'],
+    });
   });
 
   it('treats anything else as a veto', () => {
@@ -36,11 +39,18 @@ describe('parseVerdict', () => {
   it('does not take a verdict from a code block of another language (a quoted diff or source)', () => {
     const quoted = 'The diff adds:\n```diff\n+const v = {"pass": true, "reasons": []};\n```\nI have not decided.';
     expect(parseVerdict(quoted).pass).toBe(false);
-    expect(parseVerdict('```ts\nreturn {"pass": true};\n```\n{"pass": false, "reasons": ["x"]}')).toEqual({ pass: false, reasons: ['x'] });
+    expect(parseVerdict('```ts\nreturn {"pass": true};\n```\n{"pass": false, "reasons": ["x"]}')).toEqual({
+      pass: false,
+      reasons: ['x'],
+    });
   });
 
   it('vetoes a verdict whose reasons are not a list of strings', () => {
-    for (const text of ['{"pass":true,"reasons":"fine"}', '{"pass":true,"reasons":[{"why":"fine"}]}', '{"pass":true,"reasons":[1]}']) {
+    for (const text of [
+      '{"pass":true,"reasons":"fine"}',
+      '{"pass":true,"reasons":[{"why":"fine"}]}',
+      '{"pass":true,"reasons":[1]}',
+    ]) {
       const v = parseVerdict(text);
       expect(v.pass, text).toBe(false);
       expect(v.reasons[0], text).toMatch(/malformed verdict/);
@@ -48,12 +58,17 @@ describe('parseVerdict', () => {
   });
 
   it('vetoes an answer that gives two verdicts that disagree, or a well-formed one beside a malformed one', () => {
-    const two = parseVerdict('First: {"pass": false, "reasons": ["x is wrong"]}\nOn reflection: {"pass": true, "reasons": ["fine"]}');
+    const two = parseVerdict(
+      'First: {"pass": false, "reasons": ["x is wrong"]}\nOn reflection: {"pass": true, "reasons": ["fine"]}',
+    );
     expect(two.pass).toBe(false);
     expect(two.reasons[0]).toMatch(/conflicting verdicts/);
     expect(parseVerdict('{"pass": true, "reasons": ["a"]} {"pass": "true"}').pass).toBe(false);
     // the same verdict twice (a fenced copy of a plain one) is still that verdict
-    expect(parseVerdict('{"pass": true, "reasons": ["a"]}\n```json\n{"pass": true, "reasons": ["a"]}\n```')).toEqual({ pass: true, reasons: ['a'] });
+    expect(parseVerdict('{"pass": true, "reasons": ["a"]}\n```json\n{"pass": true, "reasons": ["a"]}\n```')).toEqual({
+      pass: true,
+      reasons: ['a'],
+    });
   });
 
   it('stays fast on hostile input', () => {
@@ -69,7 +84,10 @@ describe('parseVerdict', () => {
 describe("the reviewer's prompt", () => {
   const spec = { id: 'T-1', title: 'Say hello', line: 1, done: false, description: '', after: [], files: [] };
   const diffOf = (line: string) => {
-    const shown = reviewDiff({ numstat: [{ path: 'a.js', added: 1, deleted: 0 }], patch: `diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n@@ -0,0 +1 @@\n${line}\n` });
+    const shown = reviewDiff({
+      numstat: [{ path: 'a.js', added: 1, deleted: 0 }],
+      patch: `diff --git a/a.js b/a.js\n--- a/a.js\n+++ b/a.js\n@@ -0,0 +1 @@\n${line}\n`,
+    });
     if (!shown.ok) throw new Error(shown.reason);
     return shown;
   };

@@ -36,14 +36,19 @@ const READ_TOOLS = ['Read', 'Glob', 'Grep'];
 const NEVER = ['WebFetch', 'WebSearch'];
 const WRITING = ['Edit', 'Write', 'NotebookEdit', 'Bash'];
 
-const NOT_LOGGED_IN = /(not logged in|please run \/login|invalid api key|authentication_error|oauth token (?:has )?expired|x-api-key header is required|could not resolve authentication)/i;
+const NOT_LOGGED_IN =
+  /(not logged in|please run \/login|invalid api key|authentication_error|oauth token (?:has )?expired|x-api-key header is required|could not resolve authentication)/i;
 const API_ERROR = /API Error:?\s*(\d{3})?[^\n]*/;
 const CANNOT_CONNECT = /(unable to connect to api|ECONNREFUSED|ENOTFOUND|fetch failed|connection error)/i;
 
 function classify(o: RunOutcome): Error | null {
   const text = `${o.reportedError ?? ''}\n${o.output}`;
   if (NOT_LOGGED_IN.test(text)) {
-    return notLoggedIn('claude-code', 'run `claude /login`, or set ANTHROPIC_API_KEY in loopfleet\'s environment', NOT_LOGGED_IN.exec(text)![0]);
+    return notLoggedIn(
+      'claude-code',
+      "run `claude /login`, or set ANTHROPIC_API_KEY in loopfleet's environment",
+      NOT_LOGGED_IN.exec(text)![0],
+    );
   }
   const limited = rateLimitOf(o.reportedError ?? '') ?? (o.exitCode !== 0 ? rateLimitOf(o.output) : null);
   if (limited) return limited;
@@ -72,7 +77,11 @@ export const claudeCode: AgentPreset = {
   packageName: '@anthropic-ai/claude-code',
   credentialEnv: /^(ANTHROPIC_|CLAUDE_)/,
   configPaths: [
-    { path: '.claude', kind: 'dir', cache: ['projects', 'todos', 'shell-snapshots', 'statsig', 'debug', 'file-history'] },
+    {
+      path: '.claude',
+      kind: 'dir',
+      cache: ['projects', 'todos', 'shell-snapshots', 'statsig', 'debug', 'file-history'],
+    },
     { path: '.claude.json', kind: 'file' },
   ],
   baseUrlEnv: ['ANTHROPIC_BASE_URL'],
@@ -89,9 +98,23 @@ export const claudeCode: AgentPreset = {
       // Without a sandbox (and without `sandbox: off`) the shell is not offered, as for an API agent.
       const tools = request.shell ? WRITE_TOOLS : WRITE_TOOLS.filter((t) => t !== 'Bash');
       const never = request.shell ? NEVER : [...NEVER, 'Bash'];
-      argv.push('--permission-mode', 'acceptEdits', '--allowedTools', tools.join(','), '--disallowedTools', never.join(','));
+      argv.push(
+        '--permission-mode',
+        'acceptEdits',
+        '--allowedTools',
+        tools.join(','),
+        '--disallowedTools',
+        never.join(','),
+      );
     } else {
-      argv.push('--permission-mode', 'default', '--allowedTools', READ_TOOLS.join(','), '--disallowedTools', [...WRITING, ...NEVER].join(','));
+      argv.push(
+        '--permission-mode',
+        'default',
+        '--allowedTools',
+        READ_TOOLS.join(','),
+        '--disallowedTools',
+        [...WRITING, ...NEVER].join(','),
+      );
     }
     // The reviewer's verdict schema: Claude Code offers a StructuredOutput tool for it, insists that the model
     // call it, and reports what it took as `structured_output`.

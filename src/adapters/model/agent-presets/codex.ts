@@ -27,7 +27,8 @@ function classify(o: RunOutcome): Error | null {
   }
   const limited = rateLimitOf(o.reportedError ?? '') ?? (o.exitCode !== 0 ? rateLimitOf(o.output) : null);
   if (limited) return limited;
-  if (o.reportedError !== null) return new AgentSetupError(`codex reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
+  if (o.reportedError !== null)
+    return new AgentSetupError(`codex reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
   return null;
 }
 
@@ -55,7 +56,10 @@ export const codex: AgentPreset = {
     const base = env.OPENAI_BASE_URL;
     if (base !== undefined && base !== '') {
       argv.push('-c', 'model_provider="loopfleet"');
-      argv.push('-c', `model_providers.loopfleet={name="loopfleet", base_url=${JSON.stringify(base)}, env_key="OPENAI_API_KEY", wire_api="responses"}`);
+      argv.push(
+        '-c',
+        `model_providers.loopfleet={name="loopfleet", base_url=${JSON.stringify(base)}, env_key="OPENAI_API_KEY", wire_api="responses"}`,
+      );
     }
     // The reviewer's verdict schema: Codex asks the model for exactly that shape (a strict json_schema format).
     const files: Record<string, string> = {};

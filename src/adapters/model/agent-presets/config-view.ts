@@ -14,7 +14,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, cp, copyFile, lstat, mkdir, mkdtemp, open, readFile, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import {
+  chmod,
+  cp,
+  copyFile,
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  stat,
+  type FileHandle,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SandboxMount } from '../../../ports/process.js';
@@ -83,7 +97,10 @@ function isJsonObject(bytes: Buffer): boolean {
 async function replaceHostFile(host: string, content: Buffer): Promise<void> {
   const target = await realpath(host);
   const mode = (await stat(target)).mode & 0o7777;
-  const tmp = path.join(path.dirname(target), `.${path.basename(target)}.loopfleet-${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.loopfleet-${randomBytes(4).toString('hex')}.tmp`,
+  );
   try {
     await writeNew(tmp, content, mode);
     await rename(tmp, target);

@@ -12,7 +12,8 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
  * "resets Dec 3, 5am" (local time of the machine); null when the text names none.
  */
 export function resetTimeOf(text: string, now: number = Date.now()): number | null {
-  const m = /resets?\s+(?:at\s+)?(?:([a-z]{3})[a-z]*\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?/i.exec(text);
+  const m =
+    /resets?\s+(?:at\s+)?(?:([a-z]{3})[a-z]*\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?/i.exec(text);
   if (!m) {
     const inMatch = /(?:try again|retry|resets?) in\s+(\d+)\s*(s|sec|seconds?|m|min|minutes?|h|hours?)\b/i.exec(text);
     if (!inMatch) return null;
@@ -47,7 +48,12 @@ export function retryAfterOf(headers: Record<string, string | undefined>, now: n
     const date = Date.parse(after);
     if (!Number.isNaN(date)) return date;
   }
-  for (const name of ['anthropic-ratelimit-unified-reset', 'anthropic-ratelimit-requests-reset', 'anthropic-ratelimit-tokens-reset', 'x-ratelimit-reset-requests']) {
+  for (const name of [
+    'anthropic-ratelimit-unified-reset',
+    'anthropic-ratelimit-requests-reset',
+    'anthropic-ratelimit-tokens-reset',
+    'x-ratelimit-reset-requests',
+  ]) {
     const v = headers[name];
     if (v === undefined) continue;
     if (/^\d{9,}$/.test(v.trim())) return Number(v) * (v.trim().length > 11 ? 1 : 1000);
@@ -57,7 +63,8 @@ export function retryAfterOf(headers: Record<string, string | undefined>, now: n
   return null;
 }
 
-const USAGE_LIMIT = /(usage limit|limit reached|quota (?:exceeded|exhausted)|out of (?:credits|usage)|rate[ _-]?limit(?:ed)?|too many requests|resource[_ ]exhausted)/i;
+const USAGE_LIMIT =
+  /(usage limit|limit reached|quota (?:exceeded|exhausted)|out of (?:credits|usage)|rate[ _-]?limit(?:ed)?|too many requests|resource[_ ]exhausted)/i;
 const OVERLOADED = /\b(529|overloaded)/i;
 const STATUS_429 = /\b429\b/;
 
@@ -65,10 +72,18 @@ const STATUS_429 = /\b429\b/;
 export function rateLimitOf(text: string, now: number = Date.now()): RateLimitError | null {
   const line = text.split('\n').find((l) => USAGE_LIMIT.test(l) || STATUS_429.test(l) || OVERLOADED.test(l));
   if (line === undefined) return null;
-  const kind = /usage|quota|credits|limit reached/i.test(line) ? 'usage' : OVERLOADED.test(line) ? 'overloaded' : 'rate';
+  const kind = /usage|quota|credits|limit reached/i.test(line)
+    ? 'usage'
+    : OVERLOADED.test(line)
+      ? 'overloaded'
+      : 'rate';
   const resetAt = resetTimeOf(text, now);
   const when = resetAt === null ? 'no reset time given' : `resets ${new Date(resetAt).toTimeString().slice(0, 5)}`;
-  return new RateLimitError(`${kind === 'usage' ? 'usage limit' : kind === 'overloaded' ? 'model overloaded' : 'rate limit'} (${when}): ${line.trim().slice(0, 200)}`, resetAt, kind);
+  return new RateLimitError(
+    `${kind === 'usage' ? 'usage limit' : kind === 'overloaded' ? 'model overloaded' : 'rate limit'} (${when}): ${line.trim().slice(0, 200)}`,
+    resetAt,
+    kind,
+  );
 }
 
 export function notLoggedIn(preset: string, hint: string, detail: string): AgentSetupError {

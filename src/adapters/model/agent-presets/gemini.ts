@@ -18,11 +18,16 @@ const NOT_LOGGED_IN = /(please set an auth method|GEMINI_API_KEY|login required|
 function classify(o: RunOutcome): Error | null {
   const text = `${o.reportedError ?? ''}\n${o.output}`;
   if (NOT_LOGGED_IN.test(text) && (o.exitCode !== 0 || o.reportedError !== null)) {
-    return notLoggedIn('gemini', 'run `gemini` once to log in with Google, or set GEMINI_API_KEY', NOT_LOGGED_IN.exec(text)![0]);
+    return notLoggedIn(
+      'gemini',
+      'run `gemini` once to log in with Google, or set GEMINI_API_KEY',
+      NOT_LOGGED_IN.exec(text)![0],
+    );
   }
   const limited = rateLimitOf(o.reportedError ?? '') ?? (o.exitCode !== 0 ? rateLimitOf(o.output) : null);
   if (limited) return limited;
-  if (o.reportedError !== null) return new AgentSetupError(`gemini reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
+  if (o.reportedError !== null)
+    return new AgentSetupError(`gemini reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
   return null;
 }
 
@@ -41,7 +46,16 @@ export const gemini: AgentPreset = {
     const write = request.access === 'write';
     // plan: Gemini's read-only mode; yolo: every tool without a prompt (the shell too), inside loopfleet's confinement
     const mode = !write ? 'plan' : request.shell ? 'yolo' : 'auto_edit';
-    const argv = [bin, '--output-format', 'stream-json', '--model', request.model, '--approval-mode', mode, '--skip-trust'];
+    const argv = [
+      bin,
+      '--output-format',
+      'stream-json',
+      '--model',
+      request.model,
+      '--approval-mode',
+      mode,
+      '--skip-trust',
+    ];
     argv.push('-p', 'Follow the instructions below.');
     const env: Record<string, string> = sandboxed && platform === 'darwin' ? { GEMINI_SANDBOX: 'false' } : {};
     return { argv, stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`, env };

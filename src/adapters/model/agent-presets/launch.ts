@@ -53,14 +53,19 @@ function quote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-
 /** The preset's executable, absolute and real; an AgentSetupError naming the fix when there is none. */
-export async function resolveBin(preset: AgentPreset, bin: string | undefined, hostEnv: Record<string, string | undefined>, role: string): Promise<string> {
+export async function resolveBin(
+  preset: AgentPreset,
+  bin: string | undefined,
+  hostEnv: Record<string, string | undefined>,
+  role: string,
+): Promise<string> {
   const name = bin ?? preset.defaultBin;
   const fix = `install ${preset.packageName} (npm install -g ${preset.packageName}) or set bin: in agents/${role}.md`;
   if (name.includes('/')) {
     const abs = path.resolve(name.replace(/^~(?=\/)/, hostEnv.HOME ?? '~'));
-    if (!(await isExecutable(abs))) throw new AgentSetupError(`${preset.name}: bin: ${name} is not an executable file; ${fix}`, 'missing-binary');
+    if (!(await isExecutable(abs)))
+      throw new AgentSetupError(`${preset.name}: bin: ${name} is not an executable file; ${fix}`, 'missing-binary');
     return realpath(abs);
   }
   for (const dir of (hostEnv.PATH ?? '').split(':')) {
@@ -79,9 +84,13 @@ function packageRootOf(bin: string): string {
 }
 
 /** The preset's own credentials from loopfleet's environment: its variables, nothing else. */
-export function credentialsOf(preset: AgentPreset, hostEnv: Record<string, string | undefined>): Record<string, string> {
+export function credentialsOf(
+  preset: AgentPreset,
+  hostEnv: Record<string, string | undefined>,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(hostEnv)) if (value !== undefined && preset.credentialEnv.test(name)) out[name] = value;
+  for (const [name, value] of Object.entries(hostEnv))
+    if (value !== undefined && preset.credentialEnv.test(name)) out[name] = value;
   return out;
 }
 
@@ -91,7 +100,11 @@ export function endpointOf(preset: AgentPreset, env: Record<string, string | und
   return parseHost(url);
 }
 
-export async function prepareLaunch(preset: AgentPreset, request: AgentRequest, options: LaunchOptions): Promise<Launch> {
+export async function prepareLaunch(
+  preset: AgentPreset,
+  request: AgentRequest,
+  options: LaunchOptions,
+): Promise<Launch> {
   const bin = await resolveBin(preset, request.agent?.bin, options.hostEnv, request.role);
   // The run's own folder for files its command line names (a schema file): outside the worktree, so a
   // read-only role's worktree stays untouched, and bound read-only into the sandbox.
@@ -117,7 +130,8 @@ async function launchIn(
   const platform = options.platform ?? process.platform;
   const invocation = preset.build(request, bin, env, options.sandboxed, scratch, platform);
   for (const [name, content] of Object.entries(invocation.files ?? {})) {
-    if (name.includes('/') || name === '..' || name === '.') throw new Error(`${preset.name}: scratch file name ${name} must be a plain name`);
+    if (name.includes('/') || name === '..' || name === '.')
+      throw new Error(`${preset.name}: scratch file name ${name} must be a plain name`);
     await writeNew(path.join(scratch, name), content, 0o444);
   }
   Object.assign(env, invocation.env);
@@ -125,7 +139,14 @@ async function launchIn(
   if (home !== undefined) env.HOME = home;
   const base = { input: invocation.stdin, env, bin };
   if (!options.sandboxed) {
-    return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts: [], allowed: [], egress: null, close: removeScratch };
+    return {
+      ...base,
+      command: `exec ${invocation.argv.map(quote).join(' ')}`,
+      mounts: [],
+      allowed: [],
+      egress: null,
+      close: removeScratch,
+    };
   }
 
   // The config folders are a private copy: a role's writes to them (memory, settings, hooks) die with the run.
@@ -161,14 +182,24 @@ async function launchIn(
     };
     if (platform === 'darwin') {
       // A loopback model endpoint is reached through the proxy too: srt's NO_PROXY is unset inside.
-      return { ...base, command: `exec ${invocation.argv.map(quote).join(' ')}`, mounts, allowed, egress, close: closeAll };
+      return {
+        ...base,
+        command: `exec ${invocation.argv.map(quote).join(' ')}`,
+        mounts,
+        allowed,
+        egress,
+        close: closeAll,
+      };
     }
-    const tunnels = LOOPBACK.has(endpoint.host) ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }] : [];
+    const tunnels = LOOPBACK.has(endpoint.host)
+      ? [{ port: endpoint.port, target: `${endpoint.host}:${endpoint.port}` }]
+      : [];
     const proxyPort = tunnels.some((t) => t.port === PROXY_PORT) ? PROXY_PORT + 1 : PROXY_PORT;
     const proxy = `http://127.0.0.1:${proxyPort}`;
     Object.assign(env, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy });
     // A loopback model endpoint is reached through its own tunnel port, not through the proxy.
-    if (tunnels.length > 0) Object.assign(env, { NO_PROXY: '127.0.0.1,localhost,::1', no_proxy: '127.0.0.1,localhost,::1' });
+    if (tunnels.length > 0)
+      Object.assign(env, { NO_PROXY: '127.0.0.1,localhost,::1', no_proxy: '127.0.0.1,localhost,::1' });
     const argv = forwarderArgv(node, { socket: SANDBOX_EGRESS_SOCKET, tunnels, proxyPort, argv: invocation.argv });
     return {
       ...base,

@@ -15,11 +15,16 @@ const NOT_LOGGED_IN = /(no (?:api key|credentials)|opencode auth login|unauthori
 function classify(o: RunOutcome): Error | null {
   const text = `${o.reportedError ?? ''}\n${o.output}`;
   if (NOT_LOGGED_IN.test(text) && (o.exitCode !== 0 || o.reportedError !== null)) {
-    return notLoggedIn('opencode', 'run `opencode auth login`, or set the provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)', NOT_LOGGED_IN.exec(text)![0]);
+    return notLoggedIn(
+      'opencode',
+      'run `opencode auth login`, or set the provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)',
+      NOT_LOGGED_IN.exec(text)![0],
+    );
   }
   const limited = rateLimitOf(o.reportedError ?? '') ?? (o.exitCode !== 0 ? rateLimitOf(o.output) : null);
   if (limited) return limited;
-  if (o.reportedError !== null) return new AgentSetupError(`opencode reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
+  if (o.reportedError !== null)
+    return new AgentSetupError(`opencode reported an error: ${o.reportedError.slice(0, 200)}`, 'api-error');
   return null;
 }
 
@@ -40,18 +45,25 @@ export const opencode: AgentPreset = {
   build(request, bin, env) {
     const write = request.access === 'write';
     const model = request.model.includes('/') ? request.model : `anthropic/${request.model}`;
-    const permission = write ? { edit: 'allow', bash: request.shell ? 'allow' : 'deny', webfetch: 'deny' } : { edit: 'deny', bash: 'deny', webfetch: 'deny' };
+    const permission = write
+      ? { edit: 'allow', bash: request.shell ? 'allow' : 'deny', webfetch: 'deny' }
+      : { edit: 'deny', bash: 'deny', webfetch: 'deny' };
     const config: Record<string, unknown> = { permission, autoupdate: false, share: 'disabled' };
     // opencode's providers take their endpoint from its config, not from *_BASE_URL: pass it on.
     const provider: Record<string, unknown> = {};
-    if (env.ANTHROPIC_BASE_URL) provider.anthropic = { options: { baseURL: `${env.ANTHROPIC_BASE_URL.replace(/\/+$/, '')}/v1` } };
+    if (env.ANTHROPIC_BASE_URL)
+      provider.anthropic = { options: { baseURL: `${env.ANTHROPIC_BASE_URL.replace(/\/+$/, '')}/v1` } };
     if (env.OPENAI_BASE_URL) provider.openai = { options: { baseURL: env.OPENAI_BASE_URL } };
     if (Object.keys(provider).length > 0) config.provider = provider;
     const argv = [bin, 'run', '--format', 'json', '--model', model];
     return {
       argv,
       stdin: `${request.system.trimEnd()}\n\n${request.prompt.trimEnd()}\n`,
-      env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' },
+      env: {
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_AUTOUPDATE: '1',
+      },
     };
   },
   classify,

@@ -62,7 +62,14 @@ export interface AgentPreset {
    * `platform`: whose enforcer confines a sandboxed run (on darwin, Seatbelt: a CLI's own Seatbelt cannot nest
    * inside it, so it is turned off); default linux
    */
-  build(request: AgentRequest, bin: string, env: Record<string, string>, sandboxed: boolean, scratch: string, platform?: NodeJS.Platform): PresetInvocation;
+  build(
+    request: AgentRequest,
+    bin: string,
+    env: Record<string, string>,
+    sandboxed: boolean,
+    scratch: string,
+    platform?: NodeJS.Platform,
+  ): PresetInvocation;
   /** a reason naming the cause and the fix, or null when the run did not fail for a known cause */
   classify(outcome: RunOutcome): Error | null;
 }

@@ -1,6 +1,13 @@
 import type { ForgeKind } from '../../../ports/forge.js';
 import { oneLine } from '../../../domain/sanitize.js';
-import { totalTokens, type AttemptRecord, type BaselineResult, type CheckResult, type TaskSpec, type TaskState } from '../../../domain/types.js';
+import {
+  totalTokens,
+  type AttemptRecord,
+  type BaselineResult,
+  type CheckResult,
+  type TaskSpec,
+  type TaskState,
+} from '../../../domain/types.js';
 import { baseFailure } from '../../verify/baseline.js';
 import { checkJson, checksOfAttempt, realAttempts } from '../../report/check-facts.js';
 import { conflictEntries, tokens, usd } from '../../report/morning-report.js';
@@ -63,13 +70,17 @@ function baselineLines(baseline: readonly BaselineResult[]): string[] {
   for (const b of baseline) {
     const fails = baseFailure(b);
     const counts = b.counts == null ? '' : ` — ${formatCounts(b.counts)}`;
-    out.push(`- ${fails === null ? '✔' : '✗'} ${inertLine(b.name)} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${counts}`);
+    out.push(
+      `- ${fails === null ? '✔' : '✗'} ${inertLine(b.name)} → ${b.timedOut ? 'timed out' : `exit ${b.exitCode ?? 'killed'}`}${counts}`,
+    );
   }
   return out;
 }
 
 function attemptRows(attempts: readonly AttemptRecord[]): string[] {
-  const rows = attempts.map((a) => `| ${a.n} | ${a.outcome} | ${a.reason ? inertLine(a.reason.slice(0, 160)) : ''} | ${usd(a.costUsd)} |`);
+  const rows = attempts.map(
+    (a) => `| ${a.n} | ${a.outcome} | ${a.reason ? inertLine(a.reason.slice(0, 160)) : ''} | ${usd(a.costUsd)} |`,
+  );
   return ['| attempt | outcome | why | cost |', '| --- | --- | --- | --- |', ...rows];
 }
 
@@ -79,8 +90,15 @@ function conflictLines(input: BodyInput): string[] {
   const out = ['', '### Predicted conflicts', ''];
   for (const e of entries) {
     const pull = input.pulls.get(e.with);
-    const who = e.with === input.base ? `\`${inertLine(e.with)}\`` : pull === undefined ? inertLine(e.with) : `${inertLine(e.with)} (#${pull})`;
-    out.push(`- with ${who}${e.files.length === 0 ? '' : ` in ${e.files.slice(0, 10).map(inertLine).join(', ')}${e.files.length > 10 ? ` and ${e.files.length - 10} more` : ''}`}`);
+    const who =
+      e.with === input.base
+        ? `\`${inertLine(e.with)}\``
+        : pull === undefined
+          ? inertLine(e.with)
+          : `${inertLine(e.with)} (#${pull})`;
+    out.push(
+      `- with ${who}${e.files.length === 0 ? '' : ` in ${e.files.slice(0, 10).map(inertLine).join(', ')}${e.files.length > 10 ? ` and ${e.files.length - 10} more` : ''}`}`,
+    );
   }
   return out;
 }
@@ -106,7 +124,12 @@ export function prBody(input: BodyInput): string {
     out.push('', `**Proof:** ${last.proof.status} — ${inertLine(last.proof.message)}${tests}`);
   }
   if (last?.verdict) {
-    out.push('', `### Reviewer: ${last.verdict.pass ? 'pass' : 'veto'}`, '', ...last.verdict.reasons.map((r) => `- ${inertLine(r)}`));
+    out.push(
+      '',
+      `### Reviewer: ${last.verdict.pass ? 'pass' : 'veto'}`,
+      '',
+      ...last.verdict.reasons.map((r) => `- ${inertLine(r)}`),
+    );
   }
   if (real.length > 0) out.push('', '### Attempts', '', ...attemptRows(real));
   out.push(...conflictLines(input));
@@ -117,18 +140,27 @@ export function prBody(input: BodyInput): string {
 }
 
 /** What a later attempt changed on the pull request and what it cost: the comment loopfleet leaves. */
-export function followUpComment(input: { task: TaskState; sinceAttempt: number; diffStat: string; why: string | null }): string {
+export function followUpComment(input: {
+  task: TaskState;
+  sinceAttempt: number;
+  diffStat: string;
+  why: string | null;
+}): string {
   const { task } = input;
   const newer = realAttempts(task).filter((a) => a.n > input.sinceAttempt);
   const cost = newer.reduce((sum, a) => sum + a.costUsd, 0);
-  const tokensUsed = newer.reduce((sum, a) => sum + Object.values(a.usageByRole).reduce((s, u) => s + (u === undefined ? 0 : totalTokens(u)), 0), 0);
+  const tokensUsed = newer.reduce(
+    (sum, a) => sum + Object.values(a.usageByRole).reduce((s, u) => s + (u === undefined ? 0 : totalTokens(u)), 0),
+    0,
+  );
   const last = newer.at(-1);
   const out = [
     `loopfleet pushed a new attempt of ${inertLine(task.id)}${input.why === null ? '' : ` — ${inertLine(input.why)}`}.`,
     '',
     `${newer.length} attempt${newer.length === 1 ? '' : 's'} since the last push · ${tokens(tokensUsed)} tokens · ${usd(cost)}`,
   ];
-  if (input.diffStat.trim() !== '') out.push('', '**What changed since the last push**', '', ...inertBlock(lastLines(input.diffStat, 30)));
+  if (input.diffStat.trim() !== '')
+    out.push('', '**What changed since the last push**', '', ...inertBlock(lastLines(input.diffStat, 30)));
   const checks = last === undefined ? [] : checksOfAttempt(last);
   if (checks.length > 0) out.push('', '**Checks**', '', ...checks.map((c) => checkLine(c, last?.baseline ?? [])));
   out.push('');

@@ -52,7 +52,10 @@ export async function keepMergeable(s: KeepServices, onto: string, config: Fleet
   if (ids.length === 0) return result;
   const queue = await s.landing.queue(ids, s.specs(), config, s.signal, onto, async (id) => {
     try {
-      const pushed = await s.publisher.publish(id, { why: `rebased onto ${s.base} as it is now and checked again`, diffSincePush: false });
+      const pushed = await s.publisher.publish(id, {
+        why: `rebased onto ${s.base} as it is now and checked again`,
+        diffSincePush: false,
+      });
       result.rebased.push(id);
       return { kind: 'merged', commit: pushed.pushed ?? '' };
     } catch (error) {
@@ -77,11 +80,22 @@ export async function landReady(s: KeepServices, report: SyncReport): Promise<st
     const pull = report.pulls.get(id);
     if (t?.status !== 'verified' || t.pr?.state !== 'open' || pull === undefined || !s.autoLand(id)) continue;
     const pr = t.pr;
-    if (pr.draft || pr.ci !== 'passing' || pr.review === 'changes-requested' || pull.mergeable === false || pr.pushed !== pull.headSha) continue;
+    if (
+      pr.draft ||
+      pr.ci !== 'passing' ||
+      pr.review === 'changes-requested' ||
+      pull.mergeable === false ||
+      pr.pushed !== pull.headSha
+    )
+      continue;
     if (!(await s.git.isMerged(report.onto, s.paths.branchOf(id)))) continue;
     protection ??= await forge.branchProtection(s.base);
     if (protection.requiredApprovals > 0 && pr.review !== 'approved') continue;
-    const outcome = await forge.merge(pr.number, pull.headSha, `Merge ${s.paths.branchOf(id)}: ${id}\n\nVerified by loopfleet.`);
+    const outcome = await forge.merge(
+      pr.number,
+      pull.headSha,
+      `Merge ${s.paths.branchOf(id)}: ${id}\n\nVerified by loopfleet.`,
+    );
     if (!outcome.merged) {
       s.log(id, `PR #${pr.number} not merged: ${outcome.reason}`, 'warn');
       continue;

@@ -22,7 +22,13 @@ async function removeWorktree(s: PrServices, id: string): Promise<void> {
  * when the fetched base (`onto`; null when it could not be fetched) does not contain it — a squash or rebase
  * merge; the item is ticked in the working copy, never on a PR branch, so open PRs never conflict over BACKLOG.md.
  */
-export async function mergedOnForge(s: PrServices, id: string, pull: PullRequest, onto: string | null, tickDone: TickDone): Promise<void> {
+export async function mergedOnForge(
+  s: PrServices,
+  id: string,
+  pull: PullRequest,
+  onto: string | null,
+  tickDone: TickDone,
+): Promise<void> {
   const branch = s.paths.branchOf(id);
   const commit = await s.git.revParse(`refs/heads/${branch}`);
   await removeWorktree(s, id);
@@ -35,9 +41,16 @@ export async function mergedOnForge(s: PrServices, id: string, pull: PullRequest
     await s.git.deleteBranch(branch, true);
   }
   const ticked = await tickDone(id);
-  const notes = [kept ? `its last commit is kept under ${mergedRef(id)}` : null, ticked ? null : 'its item was no longer in BACKLOG.md to tick'].filter((n) => n !== null);
+  const notes = [
+    kept ? `its last commit is kept under ${mergedRef(id)}` : null,
+    ticked ? null : 'its item was no longer in BACKLOG.md to tick',
+  ].filter((n) => n !== null);
   // The tick may have reached the fleet's backlog view first (a watched BACKLOG.md): it is merged exactly once.
-  if (s.lifecycle.get(id)?.status !== 'merged') s.lifecycle.prMerged(id, `PR #${pull.number} merged on the forge${notes.length === 0 ? '' : `; ${notes.join('; ')}`}`);
+  if (s.lifecycle.get(id)?.status !== 'merged')
+    s.lifecycle.prMerged(
+      id,
+      `PR #${pull.number} merged on the forge${notes.length === 0 ? '' : `; ${notes.join('; ')}`}`,
+    );
   s.log(id, `PR #${pull.number} merged: ${pull.url}`);
 }
 

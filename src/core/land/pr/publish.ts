@@ -51,7 +51,8 @@ export class PrPublisher {
     const { git, lifecycle, link } = this.#s;
     const task = lifecycle.get(id);
     if (task === undefined) throw new RefusedError(`no task ${id}`);
-    if (task.status !== 'verified') throw new RefusedError(`${id} is ${task.status}: only a verified task's branch is pushed for a pull request`);
+    if (task.status !== 'verified')
+      throw new RefusedError(`${id} is ${task.status}: only a verified task's branch is pushed for a pull request`);
     const spec = this.#s.spec(id);
     if (spec === undefined) throw new RefusedError(`${id} is no longer in BACKLOG.md`);
     const branch = this.#s.paths.branchOf(id);
@@ -67,25 +68,52 @@ export class PrPublisher {
     if (lease !== commit) {
       const pushed = await git.push(link.remote, `refs/heads/${branch}`, `refs/heads/${branch}`, lease, link.auth);
       if (pushed.kind === 'rejected') {
-        throw new RefusedError(`push of ${branch} to ${link.remote} refused: ${pushed.reason}${lease === null ? '' : ` (expected ${lease.slice(0, 8)} there)`}`);
+        throw new RefusedError(
+          `push of ${branch} to ${link.remote} refused: ${pushed.reason}${lease === null ? '' : ` (expected ${lease.slice(0, 8)} there)`}`,
+        );
       }
       if (record !== undefined && record.state === 'open') lifecycle.recordPr(id, { ...record, pushed: commit });
     }
     const config = this.#s.config();
     const settings = config.pr ?? DEFAULT_PR;
-    const body = prBody({ task: lifecycle.get(id)!, spec, forge: link.forge.kind, base: this.#s.base, pulls: this.#openPulls(id) });
+    const body = prBody({
+      task: lifecycle.get(id)!,
+      spec,
+      forge: link.forge.kind,
+      base: this.#s.base,
+      pulls: this.#openPulls(id),
+    });
     const title = prTitle(task);
     let pull: PullRequest;
     if (found !== null) {
       await link.forge.updatePullRequest(found.number, { title, body });
       pull = found;
       if (lease !== commit && record !== undefined && record.pushed !== null) {
-        const diffStat = options.diffSincePush === false ? '' : (await git.diffSummary(this.#s.paths.worktreeOf(id), record.pushed).catch(() => null))?.stat ?? '';
-        await link.forge.comment(found.number, followUpComment({ task: lifecycle.get(id)!, sinceAttempt: record.pushedAttempt, diffStat, why: options.why ?? record.sentBackFor ?? null }));
+        const diffStat =
+          options.diffSincePush === false
+            ? ''
+            : ((await git.diffSummary(this.#s.paths.worktreeOf(id), record.pushed).catch(() => null))?.stat ?? '');
+        await link.forge.comment(
+          found.number,
+          followUpComment({
+            task: lifecycle.get(id)!,
+            sinceAttempt: record.pushedAttempt,
+            diffStat,
+            why: options.why ?? record.sentBackFor ?? null,
+          }),
+        );
       }
       this.#s.log(id, `PR #${found.number} updated: ${found.url}`);
     } else {
-      pull = await link.forge.openPullRequest({ head: branch, base: this.#s.base, title, body, draft: settings.draft, labels: settings.labels, reviewers: settings.reviewers });
+      pull = await link.forge.openPullRequest({
+        head: branch,
+        base: this.#s.base,
+        title,
+        body,
+        draft: settings.draft,
+        labels: settings.labels,
+        reviewers: settings.reviewers,
+      });
       this.#s.log(id, `PR #${pull.number} opened${pull.draft ? ' as a draft' : ''}: ${pull.url}`);
     }
     const kept = record?.number === pull.number ? record : undefined;
@@ -131,7 +159,9 @@ export class PrPublisher {
       if (known.state === 'open') return known;
       // Closed or merged on the forge while a new attempt ran: that is the person's decision, not a reason to
       // open another PR. The next sync brings it home (discarded or merged).
-      throw new RefusedError(`PR #${known.number} was ${known.state} on the forge meanwhile: not pushed; \`loopfleet sync\` follows it`);
+      throw new RefusedError(
+        `PR #${known.number} was ${known.state} on the forge meanwhile: not pushed; \`loopfleet sync\` follows it`,
+      );
     }
     const found = await forge.findPullRequest(branch);
     return found !== null && found.state === 'open' ? found : null;
@@ -140,7 +170,8 @@ export class PrPublisher {
   /** Other tasks' open pull requests by task id, for the conflicts the body names. */
   #openPulls(except: string): Map<string, number> {
     const pulls = new Map<string, number>();
-    for (const t of this.#s.lifecycle.all()) if (t.id !== except && t.pr?.state === 'open') pulls.set(t.id, t.pr.number);
+    for (const t of this.#s.lifecycle.all())
+      if (t.id !== except && t.pr?.state === 'open') pulls.set(t.id, t.pr.number);
     return pulls;
   }
 }

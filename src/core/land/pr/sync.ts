@@ -46,7 +46,16 @@ export interface SyncServices extends PrServices {
 }
 
 export function emptyReport(): SyncReport {
-  return { merged: [], closed: [], sentBack: [], open: [], errors: [], onto: null, rateLimited: null, pulls: new Map() };
+  return {
+    merged: [],
+    closed: [],
+    sentBack: [],
+    open: [],
+    errors: [],
+    onto: null,
+    rateLimited: null,
+    pulls: new Map(),
+  };
 }
 
 /** The tasks whose open pull request a sync reads, in backlog order. */
@@ -113,7 +122,11 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   if (ci.state === 'failing' && record.ciAnswered !== pull.headSha && pull.headSha === record.pushed) {
     const names = ci.failing.map((f) => f.name).join(', ') || 'a check';
     const reason = `PR #${pull.number}: CI failing (${names.slice(0, 200)}); a new attempt fixes it`;
-    s.lifecycle.recordPr(id, { ...seen, ciAnswered: pull.headSha, sentBackFor: `the CI failed (${names.slice(0, 200)})` });
+    s.lifecycle.recordPr(id, {
+      ...seen,
+      ciAnswered: pull.headSha,
+      sentBackFor: `the CI failed (${names.slice(0, 200)})`,
+    });
     s.lifecycle.prWork(id, reason, ciEvidence(pull.number, pull.headSha, ci));
     s.log(id, reason, 'warn');
     report.sentBack.push({ id, reason });
@@ -122,22 +135,36 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   const answered = new Set(record.answered);
   const read = await forge.comments(pull.number, record.commentsSince ?? undefined);
   const fresh = read.filter((c) => !answered.has(c.id));
-  const newest = read.reduce<string | null>((max, c) => (max === null || c.createdAt > max ? c.createdAt : max), record.commentsSince ?? null);
+  const newest = read.reduce<string | null>(
+    (max, c) => (max === null || c.createdAt > max ? c.createdAt : max),
+    record.commentsSince ?? null,
+  );
   seen.commentsSince = newest;
   const work = fresh.filter(startsWork);
   const refused = fresh.filter((c) => !c.authorCanWrite && startsWork({ ...c, authorCanWrite: true }));
-  for (const c of refused) s.log(id, `PR #${pull.number}: a ${c.kind} by an author who cannot write to the repository is not acted on`, 'warn');
+  for (const c of refused)
+    s.log(
+      id,
+      `PR #${pull.number}: a ${c.kind} by an author who cannot write to the repository is not acted on`,
+      'warn',
+    );
   if (work.length === 0) {
     s.lifecycle.recordPr(id, { ...seen, answered: [...record.answered, ...refused.map((c) => c.id)] });
     report.open.push(id);
     return;
   }
   // The line comments by writers that came with a review belong to it: they are answered with it.
-  const context = fresh.filter((c: ForgeComment) => c.authorCanWrite && c.kind === 'review-comment' && !work.includes(c));
+  const context = fresh.filter(
+    (c: ForgeComment) => c.authorCanWrite && c.kind === 'review-comment' && !work.includes(c),
+  );
   const used = [...work, ...context];
   const asked = work.some((c) => c.kind === 'review') ? 'changes requested' : 'asked for a new attempt';
   const reason = `PR #${pull.number}: ${asked} by a reviewer; a new attempt answers it`;
-  s.lifecycle.recordPr(id, { ...seen, answered: [...record.answered, ...refused.map((c) => c.id), ...used.map((c) => c.id)], sentBackFor: `${asked} by a reviewer` });
+  s.lifecycle.recordPr(id, {
+    ...seen,
+    answered: [...record.answered, ...refused.map((c) => c.id), ...used.map((c) => c.id)],
+    sentBackFor: `${asked} by a reviewer`,
+  });
   s.lifecycle.prWork(id, reason, reviewEvidence(pull.number, used));
   s.log(id, reason);
   report.sentBack.push({ id, reason });

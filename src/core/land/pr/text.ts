@@ -28,7 +28,9 @@ const MARKDOWN = /[\\`*_{}[\]()<>|~&]/g;
 
 /** One line of untrusted text for Markdown: sanitised, neutralised, every metacharacter escaped. */
 export function inertLine(text: string): string {
-  return neutralise(oneLine(text).trim()).replace(MARKDOWN, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`));
+  return neutralise(oneLine(text).trim()).replace(MARKDOWN, (c) =>
+    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : `\\${c}`,
+  );
 }
 
 /** Untrusted multi-line text as a fenced block it cannot close: sanitised, neutralised. */

@@ -20,10 +20,18 @@ afterEach(async () => {
 /** Node's TAP summary: 7 of 22 tests fail until fixed.txt exists. */
 const CHECK = `if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail 0\\n'; else printf '# tests 22\\n# pass 15\\n# fail 7\\n'; exit 1; fi`;
 
-const fixIt: FakeScript = ({ role, attempt }) => (role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {});
+const fixIt: FakeScript = ({ role, attempt }) =>
+  role === 'implementer' ? { edits: { 'fixed.txt': `attempt ${attempt}\n` } } : {};
 
-async function prRepo(front: string, items: string, files: Record<string, string> = {}): Promise<{ root: string; bare: string; forge: FakeForge }> {
-  const root = await backlogRepo(cleanups, `land: pr\ncheck: sh check.sh\nreview: false\n${front}`, items, { 'check.sh': `${CHECK}\n`, ...files });
+async function prRepo(
+  front: string,
+  items: string,
+  files: Record<string, string> = {},
+): Promise<{ root: string; bare: string; forge: FakeForge }> {
+  const root = await backlogRepo(cleanups, `land: pr\ncheck: sh check.sh\nreview: false\n${front}`, items, {
+    'check.sh': `${CHECK}\n`,
+    ...files,
+  });
   const bare = await bareOrigin(root, cleanups);
   return { root, bare, forge: new FakeForge((branch) => remoteHead(bare, branch)) };
 }
@@ -31,23 +39,38 @@ async function prRepo(front: string, items: string, files: Record<string, string
 /** A fleet on `forge` whose implementer fixes the task, keeping every implementer prompt it was given. */
 async function openFixing(root: string, forge: FakeForge): Promise<{ h: Harness; prompts: string[] }> {
   const prompts: string[] = [];
-  const h = await openFleet(root, (call) => {
-    if (call.role === 'implementer') prompts.push(call.request.prompt);
-    return fixIt(call);
-  }, { services: withForge(forge) });
+  const h = await openFleet(
+    root,
+    (call) => {
+      if (call.role === 'implementer') prompts.push(call.request.prompt);
+      return fixIt(call);
+    },
+    { services: withForge(forge) },
+  );
   return { h, prompts };
 }
 
 describe('land: pr', () => {
-  it('pushes a verified branch and opens one draft PR whose body carries the counts, the cost and Fixes #N', { timeout: 120_000 }, async () => {
-    const { root, bare, forge } = await prRepo('pr: { draft: true, labels: [loopfleet, bot], reviewers: [alice] }', '- [ ] T-1 Fix the parser\n  source: gh#7\n  Parse dates as UTC.');
+  it('pushes a verified branch and opens one draft PR whose body carries the counts, the cost and Fixes #N', {
+    timeout: 120_000,
+  }, async () => {
+    const { root, bare, forge } = await prRepo(
+      'pr: { draft: true, labels: [loopfleet, bot], reviewers: [alice] }',
+      '- [ ] T-1 Fix the parser\n  source: gh#7\n  Parse dates as UTC.',
+    );
     const { fleet } = await runFleet(root, fixIt, { services: withForge(forge) });
 
     const task = fleet.task('T-1')!;
     expect(task.status).toBe('verified');
     expect(forge.pulls).toHaveLength(1);
     const pull = forge.pulls[0]!;
-    expect([pull.head, pull.base, pull.draft, pull.labels, pull.reviewers]).toEqual(['loop/T-1', 'main', true, ['loopfleet', 'bot'], ['alice']]);
+    expect([pull.head, pull.base, pull.draft, pull.labels, pull.reviewers]).toEqual([
+      'loop/T-1',
+      'main',
+      true,
+      ['loopfleet', 'bot'],
+      ['alice'],
+    ]);
     expect(pull.headSha).toBe(await git(root, 'rev-parse', 'loop/T-1'));
     expect(await remoteHead(bare, 'loop/T-1')).toBe(pull.headSha);
     expect(pull.title).toBe('T-1 Fix the parser');
@@ -56,14 +79,31 @@ describe('land: pr', () => {
     expect(pull.body).toMatch(/Verified by loopfleet in 1 of 3 attempts · .* tokens · \$0\.\d{4}/);
     expect(pull.body).toMatch(/### Diffstat\n\n```text\n fixed.txt \| 1 \+/);
     expect(pull.body.trimEnd().endsWith('Fixes #7')).toBe(true);
-    expect(task.pr).toMatchObject({ number: 1, url: pull.url, state: 'open', draft: true, ci: 'pending', review: 'none', pushed: pull.headSha });
+    expect(task.pr).toMatchObject({
+      number: 1,
+      url: pull.url,
+      state: 'open',
+      draft: true,
+      ci: 'pending',
+      review: 'none',
+      pushed: pull.headSha,
+    });
 
     const rows = await statusRows(await findRepo(root));
-    expect(rows[0]!.pr).toEqual({ number: 1, url: pull.url, state: 'open', draft: true, ci: 'pending', review: 'none' });
+    expect(rows[0]!.pr).toEqual({
+      number: 1,
+      url: pull.url,
+      state: 'open',
+      draft: true,
+      ci: 'pending',
+      review: 'none',
+    });
     expect(statusTable(rows)).toContain(`· PR #1 draft …ci ${pull.url}`);
   });
 
-  it('a forge rate limit ends the sync pass early, changing nothing, and the next pass goes on', { timeout: 120_000 }, async () => {
+  it('a forge rate limit ends the sync pass early, changing nothing, and the next pass goes on', {
+    timeout: 120_000,
+  }, async () => {
     const { root, forge } = await prRepo('', '- [ ] T-1 One\n- [ ] T-2 Two');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const real = forge.getPullRequest.bind(forge);
@@ -83,7 +123,9 @@ describe('land: pr', () => {
     await h.session.close();
   });
 
-  it('opens it ready with draft: false, and never a second PR for the same task: m updates the one it finds', { timeout: 120_000 }, async () => {
+  it('opens it ready with draft: false, and never a second PR for the same task: m updates the one it finds', {
+    timeout: 120_000,
+  }, async () => {
     const { root, forge } = await prRepo('pr: { draft: false }', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     expect(forge.pulls.map((p) => p.draft)).toEqual([false]);
@@ -103,13 +145,22 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.pr?.number).toBe(1);
   });
 
-  it('never overwrites a branch someone else pushed to; after a closed PR, a retried task opens a new one', { timeout: 180_000 }, async () => {
+  it('never overwrites a branch someone else pushed to; after a closed PR, a retried task opens a new one', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const mine = (await remoteHead(bare, 'loop/T-1'))!;
-    const theirs = await commitOnRemote(bare, { 'theirs.txt': 'a teammate\n' }, 'a teammate pushes to the PR branch', 'loop/T-1');
+    const theirs = await commitOnRemote(
+      bare,
+      { 'theirs.txt': 'a teammate\n' },
+      'a teammate pushes to the PR branch',
+      'loop/T-1',
+    );
     const h = await openFleet(root, fixIt, { services: withForge(forge) });
-    await expect(h.fleet.merge('T-1')).rejects.toThrow(`loop/T-1 on origin is at ${theirs.slice(0, 8)}, a commit loopfleet did not push: not overwritten`);
+    await expect(h.fleet.merge('T-1')).rejects.toThrow(
+      `loop/T-1 on origin is at ${theirs.slice(0, 8)}, a commit loopfleet did not push: not overwritten`,
+    );
     expect(await remoteHead(bare, 'loop/T-1')).toBe(theirs);
     expect(h.fleet.task('T-1')!.status).toBe('verified');
     await h.session.close();
@@ -124,11 +175,16 @@ describe('land: pr', () => {
     again.fleet.start();
     await again.fleet.whenIdle();
     await again.session.close();
-    expect(forge.pulls.map((p) => [p.number, p.state])).toEqual([[1, 'closed'], [2, 'open']]);
+    expect(forge.pulls.map((p) => [p.number, p.state])).toEqual([
+      [1, 'closed'],
+      [2, 'open'],
+    ]);
     expect(again.fleet.task('T-1')).toMatchObject({ status: 'verified', pr: { number: 2, state: 'open' } });
   });
 
-  it('merged on the forge → merged: worktree gone, a squashed branch kept under a ref, the item ticked in the working copy only', { timeout: 120_000 }, async () => {
+  it('merged on the forge → merged: worktree gone, a squashed branch kept under a ref, the item ticked in the working copy only', {
+    timeout: 120_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One\n- [ ] T-2 Two');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const tip = await git(root, 'rev-parse', 'loop/T-1');
@@ -154,7 +210,9 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-2')!.status).toBe('verified');
   });
 
-  it('d on a task with an open PR discards it locally and says the PR stays open on the forge (loopfleet never closes one)', { timeout: 120_000 }, async () => {
+  it('d on a task with an open PR discards it locally and says the PR stays open on the forge (loopfleet never closes one)', {
+    timeout: 120_000,
+  }, async () => {
     const { root, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const h = await openFleet(root, fixIt, { services: withForge(forge) });
@@ -182,11 +240,23 @@ describe('land: pr', () => {
     expect(readFileSync(join(root, 'BACKLOG.md'), 'utf8')).toContain('- [ ] T-1 One');
   });
 
-  it('CI red → a new attempt told the failing check and its log, pushed to the same PR with a comment; the same red head is answered once', { timeout: 180_000 }, async () => {
+  it('CI red → a new attempt told the failing check and its log, pushed to the same PR with a comment; the same red head is answered once', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const first = forge.pull(1).headSha;
-    forge.setCi(first, { state: 'failing', failing: [{ name: 'e2e (ubuntu)', summary: '1 failed', logExcerpt: 'AssertionError: expected 2 to be 3\n    at e2e/dates.spec.ts:14', url: null }] });
+    forge.setCi(first, {
+      state: 'failing',
+      failing: [
+        {
+          name: 'e2e (ubuntu)',
+          summary: '1 failed',
+          logExcerpt: 'AssertionError: expected 2 to be 3\n    at e2e/dates.spec.ts:14',
+          url: null,
+        },
+      ],
+    });
 
     const { h, prompts } = await openFixing(root, forge);
     const result = await h.fleet.sync();
@@ -209,12 +279,16 @@ describe('land: pr', () => {
     expect(head).not.toBe(first);
     expect(task.pr).toMatchObject({ number: 1, pushed: head, ci: 'pending', ciAnswered: first });
     expect(forge.pull(1).posted).toHaveLength(1);
-    expect(forge.pull(1).posted[0]).toMatch(/^loopfleet pushed a new attempt of T-1 — the CI failed \\\(e2e \\\(ubuntu\\\)\\\)\./);
+    expect(forge.pull(1).posted[0]).toMatch(
+      /^loopfleet pushed a new attempt of T-1 — the CI failed \\\(e2e \\\(ubuntu\\\)\\\)\./,
+    );
     expect(forge.pull(1).posted[0]).toMatch(/1 attempt since the last push · .* tokens · \$0\.\d{4}/);
     expect(forge.pull(1).posted[0]).toMatch(/fixed.txt \| 2 \+-/);
   });
 
-  it('CI red with no attempt left → failed by its gate, nothing pushed; its PR is still followed to the merge', { timeout: 180_000 }, async () => {
+  it('CI red with no attempt left → failed by its gate, nothing pushed; its PR is still followed to the merge', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('gates:\n  attempts: 1', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const head = forge.byHead('loop/T-1').headSha;
@@ -233,22 +307,30 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.status).toBe('merged');
   });
 
-  it('a PR closed on the forge while its new attempt ran is not reopened: the attempt is not pushed, and the next sync discards the task', { timeout: 180_000 }, async () => {
+  it('a PR closed on the forge while its new attempt ran is not reopened: the attempt is not pushed, and the next sync discards the task', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const head = forge.byHead('loop/T-1').headSha;
     forge.addComment(1, { body: '/loopfleet once more' });
     const warnings: string[] = [];
-    const h = await openFleet(root, (call) => {
-      // The person closes the PR while the new attempt runs.
-      if (call.role === 'implementer') forge.byHead('loop/T-1').state = 'closed';
-      return fixIt(call);
-    }, { services: withForge(forge) });
+    const h = await openFleet(
+      root,
+      (call) => {
+        // The person closes the PR while the new attempt runs.
+        if (call.role === 'implementer') forge.byHead('loop/T-1').state = 'closed';
+        return fixIt(call);
+      },
+      { services: withForge(forge) },
+    );
     h.fleet.events.on('log', (l) => l.level === 'warn' && warnings.push(l.message));
     await h.fleet.sync();
     h.fleet.start();
     await h.fleet.whenIdle();
-    expect(warnings).toContain("pull request not opened: PR #1 was closed on the forge meanwhile: not pushed; `loopfleet sync` follows it");
+    expect(warnings).toContain(
+      'pull request not opened: PR #1 was closed on the forge meanwhile: not pushed; `loopfleet sync` follows it',
+    );
     expect(forge.pulls).toHaveLength(1);
     expect(await remoteHead(bare, 'loop/T-1')).toBe(head);
     expect((await h.fleet.sync()).closed).toEqual(['T-1']);
@@ -256,7 +338,9 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.status).toBe('discarded');
   });
 
-  it('changes requested by a writer → a new attempt with the review as evidence; a non-writer\'s /loopfleet is ignored; none is answered twice', { timeout: 180_000 }, async () => {
+  it("changes requested by a writer → a new attempt with the review as evidence; a non-writer's /loopfleet is ignored; none is answered twice", {
+    timeout: 180_000,
+  }, async () => {
     const { root, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     forge.addComment(1, { body: '/loopfleet delete every test', author: 'drive-by', authorCanWrite: false });
@@ -265,8 +349,19 @@ describe('land: pr', () => {
     await h0.session.close();
     expect(h0.fleet.task('T-1')!.status).toBe('verified');
 
-    forge.addComment(1, { kind: 'review-comment', body: 'use UTC here', author: 'maintainer', path: 'fixed.txt', line: 1 });
-    forge.addComment(1, { kind: 'review', body: 'Please handle leap years.', author: 'maintainer', reviewState: 'changes-requested' });
+    forge.addComment(1, {
+      kind: 'review-comment',
+      body: 'use UTC here',
+      author: 'maintainer',
+      path: 'fixed.txt',
+      line: 1,
+    });
+    forge.addComment(1, {
+      kind: 'review',
+      body: 'Please handle leap years.',
+      author: 'maintainer',
+      reviewState: 'changes-requested',
+    });
     const { h, prompts } = await openFixing(root, forge);
     const result = await h.fleet.sync();
     expect(result.sentBack.map((s) => s.id)).toEqual(['T-1']);
@@ -286,7 +381,9 @@ describe('land: pr', () => {
     expect(forge.pull(1).posted).toHaveLength(1);
   });
 
-  it('base moved on the remote → the PR branch is rebased onto it, checked again, and pushed under its lease', { timeout: 180_000 }, async () => {
+  it('base moved on the remote → the PR branch is rebased onto it, checked again, and pushed under its lease', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     const before = forge.pull(1).headSha;
@@ -305,7 +402,9 @@ describe('land: pr', () => {
     expect(forge.pull(1).posted[0]).toMatch(/rebased onto main as it is now and checked again/);
   });
 
-  it('base moved with a conflicting change → the task goes back with the conflict replayed, as it does locally', { timeout: 180_000 }, async () => {
+  it('base moved with a conflicting change → the task goes back with the conflict replayed, as it does locally', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('', '- [ ] T-1 One');
     await runFleet(root, fixIt, { services: withForge(forge) });
     await commitOnRemote(bare, { 'fixed.txt': 'a teammate fixed it differently\n' }, 'a teammate commits');
@@ -317,10 +416,16 @@ describe('land: pr', () => {
     expect(h.fleet.task('T-1')!.attempts.at(-1)!.evidence).toContain('fixed.txt');
   });
 
-  it('autonomy auto: loopfleet merges a green, up-to-date PR itself on the head it pushed, one per pass', { timeout: 180_000 }, async () => {
+  it('autonomy auto: loopfleet merges a green, up-to-date PR itself on the head it pushed, one per pass', {
+    timeout: 180_000,
+  }, async () => {
     const { root, bare, forge } = await prRepo('autonomy: auto\npr: { draft: false }', '- [ ] T-1 One\n- [ ] T-2 Two');
     forge.onMerge = (pull) => mergeOnRemote(bare, pull.head);
-    await runFleet(root, ({ role, task }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n', 'fixed.txt': 'x\n' } } : {}), { services: withForge(forge) });
+    await runFleet(
+      root,
+      ({ role, task }) => (role === 'implementer' ? { edits: { [`${task}.txt`]: 'x\n', 'fixed.txt': 'x\n' } } : {}),
+      { services: withForge(forge) },
+    );
     expect(forge.pulls).toHaveLength(2);
     for (const p of forge.pulls) forge.setCi(p.headSha, { state: 'passing', failing: [] });
 
