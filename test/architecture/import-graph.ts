@@ -36,57 +36,68 @@ async function sourceFiles(dir: string): Promise<string[]> {
   return out;
 }
 
-interface Node {
+/** a node of the parser's ESTree-shaped tree */
+export interface SyntaxNode {
   type?: unknown;
+  start?: number;
   [key: string]: unknown;
 }
 
+/** The syntax tree of `source` (a file named `file`: its extension picks TypeScript, TSX…); a syntax error throws. */
+export function syntaxTree(file: string, source: string): SyntaxNode {
+  const parsed = parseSync(file, source);
+  if (parsed.errors.length > 0) {
+    throw new Error(`${file} does not parse: ${parsed.errors.map((e) => e.message).join('; ')}`);
+  }
+  return parsed.program as unknown as SyntaxNode;
+}
+
+/** Calls `visitor` on every node under `node`, parents before children. */
+export function visit(node: unknown, visitor: (node: SyntaxNode) => void): void {
+  if (Array.isArray(node)) {
+    for (const child of node) visit(child, visitor);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const n = node as SyntaxNode;
+  if (typeof n.type === 'string') visitor(n);
+  for (const [key, child] of Object.entries(n)) if (key !== 'parent') visit(child, visitor);
+}
+
+/** the nodes that name a module in their `source` */
+export const MODULE_REFERENCES: ReadonlySet<unknown> = new Set([
+  'ImportDeclaration',
+  'ExportNamedDeclaration',
+  'ExportAllDeclaration',
+  'ImportExpression',
+  'TSImportType',
+]);
+
 /** The literal text of a specifier node (a string, or a template without `${}`), or null. */
-function literal(node: unknown): { value: string; start: number } | null {
+export function literal(node: unknown): { value: string; start: number } | null {
   if (typeof node !== 'object' || node === null) return null;
-  const n = node as Node;
-  if (n['type'] === 'Literal' && typeof n['value'] === 'string')
-    return { value: n['value'], start: n['start'] as number };
-  if (n['type'] === 'TemplateLiteral' && (n['expressions'] as unknown[]).length === 0) {
+  const n = node as SyntaxNode;
+  if (n.type === 'Literal' && typeof n['value'] === 'string') return { value: n['value'], start: n.start ?? 0 };
+  if (n.type === 'TemplateLiteral' && (n['expressions'] as unknown[]).length === 0) {
     const [quasi] = n['quasis'] as Array<{ value: { cooked: string } }>;
-    if (quasi !== undefined) return { value: quasi.value.cooked, start: n['start'] as number };
+    if (quasi !== undefined) return { value: quasi.value.cooked, start: n.start ?? 0 };
   }
   return null;
 }
 
 /** Every module specifier written in `source` (a file named `file`), with where it starts. */
 export function specifiers(file: string, source: string): Array<{ value: string; start: number }> {
-  const parsed = parseSync(file, source);
-  if (parsed.errors.length > 0) {
-    throw new Error(`${file} does not parse: ${parsed.errors.map((e) => e.message).join('; ')}`);
-  }
   const found: Array<{ value: string; start: number }> = [];
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) {
-      for (const child of node) walk(child);
-      return;
-    }
-    if (typeof node !== 'object' || node === null) return;
-    const n = node as Node;
-    switch (n['type']) {
-      case 'ImportDeclaration':
-      case 'ExportNamedDeclaration':
-      case 'ExportAllDeclaration':
-      case 'ImportExpression':
-      case 'TSImportType': {
-        const spec = literal(n['source']);
-        if (spec !== null) found.push(spec);
-        break;
-      }
-    }
-    for (const [key, child] of Object.entries(n)) if (key !== 'parent') walk(child);
-  };
-  walk(parsed.program);
+  visit(syntaxTree(file, source), (node) => {
+    if (!MODULE_REFERENCES.has(node.type)) return;
+    const spec = literal(node['source']);
+    if (spec !== null) found.push(spec);
+  });
   return found;
 }
 
 /** The file a relative specifier names: NodeNext writes `./x.js` for `x.ts` (or `x.tsx`). */
-function resolve(fromAbs: string, specifier: string): string | null {
+export function resolveSpecifier(fromAbs: string, specifier: string): string | null {
   const target = join(dirname(fromAbs), specifier);
   const candidates = [target];
   const js = /\.(m|c)?js$/.exec(target);
@@ -118,7 +129,7 @@ export async function importGraph(root: string, dir: string): Promise<ImportGrap
     const from = posix(relative(root, abs));
     for (const spec of specifiers(abs, source)) {
       if (!spec.value.startsWith('./') && !spec.value.startsWith('../')) continue;
-      const target = resolve(abs, spec.value);
+      const target = resolveSpecifier(abs, spec.value);
       if (target === null) throw new Error(`${from}: '${spec.value}' names no file`);
       edges.push({ from, to: posix(relative(root, target)), specifier: spec.value, line: lineOf(source, spec.start) });
     }
