@@ -5,25 +5,17 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AnthropicModelClient } from '../src/adapters/model/anthropic-model.js';
+import { ExecaRunner } from '../src/adapters/sandbox/execa-runner.js';
+import { fsTextFiles, packagedAgentsDir } from '../src/adapters/store/file-store.js';
+import { parseBacklog } from '../src/core/backlog/parse.js';
+import { loadRoles } from '../src/core/roles/definitions.js';
+import { implementerPrompt, systemPrompt } from '../src/core/roles/prompts.js';
+import { startModelServer } from '../src/demo/model-server.js';
+import { byTurn } from '../src/demo/script-kit.js';
+import { addUsage, type Usage, ZERO_USAGE } from '../src/domain/types.js';
 import type { AgentEvent } from '../src/ports/model.js';
-import type { Usage } from '../src/domain/types.js';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { AnthropicModelClient } = await lib.dist<typeof import('../src/adapters/model/anthropic-model.js')>(
-  'adapters/model/anthropic-model.js',
-);
-const { ExecaRunner } = await lib.dist<typeof import('../src/adapters/sandbox/execa-runner.js')>(
-  'adapters/sandbox/execa-runner.js',
-);
-const { startModelServer } = await lib.dist<typeof import('../src/demo/model-server.js')>('demo/model-server.js');
-const { byTurn } = await lib.dist<typeof import('../src/demo/script-kit.js')>('demo/script-kit.js');
-const { loadRoles } = await lib.dist<typeof import('../src/core/roles/definitions.js')>('core/roles/definitions.js');
-const { fsTextFiles, packagedAgentsDir } =
-  await lib.dist<typeof import('../src/adapters/store/file-store.js')>('adapters/store/file-store.js');
-const { systemPrompt, implementerPrompt } =
-  await lib.dist<typeof import('../src/core/roles/prompts.js')>('core/roles/prompts.js');
-const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
-const { addUsage, ZERO_USAGE } = await lib.dist<typeof import('../src/domain/types.js')>('domain/types.js');
+import * as lib from './lib.js';
 
 const TARGET = 0.6;
 /** the Messages API's smallest cacheable prefix for Sonnet models */

@@ -2,12 +2,10 @@
  * One fleet run through the real engine (real git, processes, state file and lock) with the scripted
  * in-process model, the adapters wrapped in timing proxies through `openSession`'s `services` hook.
  */
-import type { Session } from '../src/commands/session.js';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
-const { openSession } = await lib.dist<typeof import('../src/commands/session.js')>('commands/session.js');
-const { taskOf } = await lib.dist<typeof import('../src/core/roles/marker.js')>('core/roles/marker.js');
+import { findRepo } from '../src/commands/repo.js';
+import { openSession, type Session } from '../src/commands/session.js';
+import { taskOf } from '../src/core/roles/marker.js';
+import * as lib from './lib.js';
 
 export interface FleetRunOptions {
   root: string;
@@ -23,8 +21,8 @@ export interface FleetRun {
   /** start() to idle */
   runMs: number;
   closeMs: number;
-  timings: import('./lib.js').Timings;
-  model: import('./lib.js').ScriptedModel;
+  timings: lib.Timings;
+  model: lib.ScriptedModel;
   /** per task: when it first became running, and when it became verified (performance.now()) */
   spans: Map<string, { start: number; end: number | null }>;
   statuses: Record<string, string>;

@@ -1,26 +1,21 @@
 /**
- * Shared pieces of the benchmarks: loading the built engine from dist/, statistics, tables, scratch
- * repositories, timing wrappers around the real adapters and a scripted in-process model.
+ * Shared pieces of the benchmarks: statistics, tables, scratch repositories, timing wrappers around the
+ * real adapters and a scripted in-process model.
  *
- * Node runs these files directly (type stripping) and TypeScript checks them without `.ts` import
- * paths, so one bench module loads another with a dynamic `import()` of its `.ts` URL, typed as
- * `typeof import('./other.js')`; the engine is loaded from dist/ through `dist()`, typed from src/.
+ * The benchmarks import the engine from src/ like any other module; they run under the resolution
+ * {@link HOOKS} registers, which loads the compiled dist/ in its place.
  */
 import childProcess, { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { registerHooks } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../src/ports/model.js';
 import type { Role } from '../src/domain/types.js';
+import type { AgentEvent, AgentRequest, AgentResult, ModelClient } from '../src/ports/model.js';
+import { HOOKS } from './hooks.js';
 
 const run = promisify(execFile);
-
-/** A module of the compiled engine, e.g. `dist('core/fleet.js')`, typed by the caller from its source. */
-export async function dist<T>(rel: string): Promise<T> {
-  return (await import(new URL(`../dist/${rel}`, import.meta.url).href)) as T;
-}
 
 /**
  * Quick mode (`node bench/run.ts --quick`, BENCH_QUICK=1): each benchmark runs once with small sizes, to
@@ -28,30 +23,12 @@ export async function dist<T>(rel: string): Promise<T> {
  */
 export const quick = process.env['BENCH_QUICK'] === '1';
 
-const SRC = new URL('../src/', import.meta.url).href;
-const DIST = new URL('../dist/', import.meta.url).href;
-let helpersHooked = false;
+/** the built CLI, the one program the benchmarks start as it ships (`npm run build` first) */
+export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/**
- * A test helper (`testHelper('fake-fleet.ts')` loads test/helpers/fake-fleet.ts), run by Node's type
- * stripping. Its imports of the engine (`../../src/x.js`, a `.ts` file there) are resolved to the
- * compiled `dist/x.js`, the very modules `dist()` loads, so a helper and a benchmark share one engine.
- */
-export async function testHelper<T>(file: string): Promise<T> {
-  if (!helpersHooked) {
-    helpersHooked = true;
-    registerHooks({
-      resolve(specifier, context, next) {
-        const parent = context.parentURL;
-        if (parent !== undefined && specifier.startsWith('.')) {
-          const url = new URL(specifier, parent).href;
-          if (url.startsWith(SRC)) return { url: DIST + url.slice(SRC.length), shortCircuit: true };
-        }
-        return next(specifier, context);
-      },
-    });
-  }
-  return (await import(new URL(`../test/helpers/${file}`, import.meta.url).href)) as T;
+/** The arguments that start the benchmark module `file` in a Node process of its own, under {@link HOOKS}. */
+export function benchArgs(file: string, ...args: string[]): string[] {
+  return ['--import', HOOKS, file, ...args];
 }
 
 /** One line of the final summary. */

@@ -3,8 +3,8 @@
  * scripted model taking 300 ms per call (explorer, implementer, reviewer), `check: "true"`. Per task:
  * model time (its calls), orchestrator time (running → verified, minus the model time) and its share.
  */
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
+import * as lib from './lib.js';
+import * as fr from './fleet-run.js';
 
 const TASKS = lib.quick ? 2 : 4;
 const LATENCY_MS = lib.quick ? 20 : 300;

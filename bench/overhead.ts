@@ -3,13 +3,13 @@
  * model, `check: "true"`, review off — through the real engine, against plain git doing the same steps
  * per task (worktree add -b, write the file, add -A, commit) at concurrency 4. Three runs each, medians.
  */
+// First: a module runs after those imported before it, and spawn-count.js must replace
+// `child_process.spawn` before the engine is loaded, so that every process it starts is counted.
+import * as sc from './spawn-count.js';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-
-// Before the engine is loaded, so that every process it starts is counted.
-const sc = (await import(new URL('./spawn-count.ts', import.meta.url).href)) as typeof import('./spawn-count.js');
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
+import * as fr from './fleet-run.js';
+import * as lib from './lib.js';
 
 const TASKS = lib.quick ? 2 : 12;
 const CONCURRENCY = lib.quick ? 2 : 4;

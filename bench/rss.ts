@@ -2,8 +2,8 @@
  * 4. Memory with 8 pipelines in flight: 8 tasks at concurrency 8 through the real engine, a scripted model
  * that takes 2 s per call, `process.memoryUsage().rss` sampled every 100 ms. Run in a process of its own.
  */
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
+import * as lib from './lib.js';
+import * as fr from './fleet-run.js';
 
 const TASKS = lib.quick ? 2 : 8;
 const LATENCY_MS = lib.quick ? 50 : 2000;

@@ -7,7 +7,11 @@
  *   node bench/run.ts tui rss         only those whose file name starts with one of the words
  *   node bench/run.ts --quick [...]   each once with small sizes (BENCH_QUICK=1): does it run to the end?
  *                                     Exits 1 when one did not; its figures mean nothing.
+ *
+ * Node starts this file without the benchmarks' module resolution, so it imports that first (by its `.ts`
+ * name, the one import in bench/ written so) and loads the rest once it is in place.
  */
+import './hooks.ts';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -16,14 +20,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SummaryRow } from './lib.js';
 
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-
-const { BENCHES } = (await import(new URL('./list.ts', import.meta.url).href)) as typeof import('./list.js');
+const lib = await import('./lib.js');
+const { BENCHES } = await import('./list.js');
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick') || lib.quick;
 const only = args.filter((a) => a !== '--quick');
-if (!existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url)))) {
+if (!existsSync(lib.CLI)) {
   process.stderr.write('bench: dist/ is missing; run `npm run build` first (`npm run bench` does)\n');
   process.exit(2);
 }
@@ -50,7 +53,7 @@ try {
     const out = join(scratch, `${i}.json`);
     const t0 = performance.now();
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, [fileURLToPath(new URL(bench.file, import.meta.url))], {
+      const child = spawn(process.execPath, lib.benchArgs(fileURLToPath(new URL(bench.file, import.meta.url))), {
         stdio: 'inherit',
         env: { ...process.env, BENCH_OUT: out, ...(quick ? { BENCH_QUICK: '1' } : {}) },
       });

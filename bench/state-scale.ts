@@ -9,9 +9,14 @@
  *   node bench/state-scale.ts 20000 DIR  one size on a seeded repository, printing its figures as JSON (the child)
  */
 import { spawn } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
+import { LowdbStateStore } from '../src/adapters/store/lowdb-state.js';
+import { parseBacklog } from '../src/core/backlog/parse.js';
+import { taskGates } from '../src/core/budget/gates.js';
+import { TaskLifecycle } from '../src/core/task/lifecycle.js';
+import * as fr from './fleet-run.js';
+import * as lib from './lib.js';
 
 const SIZES = lib.quick ? [5, 50] : [50, 20_000];
 const RUN = lib.quick ? 2 : 10;
@@ -42,13 +47,6 @@ function backlog(n: number): string {
 
 /** The state a long history leaves: a record for every task, written before the measured process starts. */
 async function seed(root: string): Promise<void> {
-  const { parseBacklog } = await lib.dist<typeof import('../src/core/backlog/parse.js')>('core/backlog/parse.js');
-  const { taskGates } = await lib.dist<typeof import('../src/core/budget/gates.js')>('core/budget/gates.js');
-  const { TaskLifecycle } = await lib.dist<typeof import('../src/core/task/lifecycle.js')>('core/task/lifecycle.js');
-  const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>(
-    'adapters/store/lowdb-state.js',
-  );
-  const { readFile } = await import('node:fs/promises');
   const parsed = parseBacklog(await readFile(`${root}/BACKLOG.md`, 'utf8'), `${root}/BACKLOG.md`, { takenIds: [] });
   const tasks = {};
   const life = new TaskLifecycle(tasks, { now: () => Date.now() }, () => {});
@@ -63,8 +61,6 @@ async function seed(root: string): Promise<void> {
 }
 
 async function child(root: string, n: number): Promise<Figures> {
-  const fr = (await import(new URL('./fleet-run.ts', import.meta.url).href)) as typeof import('./fleet-run.js');
-  const { stat } = await import('node:fs/promises');
   let peak = process.memoryUsage().rss;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   const r = await fr.runFleetOnce({ root, latencyMs: 0 });
@@ -94,7 +90,7 @@ if (arg !== undefined) {
     const repo = await lib.makeRepo({ ...lib.sampleFiles(), 'BACKLOG.md': backlog(n) });
     await seed(repo.root);
     const out = await new Promise<string>((resolve, reject) => {
-      const c = spawn(process.execPath, [fileURLToPath(import.meta.url), String(n), repo.root], {
+      const c = spawn(process.execPath, lib.benchArgs(fileURLToPath(import.meta.url), String(n), repo.root), {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let text = '';
@@ -120,7 +116,7 @@ if (arg !== undefined) {
     ]),
   );
   const growth = large.runPerTaskMs / small.runPerTaskMs;
-  const rows: import('./lib.js').SummaryRow[] = [
+  const rows: lib.SummaryRow[] = [
     {
       figure: `7 per-task bookkeeping, ${large.tasks} vs ${small.tasks} tasks`,
       value: `${lib.ms(large.runPerTaskMs, 0)} vs ${lib.ms(small.runPerTaskMs, 0)} (×${growth.toFixed(2)})`,

@@ -4,23 +4,16 @@
  */
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { StateData } from '../src/ports/state-store.js';
+import { LowdbStateStore } from '../src/adapters/store/lowdb-state.js';
+import { findRepo } from '../src/commands/repo.js';
+import { statusRows } from '../src/commands/status.js';
 import type { TaskState } from '../src/domain/types.js';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { findRepo } = await lib.dist<typeof import('../src/commands/repo.js')>('commands/repo.js');
-const { statusRows } = await lib.dist<typeof import('../src/commands/status.js')>('commands/status.js');
-const { LowdbStateStore } = await lib.dist<typeof import('../src/adapters/store/lowdb-state.js')>(
-  'adapters/store/lowdb-state.js',
-);
-const { fakeTasks, fakeAttempt } =
-  await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
-const { STATE_VERSION } = await lib.dist<typeof import('../src/ports/state-store.js')>('ports/state-store.js');
+import { STATE_VERSION, type StateData } from '../src/ports/state-store.js';
+import { fakeAttempt, fakeTasks } from '../test/helpers/fake-fleet.js';
+import * as lib from './lib.js';
 
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const PROCESS_RUNS = lib.quick ? 1 : 5;
 const IN_PROCESS_RUNS = lib.quick ? 1 : 25;
 const SIZES = [10, 1000] as const;
@@ -94,7 +87,7 @@ try {
   for (let i = 0; i < PROCESS_RUNS + 1; i++) {
     for (const [k, r] of repos.entries()) {
       const s = performance.now();
-      const { stdout } = await run(process.execPath, [CLI, 'status', '--json'], {
+      const { stdout } = await run(process.execPath, [lib.CLI, 'status', '--json'], {
         cwd: r.root,
         maxBuffer: 64 * 1024 * 1024,
       });

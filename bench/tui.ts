@@ -7,8 +7,10 @@ import { EventEmitter } from 'node:events';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
+import { renderTui } from '../src/ui/render-tui.js';
+import { FakeFleet, fakeTasks } from '../test/helpers/fake-fleet.js';
+import { FakeStdin } from '../test/helpers/fake-terminal.js';
+import * as lib from './lib.js';
 
 /** 40 tasks fill the list of a 40-row terminal, as 1,000 do: it separates frame size from backlog size */
 const SIZES = [10, 40, 1000] as const;
@@ -78,11 +80,6 @@ class FakeStdout extends EventEmitter {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const { renderTui } = await lib.dist<typeof import('../src/ui/render-tui.js')>('ui/render-tui.js');
-const { FakeFleet, fakeTasks } = await lib.testHelper<typeof import('../test/helpers/fake-fleet.js')>('fake-fleet.ts');
-const { FakeStdin } = await lib.testHelper<typeof import('../test/helpers/fake-terminal.js')>('fake-terminal.ts');
-type FakeStdin = InstanceType<typeof FakeStdin>;
-
 interface Mounted {
   firstFrameMs: number;
   firstRenderMs: number;
@@ -97,7 +94,7 @@ interface Mounted {
  * A fleet at work: every 5 ms one running task's record changes, it reports usage and streams a line of
  * text — about the event rate of a dozen agents streaming at once.
  */
-function busy(fleet: InstanceType<typeof FakeFleet>): () => void {
+function busy(fleet: FakeFleet): () => void {
   const running = fleet
     .tasks()
     .filter((t) => t.status === 'running')
@@ -205,9 +202,13 @@ if (arg !== undefined) {
   for (let round = 0; round < PROCESSES; round++) {
     for (const [k, n] of SIZES.entries()) {
       if (n === 40 && round > 0) continue;
-      const { stdout } = await run(process.execPath, [self, String(n), String(perProcess), String(WARM_MOUNTS)], {
-        maxBuffer: 16 * 1024 * 1024,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        lib.benchArgs(self, String(n), String(perProcess), String(WARM_MOUNTS)),
+        {
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      );
       parts[k]!.push(JSON.parse(stdout) as SizeResult);
     }
   }
@@ -288,7 +289,7 @@ if (arg !== undefined) {
   // The scale case: 20,000 tasks while a fleet streams events into the view.
   const { stdout: busyOut } = await run(
     process.execPath,
-    [self, String(BUSY_TASKS), String(PRESSES), String(WARM_MOUNTS), 'busy'],
+    lib.benchArgs(self, String(BUSY_TASKS), String(PRESSES), String(WARM_MOUNTS), 'busy'),
     { maxBuffer: 16 * 1024 * 1024 },
   );
   const b = JSON.parse(busyOut) as SizeResult;

@@ -4,19 +4,16 @@
  * Redis commands per task (INFO commandstats, every client: coordinator and workers).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readFile } from 'node:fs/promises';
-
-const lib = (await import(new URL('./lib.ts', import.meta.url).href)) as typeof import('./lib.js');
-const { startModelServer } = await lib.dist<typeof import('../src/demo/model-server.js')>('demo/model-server.js');
-const { demoScript } = await lib.dist<typeof import('../src/demo/scripts.js')>('demo/scripts.js');
-const { startRedis } = await lib.testHelper<typeof import('../test/helpers/redis-server.js')>('redis-server.ts');
+import { startModelServer } from '../src/demo/model-server.js';
+import { demoScript } from '../src/demo/scripts.js';
+import { startRedis } from '../test/helpers/redis-server.js';
+import * as lib from './lib.js';
 
 const run = promisify(execFile);
-const CLI = new URL('../dist/cli.js', import.meta.url).pathname;
 const TASKS = lib.quick ? 2 : 40;
 const FLEETS = lib.quick ? [1, 2] : [1, 4];
 const KEY = 'bench-workers-key';
@@ -63,7 +60,7 @@ async function once(workers: number): Promise<Result> {
       await mkdir(home, { recursive: true });
       const child = execFile(
         process.execPath,
-        [CLI, 'worker', '--queue', redis.url, '--concurrency', '2', '--cache', join(home, 'cache')],
+        [lib.CLI, 'worker', '--queue', redis.url, '--concurrency', '2', '--cache', join(home, 'cache')],
         { cwd: home, env: { ...env, HOME: home } },
       );
       children.push(child);
@@ -86,11 +83,15 @@ async function once(workers: number): Promise<Result> {
     );
     const before = commandCalls(await redis.command('INFO', 'commandstats'));
     const t0 = performance.now();
-    const coordinator = await run(process.execPath, ['--import', preload, CLI, '--overnight', '--queue', redis.url], {
-      cwd: repo.root,
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    }).catch((error: { stdout?: string; stderr?: string }) => {
+    const coordinator = await run(
+      process.execPath,
+      ['--import', preload, lib.CLI, '--overnight', '--queue', redis.url],
+      {
+        cwd: repo.root,
+        env,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    ).catch((error: { stdout?: string; stderr?: string }) => {
       throw new Error(`the coordinator failed: ${error.stderr ?? ''}${(error.stdout ?? '').slice(-2000)}`);
     });
     const wallMs = performance.now() - t0;
