@@ -3,7 +3,7 @@ import { restoreNodeEnv } from './production-react.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { InputError, InputErrors, ResourceLimitError, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
 import { findRepo } from './commands/repo.js';
@@ -82,11 +82,13 @@ Environment:
   ANTHROPIC_BASE_URL                          any Anthropic-compatible endpoint (root URL, no /v1)
   OTEL_EXPORTER_OTLP_ENDPOINT                 send traces and metrics over OTLP/HTTP (and the other OTEL_* variables)
 
-Exit codes: 0 every task run is verified or merged; 1 a task failed or conflicts, or a fleet gate
-stopped the run; 2 bad usage or bad input (nothing started or written); 130 interrupted.
+Exit codes: 0 no task the run touched ended failed or in conflict; 1 one did, or a fleet gate, a full
+disk, a system limit or a deleted BACKLOG.md stopped the run (audit: not ready; doctor: a check failed;
+merge: refused); 2 bad usage or bad input (nothing started or written); 130 interrupted.
 `;
 
-const COMMANDS = new Set([
+/** The commands `loopfleet <command>` accepts; without one, `loopfleet` runs the fleet itself. */
+export const COMMANDS = [
   'init',
   'status',
   'merge',
@@ -100,9 +102,36 @@ const COMMANDS = new Set([
   'discover',
   'sync',
   'worker',
-]);
+] as const;
+const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout'] as const;
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
+
+/** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
+export const CLI_OPTIONS = {
+  overnight: { type: 'boolean' },
+  watch: { type: 'boolean' },
+  until: { type: 'string' },
+  json: { type: 'boolean' },
+  concurrency: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'max-cost': { type: 'string' },
+  'max-time': { type: 'string' },
+  'auto-merge': { type: 'boolean' },
+  'no-wait': { type: 'boolean' },
+  'no-color': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  all: { type: 'boolean' },
+  limit: { type: 'string' },
+  only: { type: 'string' },
+  'github-label': { type: 'string' },
+  queue: { type: 'string' },
+  cache: { type: 'string' },
+  grace: { type: 'string' },
+  'lock-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const satisfies ParseArgsOptionsConfig;
 
 function version(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -146,30 +175,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: {
-        overnight: { type: 'boolean' },
-        watch: { type: 'boolean' },
-        until: { type: 'string' },
-        json: { type: 'boolean' },
-        concurrency: { type: 'string' },
-        'max-tokens': { type: 'string' },
-        'max-cost': { type: 'string' },
-        'max-time': { type: 'string' },
-        'auto-merge': { type: 'boolean' },
-        'no-wait': { type: 'boolean' },
-        'no-color': { type: 'boolean' },
-        'dry-run': { type: 'boolean' },
-        all: { type: 'boolean' },
-        limit: { type: 'string' },
-        only: { type: 'string' },
-        'github-label': { type: 'string' },
-        queue: { type: 'string' },
-        cache: { type: 'string' },
-        grace: { type: 'string' },
-        'lock-timeout': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
+      options: CLI_OPTIONS,
     });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\nRun \`loopfleet --help\` for the usage.`);
@@ -184,7 +190,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     return 0;
   }
   const [command, ...rest] = positionals;
-  if (command !== undefined && !COMMANDS.has(command)) {
+  if (command !== undefined && !COMMAND_NAMES.has(command)) {
     throw new UsageError(`unknown command '${command}'. Run \`loopfleet --help\` for the usage.`);
   }
   const overrides: Overrides = {

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,105 +5,78 @@ import { parseBacklog } from '../../src/core/backlog/parse.js';
 import { ROOT } from '../helpers/paths.js';
 
 /**
- * The README names files, tests and in-page sections; each must exist. A renamed test or a moved adapter
- * fails here instead of leaving the README pointing at nothing.
+ * README.md is the front door: what loopfleet is, how to try it and use it, the credentials, a minimal
+ * BACKLOG.md, what verified means, the safety promises, and links to the reference in docs/. It stays
+ * short enough to read in a few screens. (Its paths, links and names are checked with every other page in
+ * docs.test.ts.)
  */
 
 const README = await readFile(path.join(ROOT, 'README.md'), 'utf8');
 
-/** The README without its fenced blocks: headings and links there are examples, not the document's. */
-function prose(text: string): string {
-  return text.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '');
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped, spaces as `-`. */
-function anchorOf(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/ /g, '-');
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(path.join(ROOT, dir), { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out.push(entry.name);
-  }
-  return out;
+/** The text of a `## ` section, up to the next one. */
+function section(title: string): string {
+  const start = README.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README.md has no section '## ${title}'`);
+  const next = README.indexOf('\n## ', start + 1);
+  return README.slice(start, next < 0 ? undefined : next);
 }
 
 describe('README.md', () => {
-  const spans = [...README.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
-
-  it('every repository path it names exists', () => {
-    const paths = [...new Set(spans.filter((s) => /^(src|test|bench|backlog|agents|\.github)\/[\w./-]+$/.test(s)))];
-    expect(paths.length).toBeGreaterThan(20);
-    const missing = paths.filter((p) => !existsSync(path.join(ROOT, p.replace(/\/$/, ''))));
-    expect(missing).toEqual([]);
+  it('fits in a few screens', () => {
+    expect(README.split('\n').length).toBeLessThanOrEqual(300);
   });
 
-  it('every source or test file it names by its bare name exists', async () => {
-    const names = [...new Set(spans.filter((s) => /^[\w-]+(\.test)?\.tsx?$/.test(s)))];
-    expect(names.length).toBeGreaterThan(5);
-    const present = new Set([
-      ...(await filesUnder('src')),
-      ...(await filesUnder('test')),
-      ...(await filesUnder('bench')),
+  it('has the front door in order: try it, use it, credentials, a backlog, verified, safety, the docs', () => {
+    const titles = [...README.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+    expect(titles).toEqual([
+      'Try it',
+      'Use it on your repository',
+      'Credentials',
+      'A minimal BACKLOG.md',
+      'What verified means',
+      'Safety and the sandbox',
+      'Documentation',
     ]);
-    expect(names.filter((n) => !present.has(n))).toEqual([]);
   });
 
-  it('every in-page link leads to a heading or an anchor of the README', () => {
-    const text = prose(README);
-    const targets = new Set([
-      ...[...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)),
-      ...[...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!),
+  it('tries it with the two commands a fresh machine needs, and says what the demo does', () => {
+    const tryIt = section('Try it');
+    expect(tryIt).toMatch(/^npm install && npm start +#/m);
+    expect(tryIt).toMatch(/^npm test +#/m);
+    expect(tryIt).toContain('`npm start` runs `loopfleet demo`');
+    expect(tryIt).toContain('scripted demo model');
+  });
+
+  it('links every page of docs/ and CONTRIBUTING.md from its Documentation section', async () => {
+    const pages = (await readdir(path.join(ROOT, 'docs'))).filter((f) => f.endsWith('.md')).sort();
+    expect(pages.length).toBeGreaterThanOrEqual(12);
+    const docs = section('Documentation');
+    const linked = [...docs.matchAll(/\]\(docs\/([\w-]+\.md)\)/g)].map((m) => m[1]!).sort();
+    expect(linked).toEqual(pages);
+    expect(docs).toContain('](CONTRIBUTING.md)');
+  });
+
+  it('its minimal BACKLOG.md parses as written', () => {
+    const example = section('A minimal BACKLOG.md').split('```markdown\n')[1]!.split('\n```\n')[0]!;
+    const { backlog, missingIds } = parseBacklog(example, 'BACKLOG.md');
+    expect(missingIds).toEqual([]);
+    expect(backlog.tasks.map((t) => [t.id, t.done])).toEqual([
+      ['T-1', false],
+      ['T-2', false],
+      ['T-3', true],
     ]);
-    const links = [...text.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!);
-    expect(links.length).toBeGreaterThan(0);
-    expect(links.filter((l) => !targets.has(l))).toEqual([]);
-  });
-
-  it('names no heading twice at the same level under one parent', () => {
-    const seen = new Set<string>();
-    const parents: string[] = [];
-    const twice: string[] = [];
-    for (const m of prose(README).matchAll(/^(#{1,6}) (.+)$/gm)) {
-      const level = m[1]!.length;
-      parents.length = level - 1;
-      const key = `${parents.join(' > ')} > ${m[2]!}`;
-      if (seen.has(key)) twice.push(key);
-      seen.add(key);
-      parents[level - 1] = m[2]!;
-    }
-    expect(twice).toEqual([]);
-  });
-
-  it('says no paragraph twice', () => {
-    const paragraphs = README.split(/\n\s*\n/)
-      .map((p) => p.trim())
-      .filter((p) => p.length > 120);
-    expect(paragraphs.filter((p, i) => paragraphs.indexOf(p) !== i)).toEqual([]);
-  });
-
-  it('its BACKLOG.md example and the pull-request front matter parse as written', () => {
-    const example = README.split('## BACKLOG.md\n\n```markdown\n')[1]!.split('\n```\n')[0]!;
-    const { config, tasks } = parseBacklog(example, 'BACKLOG.md').backlog;
-    expect(tasks.map((t) => t.id)).toEqual(['T-1', 'T-2', 'T-3']);
-    expect([config.land, config.remote, config.forge, config.pr]).toEqual([
-      'merge',
-      'origin',
-      undefined,
-      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 },
+    expect([backlog.config.check, backlog.config.setup, backlog.config.gates.attempts]).toEqual([
+      'npm test',
+      'npm ci',
+      3,
     ]);
-    const prYaml = README.split('## Pull requests: `land: pr`')[1]!.split('```yaml\n')[1]!.split('\n```')[0]!;
-    const pr = parseBacklog(`---\ncheck: npm test\n${prYaml}\n---\n- [ ] T-1 x\n`, 'BACKLOG.md').backlog.config;
-    expect([pr.land, pr.remote, pr.forge]).toEqual(['pr', 'origin', 'auto']);
+    expect([backlog.config.gates.costUsd, backlog.config.fleetGates.costUsd]).toEqual([2, 25]);
+    expect(backlog.tasks[1]!.after).toEqual(['T-1']);
   });
 
-  it('anchorOf follows GitHub', () => {
-    expect(anchorOf('Discover: `loopfleet discover`')).toBe('discover-loopfleet-discover');
-    expect(anchorOf('Notifications: `notify:` and `notify_on:`')).toBe('notifications-notify-and-notify_on');
+  it('says what verified means and links the full rules', () => {
+    const verified = section('What verified means');
+    for (const step of ['**The guard**', '**The checks**', '**The reviewer**']) expect(verified).toContain(step);
+    expect(verified).toContain('](docs/verification.md)');
   });
 });
