@@ -22,6 +22,7 @@ import { isSecretName } from '../core/attempt/task-env.js';
 import type { AttemptJob, WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
+import { formatDuration } from '../core/text/format-units.js';
 import { systemClock } from '../ports/clock.js';
 import { defaultCacheRoot, RepoCache } from './worker-cache.js';
 import { serviceLog, sharedRunner } from './services.js';
@@ -159,7 +160,7 @@ export async function worker(
     });
     out(`worker ${identity.id} on ${options.queue.display}: taking jobs, ${options.concurrency} at once`);
     const signal = await stopped;
-    out(`received ${signal}: no new jobs; running attempts have ${Math.round(options.graceMs / 1000)} s to finish`);
+    out(`received ${signal}: no new jobs; running attempts have ${formatDuration(options.graceMs)} to finish`);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => {
       handBack = resolve;

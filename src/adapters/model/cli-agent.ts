@@ -9,6 +9,7 @@ import { watchReadOnly } from '../git/worktree-snapshot.js';
 import { MAX_TIMER_MS } from '../../domain/layout.js';
 import { AgentSetupError } from '../../domain/errors.js';
 import { invisibleProgram } from '../sandbox/visible.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 /**
  * A role played by an external command-line agent.
@@ -129,7 +130,7 @@ export class CliAgentClient implements ModelClient {
     if (result.aborted || request.signal.aborted) throw abortError(request.signal);
     if (result.timedOut) {
       throw new Error(
-        `agent command \`${command}\` timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`,
+        `agent command \`${command}\` timed out after ${formatLimitDuration(request.timeoutMs)}; last output:\n${tail(result.output)}`,
       );
     }
     if (result.exitCode !== 0) {
@@ -234,7 +235,9 @@ export class CliAgentClient implements ModelClient {
     if (classified !== null) throw classified;
     const what = `${preset.name} (${launch.bin})`;
     if (result.timedOut)
-      throw new Error(`${what} timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`);
+      throw new Error(
+        `${what} timed out after ${formatLimitDuration(request.timeoutMs)}; last output:\n${tail(result.output)}`,
+      );
     if (result.exitCode !== 0) {
       const how =
         result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;

@@ -6,6 +6,7 @@ import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io
 import { failAttempt, type AttemptCommands } from './commands.js';
 import type { SetupTrust } from './setup-trust.js';
 import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
+import { formatDuration } from '../text/format-units.js';
 
 export type PreparedWorktree = SetupWorktree & { fresh: boolean; copied: string[] };
 
@@ -49,7 +50,7 @@ export class AttemptWorktree {
     if (prepared.deps.method !== 'none') {
       input.observer.output(
         'setup',
-        `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`,
+        `dependencies cloned into the worktree (${prepared.deps.method}, ${formatDuration(prepared.deps.ms)})\n`,
       );
     }
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };

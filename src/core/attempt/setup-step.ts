@@ -10,6 +10,7 @@
  * Cloned dependencies (an identical lockfile) make setup unnecessary: skipped, saying so.
  */
 import type { CheckResult, FleetConfig, TaskSpec } from '../../domain/types.js';
+import { formatDuration } from '../text/format-units.js';
 
 /** Why setup may not run on the host: `said` for the setup output, `short` for a failure's reason. */
 export interface Untrusted {
@@ -79,6 +80,6 @@ export async function runSetup(
 }
 
 export function describeExit(r: CheckResult): string {
-  if (r.timedOut) return `timed out after ${Math.round(r.durationMs / 1000)}s`;
+  if (r.timedOut) return `timed out after ${formatDuration(r.durationMs)}`;
   return r.exitCode === null ? 'was killed' : `exited ${r.exitCode}`;
 }

@@ -4,6 +4,7 @@ import { FILES_INSTRUCTION } from './plan-files.js';
 import type { ReviewDiff } from '../verify/review-diff.js';
 import { formatCounts } from '../verify/test-counts.js';
 import { END_OF_QUOTES, quoteUntrusted } from '../text/untrusted.js';
+import { formatDuration } from '../text/format-units.js';
 
 /**
  * The text each role is given. The system prompt is the role definition plus a role marker and never
@@ -90,7 +91,7 @@ export function implementerPrompt(
 /** What loopfleet says of the check, before its output: the command, how it ended, how it was judged. */
 function checkFacts(check: CheckResult, notes: readonly string[]): string {
   const lines = [
-    `\`${check.command}\` ${check.timedOut ? 'timed out' : check.exitCode === null ? 'was killed' : `exited ${check.exitCode}`} after ${Math.round(check.durationMs / 1000)}s.`,
+    `\`${check.command}\` ${check.timedOut ? 'timed out' : check.exitCode === null ? 'was killed' : `exited ${check.exitCode}`} after ${formatDuration(check.durationMs)}.`,
   ];
   if (check.counts != null)
     lines.push(

@@ -1,6 +1,7 @@
 import type { BaselineResult, CheckResult, CheckSpec, FleetConfig, TaskSpec, TestCounts } from '../../domain/types.js';
 import { formatCounts } from './test-counts.js';
 import { quoteUntrusted } from '../text/untrusted.js';
+import { formatDuration } from '../text/format-units.js';
 
 /**
  * The checks of a task and how an attempt is judged on them.
@@ -50,7 +51,7 @@ export function checkLabel(c: { name?: string; command: string }): string {
 }
 
 function exitWords(r: CheckResult): string {
-  if (r.timedOut) return `timed out after ${Math.round(r.durationMs / 1000)}s`;
+  if (r.timedOut) return `timed out after ${formatDuration(r.durationMs)}`;
   return r.exitCode === null ? 'was killed' : `exited ${r.exitCode}`;
 }
 
