@@ -1,7 +1,7 @@
 /**
  * `loopfleet worker --queue redis://…`: takes attempt jobs from the fleet's queue and runs each with this
  * machine's own pipeline (its model credentials, agents, process runner and sandbox) on a repository cache
- * of the job's remote, then reports back through the queue (core/executor/job-runner.ts).
+ * of the job's remote, then reports back through the queue ({@link runJob}).
  *
  * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
  * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then

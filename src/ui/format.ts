@@ -37,7 +37,7 @@ export function padStart(text: string, size: number): string {
 
 /**
  * Text from the outside world (agent output, check output, diffs) made safe to print inside the frame:
- * the one sanitiser's multi-line form (domain/sanitize), tabs as two spaces. Newlines are kept.
+ * the one sanitiser's multi-line form ({@link visible}), tabs as two spaces. Newlines are kept.
  */
 export function sanitize(text: string): string {
   return visible(text).replace(/\t/g, '  ');

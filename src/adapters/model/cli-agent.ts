@@ -20,7 +20,7 @@ import { formatLimitDuration } from '../../core/text/format-units.js';
  *   model response) are passed on as they arrive, so gates stop it mid-run; the final report corrects the
  *   totals to what the CLI said it spent. A read-only role whose run changed the worktree fails, and its
  *   change is reset. A final-answer schema (the reviewer's verdict) goes to the CLI's own flag where it has
- *   one; the answer is always checked by the caller (core/verdict.ts), whatever the CLI promised.
+ *   one; the answer is always checked by the caller ({@link parseVerdict}), whatever the CLI promised.
  * - `command:` (any other CLI): the command runs in the worktree with the system prompt and the prompt on
  *   stdin, confined like the shell tool when a sandbox is available. Its output streams as text; when it ends
  *   in Claude-Code-style JSON (or codex `--json` events), the usage and the cost it reports are passed on.

@@ -1,6 +1,6 @@
 /**
  * The setup phase of one attempt: the task's worktree made (or found from an earlier attempt) and, in a new
- * one, `setup:` run where setup-step.ts says — sandboxed when its code may be an agent's.
+ * one, `setup:` run where {@link runSetup} says — sandboxed when its code may be an agent's.
  */
 import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failAttempt, type AttemptCommands } from './commands.js';
@@ -56,7 +56,7 @@ export class AttemptWorktree {
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
   }
 
-  /** `setup:` in a new worktree, where setup-step.ts says; returns the failed result, or null. */
+  /** `setup:` in a new worktree, where {@link runSetup} says; returns the failed result, or null. */
   async setup(input: AttemptInput, result: AttemptResult, worktree: SetupWorktree): Promise<AttemptResult | null> {
     const { config } = input;
     const outcome = await runSetup(

@@ -1,7 +1,7 @@
 /**
  * `setup:` in a new worktree — where it runs and with what:
  * - on the person's code (a new branch on a base that holds nothing landed during this run, see
- *   setup-trust.ts): outside the sandbox, as the person's own shell would run it — their environment
+ *   {@link SetupTrust}): outside the sandbox, as the person's own shell would run it — their environment
  *   (HOME, proxies, CA bundles, registry configuration) minus the credentials loopfleet holds;
  * - on anything an agent may have written (a worktree rebuilt from an existing branch, a base that an
  *   agent's work has landed on): in the sandbox, with the allow-listed environment and the network only

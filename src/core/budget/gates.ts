@@ -113,7 +113,7 @@ export function errorSignature(message: string): FailureSignature {
 
 /** The key of a failure's signature (see failureSignature). */
 export function failureFingerprint(outcome: string, evidence: string): string {
-  // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
+  // Test counts (the line of `countsMarker`) are kept: 9 failing then 1 failing is progress, not a repeat.
   // Only loopfleet's own marker lines count, not look-alikes inside the quoted check output.
   const counts = [...withoutQuotes(evidence).matchAll(/^Failing tests: (\d+) of (\d+)$/gm)]
     .map((m) => `failing=${m[1]}/${m[2]} `)

@@ -129,8 +129,8 @@ export function failureReason(r: CheckResult): string {
 }
 
 /**
- * The marker line the no-progress fingerprint keeps (gates.ts): "9 failing then 1 failing" are different
- * failures even though the fingerprint blanks other digits.
+ * The marker line the no-progress fingerprint keeps ({@link failureFingerprint}): "9 failing then 1
+ * failing" are different failures even though the fingerprint blanks other digits.
  */
 export function countsMarker(c: TestCounts): string {
   return `Failing tests: ${c.failed} of ${c.total}`;

@@ -20,9 +20,10 @@ import { firstLines, inertBlock, inertLine, lastLines, neutralise } from './text
  * report reads) and the comment a later attempt leaves on it.
  *
  * Invariant: every piece of text loopfleet did not write — the task's title and description (an issue's
- * words, for a discovered task), plans, file and test names, reasons, outputs — passes pr-text.ts, so the
- * only references, mentions and closing keywords in what the forge reads are loopfleet's own: the
- * `Fixes #N` of the task's own `source:`, and the PR numbers of other tasks' pull requests.
+ * words, for a discovered task), plans, file and test names, reasons, outputs — passes {@link inertLine}
+ * or {@link inertBlock}, so the only references, mentions and closing keywords in what the forge reads are
+ * loopfleet's own: the `Fixes #N` of the task's own `source:`, and the PR numbers of other tasks' pull
+ * requests.
  */
 
 export interface BodyInput {
