@@ -1,4 +1,4 @@
-// First: React's build is chosen when it is loaded (see production-react.ts).
+// First: React's build is chosen when it is loaded (see `restoreNodeEnv`).
 import { restoreNodeEnv } from './production-react.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -12,7 +12,7 @@ import { baselinesFor } from '../core/verify/baseline.js';
 import { checksOf, ownChecks, singleCheck } from '../core/verify/checks.js';
 import { parseTestCounts } from '../core/verify/test-counts.js';
 import { loadRoles } from '../core/roles/definitions.js';
-import { backlogCeiling } from '../core/budget/ceiling.js';
+import { backlogCeiling, ceilingLines } from '../core/budget/ceiling.js';
 import { endOfLife, priceOf } from '../core/budget/pricing.js';
 import { taskEnv } from '../core/attempt/task-env.js';
 import { loadBacklog, resolveBase, type Repo } from './repo.js';
@@ -215,10 +215,7 @@ export async function audit(repo: Repo, env: NodeJS.ProcessEnv, out: (line: stri
   out(`loopfleet audit — ${repo.root} (base ${base}, ${open.length} open task(s))`);
   for (const f of findings) out(`  ${f.weight === 0 ? '·' : f.ok ? '✔' : '✗'} ${f.text}`);
   out('');
-  out('Cost ceiling (the most the backlog can spend under its gates):');
-  for (const t of ceiling.tasks)
-    out(`  ${t.id.padEnd(8)} ${t.usd === null ? 'unbounded' : `$${t.usd.toFixed(2)}`}  (${t.why})`);
-  out(`  total    ${ceiling.totalUsd === null ? 'unbounded' : `$${ceiling.totalUsd.toFixed(2)}`}  (${ceiling.why})`);
+  for (const line of ceilingLines(ceiling)) out(line);
   out('');
   out(`Readiness: ${score}/100 — ${ready ? 'ready' : 'not ready: fix the ✗ lines above'}`);
   return ready ? 0 : 1;

@@ -44,7 +44,7 @@ export async function demo(options: DemoOptions): Promise<number> {
     apiKeys: [DEMO_KEY],
   });
   const { out } = options;
-  // Without bubblewrap the demo alone runs its checks unsandboxed (see demo-sandbox.ts), and says so first.
+  // Without bubblewrap the demo alone runs its checks unsandboxed (see `unsandboxedDemoNotice`), and says so first.
   const sandboxed = await sandboxRunsHere();
   if (!sandboxed) out(unsandboxedDemoNotice(await hostSandboxCause()));
   const overrides = sandboxed ? options.overrides : { ...options.overrides, sandbox: 'off' as const };

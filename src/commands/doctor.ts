@@ -20,6 +20,7 @@ import { systemPrompt } from '../core/roles/prompts.js';
 import { isSecretName } from '../core/attempt/task-env.js';
 import { ROLES, type Backlog, type FleetConfig, type Role } from '../domain/types.js';
 import { forgeChecks } from './doctor-forge.js';
+import { formatTokens } from '../core/text/format-units.js';
 import { loadBacklog, type Repo } from './repo.js';
 
 /**
@@ -153,7 +154,12 @@ async function checkPreset(
           if (e.model) model = e.model;
         },
       );
-      checks.push({ ok: true, role, what: 'reachable', detail: `${where}, model ${model}, ${tokens} tokens` });
+      checks.push({
+        ok: true,
+        role,
+        what: 'reachable',
+        detail: `${where}, model ${model}, ${formatTokens(tokens)} tokens`,
+      });
     } catch (error) {
       checks.push({
         ok: false,

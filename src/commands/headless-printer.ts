@@ -2,6 +2,7 @@ import type { FleetEmitter } from '../core/task/events.js';
 import { totalTokens } from '../domain/types.js';
 import { holdText } from '../core/budget/rate-limits.js';
 import { oneLine } from '../domain/sanitize.js';
+import { formatTokens, formatUsd } from '../core/text/format-units.js';
 
 /**
  * One plain line per event: what `--overnight` prints. Streamed text and tool calls stay in the transcripts.
@@ -20,7 +21,7 @@ export function printEvents(events: FleetEmitter, print: (line: string) => void)
           ? ` — ${task.reason}`
           : '';
     write(
-      `${stamp()} ${task.id} ${task.status}${extra} (${totalTokens(task.usage)} tokens, $${task.costUsd.toFixed(4)})`,
+      `${stamp()} ${task.id} ${task.status}${extra} (${formatTokens(totalTokens(task.usage))} tokens, ${formatUsd(task.costUsd)})`,
     );
   };
   const phases = new Map<string, string>();

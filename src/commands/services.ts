@@ -78,7 +78,7 @@ export function sharedRunner(): ExecaRunner {
 export function sandboxRunsHere(): Promise<boolean> {
   return processRunner.sandboxAvailable();
 }
-/** `.loop-worktrees/baselines.json`: the checks' results on base commits (see core/baseline.ts). */
+/** `.loop-worktrees/baselines.json`: the checks' results on base commits (see {@link baselinesFor}). */
 export function baselinesPath(repo: Repo): string {
   return join(repo.workDir, BASELINES_FILE);
 }

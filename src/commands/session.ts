@@ -23,7 +23,7 @@ import { openQueue } from './queue-executor.js';
 export interface Overrides {
   concurrency?: number;
   fleetGates?: Partial<FleetGates>;
-  /** only `loopfleet demo` sets it, for its own repository where bubblewrap is missing (see commands/demo.ts) */
+  /** only `loopfleet demo` sets it, for its own repository where bubblewrap is missing (see {@link demo}) */
   sandbox?: 'off';
 }
 
@@ -51,7 +51,7 @@ export interface Session {
   fleet: Fleet;
   backlog: Backlog;
   services: FleetServices;
-  /** settings of the person's git configuration the run turns off (git-config-scan.ts), said once at start */
+  /** settings of the person's git configuration the run turns off ({@link scanGitConfig}), said once at start */
   gitWarnings: string[];
   /** the run's traces and metrics (OTEL_EXPORTER_OTLP_*ENDPOINT): closed with the session */
   telemetry: SessionTelemetry;

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { LowdbStateStore } from '../adapters/store/lowdb-state.js';
 import { parseBacklog, runnableTasks } from '../core/backlog/parse.js';
 import { UsageError } from '../domain/errors.js';
-import { formatTokens } from '../core/text/format-units.js';
+import { formatTokens, formatUsd } from '../core/text/format-units.js';
 import { oneLine } from '../domain/sanitize.js';
 import { taskGates } from '../core/budget/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
@@ -118,7 +118,7 @@ export function statusTable(rows: TaskStatusJson[]): string {
     const pr = r.pr == null ? '' : ` · ${prWords(r.pr)} ${r.pr.url}`;
     const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr;
     return oneLine(
-      `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${`$${r.costUsd.toFixed(4)}`.padStart(9)}  ${r.title}${reason}`,
+      `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${formatUsd(r.costUsd).padStart(9)}  ${r.title}${reason}`,
     );
   });
   return [

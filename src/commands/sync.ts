@@ -20,7 +20,7 @@ export function syncLines(result: SyncResult): string[] {
 }
 
 /**
- * `loopfleet sync`: one pass over every open pull request (see core/forge/pr-sync.ts). Tasks it sends back
+ * `loopfleet sync`: one pass over every open pull request (see {@link syncPulls}). Tasks it sends back
  * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal lets the pass finish
  * the task it is on (state matches the forge and git), then exits 130.
  */

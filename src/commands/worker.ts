@@ -1,7 +1,7 @@
 /**
  * `loopfleet worker --queue redis://…`: takes attempt jobs from the fleet's queue and runs each with this
  * machine's own pipeline (its model credentials, agents, process runner and sandbox) on a repository cache
- * of the job's remote, then reports back through the queue (core/executor/job-runner.ts).
+ * of the job's remote, then reports back through the queue ({@link runJob}).
  *
  * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
  * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
@@ -22,6 +22,7 @@ import { isSecretName } from '../core/attempt/task-env.js';
 import type { AttemptJob, WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
+import { formatDuration } from '../core/text/format-units.js';
 import { systemClock } from '../ports/clock.js';
 import { defaultCacheRoot, RepoCache } from './worker-cache.js';
 import { serviceLog, sharedRunner } from './services.js';
@@ -159,7 +160,7 @@ export async function worker(
     });
     out(`worker ${identity.id} on ${options.queue.display}: taking jobs, ${options.concurrency} at once`);
     const signal = await stopped;
-    out(`received ${signal}: no new jobs; running attempts have ${Math.round(options.graceMs / 1000)} s to finish`);
+    out(`received ${signal}: no new jobs; running attempts have ${formatDuration(options.graceMs)} to finish`);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => {
       handBack = resolve;

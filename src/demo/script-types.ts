@@ -41,7 +41,7 @@ export interface ScriptRequest {
   tools: string[];
   /** the JSON schema of `output_config.format`, when structured output is asked for */
   outputSchema: Record<string, unknown> | null;
-  /** from the markers (see core/role-marker.ts) */
+  /** from the markers (see {@link roleOf} and {@link taskOf}) */
   role: Role | null;
   taskId: string | null;
   attempt: number;

@@ -1,4 +1,4 @@
-/** Checks: what a check is, what one run of it gave, on base and with a proof, and the reviewer's verdict. Plain data only (see types.ts). */
+/** Checks: what a check is, what one run of it gave, on base and with a proof, and the reviewer's verdict. Plain data only: every value survives a JSON round-trip. */
 
 /** One named check. A check with `required: false` is run and reported but never fails a task. */
 export interface CheckSpec {
@@ -18,7 +18,7 @@ export interface TestCounts {
   failing?: string[];
   /**
    * set when one runner's summaries in the output do not all say the same (a test printing a summary of
-   * its own): what they said. Such counts are not believed: the check fails (checks.ts).
+   * its own): what they said. Such counts are not believed: the check fails ({@link judgeCheck}).
    */
   disagreeing?: string;
 }
@@ -36,7 +36,7 @@ export interface CheckResult {
   required?: boolean;
   /** test counts parsed from the output, null when no known runner's summary was found */
   counts?: TestCounts | null;
-  /** how the attempt was judged on this check (see checks.ts) */
+  /** how the attempt was judged on this check (see {@link judgeCheck}) */
   judged?: CheckJudgement;
   /** why, in words, when it is not a plain pass */
   note?: string | null;

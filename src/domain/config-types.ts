@@ -1,4 +1,4 @@
-/** Fleet and task settings from BACKLOG.md's front matter, defaults applied. Plain data only (see types.ts). */
+/** Fleet and task settings from BACKLOG.md's front matter, defaults applied. Plain data only: every value survives a JSON round-trip. */
 import type { CheckSpec } from './check-types.js';
 import type { ForgeSetting } from './forge-setting.js';
 

@@ -5,7 +5,7 @@
 
 /**
  * Credentials loopfleet holds: the model keys every agent preset reads (their `credentialEnv`, see
- * src/adapters/agent-presets) and the forge tokens. Setup on the person's code gets their environment minus
+ * {@link AgentPreset}) and the forge tokens. Setup on the person's code gets their environment minus
  * these, and the sandbox never gets them, not even when `env:` lists one; the presets' test checks that
  * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job.
  */

@@ -1,4 +1,4 @@
-/** A task's pull request, as recorded and as `status --json` prints it. Plain data only (see types.ts). */
+/** A task's pull request, as recorded and as `status --json` prints it. Plain data only: every value survives a JSON round-trip. */
 
 /**
  * A task's pull request (GitHub) or merge request (GitLab), as loopfleet last saw it. `pushed` is the

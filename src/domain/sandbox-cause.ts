@@ -1,5 +1,5 @@
 /**
- * Why the sandbox cannot run on this host, as the host's diagnosis found it (src/adapters/userns-diagnosis.ts):
+ * Why the sandbox cannot run on this host, as the host's diagnosis found it ({@link diagnoseSandbox}):
  * what `doctor`, the run's first line and the demo's first line say instead of a bare "cannot run".
  */
 export type SandboxCauseKind =

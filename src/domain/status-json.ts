@@ -1,4 +1,4 @@
-/** What `status --json` prints. Plain data only (see types.ts). */
+/** What `status --json` prints. Plain data only: every value survives a JSON round-trip. */
 import type { CheckJudgement, ProofResult, TestCounts } from './check-types.js';
 import type { PrStatusJson } from './pr-types.js';
 import type { RunRecord } from './task-state.js';

@@ -1,4 +1,4 @@
-/** One backlog item and the backlog it is in, as parsed. Plain data only (see types.ts). */
+/** One backlog item and the backlog it is in, as parsed. Plain data only: every value survives a JSON round-trip. */
 import type { CheckSpec } from './check-types.js';
 import type { Autonomy, FleetConfig, LandMode } from './config-types.js';
 
@@ -20,7 +20,7 @@ export interface TaskSpec {
   after: string[];
   files: string[];
   review?: boolean;
-  /** where `loopfleet discover` found the task, e.g. `todo src/parse.ts:88`, `dep lodash`, `gh#12` */
+  /** where `loopfleet discover` found the task, e.g. `todo lib/parse.py:88`, `dep lodash`, `gh#12` */
   source?: string;
   priority?: TaskPriority;
   /** the item is under a `## Discovered` heading: a proposal that runs only with `discovered: run` */

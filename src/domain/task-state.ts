@@ -1,4 +1,4 @@
-/** A task's record in the state file: its attempts, runs, budget and the fleet's totals. Plain data only (see types.ts). */
+/** A task's record in the state file: its attempts, runs, budget and the fleet's totals. Plain data only: every value survives a JSON round-trip. */
 import type { BaselineResult, CheckResult, ProofResult, Verdict } from './check-types.js';
 import type { TaskGates } from './config-types.js';
 import type { PrRecord } from './pr-types.js';

@@ -1,4 +1,4 @@
-/** Token usage and its sums. Plain data only (see types.ts). */
+/** Token usage and its sums. Plain data only: every value survives a JSON round-trip. */
 
 /** Token usage as the Messages API reports it. Every field is a plain count, never null. */
 export interface Usage {

@@ -47,7 +47,7 @@ export interface AttemptJob {
   /** W3C trace context of the attempt's span on the coordinator, so a worker's spans join the task's trace */
   traceparent?: string;
   /**
-   * The coordinator's role definitions, each as a role file's text (core/executor/wire-roles.ts), so the
+   * The coordinator's role definitions, each as a role file's text ({@link rolesToWire}), so the
    * repository's `agents/` reach workers; absent: the worker's own. Checked on the worker like any job input.
    */
   roles?: Record<Role, string>;

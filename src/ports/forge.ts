@@ -9,7 +9,7 @@
  *   server says (bounded), a bounded number of times, never a retry storm; over the bound it throws a
  *   `ForgeRateLimitError` with the time the server named;
  * - every text returned (titles, bodies, comments, log excerpts) is somebody's words: callers sanitise and
- *   quote it (domain/sanitize.ts, core/untrusted.ts) before it reaches a terminal or an agent.
+ *   quote it ({@link visible}, {@link quoteUntrusted}) before it reaches a terminal or an agent.
  */
 
 export type ForgeKind = 'github' | 'gitlab';

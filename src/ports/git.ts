@@ -125,7 +125,7 @@ export interface GitPort {
   /** where the person's git configuration reaches into the repository (see ConfigReach) */
   configReach(): Promise<ConfigReach>;
 
-  // The remote (pull requests, workers): the only commands that use a transport (adapters/git-transport.ts).
+  // The remote (pull requests, workers): the only commands that use a transport (see `transportConfig`).
   /** the URL of the remote named `name`; null when there is no such remote */
   remoteUrl(name: string): Promise<string | null>;
   /**

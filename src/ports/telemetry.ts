@@ -1,9 +1,9 @@
 /**
- * Traces and metrics, as the engine records them (core/telemetry/) and an exporter sends them on
- * (adapters/otel-telemetry.ts: the OpenTelemetry SDK over OTLP/HTTP). With no exporter configured the
+ * Traces and metrics, as the engine records them ({@link FleetTelemetry}) and an exporter sends them on
+ * ({@link OtelTelemetry}: the OpenTelemetry SDK over OTLP/HTTP). With no exporter configured the
  * no-op below stands in: every call returns at once and nothing is kept.
  *
- * Invariant: what crosses this port is already allow-listed (core/telemetry/attributes.ts): ids, counts and
+ * Invariant: what crosses this port is already allow-listed ({@link ATTRIBUTE_RULES}): ids, counts and
  * names of phases, outcomes, gates and models; never a prompt, agent text, code, a diff, check output, a
  * file path of a diff or a credential.
  */

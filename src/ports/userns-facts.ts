@@ -1,6 +1,6 @@
 /**
  * What a Linux host tells about its user namespaces, read for the diagnosis of a sandbox that cannot run
- * (src/adapters/userns-diagnosis.ts). Paths are the host's absolute paths (`/proc/sys/user/...`); a reader
+ * ({@link diagnoseSandbox}). Paths are the host's absolute paths (`/proc/sys/user/...`); a reader
  * may serve them from another root, which is how each cause is reproduced without changing the host.
  */
 export interface BwrapProbe {

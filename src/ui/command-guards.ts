@@ -5,7 +5,7 @@ import { discardedRef, taskBranch } from '../domain/layout.js';
 
 /**
  * How the TUI words the task commands. Which status allows which command is the domain's one table
- * (domain/task-rules.ts), the same the engine enforces; the engine has the final word (a command it refuses
+ * ({@link canRun}), the same the engine enforces; the engine has the final word (a command it refuses
  * rejects with a message), the TUI checks only to spare a round trip and explain the key.
  */
 export type TaskCommand = Extract<AnyTaskCommand, 'merge' | 'discard' | 'retry' | 'approve'>;

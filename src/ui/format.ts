@@ -1,7 +1,14 @@
 import { oneLine, visible } from '../domain/sanitize.js';
-import { clockTime, formatDuration, formatTokens, formatUsd, shortDuration } from '../core/text/format-units.js';
+import {
+  clockTime,
+  formatDuration,
+  formatLimitDuration,
+  formatTokens,
+  formatUsd,
+  shortDuration,
+} from '../core/text/format-units.js';
 
-export { formatDuration, formatTokens, formatUsd };
+export { formatDuration, formatLimitDuration, formatTokens, formatUsd };
 
 /** Display width of a string, counted in code points (the UI treats every code point as one cell). */
 export function width(text: string): number {
@@ -30,7 +37,7 @@ export function padStart(text: string, size: number): string {
 
 /**
  * Text from the outside world (agent output, check output, diffs) made safe to print inside the frame:
- * the one sanitiser's multi-line form (domain/sanitize), tabs as two spaces. Newlines are kept.
+ * the one sanitiser's multi-line form ({@link visible}), tabs as two spaces. Newlines are kept.
  */
 export function sanitize(text: string): string {
   return visible(text).replace(/\t/g, '  ');
@@ -60,13 +67,6 @@ export function meter(ratio: number, cells = 5): string {
 /** `1.2M / 5M`, or just `1.2M` when there is no limit. */
 export function againstLimit(value: number, limit: number | null, fmt: (n: number) => string): string {
   return limit === null ? fmt(value) : `${fmt(value)}/${fmt(limit)}`;
-}
-
-/** Compact duration for limits: `8h`, `30m`, `90s`. */
-export function formatLimitDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return formatDuration(ms);
 }
 
 export function basename(path: string): string {

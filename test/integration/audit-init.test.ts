@@ -36,7 +36,7 @@ describe('loopfleet audit', () => {
     expect(text).toMatch(/✔ every task has a check command/);
     expect(text).toMatch(/`test -f ok.txt` passes on main \(T-1, T-2\)/);
     // T-1: cost gate $3 beats 100k tokens x $10/M = $1? no: the token ceiling ($1.00) is lower
-    expect(text).toMatch(/T-1 +\$1\.00 +\(token gate 100000/);
+    expect(text).toMatch(/T-1 +\$1\.00 +\(token gate 100k/);
     // T-2: no cost gate, 200k tokens at sonnet 5.5 output price $10/M
     expect(text).toMatch(/T-2 +\$2\.00/);
     expect(text).toMatch(/total +\$3\.00 +\(the sum of the task ceilings\)/);

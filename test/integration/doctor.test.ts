@@ -70,7 +70,7 @@ describe('loopfleet doctor', () => {
       expect.stringMatching(/^ok {3}explorer: installed: claude-code 2\.1\.332 \(Claude Code\)/),
       'ok   explorer: logged in: by ANTHROPIC_API_KEY',
       expect.stringMatching(
-        /^ok {3}explorer: reachable: 127\.0\.0\.1:\d+ from inside the sandbox, model claude-sonnet-5-5, \d+ tokens$/,
+        /^ok {3}explorer: reachable: 127\.0\.0\.1:\d+ from inside the sandbox, model claude-sonnet-5-5, (?:\d{1,3}|\d{1,3}(?:\.\d)?[kM]) tokens$/,
       ),
       expect.stringMatching(/^ok {3}implementer: installed: /),
       'ok   implementer: logged in: by ANTHROPIC_API_KEY',

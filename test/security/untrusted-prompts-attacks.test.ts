@@ -86,7 +86,7 @@ describe('untrusted text in prompts', () => {
     );
     // What the check did is loopfleet's statement, before the quoted output, never after it.
     const outside = outsideQuotes(reviewer);
-    expect(outside).toMatch(/## Check\n\n`sh run\.sh` exited 0 after \d+s\./);
+    expect(outside).toMatch(/## Check\n\n`sh run\.sh` exited 0 after (?:<1s|\d+s)\./);
     expect(outside.indexOf('## Check')).toBeLessThan(outside.indexOf('## Output of the check'));
   });
 

@@ -1,7 +1,7 @@
 /**
  * The inside half of a CLI agent's network: a small Node program, started in the sandbox before the agent,
  * that listens on loopback and carries every connection over the bind-mounted Unix socket of the host's
- * egress proxy (egress-proxy.ts):
+ * egress proxy ({@link startEgressProxy}):
  * - `tunnels`: a loopback port that stands for one allowed endpoint (a local model server keeps its port,
  *   so `ANTHROPIC_BASE_URL=http://127.0.0.1:<port>` works unchanged) — each connection opens a CONNECT tunnel;
  * - `proxyPort`: an HTTP proxy port for HTTPS_PROXY / HTTP_PROXY — bytes are passed through as they are,

@@ -7,7 +7,7 @@
  * Invariants: a host is matched by name and port exactly as the client asked (no DNS games: `localhost`
  * and `127.0.0.1` are different entries); a connection carries requests for one target only (CONNECT) or
  * is checked request by request (forwarding), so a kept-alive connection cannot switch to another host.
- * Allowed traffic goes out through the person's own proxy when they have one (egress-upstream.ts): a company
+ * Allowed traffic goes out through the person's own proxy when they have one ({@link upstreamFrom}): a company
  * network that only lets its proxy out works in the sandbox as it does in their shell.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

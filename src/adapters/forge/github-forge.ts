@@ -16,8 +16,8 @@ import { githubCi } from './github-ci.js';
 import { type GitHubClientOptions, type GitHubOctokit, githubCall, githubOctokit } from './github-client.js';
 
 /**
- * ForgePort on GitHub's REST API through Octokit (see github-client.ts for throttling, retries and the
- * token's redaction). Auto-merge is GitHub's GraphQL mutation: REST has none.
+ * ForgePort on GitHub's REST API through Octokit (see {@link githubOctokit} and {@link githubCall} for
+ * throttling, retries and the token's redaction). Auto-merge is GitHub's GraphQL mutation: REST has none.
  */
 
 const WRITE_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);

@@ -16,9 +16,9 @@ import { GitLabClient, type GitLabClientOptions } from './gitlab-client.js';
 import { reviewFromVerdicts } from './text.js';
 
 /**
- * ForgePort on GitLab's merge requests (REST v4, gitlab-client.ts). A draft is GitLab's `Draft: ` title
+ * ForgePort on GitLab's merge requests (REST v4, {@link GitLabClient}). A draft is GitLab's `Draft: ` title
  * prefix; the review is GitLab's approvals and, where the server has them, reviewers' "requested changes";
- * CI is the latest pipeline of the head commit (gitlab-ci.ts). GitLab's notes carry no access level, so
+ * CI is the latest pipeline of the head commit ({@link gitlabCi}). GitLab's notes carry no access level, so
  * whether an author may push is the author's project membership (Developer, level 30, or higher).
  */
 

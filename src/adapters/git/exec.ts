@@ -5,10 +5,10 @@
  * worktree, a scratch tree or the person's checkout goes through GitExec, whose every client carries
  * HARDENING_CONFIG, so git itself executes nothing a tree or an agent wrote (no hooks, no fsmonitor, no
  * submodule recursion, no transport helpers); programs the person's own configuration names that resolve
- * into a work tree are found by git-config-scan.ts and turned off the same way (`neutraliseConfig`).
+ * into a work tree are found by {@link scanGitConfig} and turned off the same way (`neutraliseConfig`).
  * Running git inside the sandbox instead would not make its results trustworthy (the sandbox is where the
  * agent writes) and would need the person's `.git` bound writable into it; the index loopfleet commits is
- * rebuilt on the host from HEAD and the worktree's files (git-commit.ts), never the agent's.
+ * rebuilt on the host from HEAD and the worktree's files ({@link commitSnapshot}), never the agent's.
  *
  * Invariants:
  * - every failure is a `GitCommandError` whose message holds the git command line and git's stderr;
@@ -70,7 +70,7 @@ export const HARDENING_CONFIG = [
   'core.pager=cat',
 ];
 
-/** The person's settings that name a program resolving into a work tree, set empty (see git-config-scan.ts). */
+/** The person's settings that name a program resolving into a work tree, set empty (see {@link scanGitConfig}). */
 let neutralised: readonly string[] = [];
 
 /**
@@ -181,7 +181,10 @@ export class GitExec {
   readonly #env: Record<string, string>;
   #committer: SimpleGit | undefined;
 
-  /** `config`: `key=value` settings after HARDENING_CONFIG for every command of this instance (git-transport.ts) */
+  /**
+   * `config`: `key=value` settings after HARDENING_CONFIG for every command of this instance
+   * ({@link transportConfig})
+   */
   constructor(
     readonly dir: string,
     env: Record<string, string> = gitEnvironment(),

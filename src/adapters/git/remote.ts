@@ -1,6 +1,6 @@
 /**
  * push, fetch and ls-remote: git's transport, reached only here, through GitExec with the transport
- * exception of git-transport.ts for the scheme of the one URL being reached.
+ * exception of {@link transportConfig} for the scheme of the one URL being reached.
  */
 import type { PushResult, RemoteAuth } from '../../ports/git.js';
 import { GitCommandError, GitExec, assertRefName, lines } from './exec.js';

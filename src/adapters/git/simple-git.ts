@@ -292,7 +292,7 @@ export class SimpleGitAdapter implements GitPort {
       '--ignore-submodules=none',
       `${base}...HEAD`,
     ]);
-    // The patch is streamed with a cap (git-commit.ts): never held whole in memory.
+    // The patch is streamed with a cap (`readPatch`): never held whole in memory.
     const { patch } = await readPatch(this.#at(worktree), base, this.#env);
     const numstat: DiffSummary['numstat'] = [];
     const stat: string[] = [];
@@ -388,7 +388,7 @@ export class SimpleGitAdapter implements GitPort {
     return forecastConflicts(this.#at(), left, right);
   }
 
-  // Snapshot commits and what they change: git-commit.ts.
+  // Snapshot commits and what they change: `commitSnapshot`, `diffEntries`, `readBlob`.
   async commitSnapshot(
     worktree: string,
     message: string,
@@ -411,7 +411,7 @@ export class SimpleGitAdapter implements GitPort {
     return configReach(this.#at(), this.root);
   }
 
-  // The remote: git-remote.ts.
+  // The remote: `remotes` (push, fetch, ls-remote).
   remoteUrl(name: string): Promise<string | null> {
     return remotes.remoteUrl(this.#at(), name);
   }

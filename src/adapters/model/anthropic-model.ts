@@ -8,6 +8,7 @@ import { toModelError } from './anthropic-errors.js';
 import { agentTools, truncate } from './anthropic-tools.js';
 import { UsageMeter } from './anthropic-usage.js';
 import { MAX_TIMER_MS } from '../../domain/layout.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 /**
  * The Messages API as a ModelClient, on @anthropic-ai/sdk's beta tool runner.
@@ -158,7 +159,7 @@ export class AnthropicModelClient implements ModelClient {
       }
     } catch (error) {
       if (failure === null && !request.signal.aborted && deadline?.aborted) {
-        throw new Error(`the ${request.role} agent did not finish within ${request.timeoutMs} ms`);
+        throw new Error(`the ${request.role} agent did not finish within ${formatLimitDuration(request.timeoutMs)}`);
       }
       throw this.#errorFor(error, failure, request.signal);
     }

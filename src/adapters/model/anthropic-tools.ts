@@ -5,6 +5,7 @@ import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { betaAgentToolset20260401 } from '@anthropic-ai/sdk/tools/agent-toolset/node';
 import type { AgentEvent, AgentRequest } from '../../ports/model.js';
 import type { ProcessRunner } from '../../ports/process.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 /**
  * The tools an agent gets. File tools are the SDK's agent toolset (confined to the worktree, symlink-aware),
@@ -145,7 +146,7 @@ function shellTool(
       });
       const output = `${result.truncated ? `[output cut to its last ${SHELL_MAX_OUTPUT_BYTES} bytes]\n` : ''}${result.output}`;
       if (result.aborted) throw new ToolError('bash: aborted');
-      if (result.timedOut) throw new ToolError(`${output}\nbash: timed out after ${timeoutMs} ms`);
+      if (result.timedOut) throw new ToolError(`${output}\nbash: timed out after ${formatLimitDuration(timeoutMs)}`);
       if (result.exitCode !== 0) {
         throw new ToolError(
           `${output}\n[exit ${result.exitCode === null ? `signal ${result.signal}` : `code ${result.exitCode}`}]`,

@@ -9,6 +9,7 @@ import { watchReadOnly } from '../git/worktree-snapshot.js';
 import { MAX_TIMER_MS } from '../../domain/layout.js';
 import { AgentSetupError } from '../../domain/errors.js';
 import { invisibleProgram } from '../sandbox/visible.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 /**
  * A role played by an external command-line agent.
@@ -19,7 +20,7 @@ import { invisibleProgram } from '../sandbox/visible.js';
  *   model response) are passed on as they arrive, so gates stop it mid-run; the final report corrects the
  *   totals to what the CLI said it spent. A read-only role whose run changed the worktree fails, and its
  *   change is reset. A final-answer schema (the reviewer's verdict) goes to the CLI's own flag where it has
- *   one; the answer is always checked by the caller (core/verdict.ts), whatever the CLI promised.
+ *   one; the answer is always checked by the caller ({@link parseVerdict}), whatever the CLI promised.
  * - `command:` (any other CLI): the command runs in the worktree with the system prompt and the prompt on
  *   stdin, confined like the shell tool when a sandbox is available. Its output streams as text; when it ends
  *   in Claude-Code-style JSON (or codex `--json` events), the usage and the cost it reports are passed on.
@@ -129,7 +130,7 @@ export class CliAgentClient implements ModelClient {
     if (result.aborted || request.signal.aborted) throw abortError(request.signal);
     if (result.timedOut) {
       throw new Error(
-        `agent command \`${command}\` timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`,
+        `agent command \`${command}\` timed out after ${formatLimitDuration(request.timeoutMs)}; last output:\n${tail(result.output)}`,
       );
     }
     if (result.exitCode !== 0) {
@@ -234,7 +235,9 @@ export class CliAgentClient implements ModelClient {
     if (classified !== null) throw classified;
     const what = `${preset.name} (${launch.bin})`;
     if (result.timedOut)
-      throw new Error(`${what} timed out after ${request.timeoutMs} ms; last output:\n${tail(result.output)}`);
+      throw new Error(
+        `${what} timed out after ${formatLimitDuration(request.timeoutMs)}; last output:\n${tail(result.output)}`,
+      );
     if (result.exitCode !== 0) {
       const how =
         result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited ${result.exitCode}`;

@@ -1,7 +1,7 @@
 /**
  * The coordinator's side of the attempt queue on BullMQ: one BullMQ job per attempt (its BullMQ id made
  * from the attempt's job id, so adding it twice is a no-op), events and control messages on the job's two
- * streams (redis-streams.ts), workers from their heartbeats (redis-heartbeat.ts).
+ * streams ({@link jobKeys}), workers from their heartbeats ({@link liveWorkers}).
  */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';

@@ -6,6 +6,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { QueueAddress } from './redis-url.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 const MAX_BACKOFF_MS = 2_000;
 
@@ -59,7 +60,7 @@ export async function connect(
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const why = lastError === null ? 'no answer' : (lastError as Error).message;
-          reject(new Error(`${why} (tried for ${Math.round(timeoutMs / 1000)} s)`));
+          reject(new Error(`${why} (tried for ${formatLimitDuration(timeoutMs)})`));
         }, timeoutMs);
       }),
     ]);

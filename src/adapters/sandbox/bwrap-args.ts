@@ -1,7 +1,7 @@
 /**
- * bubblewrap arguments that confine a command: the command's SandboxPolicy (sandbox-policy.ts, where the
- * promises are written down row by row) rendered by sandbox-bwrap.ts. The sandbox promises (and the
- * self-test in sandbox-selftest.ts checks before a fleet starts):
+ * bubblewrap arguments that confine a command: the command's {@link SandboxPolicy} ({@link sandboxPolicy},
+ * where the promises are written down row by row) rendered by {@link bwrapArgs}. The sandbox promises (and
+ * the self-test, {@link sandboxSelfTest}, checks before a fleet starts):
  * - least privilege: a user namespace with every capability dropped; under root the command runs as an
  *   unprivileged uid/gid inside (SANDBOX_UID), so it can neither mount nor remount anything;
  * - only what the task needs is visible: the system folders read-only (private files of /etc covered),
@@ -10,7 +10,7 @@
  *   network are behind the network namespace; SysV IPC behind the IPC namespace;
  * - HOME is an empty private folder (SANDBOX_HOME); its own process tree, killed with loopfleet;
  * - inside a linked worktree git works on the worktree's own index, and nothing it shares with the
- *   repository can be changed (see sandbox-policy.ts).
+ *   repository can be changed (see {@link sandboxPolicy}).
  * Files the command writes belong, outside, to the user running loopfleet (the namespace maps the
  * sandbox uid to it), so loopfleet commits them as usual.
  */
@@ -38,7 +38,7 @@ export function isolationArgs(o: IsolationOptions = { uid: SANDBOX_UID }): strin
 
 /**
  * bwrap arguments up to (not including) `--` and the command. Prepares the worktree's admin folder on
- * the host as a side effect (see sandbox-policy.ts). Throws when `cwd` or a writable folder does not exist.
+ * the host as a side effect (see {@link sandboxPolicy}). Throws when `cwd` or a writable folder does not exist.
  */
 export async function sandboxArgs(spec: SandboxSpec, isolation?: IsolationOptions): Promise<string[]> {
   return bwrapArgs(await sandboxPolicy(spec, isolation === undefined ? {} : { uid: isolation.uid }));

@@ -1,5 +1,5 @@
 /**
- * The Linux enforcer: a SandboxPolicy (sandbox-policy.ts) as bubblewrap arguments, row by row.
+ * The Linux enforcer: a {@link SandboxPolicy} ({@link sandboxPolicy}) as bubblewrap arguments, row by row.
  *
  * - read / read-only-over-writable / proxy-socket → `--ro-bind source path`; write → `--bind source path`;
  * - hidden: absent → nothing (bubblewrap starts from an empty root, so what is not bound is not there);

@@ -1,7 +1,7 @@
 /**
  * The network of a sandboxed command that may reach a few hosts (setup in the sandbox, given the `network:`
  * hosts): the host's egress proxy with that allow-list (going out through the person's own proxy, see
- * egress-upstream.ts), its Unix socket bound in, and the forwarder inside listening on 127.0.0.1:3128, which
+ * {@link upstreamFrom}), its Unix socket bound in, and the forwarder inside listening on 127.0.0.1:3128, which
  * HTTPS_PROXY/HTTP_PROXY point at (NODE_USE_ENV_PROXY makes Node's own fetch and https use it). The
  * command then runs under the forwarder. Anything not on the list is answered 403.
  */

@@ -10,9 +10,9 @@
  * - a nonzero exit, a timeout or an abort is a result; only a failure to start the command throws;
  * - a sandboxed command has a process limit where a pids cgroup can be made: reaching it kills the command,
  *   which then fails (no exit code) with a line saying so;
- * - the enforcer follows the platform: bubblewrap on Linux (sandbox.ts), Seatbelt through
- *   sandbox-runtime on macOS (sandbox-srt.ts), both rendered from the command's one policy
- *   (sandbox-policy.ts); on macOS every sandboxed command has an egress proxy of its own (with no host
+ * - the enforcer follows the platform: bubblewrap on Linux ({@link sandboxArgs}), Seatbelt through
+ *   sandbox-runtime on macOS ({@link confineWithSrt}), both rendered from the command's one policy
+ *   ({@link sandboxPolicy}); on macOS every sandboxed command has an egress proxy of its own (with no host
  *   allowed unless the command was given some), since the proxy port is its only network.
  */
 import { access, constants } from 'node:fs/promises';
@@ -244,7 +244,7 @@ export class ExecaRunner implements ProcessRunner {
         ...(options.sandbox.home === undefined ? {} : { home: options.sandbox.home }),
       });
       args = [...this.#alter(confined), '--', '/bin/sh', '-c', script];
-      // A process limit where one can be made (see sandbox-pids.ts); doctor says when there is none.
+      // A process limit where one can be made (see `PidsCgroup`); doctor says when there is none.
       cgroup = await PidsCgroup.create(this.#maxProcesses);
       if (cgroup !== null) ({ file, args } = cgroup.wrap(file, args));
     }

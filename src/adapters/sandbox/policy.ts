@@ -1,7 +1,7 @@
 /**
  * The sandbox of one command as plain data: which paths it sees and how, its network, its process limits.
  * Computed once per sandboxed command from the spec and the machine's facts, then handed to an enforcer
- * (sandbox-bwrap.ts on Linux, sandbox-srt.ts — sandbox-runtime's Seatbelt profile — on macOS). The rows
+ * ({@link bwrapArgs} on Linux, {@link srtSettings} — sandbox-runtime's Seatbelt profile — on macOS). The rows
  * are the whole promise; an enforcer renders every row or says, in its module comment, how loopfleet
  * covers the rows it cannot express.
  *

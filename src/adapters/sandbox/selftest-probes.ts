@@ -1,9 +1,10 @@
 /**
  * The attacks of the sandbox self-test, as data per platform: each probe names the promise of the sandbox it
- * attacks (DESIGN.md, "Where agent-written code may run"), the rule of that platform's enforcer that must
- * stop it, and the shell lines that print `ESCAPED: <what>` when it gets through. What the host itself can
- * observe (a file that appears, a connection its listener accepts) is checked by the harness as well
- * (sandbox-selftest.ts), so a probe that lies about its result still fails the self-test.
+ * attacks (a {@link SandboxPromise}: what agent-written code may reach where it runs), the rule of that
+ * platform's enforcer that must stop it, and the shell lines that print `ESCAPED: <what>` when it gets
+ * through. What the host itself can observe (a file that appears, a connection its listener accepts) is
+ * checked by the harness as well ({@link sandboxSelfTest}), so a probe that lies about its result still
+ * fails the self-test.
  */
 
 export const ESCAPED = 'ESCAPED:';

@@ -3,7 +3,7 @@
  * tries to escape, against canaries, sockets and a TCP port planted on the host. Any success means the
  * sandbox is weaker than promised (an old or patched bubblewrap, a kernel without user namespaces, a
  * Seatbelt policy that lets something through, a runner misconfigured), and loopfleet refuses to start
- * rather than run agent-written code in it. The attacks are data per platform (sandbox-selftest-probes.ts);
+ * rather than run agent-written code in it. The attacks are data per platform ({@link selfTestProbes});
  * the rule is the same everywhere.
  */
 import { lstat, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';

@@ -1,10 +1,10 @@
 /**
- * The macOS enforcer's configuration: a SandboxPolicy (sandbox-policy.ts) as the settings file of
+ * The macOS enforcer's configuration: a {@link SandboxPolicy} ({@link sandboxPolicy}) as the settings file of
  * `@anthropic-ai/sandbox-runtime` (srt 0.0.83), which turns it into a Seatbelt profile for
  * `sandbox-exec` (deny default; file-write only to `allowWrite` minus `denyWrite`; file-read denied under
  * `denyRead` except `allowRead`; network-outbound only to the proxy port on localhost; no Unix socket at
  * all; process-exec and fork allowed). One srt process per sandboxed command, with its own file
- * (sandbox-srt.ts): srt keeps one manager per process, so no two commands share a configuration.
+ * ({@link srtCommand}): srt keeps one manager per process, so no two commands share a configuration.
  *
  * Row by row:
  * - read → allowRead; write → allowRead + allowWrite; read-only-over-writable → denyWrite (inside an

@@ -1,9 +1,9 @@
 /**
  * One sandboxed command under `@anthropic-ai/sandbox-runtime`: its own `srt` process with its own settings
- * file (rendered from the command's policy by sandbox-srt-settings.ts), so that srt's one-per-process
+ * file (rendered from the command's policy by {@link srtSettings}), so that srt's one-per-process
  * manager never serves two commands. On macOS srt confines the command with Seatbelt (`sandbox-exec`); on
  * Linux with bubblewrap and a seccomp filter — loopfleet uses that path only to test this wiring
- * (sandbox.ts stays its Linux enforcer: srt keeps uid 0 and its capabilities under root).
+ * ({@link sandboxArgs}, bubblewrap, stays its Linux enforcer: srt keeps uid 0 and its capabilities under root).
  *
  * Invariants:
  * - the command's folder (settings, private tmp) is loopfleet's, mode 0700, removed by `close`; the

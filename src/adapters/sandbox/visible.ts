@@ -1,7 +1,7 @@
 /**
  * Whether the program a `command:` agent runs can be seen inside the sandbox. The sandbox mounts only the
  * system folders, the folders on PATH (never a home folder itself, /tmp, /run or /var) and the worktree
- * (sandbox-system.ts): a program kept elsewhere — `/home/me/bin/my-agent` named by path, or a link on
+ * ({@link systemMounts}): a program kept elsewhere — `/home/me/bin/my-agent` named by path, or a link on
  * PATH that points into a home — is simply "not found" inside. This says so before the role starts, with
  * what to do.
  */

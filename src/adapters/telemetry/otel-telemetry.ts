@@ -43,6 +43,7 @@ import {
   type Telemetry,
 } from '../../ports/telemetry.js';
 import type { OpenTelemetryOptions, OtelSignals } from './otel-config.js';
+import { formatLimitDuration } from '../../core/text/format-units.js';
 
 const SCOPE = 'loopfleet';
 /** a flush (and the shutdown after it) that the collector does not answer gives up after this long by default */
@@ -94,7 +95,10 @@ function within(work: Promise<void> | undefined, ms: number, what: string): Prom
   if (work === undefined) return Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: the collector did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`${what}: the collector did not answer within ${formatLimitDuration(ms)}`)),
+      ms,
+    );
     timer.unref();
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));

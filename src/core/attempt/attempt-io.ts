@@ -33,7 +33,7 @@ export interface AttemptInput {
   stopAfterPlan: boolean;
   /** the task waited for an overlapping task: bring its branch up to base before implementing */
   rebaseFirst?: boolean;
-  /** the environment of sandboxed commands and agents: an allow-list (task-env.ts) */
+  /** the environment of sandboxed commands and agents: an allow-list ({@link taskEnv}) */
   env: Record<string, string>;
   /** the environment of setup on the person's own code, outside the sandbox: theirs minus loopfleet's credentials */
   hostEnv: Record<string, string>;

@@ -13,7 +13,7 @@ import { parseTestCounts } from '../verify/test-counts.js';
 const OUTPUT_TAIL = 8_000;
 
 export interface CommandOptions {
-  /** folders made mount points of their own in the sandbox (see check-integrity.ts) */
+  /** folders made mount points of their own in the sandbox (see {@link watchTracked}) */
   pinned?: readonly string[];
   /** hosts the sandboxed command may reach through the egress proxy (setup only), none by default */
   network?: string[];

@@ -1,11 +1,12 @@
 /**
  * The setup phase of one attempt: the task's worktree made (or found from an earlier attempt) and, in a new
- * one, `setup:` run where setup-step.ts says — sandboxed when its code may be an agent's.
+ * one, `setup:` run where {@link runSetup} says — sandboxed when its code may be an agent's.
  */
 import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failAttempt, type AttemptCommands } from './commands.js';
 import type { SetupTrust } from './setup-trust.js';
 import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
+import { formatDuration } from '../text/format-units.js';
 
 export type PreparedWorktree = SetupWorktree & { fresh: boolean; copied: string[] };
 
@@ -49,13 +50,13 @@ export class AttemptWorktree {
     if (prepared.deps.method !== 'none') {
       input.observer.output(
         'setup',
-        `dependencies cloned into the worktree (${prepared.deps.method}, ${prepared.deps.ms} ms)\n`,
+        `dependencies cloned into the worktree (${prepared.deps.method}, ${formatDuration(prepared.deps.ms)})\n`,
       );
     }
     return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
   }
 
-  /** `setup:` in a new worktree, where setup-step.ts says; returns the failed result, or null. */
+  /** `setup:` in a new worktree, where {@link runSetup} says; returns the failed result, or null. */
   async setup(input: AttemptInput, result: AttemptResult, worktree: SetupWorktree): Promise<AttemptResult | null> {
     const { config } = input;
     const outcome = await runSetup(

@@ -1,7 +1,7 @@
 /**
  * `setup:` in a new worktree — where it runs and with what:
  * - on the person's code (a new branch on a base that holds nothing landed during this run, see
- *   setup-trust.ts): outside the sandbox, as the person's own shell would run it — their environment
+ *   {@link SetupTrust}): outside the sandbox, as the person's own shell would run it — their environment
  *   (HOME, proxies, CA bundles, registry configuration) minus the credentials loopfleet holds;
  * - on anything an agent may have written (a worktree rebuilt from an existing branch, a base that an
  *   agent's work has landed on): in the sandbox, with the allow-listed environment and the network only
@@ -10,6 +10,7 @@
  * Cloned dependencies (an identical lockfile) make setup unnecessary: skipped, saying so.
  */
 import type { CheckResult, FleetConfig, TaskSpec } from '../../domain/types.js';
+import { formatDuration } from '../text/format-units.js';
 
 /** Why setup may not run on the host: `said` for the setup output, `short` for a failure's reason. */
 export interface Untrusted {
@@ -79,6 +80,6 @@ export async function runSetup(
 }
 
 export function describeExit(r: CheckResult): string {
-  if (r.timedOut) return `timed out after ${Math.round(r.durationMs / 1000)}s`;
+  if (r.timedOut) return `timed out after ${formatDuration(r.durationMs)}`;
   return r.exitCode === null ? 'was killed' : `exited ${r.exitCode}`;
 }

@@ -4,13 +4,13 @@ import type { GitPort, MergeResult } from '../../ports/git.js';
  * Which commits `setup:` may run on outside the sandbox, as the person's own command.
  *
  * Invariant: base as it stood when this fleet opened is the person's code (what was merged before is code
- * they chose to keep). During the run base moves only through FleetActions.merge (see landing.ts), and every
- * landing goes through `landing()` here, which records the commit it put on base before the caller goes on
- * (before the branch is deleted, before the next task is started). A worktree's HEAD is trusted exactly
- * when no commit landed during this run is in its history: the person's own commits on base keep it
- * trusted, anything an agent wrote that reached base (auto-merge, `autonomy: auto`, the merge queue, `m`)
- * makes every later worktree untrusted. A worktree rebuilt from a branch that existed already is never
- * asked about: the caller treats it as agent-written.
+ * they chose to keep). During the run base moves only through {@link FleetActions.merge} (see
+ * {@link Landing}), and every landing goes through `landing()` here, which records the commit it put on
+ * base before the caller goes on (before the branch is deleted, before the next task is started). A
+ * worktree's HEAD is trusted exactly when no commit landed during this run is in its history: the person's
+ * own commits on base keep it trusted, anything an agent wrote that reached base (auto-merge, `autonomy:
+ * auto`, the merge queue, `m`) makes every later worktree untrusted. A worktree rebuilt from a branch that
+ * existed already is never asked about: the caller treats it as agent-written.
  */
 export class SetupTrust {
   readonly #git: GitPort;

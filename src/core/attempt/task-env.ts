@@ -6,7 +6,7 @@
  * (DATABASE_URL, SENTRY_DSN, SSH_AUTH_SOCK, cloud keys) reaches code an agent wrote. HOME is not passed:
  * inside the sandbox it is an empty private folder.
  *
- * Setup on the person's own code (setup-step.ts) gets `personEnv` instead: everything the person's shell
+ * Setup on the person's own code ({@link runSetup}) gets {@link personEnv} instead: everything the person's shell
  * has — HOME, proxies, CA bundles, registry configuration — minus the credentials loopfleet holds.
  */
 import { CA_VARIABLES, isLoopfleetCredential } from '../../domain/host-env.js';

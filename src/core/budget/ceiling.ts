@@ -1,6 +1,7 @@
 import { priceOf } from './pricing.js';
 import type { Backlog, FleetConfig, ModelPrice, TaskSpec } from '../../domain/types.js';
 import { taskGates } from './gates.js';
+import { formatTokens, formatUsd } from '../text/format-units.js';
 
 /**
  * The most a backlog can spend under its gates, before anything runs. Pure arithmetic on the front
@@ -30,14 +31,12 @@ export function taskCeiling(spec: TaskSpec, config: FleetConfig, roleModels: str
   const models = [...new Set(roleModels.length > 0 ? roleModels : [spec.model ?? config.model])];
   const prices = models.map((m) => priceOf(m, config.prices));
   const unpriced = models.filter((_, i) => prices[i] === null);
-  let byTokens: number | null = null;
-  if (gates.tokens !== null && unpriced.length === 0) {
-    byTokens = gates.tokens * Math.max(...prices.map((p) => dearest(p!)));
-  }
   const candidates: Array<[number, string]> = [];
-  if (gates.costUsd !== null) candidates.push([gates.costUsd, `cost gate $${gates.costUsd}`]);
-  if (byTokens !== null)
-    candidates.push([byTokens, `token gate ${gates.tokens} at the dearest rate of ${models.join(', ')}`]);
+  if (gates.costUsd !== null) candidates.push([gates.costUsd, `cost gate ${formatUsd(gates.costUsd)}`]);
+  if (gates.tokens !== null && unpriced.length === 0) {
+    const byTokens = gates.tokens * Math.max(...prices.map((p) => dearest(p!)));
+    candidates.push([byTokens, `token gate ${formatTokens(gates.tokens)} at the dearest rate of ${models.join(', ')}`]);
+  }
   if (candidates.length === 0) {
     const why =
       unpriced.length > 0 ? `unpriced model ${unpriced.join(', ')} and no cost gate` : 'no token or cost gate';
@@ -55,8 +54,18 @@ export function backlogCeiling(backlog: Backlog, roleModels: (spec: TaskSpec) =>
   const sum = unbounded.length > 0 ? null : tasks.reduce((s, t) => s + t.usd!, 0);
   const fleetCost = backlog.config.fleetGates.costUsd;
   if (fleetCost !== null && (sum === null || fleetCost < sum))
-    return { tasks, totalUsd: fleetCost, why: `fleet cost gate $${fleetCost}` };
+    return { tasks, totalUsd: fleetCost, why: `fleet cost gate ${formatUsd(fleetCost)}` };
   if (sum === null)
     return { tasks, totalUsd: null, why: `unbounded: ${unbounded.map((t) => `${t.id} (${t.why})`).join(', ')}` };
   return { tasks, totalUsd: sum, why: 'the sum of the task ceilings' };
+}
+
+/** What `loopfleet audit` prints of a ceiling: a heading, one line per task, and the total. */
+export function ceilingLines(ceiling: Ceiling): string[] {
+  const usd = (x: number | null): string => (x === null ? 'unbounded' : formatUsd(x));
+  return [
+    'Cost ceiling (the most the backlog can spend under its gates):',
+    ...ceiling.tasks.map((t) => `  ${t.id.padEnd(8)} ${usd(t.usd)}  (${t.why})`),
+    `  total    ${usd(ceiling.totalUsd)}  (${ceiling.why})`,
+  ];
 }

@@ -1,6 +1,7 @@
 import { GateError } from '../../domain/errors.js';
 import { MAX_TIMER_MS } from '../../domain/layout.js';
 import { withoutQuotes } from '../text/untrusted.js';
+import { formatDuration, formatLimitDuration, formatTokens, formatUsd } from '../text/format-units.js';
 import {
   ZERO_USAGE,
   addUsage,
@@ -22,12 +23,17 @@ import {
  * decides a gate.
  */
 
-function fmt(n: number): string {
-  return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
+/** `token gate: 1.2M tokens used, limit 1M`: what was used against the limit, in the words of the fleet bar. */
+function tokensWords(scope: string, used: number, limit: number): string {
+  return `${scope}token gate: ${formatTokens(used)} tokens used, limit ${formatTokens(limit)}`;
 }
 
-function seconds(ms: number): number {
-  return Math.round(ms / 1000);
+function costWords(scope: string, spent: number, limit: number): string {
+  return `${scope}cost gate: ${formatUsd(spent)} spent, limit ${formatUsd(limit)}`;
+}
+
+function timeWords(scope: string, ran: number, limit: number): string {
+  return `${scope}time gate: ran ${formatDuration(ran)}, limit ${formatLimitDuration(limit)}`;
 }
 
 /** A task's limits: its own fields over the front matter's. */
@@ -49,13 +55,13 @@ export function checkTaskGates(task: Readonly<TaskState>, gates: TaskGates, elap
   const cost = task.costUsd - task.budget.costUsd;
   elapsedMs -= task.budget.elapsedMs;
   if (gates.tokens !== null && tokens >= gates.tokens) {
-    return new GateError('tokens', 'task', `token gate: ${fmt(tokens)} tokens used, limit ${fmt(gates.tokens)}`);
+    return new GateError('tokens', 'task', tokensWords('', tokens, gates.tokens));
   }
   if (gates.costUsd !== null && cost >= gates.costUsd) {
-    return new GateError('cost', 'task', `cost gate: $${cost.toFixed(2)} spent, limit $${gates.costUsd.toFixed(2)}`);
+    return new GateError('cost', 'task', costWords('', cost, gates.costUsd));
   }
   if (gates.timeMs !== null && elapsedMs >= gates.timeMs) {
-    return new GateError('time', 'task', `time gate: ran ${seconds(elapsedMs)}s, limit ${seconds(gates.timeMs)}s`);
+    return new GateError('time', 'task', timeWords('', elapsedMs, gates.timeMs));
   }
   return null;
 }
@@ -67,25 +73,13 @@ export function checkFleetGates(
 ): GateError | null {
   const tokens = totalTokens(fleet.usage);
   if (gates.tokens !== null && tokens >= gates.tokens) {
-    return new GateError(
-      'fleet_tokens',
-      'fleet',
-      `fleet token gate: ${fmt(tokens)} tokens used, limit ${fmt(gates.tokens)}`,
-    );
+    return new GateError('fleet_tokens', 'fleet', tokensWords('fleet ', tokens, gates.tokens));
   }
   if (gates.costUsd !== null && fleet.costUsd >= gates.costUsd) {
-    return new GateError(
-      'fleet_cost',
-      'fleet',
-      `fleet cost gate: $${fleet.costUsd.toFixed(2)} spent, limit $${gates.costUsd.toFixed(2)}`,
-    );
+    return new GateError('fleet_cost', 'fleet', costWords('fleet ', fleet.costUsd, gates.costUsd));
   }
   if (gates.timeMs !== null && elapsedMs >= gates.timeMs) {
-    return new GateError(
-      'fleet_time',
-      'fleet',
-      `fleet time gate: ran ${seconds(elapsedMs)}s, limit ${seconds(gates.timeMs)}s`,
-    );
+    return new GateError('fleet_time', 'fleet', timeWords('fleet ', elapsedMs, gates.timeMs));
   }
   return null;
 }
@@ -119,7 +113,7 @@ export function errorSignature(message: string): FailureSignature {
 
 /** The key of a failure's signature (see failureSignature). */
 export function failureFingerprint(outcome: string, evidence: string): string {
-  // Test counts (checks.ts countsMarker) are kept: 9 failing then 1 failing is progress, not a repeat.
+  // Test counts (the line of `countsMarker`) are kept: 9 failing then 1 failing is progress, not a repeat.
   // Only loopfleet's own marker lines count, not look-alikes inside the quoted check output.
   const counts = [...withoutQuotes(evidence).matchAll(/^Failing tests: (\d+) of (\d+)$/gm)]
     .map((m) => `failing=${m[1]}/${m[2]} `)
@@ -192,7 +186,7 @@ export class TaskBudget {
     const left = limit - (task.elapsedMs - task.budget.elapsedMs);
     const timer = setTimeout(
       () => {
-        onTrip(new GateError('time', 'task', `time gate: ran ${seconds(limit)}s, limit ${seconds(limit)}s`));
+        onTrip(new GateError('time', 'task', timeWords('', limit, limit)));
       },
       Math.min(Math.max(0, left), MAX_TIMER_MS),
     );

@@ -11,7 +11,7 @@ export interface Proposal {
   /** which finder produced it */
   from: DiscoverSource;
   title: string;
-  /** the `source:` value, e.g. `todo src/parse.ts:88` */
+  /** the `source:` value, e.g. `todo lib/parse.py:88` */
   source: string;
   priority: TaskPriority;
   /** a narrowed `check:`, when the finding has one */
@@ -46,7 +46,7 @@ export function normalizeText(text: string): string {
     .trim();
 }
 
-/** `todo src/a.ts:12` → `src/a.ts`; null for another kind of source. */
+/** `todo lib/parse.py:88` → `lib/parse.py`; null for another kind of source. */
 export function todoPath(source: string): string | null {
   const m = /^todo (.+):\d+$/.exec(source);
   return m ? m[1]! : null;

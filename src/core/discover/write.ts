@@ -3,7 +3,7 @@
  *
  * Invariants:
  * - only lines are added: nothing of the file is changed or removed, a person's items least of all;
- * - the file is re-read right before writing and deduplicated against that content (write-back's `edit`),
+ * - the file is re-read right before writing and deduplicated against that content (the write-back's {@link edit}),
  *   so an edit a person saves meanwhile is kept and a proposal they added by hand meanwhile is not doubled;
  * - text from outside the backlog is written inside a fence longer than any backtick run in it, and titles
  *   are one line, so nothing found can become a field (`check:`), an item or a heading;

@@ -38,7 +38,7 @@ export interface JobRunnerDeps {
   auth?: RemoteAuth;
   /**
    * A job that carries the coordinator's roles runs on `pipeline(roles)`, the roles checked against the
-   * worker's `own` (wire-roles.ts); without this, every job runs on `pipeline` and the worker's roles.
+   * worker's `own` ({@link rolesFromWire}); without this, every job runs on `pipeline` and the worker's roles.
    */
   roles?: { own: Record<Role, RoleDefinition>; pipeline: (roles: Record<Role, RoleDefinition>) => AttemptExecutor };
 }

@@ -1,7 +1,7 @@
 /**
  * The coordinator's role definitions as they cross the queue: each role as the text of a role file
  * (front matter and system prompt), rebuilt on the worker by the same parser and validator that reads
- * `agents/<role>.md` (core/agents.ts), so a person's `agents/implementer.md` is what workers run.
+ * `agents/<role>.md` ({@link parseRoleFile}), so a person's `agents/implementer.md` is what workers run.
  *
  * Invariants (a job is untrusted input on a worker): a job names exactly the three roles, each within a
  * size bound, or it is refused whole; a role keeps its own access level whatever its text says (the role

@@ -323,7 +323,7 @@ export class Fleet implements FleetHandle {
     return this.#landing.landsByPr;
   }
 
-  /** One pass over the open pull requests (see core/forge/pr-sync.ts); tasks it sends back start as usual. */
+  /** One pass over the open pull requests (see {@link syncPulls}); tasks it sends back start as usual. */
   sync(): Promise<SyncResult> {
     return this.#landing.sync();
   }

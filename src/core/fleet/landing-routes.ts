@@ -109,7 +109,7 @@ export class FleetLanding {
     return this.#s.order().some((id) => this.#pulls.lands(id));
   }
 
-  /** One pass over the open pull requests (see core/forge/pr-sync.ts); tasks it sends back start as usual. */
+  /** One pass over the open pull requests (see {@link syncPulls}); tasks it sends back start as usual. */
   async sync(): Promise<SyncResult> {
     const result = await this.#pulls.sync();
     this.#s.schedule();
@@ -134,7 +134,7 @@ export class FleetLanding {
   async afterRun(spec: TaskSpec): Promise<void> {
     const verified = this.#s.state.get(spec.id)?.status === 'verified';
     if (this.#pulls.lands(spec.id)) {
-      // Landed on the forge: a sync merges it once CI is green when its autonomy allows (pr-keep.ts).
+      // Landed on the forge: a sync merges it once CI is green when its autonomy allows (`landReady`).
       if (verified) await this.#pulls.afterVerified(spec.id);
       return;
     }

@@ -5,6 +5,7 @@
  */
 import { jsonText, oneLine } from '../../domain/sanitize.js';
 import { NOTIFY_KINDS, type NotifyKind } from '../../domain/types.js';
+import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
 
 /** The payload kinds the fleet sends to the notify command. */
 export type NotifyPayload =
@@ -34,10 +35,15 @@ export interface RunSummary {
   exitCode: number;
 }
 
-/** The one event a finished `--overnight` or `--watch` run sends. */
+/**
+ * The one event a finished `--overnight` or `--watch` run sends: the figures as numbers, and `text`, the line
+ * a receiver shows a person, in the words of the TUI and the morning report.
+ */
 export function summaryPayload(summary: RunSummary): NotifyPayload {
   const c = summary.counts;
-  const text = `loopfleet: ${c.verified ?? 0} verified, ${c.merged ?? 0} merged, ${c.failed ?? 0} failed, ${c.conflict ?? 0} conflict; $${summary.costUsd.toFixed(2)}`;
+  const text =
+    `loopfleet: ${c.verified ?? 0} verified, ${c.merged ?? 0} merged, ${c.failed ?? 0} failed, ${c.conflict ?? 0} conflict; ` +
+    `${formatTokens(summary.tokens)} tokens, ${formatUsd(summary.costUsd)}, ${formatDuration(summary.elapsedMs)}`;
   return { event: 'summary', text, ...summary };
 }
 

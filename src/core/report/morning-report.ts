@@ -16,6 +16,7 @@ import { sandboxNotice } from './sandbox-notice.js';
 import type { SandboxCause } from '../../domain/sandbox-cause.js';
 import { oneLine, visible } from '../../domain/sanitize.js';
 import { prWords } from './pr-words.js';
+import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -51,14 +52,6 @@ const OUTCOME_WORD: Record<string, string> = {
   queued: '· not finished',
   running: '▶ running',
 };
-
-export function tokens(n: number): string {
-  return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(2)}M` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-}
-
-export function usd(n: number): string {
-  return `$${n.toFixed(n < 1 ? 4 : 2)}`;
-}
 
 /** A fenced block of `text`: the fence is longer than any backtick run inside, so the text cannot close it. */
 function fenced(text: string): string[] {
@@ -97,7 +90,9 @@ function roleRows(attempts: AttemptRecord[]): string[] {
       cost += a.costByRole[role] ?? 0;
     }
     if (input + output + cw + cr === 0) continue;
-    rows.push(`| ${role} | ${tokens(input)} / ${tokens(output)} / ${tokens(cw)} / ${tokens(cr)} | ${usd(cost)} |`);
+    rows.push(
+      `| ${role} | ${formatTokens(input)} / ${formatTokens(output)} / ${formatTokens(cw)} / ${formatTokens(cr)} | ${formatUsd(cost)} |`,
+    );
   }
   return rows;
 }
@@ -124,7 +119,7 @@ function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string 
   const optional = r.required === false ? ' · not required' : '';
   const note = r.note ? ` — ${r.note}` : '';
   return oneLine(
-    `- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${countsWords(r.counts)}${vsBase}${optional}${note}`,
+    `- ${JUDGED_MARK[judged] ?? '?'} ${checkLabel(r)} → ${exit} in ${formatDuration(r.durationMs)}${countsWords(r.counts)}${vsBase}${optional}${note}`,
   );
 }
 
@@ -163,7 +158,7 @@ function attemptSection(a: AttemptRecord): string[] {
       '',
     );
   const roles = roleRows([a]);
-  out.push(`**Cost:** ${usd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
+  out.push(`**Cost:** ${formatUsd(a.costUsd)}${roles.length > 0 ? '' : ' (no model calls)'}`);
   if (roles.length > 0)
     out.push('', '| role | tokens (in / out / cache write / cache read) | cost |', '| --- | --- | --- |', ...roles);
   return out;
@@ -209,7 +204,7 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   const real = realAttempts(task);
   out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
   out.push(
-    `- **Tokens:** ${tokens(totalTokens(task.usage))} (in ${tokens(task.usage.input)}, out ${tokens(task.usage.output)}, cache write ${tokens(task.usage.cacheWrite)}, cache read ${tokens(task.usage.cacheRead)}) · **Cost:** ${usd(task.costUsd)}`,
+    `- **Tokens:** ${formatTokens(totalTokens(task.usage))} (in ${formatTokens(task.usage.input)}, out ${formatTokens(task.usage.output)}, cache write ${formatTokens(task.usage.cacheWrite)}, cache read ${formatTokens(task.usage.cacheRead)}) · **Cost:** ${formatUsd(task.costUsd)}`,
   );
   const progress = progressLine(task);
   if (progress !== null) out.push(`- **Tests:** ${progress}`);
@@ -259,8 +254,8 @@ function costPerVerified(input: ReportInput): string {
   const done = ran.filter((t) => t.status === 'verified' || t.status === 'merged').length;
   const spent = ran.reduce((sum, t) => sum + t.costUsd, 0);
   return done === 0
-    ? `**Cost per verified task:** none verified; ${usd(spent)} spent on the tasks of this run.`
-    : `**Cost per verified task:** ${usd(spent / done)} (${usd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
+    ? `**Cost per verified task:** none verified; ${formatUsd(spent)} spent on the tasks of this run.`
+    : `**Cost per verified task:** ${formatUsd(spent / done)} (${formatUsd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
 }
 
 export function renderReport(input: ReportInput): string {
@@ -269,10 +264,10 @@ export function renderReport(input: ReportInput): string {
   const lines = [
     `# loopfleet report — ${input.endedAt.slice(0, 16).replace('T', ' ')}`,
     '',
-    `Repository \`${input.repoRoot}\`, base \`${input.base}\`. Run from ${input.startedAt} to ${input.endedAt}; exit code ${input.exitCode}.`,
+    `Repository \`${input.repoRoot}\`, base \`${input.base}\`. Run from ${input.startedAt} to ${input.endedAt} (${formatDuration(Date.parse(input.endedAt) - Date.parse(input.startedAt))}); exit code ${input.exitCode}.`,
     '',
     `**${c.verified} verified · ${c.merged} merged · ${c.failed} failed · ${c.conflict} conflict · ${c.queued} queued · ${c.discarded} discarded** — ` +
-      `${tokens(totalTokens(summary.totals.usage))} tokens, ${usd(summary.totals.costUsd)} in all.`,
+      `${formatTokens(totalTokens(summary.totals.usage))} tokens, ${formatUsd(summary.totals.costUsd)} in all.`,
     '',
     costPerVerified(input),
   ];

@@ -3,7 +3,7 @@ import type { SandboxCause } from '../../domain/sandbox-cause.js';
 /**
  * What runs unsandboxed, said in one line: the first line of a run (headless log and TUI) when the
  * sandbox is not in force. Setup is not named: outside the sandbox it runs only on the person's own code
- * (setup-step.ts); where it would run agent-written code without a sandbox it is skipped, saying so.
+ * ({@link runSetup}); where it would run agent-written code without a sandbox it is skipped, saying so.
  * With the host's diagnosis (`cause`) the line names what stops bubblewrap and the fix for it.
  */
 export function sandboxNotice(

@@ -1,6 +1,6 @@
 /**
  * What each core transition does to a task's record, as pure edits of a draft. Only the task lifecycle
- * (task-lifecycle.ts) calls these, inside its transitions, on its own records: it stays the one writer, and
+ * ({@link TaskLifecycle}) calls these, inside its transitions, on its own records: it stays the one writer, and
  * these functions never save, count or tell anyone.
  */
 import { statusWhenTicked } from '../../domain/task-rules.js';

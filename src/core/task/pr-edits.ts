@@ -1,6 +1,6 @@
 /**
  * What the landing transitions do to a task's record — the merge queue's send-back and a pull request's
- * merge, close and requested work — as pure edits of a draft. Only the task lifecycle (task-lifecycle.ts)
+ * merge, close and requested work — as pure edits of a draft. Only the task lifecycle ({@link TaskLifecycle})
  * calls these, inside its transitions: it stays the one writer.
  */
 import type { TaskState } from '../../domain/types.js';

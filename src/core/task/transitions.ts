@@ -1,6 +1,6 @@
 /**
  * The vocabulary of the task lifecycle: which statuses each named transition starts from, why a task goes
- * back to the queue, and what its listeners are told. The lifecycle (task-lifecycle.ts) is its one user that
+ * back to the queue, and what its listeners are told. The lifecycle ({@link TaskLifecycle}) is its one user that
  * writes; others only ask `allowedFrom`.
  */
 import type { AttemptRecord, TaskState, TaskStatus } from '../../domain/types.js';

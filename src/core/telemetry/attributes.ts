@@ -51,7 +51,7 @@ export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 /** a model's name as price tables and CLIs spell them: `claude-sonnet-5-5`, `openai/gpt-6`, `qwen3:32b` */
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/;
-/** `<host>-<pid>-<random>` (attempt-queue.ts WorkerIdentity) */
+/** `<host>-<pid>-<random>` ({@link WorkerIdentity}) */
 const WORKER_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 export const ATTRIBUTE_RULES = {

@@ -17,7 +17,7 @@ import { FleetMetrics } from './metrics.js';
 /**
  * The fleet's events as traces and metrics. A trace per task (root span `task <id>`), a child span per
  * attempt (`attempt <n>`), and under it a span per phase (`phase setup|explore|implement|verify`); the
- * metrics in metrics.ts. Everything goes through the allow-list (attributes.ts).
+ * metrics of {@link FleetMetrics}. Everything goes through the allow-list ({@link ATTRIBUTE_RULES}).
  *
  * Invariants: a span ends once; an attempt is counted once, when its record gets its end; the task span
  * ends when the task settles (verified, failed, conflict, merged, discarded) or when the recorder closes, and a
@@ -29,7 +29,10 @@ export interface RecorderOptions {
   queueDepth?: () => number | Promise<number>;
   /** workers running attempts; default 1 (this process) */
   workers?: () => number | Promise<number>;
-  /** false on a coordinator whose attempts run on workers: the workers record the phase spans (worker-spans.ts) */
+  /**
+   * false on a coordinator whose attempts run on workers: the workers record the phase spans
+   * ({@link workerAttemptSpans})
+   */
   phaseSpans?: boolean;
   /**
    * Every span's start and end, from one clock: a span that ends with its parent gets the same end time, so

@@ -21,8 +21,13 @@ export function formatTokens(n: number): string {
   return `${sign}${mText}M`;
 }
 
-/** `42s`, `3m 05s`, `1h 02m`. Rounds down to whole seconds; negative input shows as `0s`. */
+/**
+ * `42s`, `3m 05s`, `1h 02m`: a span of time that ran (an elapsed clock, a check's run, a gate's trip). Rounds
+ * down to whole seconds, so a ticking clock never jumps ahead; a span shorter than a second shows as `<1s`
+ * (it ran, but not for a second), and zero or negative input as `0s`.
+ */
 export function formatDuration(ms: number): string {
+  if (ms > 0 && ms < 1000) return '<1s';
   const totalSeconds = Math.max(0, Math.floor(ms / 1000));
   const hours = Math.floor(totalSeconds / 3600);
   const minutes = Math.floor((totalSeconds % 3600) / 60);
@@ -33,10 +38,28 @@ export function formatDuration(ms: number): string {
   return `${seconds}s`;
 }
 
-/** `$0.42`, `$12.00`; amounts below a cent but above zero show as `<$0.01`. */
+/**
+ * `$12.34`, `$0.42` from a cent up; `$0.0042` below a cent, so a small run's spend still shows; `<$0.0001`
+ * for a spend that is not zero but rounds to it; `$0.00` for nothing spent.
+ */
 export function formatUsd(x: number): string {
-  if (x > 0 && x < 0.005) return '<$0.01';
-  return `${x < 0 ? '-' : ''}$${Math.abs(x).toFixed(2)}`;
+  const abs = Math.abs(x);
+  const sign = x < 0 ? '-' : '';
+  const fine = abs.toFixed(4);
+  if (Number(fine) >= 0.01 || abs === 0) return `${sign}$${abs.toFixed(2)}`;
+  if (Number(fine) === 0) return `${sign}<$0.0001`;
+  return `${sign}$${fine}`;
+}
+
+/**
+ * A configured limit in the words it was likely given: `8h`, `30m`, `90s` when it is whole hours, minutes or
+ * seconds, and {@link formatDuration} otherwise. Beside an elapsed clock it reads `12m 03s/30m`.
+ */
+export function formatLimitDuration(ms: number): string {
+  if (ms > 0 && ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms > 0 && ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms > 0 && ms % 1000 === 0) return `${ms / 1000}s`;
+  return formatDuration(ms);
 }
 
 /** `14:05`: a moment's local time of day, independent of the locale. */

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
  *   closes a backtick fence), and the token is derived from the text itself, so the text cannot contain the
  *   end marker (it would have to hold a hash of itself);
  * - the token is the same for texts that differ only in numbers and spacing, so that two attempts failing
- *   the same way (timings aside) still give the same evidence fingerprint (gates.ts);
+ *   the same way (timings aside) still give the same evidence fingerprint ({@link failureFingerprint});
  * - a block is at most `max` characters of the text, plus its frame.
  */
 

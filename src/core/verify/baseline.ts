@@ -5,7 +5,7 @@ import type { BaselineStore, ScratchTrees } from '../../ports/verification.js';
  * Baselines: each distinct check command run once on the commit a task starts from, in a throw-away
  * worktree (never the task's own, so nothing a check leaves behind can end up in the task's commit),
  * cached by commit and command. Their counts are what "fewer tests than base" and "not worse than base"
- * are measured against (checks.ts).
+ * are measured against ({@link judgeCheck}).
  */
 
 export interface BaselineDeps {

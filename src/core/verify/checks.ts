@@ -1,6 +1,7 @@
 import type { BaselineResult, CheckResult, CheckSpec, FleetConfig, TaskSpec, TestCounts } from '../../domain/types.js';
 import { formatCounts } from './test-counts.js';
 import { quoteUntrusted } from '../text/untrusted.js';
+import { formatDuration } from '../text/format-units.js';
 
 /**
  * The checks of a task and how an attempt is judged on them.
@@ -50,7 +51,7 @@ export function checkLabel(c: { name?: string; command: string }): string {
 }
 
 function exitWords(r: CheckResult): string {
-  if (r.timedOut) return `timed out after ${Math.round(r.durationMs / 1000)}s`;
+  if (r.timedOut) return `timed out after ${formatDuration(r.durationMs)}`;
   return r.exitCode === null ? 'was killed' : `exited ${r.exitCode}`;
 }
 
@@ -128,8 +129,8 @@ export function failureReason(r: CheckResult): string {
 }
 
 /**
- * The marker line the no-progress fingerprint keeps (gates.ts): "9 failing then 1 failing" are different
- * failures even though the fingerprint blanks other digits.
+ * The marker line the no-progress fingerprint keeps ({@link failureFingerprint}): "9 failing then 1
+ * failing" are different failures even though the fingerprint blanks other digits.
  */
 export function countsMarker(c: TestCounts): string {
   return `Failing tests: ${c.failed} of ${c.total}`;

@@ -11,7 +11,7 @@ import type { TestCounts } from '../../domain/types.js';
  * A test can print a line that looks like a summary. Runners that print one summary per run (vitest, jest,
  * mocha, ava, pytest) are read from their LAST summary, which the runner prints after every test has run;
  * when that runner's summaries in one output do not all say the same, the counts are `disagreeing` and the
- * check fails (checks.ts) rather than pass on either. Runners summed per run or binary (node:test, go,
+ * check fails ({@link judgeCheck}) rather than pass on either. Runners summed per run or binary (node:test, go,
  * cargo) are summed: a printed summary only adds to them, it cannot hide a failure.
  *
  * The runners' structured reports (jest/vitest `--json`, junit files) are not read: the check is the

@@ -413,7 +413,7 @@ describe('AnthropicModelClient: aborts, retries and failures', () => {
   it('stops a call that outlives request.timeoutMs, and takes a huge limit as none', async () => {
     await serve(() => ({ text: 'word '.repeat(400), chunkDelayMs: 20 }));
     await expect(client().runAgent(request('explorer', { timeoutMs: 200 }), () => {})).rejects.toThrow(
-      /did not finish within 200 ms/,
+      /did not finish within <1s/,
     );
     await serve(() => ({ text: 'word '.repeat(5), chunkDelayMs: 5 }));
     const result = await client().runAgent(request('explorer', { timeoutMs: Number.MAX_SAFE_INTEGER }), () => {});

@@ -208,7 +208,7 @@ describe('CliAgentClient', () => {
     });
     await expect(run).rejects.toBe(gate);
     await expect(client.runAgent(request('slow', { timeoutMs: 300 }), () => {})).rejects.toThrow(
-      /timed out after 300 ms[\s\S]*started/,
+      /timed out after <1s[\s\S]*started/,
     );
     const calls = runner.calls.length;
     const refused = new GateError('tokens', 'task', 'no tokens left');

@@ -345,11 +345,11 @@ describe('the morning report and status --json', () => {
     expect(report).toMatch(/\*\*Baseline\*\* \(the checks on [0-9a-f]{10}, before any change\)/);
     expect(report).toContain("- ✗ 'lint' (`sh -c 'echo 2 lint problems; exit 1'`) → exit 1 — fails on base already");
     expect(report).toContain('### Attempt 1 — check-failed: check `node --test` exited 1 (1/2 failing)');
-    expect(report).toMatch(/- ✗ `node --test` → exit 1 in [\d.]+s — 1\/2 failing \(base: 0\/1\)/);
+    expect(report).toMatch(/- ✗ `node --test` → exit 1 in (?:<1s|\d+s) — 1\/2 failing \(base: 0\/1\)/);
     expect(report).toContain('### Attempt 2 — verified');
-    expect(report).toMatch(/- ✔ `node --test` → exit 0 in [\d.]+s — 0\/2 failing \(base: 0\/1\)/);
+    expect(report).toMatch(/- ✔ `node --test` → exit 0 in (?:<1s|\d+s) — 0\/2 failing \(base: 0\/1\)/);
     expect(report).toMatch(
-      /- ⚠ 'lint' \(`sh -c 'echo 2 lint problems; exit 1'`\) → exit 1 in [\d.]+s · not required — exited 1 \(not required: reported only\)/,
+      /- ⚠ 'lint' \(`sh -c 'echo 2 lint problems; exit 1'`\) → exit 1 in (?:<1s|\d+s) · not required — exited 1 \(not required: reported only\)/,
     );
     expect(report).toContain('**Proof:** proved: 1 test fails without the change (tests: test/add.test.mjs)');
     expect(report).toMatch(/\| implementer \| .* \| \$/);

@@ -147,7 +147,7 @@ describe('the task budget', () => {
       budget.beforeAttempt(task({ usage: { input: 2000, output: 0, cacheWrite: 0, cacheRead: 0 }, costUsd: 5 }))?.gate,
     ).toBe('tokens');
     expect(budget.beforeAttempt(task({ costUsd: 5, elapsedMs: 100_000 }))?.gate).toBe('cost');
-    expect(budget.check(task({ elapsedMs: 60_000 }))?.message).toBe('time gate: ran 60s, limit 60s');
+    expect(budget.check(task({ elapsedMs: 60_000 }))?.message).toBe('time gate: ran 1m 00s, limit 1m');
   });
 
   it('tells the time left, from the budget’s start', () => {
@@ -165,7 +165,7 @@ describe('the task budget', () => {
     const disarm = budget.armTimer(task(), () => trips.push('disarmed one fired'));
     disarm();
     await new Promise((r) => setTimeout(r, 60));
-    expect(trips).toEqual(['time gate: ran 0s, limit 0s']);
+    expect(trips).toEqual(['time gate: ran <1s, limit <1s']);
   });
 
   it('trips no-progress when the last two attempts failed the same way, while attempts are left', () => {
@@ -243,7 +243,7 @@ describe('the fleet budget', () => {
     budget.start();
     now = 25;
     await new Promise((r) => setTimeout(r, 50));
-    expect(trips).toEqual(['fleet time gate: ran 0s, limit 0s']);
+    expect(trips).toEqual(['fleet time gate: ran <1s, limit <1s']);
     expect(budget.elapsedMs()).toBe(25);
     budget.dispose();
   });
@@ -262,7 +262,7 @@ describe('the fleet budget', () => {
     expect(trips).toEqual([]);
     now = 20;
     await new Promise((r) => setTimeout(r, 40));
-    expect(trips).toEqual(['fleet time gate: ran 0s, limit 0s']);
+    expect(trips).toEqual(['fleet time gate: ran <1s, limit <1s']);
     budget.dispose();
   });
 });

@@ -23,7 +23,7 @@ describe('notify digest', () => {
       exitCode: 1,
     });
     expect(p).toMatchObject({ event: 'summary', reportPath: '/r.md', exitCode: 1 });
-    expect(p.text).toBe('loopfleet: 3 verified, 0 merged, 1 failed, 0 conflict; $0.46');
+    expect(p.text).toBe('loopfleet: 3 verified, 0 merged, 1 failed, 0 conflict; 1.2k tokens, $0.46, 1s');
     expect(wanted(p, ['summary'])).toBe(true);
     expect(wanted(p, ['verified'])).toBe(false);
   });

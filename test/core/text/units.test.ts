@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseDuration, parseSize, parseUsd } from '../../../src/core/text/parse-units.js';
-import { formatDuration, formatTokens, formatUsd } from '../../../src/core/text/format-units.js';
+import { formatDuration, formatLimitDuration, formatTokens, formatUsd } from '../../../src/core/text/format-units.js';
 
 const value = <T>(p: { ok: true; value: T } | { ok: false; message: string }): T => {
   if (!p.ok) throw new Error(p.message);
@@ -99,6 +99,9 @@ describe('formatting', () => {
     [185_000, '3m 05s'],
     [3_720_000, '1h 02m'],
     [-5, '0s'],
+    [400, '<1s'],
+    [1_200, '1s'],
+    [11_100_000, '3h 05m'],
   ])('formatDuration(%d) = %s', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });
@@ -107,9 +110,26 @@ describe('formatting', () => {
     [0, '$0.00'],
     [0.42, '$0.42'],
     [12, '$12.00'],
-    [0.001, '<$0.01'],
+    [0.4213, '$0.42'],
+    [0.01, '$0.01'],
+    [0.00999, '$0.01'],
+    [0.0042, '$0.0042'],
+    [0.001, '$0.0010'],
+    [0.00004, '<$0.0001'],
     [1.5, '$1.50'],
+    [1234.5, '$1234.50'],
+    [-0.42, '-$0.42'],
   ])('formatUsd(%d) = %s', (x, text) => {
     expect(formatUsd(x)).toBe(text);
+  });
+
+  it.each([
+    [8 * 3_600_000, '8h'],
+    [30 * 60_000, '30m'],
+    [90_000, '90s'],
+    [90_500, '1m 30s'],
+    [0, '0s'],
+  ])('formatLimitDuration(%d) = %s', (ms, text) => {
+    expect(formatLimitDuration(ms)).toBe(text);
   });
 });

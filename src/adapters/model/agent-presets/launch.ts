@@ -43,7 +43,7 @@ export interface LaunchOptions {
   node: string;
   /**
    * whose enforcer confines a sandboxed run; default process.platform. On darwin there is no forwarder:
-   * sandbox-runtime points the proxy variables at a loopback port of the egress proxy itself (sandbox-srt.ts),
+   * sandbox-runtime points the proxy variables at a loopback port of the egress proxy itself ({@link srtCommand}),
    * which the runner finds by its socket among the mounts.
    */
   platform?: NodeJS.Platform;

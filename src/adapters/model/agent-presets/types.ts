@@ -44,7 +44,10 @@ export interface AgentPreset {
   packageName: string;
   /** names of loopfleet's environment variables that are this CLI's credentials and settings */
   credentialEnv: RegExp;
-  /** its own config and login folders under the home folder; a sandboxed run sees a private copy (config-view.ts) */
+  /**
+   * its own config and login folders under the home folder; a sandboxed run sees a private copy
+   * ({@link prepareConfigView})
+   */
   configPaths: ConfigPath[];
   /** variables holding a base URL of its model endpoint, first set wins; else `defaultEndpoint` */
   baseUrlEnv: string[];

@@ -10,7 +10,8 @@ import {
 } from '../../../domain/types.js';
 import { baseFailure } from '../../verify/baseline.js';
 import { checkJson, checksOfAttempt, realAttempts } from '../../report/check-facts.js';
-import { conflictEntries, tokens, usd } from '../../report/morning-report.js';
+import { conflictEntries } from '../../report/morning-report.js';
+import { formatDuration, formatTokens, formatUsd } from '../../text/format-units.js';
 import { formatChange, formatCounts } from '../../verify/test-counts.js';
 import { firstLines, inertBlock, inertLine, lastLines, neutralise } from './text.js';
 
@@ -19,9 +20,10 @@ import { firstLines, inertBlock, inertLine, lastLines, neutralise } from './text
  * report reads) and the comment a later attempt leaves on it.
  *
  * Invariant: every piece of text loopfleet did not write — the task's title and description (an issue's
- * words, for a discovered task), plans, file and test names, reasons, outputs — passes pr-text.ts, so the
- * only references, mentions and closing keywords in what the forge reads are loopfleet's own: the
- * `Fixes #N` of the task's own `source:`, and the PR numbers of other tasks' pull requests.
+ * words, for a discovered task), plans, file and test names, reasons, outputs — passes {@link inertLine}
+ * or {@link inertBlock}, so the only references, mentions and closing keywords in what the forge reads are
+ * loopfleet's own: the `Fixes #N` of the task's own `source:`, and the PR numbers of other tasks' pull
+ * requests.
  */
 
 export interface BodyInput {
@@ -61,7 +63,7 @@ function checkLine(r: CheckResult, baseline: readonly BaselineResult[]): string 
   const optional = r.required === false ? ' · not required' : '';
   const note = r.note ? ` — ${inertLine(r.note)}` : '';
   const label = r.name !== undefined && r.name !== r.command ? `${r.name} (${r.command})` : r.command;
-  return `- ${MARK[judged] ?? '?'} ${inertLine(label)} → ${exit} in ${(r.durationMs / 1000).toFixed(1)}s${counts}${optional}${note}`;
+  return `- ${MARK[judged] ?? '?'} ${inertLine(label)} → ${exit} in ${formatDuration(r.durationMs)}${counts}${optional}${note}`;
 }
 
 function baselineLines(baseline: readonly BaselineResult[]): string[] {
@@ -79,7 +81,7 @@ function baselineLines(baseline: readonly BaselineResult[]): string[] {
 
 function attemptRows(attempts: readonly AttemptRecord[]): string[] {
   const rows = attempts.map(
-    (a) => `| ${a.n} | ${a.outcome} | ${a.reason ? inertLine(a.reason.slice(0, 160)) : ''} | ${usd(a.costUsd)} |`,
+    (a) => `| ${a.n} | ${a.outcome} | ${a.reason ? inertLine(a.reason.slice(0, 160)) : ''} | ${formatUsd(a.costUsd)} |`,
   );
   return ['| attempt | outcome | why | cost |', '| --- | --- | --- | --- |', ...rows];
 }
@@ -112,7 +114,7 @@ export function prBody(input: BodyInput): string {
   if (spec.description.trim() !== '') out.push(...inertBlock(spec.description.trim()), '');
   out.push(
     `Verified by loopfleet in ${real.length} of ${task.maxAttempts} attempt${task.maxAttempts === 1 ? '' : 's'} · ` +
-      `${tokens(totalTokens(task.usage))} tokens · ${usd(task.costUsd)}`,
+      `${formatTokens(totalTokens(task.usage))} tokens · ${formatUsd(task.costUsd)}`,
   );
   if (last?.plan) out.push('', '### Plan (summary)', '', ...inertBlock(firstLines(last.plan, 12)));
   if (last?.diffStat) out.push('', '### Diffstat', '', ...inertBlock(last.diffStat.trimEnd()));
@@ -157,7 +159,7 @@ export function followUpComment(input: {
   const out = [
     `loopfleet pushed a new attempt of ${inertLine(task.id)}${input.why === null ? '' : ` — ${inertLine(input.why)}`}.`,
     '',
-    `${newer.length} attempt${newer.length === 1 ? '' : 's'} since the last push · ${tokens(tokensUsed)} tokens · ${usd(cost)}`,
+    `${newer.length} attempt${newer.length === 1 ? '' : 's'} since the last push · ${formatTokens(tokensUsed)} tokens · ${formatUsd(cost)}`,
   ];
   if (input.diffStat.trim() !== '')
     out.push('', '**What changed since the last push**', '', ...inertBlock(lastLines(input.diffStat, 30)));

@@ -4,7 +4,7 @@ import { quoteUntrusted } from '../../text/untrusted.js';
 /**
  * What a task's next attempt is told when its pull request sends it back. Everything the forge returned
  * (check names, summaries, logs, comment bodies, author names, paths) is somebody's words: it is quoted as
- * untrusted data (core/untrusted.ts), and loopfleet's own sentences around it name only numbers.
+ * untrusted data ({@link quoteUntrusted}), and loopfleet's own sentences around it name only numbers.
  */
 
 /** Characters of one failing check's log excerpt, or one comment, in the evidence. */

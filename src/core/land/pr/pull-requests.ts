@@ -53,7 +53,7 @@ export class PullRequests {
     }
   }
 
-  /** One pass over every open PR (see pr-sync.ts and pr-keep.ts). */
+  /** One pass over every open PR (see {@link syncPulls} and {@link landReady}). */
   sync(): Promise<SyncResult> {
     return this.#then(async () => {
       const { link, publisher } = this.#need();

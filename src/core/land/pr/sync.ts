@@ -9,7 +9,7 @@ import type { PrServices } from './publish.js';
  * One pass over the open pull requests (`loopfleet sync`, and `--watch` on a cadence), in backlog order:
  * each PR's fate drives its task.
  *
- * - merged on the forge → `merged` (pr-landed.ts); closed unmerged → `discarded`;
+ * - merged on the forge → `merged` ({@link mergedOnForge}); closed unmerged → `discarded`;
  * - CI failing on the head loopfleet pushed → back to the queue with the failing checks as evidence, once
  *   per head commit (`PrRecord.ciAnswered`); a head someone else pushed is left to them;
  * - a review asking for changes, or a comment starting with `/loopfleet`, by an author who can write → back

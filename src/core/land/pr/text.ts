@@ -5,7 +5,7 @@ import { oneLine, visible } from '../../../domain/sanitize.js';
  * way into a pull request's title, body or comment, where the forge acts on what it reads.
  *
  * Invariants of every string these functions return:
- * - it holds nothing the one sanitiser would not let through (domain/sanitize.ts runs first);
+ * - it holds nothing the one sanitiser would not let through ({@link visible} and {@link oneLine} run first);
  * - no ASCII `#`, `@`, `!` before a digit or `://`: so no issue or pull request reference (`#12`,
  *   `owner/repo#12`, GitLab's `!12`), no closing keyword that closes anything (`Fixes #999`, `Fixes
  *   https://…/issues/999`), no mention that pings a person or team (`@octocat`, `@org/team`), no autolink.

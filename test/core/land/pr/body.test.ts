@@ -74,12 +74,12 @@ describe('the pull request body', () => {
       base: 'main',
       pulls: new Map([['T-2', 13]]),
     });
-    expect(body).toContain('- ✔ npm test → exit 0 in 1.2s — 7/22 failing → 0/22');
+    expect(body).toContain('- ✔ npm test → exit 0 in 1s — 7/22 failing → 0/22');
     expect(body).toContain('- ✗ npm test → exit 1 — 7/22 failing');
     expect(body).toContain('**Proof:** proved — the new tests fail without the change');
     expect(body).toContain('### Reviewer: pass');
-    expect(body).toContain('| 1 | verified |  | $0.1234 |');
-    expect(body).toMatch(/Verified by loopfleet in 1 of 3 attempts · 1\.2k tokens · \$0\.1234/);
+    expect(body).toContain('| 1 | verified |  | $0.12 |');
+    expect(body).toMatch(/Verified by loopfleet in 1 of 3 attempts · 1\.2k tokens · \$0\.12$/m);
     expect(body).toContain('- with `main` in a.ts');
     expect(body).toContain('- with T-2 (#13) in b.ts');
     expect(body.trimEnd().split('\n').at(-1)).toBe('Fixes #7');
