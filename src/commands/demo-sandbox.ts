@@ -10,7 +10,7 @@ import type { SandboxCause } from '../domain/sandbox-cause.js';
 /** The demo's first line where bubblewrap cannot run: why (the host's diagnosis), what runs unsandboxed, the fix. */
 export function unsandboxedDemoNotice(cause: SandboxCause | null): string {
   const why = cause === null ? 'bubblewrap cannot run here' : `bubblewrap cannot run here: ${cause.message}`;
-  const fix = cause === null ? "see the README's sandbox section" : cause.fix;
+  const fix = cause === null ? 'see docs/security.md, "When bubblewrap cannot run"' : cause.fix;
   return (
     `loopfleet demo: no sandbox (${why}), so the demo's checks run unsandboxed — its agent is the bundled scripted model and its ` +
     `checks are the demo project's own files; a real repository is refused without it (fix: ${fix})`

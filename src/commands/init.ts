@@ -17,7 +17,7 @@ format: YAML front matter (\`name\`, \`description\`, \`model\`, \`tools\`, \`ma
 The packaged definitions to start from are in: ${'${PACKAGE_AGENTS}'}
 
 \`command:\` lets an external CLI agent play the role instead of the API, e.g.
-\`command: claude -p --output-format json\` (see the loopfleet README for tested presets).
+\`command: claude -p --output-format json\` (see docs/roles-and-agents.md in loopfleet for tested presets).
 `;
 
 /** A YAML plain scalar where it can be one (`npm test`), quoted where YAML would read it otherwise. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI_OPTIONS, COMMANDS, HELP } from '../../src/cli.js';
 import { CONFIG_KEYS, GATE_KEYS } from '../../src/core/backlog/config.js';
 import { parseBacklog, TASK_KEYS } from '../../src/core/backlog/parse.js';
+import { ROLE_KEYS } from '../../src/core/roles/definitions.js';
 import { Command, formatBinding, KEY_BINDINGS } from '../../src/ui/key-bindings.js';
 import { ROOT } from '../helpers/paths.js';
 
@@ -47,16 +48,6 @@ const PAGES: Page[] = await Promise.all(
 const OPTIONS = new Map(Object.entries(CLI_OPTIONS).map(([name, o]) => [name, 'short' in o ? o.short : null]));
 /** `''` is `loopfleet` itself, with no command: the fleet */
 const COMMAND_NAMES: readonly string[] = ['', ...COMMANDS];
-
-/** The role files' front-matter keys: the parser keeps them in a private list, read here from its source. */
-async function roleKeys(): Promise<string[]> {
-  const source = await readFile(path.join(ROOT, 'src/core/roles/definitions.ts'), 'utf8');
-  const list = /\bconst KEYS = \[([^\]]*)\] as const/.exec(source)?.[1];
-  if (list === undefined)
-    throw new Error('src/core/roles/definitions.ts no longer declares `const KEYS = [...] as const`');
-  return [...list.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
-}
-const ROLE_KEYS = await roleKeys();
 
 /** Each command of the interactive view by the keys that trigger it, as its help overlay prints them. */
 function keySet(labels: readonly string[]): string {

@@ -151,7 +151,7 @@ export async function diagnoseSandbox(facts: UsernsFacts): Promise<SandboxCause 
     return {
       kind: 'platform',
       message: `bubblewrap is Linux-only and this is ${facts.platform}`,
-      fix: "see the README's sandbox section",
+      fix: 'see docs/security.md, "When bubblewrap cannot run"',
     };
   }
   const bwrap = await facts.which('bwrap');

@@ -45,9 +45,23 @@ export const ROLE_DEFAULTS: Readonly<Record<Role, { maxTurns: number; maxTokens:
   verifier: { maxTurns: 12, maxTokens: 8192 },
 });
 
-const KEYS = ['name', 'description', 'model', 'tools', 'max_turns', 'max_tokens', 'command', 'agent', 'bin'] as const;
+/** The front-matter keys a role file may set. */
+export const ROLE_KEYS = [
+  'name',
+  'description',
+  'model',
+  'tools',
+  'max_turns',
+  'max_tokens',
+  'command',
+  'agent',
+  'bin',
+] as const;
 export const AGENT_PRESETS: readonly AgentPresetName[] = ['claude-code', 'codex', 'gemini', 'opencode'];
-const ALIASES: Readonly<Record<string, (typeof KEYS)[number]>> = { maxTurns: 'max_turns', maxTokens: 'max_tokens' };
+const ALIASES: Readonly<Record<string, (typeof ROLE_KEYS)[number]>> = {
+  maxTurns: 'max_turns',
+  maxTokens: 'max_tokens',
+};
 const CLAUDE_CODE_KEYS = new Set([
   'color',
   'permissionMode',
@@ -83,8 +97,8 @@ export function parseRoleFile(text: string, source: string, role: Role): RoleDef
         const raw = isScalar(keyNode) ? String(keyNode.value) : '?';
         const key = ALIASES[raw] ?? raw;
         const value = (pair.value ?? null) as Node | null;
-        if (!(KEYS as readonly string[]).includes(key)) {
-          const near = CLAUDE_CODE_KEYS.has(raw) ? null : closest(raw, KEYS);
+        if (!(ROLE_KEYS as readonly string[]).includes(key)) {
+          const near = CLAUDE_CODE_KEYS.has(raw) ? null : closest(raw, ROLE_KEYS);
           if (near) err(keyNode, `unknown key '${raw}' (did you mean '${near}'?)`);
           continue;
         }

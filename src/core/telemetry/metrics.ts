@@ -2,7 +2,7 @@ import { TASK_STATUSES, type AttemptRecord, type Role, type TaskStatus, type Usa
 import type { Counter, Histogram, Telemetry } from '../../ports/telemetry.js';
 import type { TokenKind } from './attributes.js';
 
-/** The metrics' names and units, as the README lists them. */
+/** The metrics' names and units, as the observability reference lists them. */
 export const METRICS = {
   tokens: {
     name: 'loopfleet.tokens',

@@ -43,7 +43,7 @@ describe("the run's first line when the sandbox is not in force", () => {
         `scripted model and its checks are the demo project's own files; a real repository is refused without it (fix: ${APPARMOR.fix})`,
     );
     expect(unsandboxedDemoNotice(null)).toMatch(
-      /^loopfleet demo: no sandbox \(bubblewrap cannot run here\), so .*\(fix: see the README's sandbox section\)$/,
+      /^loopfleet demo: no sandbox \(bubblewrap cannot run here\), so .*\(fix: see docs\/security\.md, "When bubblewrap cannot run"\)$/,
     );
   });
 
