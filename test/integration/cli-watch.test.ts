@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LowdbStateStore } from '../../src/adapters/store/lowdb-state.js';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { demoScript } from '../../src/demo/scripts.js';
 import { backlog } from '../helpers/fleet-harness.js';
 import { makeRepo, read } from '../helpers/git-repo.js';
+import { eventually } from '../helpers/wait.js';
 import { CLI } from '../helpers/paths.js';
 
 const KEY = 'sk-ant-watch-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -36,6 +38,12 @@ type Row = {
   runs?: Array<{ outcome: string; costUsd: number; tokens: number; startedAt: string; endedAt: string }>;
 };
 
+/** The state file as the fleet last wrote it; undefined before its first write. */
+async function stateOf(root: string) {
+  const file = join(root, '.loop-worktrees', 'state.json');
+  return existsSync(file) ? ((await new LowdbStateStore(file).load()) ?? undefined) : undefined;
+}
+
 async function status(root: string): Promise<Row[]> {
   const run = await cli(root, ['status', '--json']);
   expect(run.exitCode, run.stderr).toBe(0);
@@ -56,24 +64,22 @@ describe('loopfleet --watch', () => {
       'src/tidy.js': 'export function tidy() {\n  // TODO: handle empty input\n  return 1;\n}\n',
     });
     try {
-      const soon = new Date(Date.now() + 2 * 60_000);
+      // A bound far beyond the test's own: the signal, not the clock, ends this run.
+      const soon = new Date(Date.now() + 10 * 60_000);
       const until = `${String(soon.getHours()).padStart(2, '0')}:${String(soon.getMinutes()).padStart(2, '0')}`;
       const watching = cli(root, ['--watch', '--until', until]);
-      let rows: Row[] = [];
-      for (let i = 0; i < 200; i++) {
-        await new Promise((r) => setTimeout(r, 300));
-        if (!existsSync(join(root, '.loop-worktrees', 'state.json'))) continue;
-        rows = await status(root);
-        // Both before the signal, in whatever order a loaded machine brings them: two runs of T-1, and the
-        // start's discover having written its proposal.
-        if ((rows[0]?.runs?.length ?? 0) >= 2 && (await read(root, 'BACKLOG.md')).includes('## Discovered')) break;
-      }
+      // Both before the signal, in whatever order a loaded machine brings them: two runs of T-1, and the
+      // start's discover having written its proposal. Read from the state file: no process per look.
+      await eventually(async () => {
+        const runs = (await stateOf(root))?.tasks['T-1']?.runs?.length ?? 0;
+        return runs >= 2 && (await read(root, 'BACKLOG.md')).includes('## Discovered') ? true : undefined;
+      }, 200);
       watching.kill('SIGTERM');
       const run = await watching;
       expect(run.exitCode, run.stdout + run.stderr).toBe(130);
       expect(run.stdout).toContain('stopping: SIGTERM');
 
-      rows = await status(root);
+      const rows = await status(root);
       const t1 = rows[0]!;
       expect(t1.id).toBe('T-1');
       expect(t1.runs!.length).toBeGreaterThanOrEqual(2);
@@ -153,26 +159,46 @@ describe('loopfleet --watch', () => {
   });
 
   it('stops by itself at --until HH:MM:SS, not before, with the exit code --overnight would give', {
-    timeout: 60_000,
+    timeout: 300_000,
   }, async () => {
-    const { root, cleanup } = await makeRepo({
-      'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Sweep\n  every: 1d'),
-    });
-    try {
-      // Whole seconds on the local clock, far enough ahead for the one run to end before it.
-      const at = new Date(Math.ceil((Date.now() + 6_000) / 1000) * 1000);
-      const hhmmss = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-      const run = await cli(root, ['--watch', '--until', hhmmss]);
-      const ended = Date.now();
-      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
-      expect(run.stdout).toContain(`stopping: --until ${hhmmss}`);
-      expect(ended).toBeGreaterThanOrEqual(at.getTime());
-      const [row] = await status(root);
-      expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);
-      expect(await readdir(join(root, '.loop-worktrees', 'reports'))).toHaveLength(1);
-    } finally {
-      await cleanup();
+    // A time of day is a wall clock by nature. So that a loaded machine makes this slower, never wrong, a try
+    // whose one run had not ended by then (or whose time had passed before the command read it, meaning
+    // tomorrow) is thrown away and made again with twice the margin.
+    for (let margin = 4_000; margin <= 128_000; margin *= 2) {
+      const { root, cleanup } = await makeRepo({
+        'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Sweep\n  every: 1d'),
+      });
+      try {
+        const at = new Date(Math.ceil((Date.now() + margin) / 1000) * 1000);
+        const hhmmss = [at.getHours(), at.getMinutes(), at.getSeconds()]
+          .map((n) => String(n).padStart(2, '0'))
+          .join(':');
+        const watching = cli(root, ['--watch', '--until', hhmmss]);
+        let printed = '';
+        watching.stdout?.on('data', (chunk: Buffer) => {
+          printed += chunk.toString();
+        });
+        const announced = await eventually(() => /watching until (.+)/.exec(printed)?.[1]);
+        if (Date.parse(announced) !== at.getTime()) {
+          watching.kill('SIGTERM');
+          await watching;
+          continue;
+        }
+        const run = await watching;
+        const ended = Date.now();
+        const [row] = await status(root);
+        if ((row!.runs ?? []).length === 0) continue;
+        expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+        expect(run.stdout).toContain(`stopping: --until ${hhmmss}`);
+        expect(ended).toBeGreaterThanOrEqual(at.getTime());
+        expect(row!.runs!.map((r) => r.outcome)).toEqual(['unchanged']);
+        expect(await readdir(join(root, '.loop-worktrees', 'reports'))).toHaveLength(1);
+        return;
+      } finally {
+        await cleanup();
+      }
     }
+    expect.fail('the one run never ended before --until, even 128 s ahead');
   });
 
   it('--overnight runs a recurring task once and sends one summary at the end', { timeout: 60_000 }, async () => {

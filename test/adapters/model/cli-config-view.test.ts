@@ -16,7 +16,12 @@ const runner = new ExecaRunner();
 const available = await runner.sandboxAvailable();
 
 let temps: string[] = [];
+// The copies go under os.tmpdir(): a folder of this file's own, so "no copy outlives its run" reads only the
+// copies made here and not those of tests running alongside.
+const hostTmpdir = process.env.TMPDIR;
 afterEach(async () => {
+  if (hostTmpdir === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = hostTmpdir;
   for (const t of temps) await rm(t, { recursive: true, force: true });
   temps = [];
 });
@@ -34,6 +39,9 @@ async function fakeClaude(dir: string, name: string, body: string): Promise<stri
 async function setup() {
   const base = await mkdtemp(path.join('/var/tmp', 'lf-cfgview-'));
   temps.push(base);
+  const tmp = path.join(base, 'tmp');
+  await mkdir(tmp);
+  process.env.TMPDIR = tmp;
   const home = path.join(base, 'home');
   const bins = path.join(base, 'bin');
   const work = path.join(base, 'work');
@@ -59,12 +67,12 @@ async function setup() {
       }),
       () => {},
     );
-  return { home, bins, run };
+  return { home, bins, tmp, run };
 }
 
 describe.runIf(available)("a preset CLI's config folders inside the sandbox", () => {
   it('an implementer appending to ~/.claude/CLAUDE.md and writing settings hooks changes no host file, and a later run does not see it', async () => {
-    const { home, bins, run } = await setup();
+    const { home, bins, tmp, run } = await setup();
     const attacker = await fakeClaude(
       bins,
       'claude-attack',
@@ -87,7 +95,8 @@ describe.runIf(available)("a preset CLI's config folders inside the sandbox", ()
     const reader = await fakeClaude(bins, 'claude-read', `${RESULT('$(tr -d \'\\n"\' < "$HOME/.claude/CLAUDE.md")')}`);
     expect((await run(reader)).text).toBe('# my memory');
     // No copy outlives its run.
-    expect((await readdir(os.tmpdir())).filter((n) => n.startsWith('loopfleet-config-'))).toEqual([]);
+    expect(os.tmpdir()).toBe(tmp);
+    expect((await readdir(tmp)).filter((n) => n.startsWith('loopfleet-config-'))).toEqual([]);
   }, 60_000);
 
   it('a login file the CLI refreshed is merged back; a link left in its place is not followed', async () => {
