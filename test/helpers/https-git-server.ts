@@ -27,8 +27,12 @@ export interface HttpsGitServer {
   close(): Promise<void>;
 }
 
-/** Serves bare repositories under its root; `accept` is the one `Authorization` header let through. */
-export async function httpsGitServer(accept: string): Promise<HttpsGitServer> {
+/**
+ * Serves bare repositories under its root; `accept` is the one `Authorization` header let through. `hold`,
+ * when given, is awaited before each accepted request is answered: the client's processes are alive and
+ * waiting meanwhile, for a test to look at them.
+ */
+export async function httpsGitServer(accept: string, hold?: () => Promise<void>): Promise<HttpsGitServer> {
   const dir = await mkdtemp(join(tmpdir(), 'lf-httpsgit-'));
   const root = join(dir, 'repos');
   const { caFile, key, cert } = await privateCaFiles(dir);
@@ -40,6 +44,9 @@ export async function httpsGitServer(accept: string): Promise<HttpsGitServer> {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="forge"' }).end('unauthorised\n');
       return;
     }
+    void (hold ?? (() => Promise.resolve()))().then(() => serve(req, res));
+  });
+  const serve = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
     const backend = spawn('git', ['http-backend'], {
       env: {
@@ -83,7 +90,7 @@ export async function httpsGitServer(accept: string): Promise<HttpsGitServer> {
     });
     backend.stdout.on('end', () => res.end());
     backend.on('error', () => res.destroy());
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   return {

@@ -13,6 +13,8 @@ import { httpsGitServer } from '../helpers/https-git-server.js';
 import { bareOrigin } from '../helpers/pr-remote.js';
 import { type ProcessRecord, descendsFrom, gitRecorder, sampleDescendants } from '../helpers/process-sampler.js';
 import { CLI } from '../helpers/paths.js';
+import { SimpleGitAdapter } from '../../src/adapters/git/simple-git.js';
+import { tokenHeader } from '../../src/adapters/git/transport.js';
 
 /**
  * Secrets stay where they are read. A real `--overnight` run with `land: pr` against a loopback GitHub,
@@ -180,5 +182,62 @@ describe('every git loopfleet starts holds no credential it does not need', () =
       expect(text).not.toContain(password);
       expect(text).not.toContain(github.token);
     }
+  });
+});
+
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
+
+/** Everything an ordinary user (uid 65534) can read of every process's command line and environment, once. */
+async function sweepAsNobody(): Promise<string> {
+  const script = `const fs = require('node:fs'); const out = [];
+for (const pid of fs.readdirSync('/proc').filter((n) => /^\\d+$/.test(n)))
+  for (const f of ['cmdline', 'environ'])
+    try { out.push(pid + ' ' + f + ' ' + fs.readFileSync('/proc/' + pid + '/' + f).toString('utf8').split('\\0').join(' ')); } catch {}
+process.stdout.write(out.join('\\n'));`;
+  const r = await execa(
+    setpriv!,
+    ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, '--input-type=commonjs', '-e', script],
+    { env: { PATH: '/usr/bin:/bin' }, extendEnv: false, cwd: '/' },
+  );
+  return r.stdout;
+}
+
+describe.runIf(process.getuid?.() === 0 && setpriv !== undefined)('as an ordinary user on the same machine', () => {
+  it('sees neither the forge token nor a URL’s password in any process while a push waits on the forge', {
+    timeout: 60_000,
+  }, async () => {
+    const token = 'ghp_sentinel_seen_by_nobody_0009';
+    const password = 'glcbt-sentinel-nobody-0010';
+    const header = tokenHeader('x-access-token', token);
+    let swept: string | null = null;
+    // The forge holds the push's first request until the ordinary user has looked at every process.
+    const forge = await httpsGitServer(header.replace(/^Authorization: /, ''), async () => {
+      swept ??= await sweepAsNobody();
+    });
+    cleanups.push(() => forge.close());
+    const { makeRepo } = await import('../helpers/git-repo.js');
+    const repo = await makeRepo({ 'a.txt': 'one\n' });
+    cleanups.push(repo.cleanup);
+    await forge.addRepo('acme/widgets.git', repo.root);
+    const url = `${forge.url.replace('https://', `https://ci:${password}@`)}acme/widgets.git`;
+
+    const ca = process.env.GIT_SSL_CAINFO;
+    process.env.GIT_SSL_CAINFO = forge.caFile;
+    try {
+      const pushed = await new SimpleGitAdapter(repo.root).push(url, 'main', 'refs/heads/loop/T-9', null, {
+        urlPrefix: forge.url,
+        header,
+      });
+      expect(pushed.kind).toBe('pushed');
+    } finally {
+      if (ca === undefined) delete process.env.GIT_SSL_CAINFO;
+      else process.env.GIT_SSL_CAINFO = ca;
+    }
+    const seen: string = swept ?? '';
+    expect(seen).not.toContain(password);
+    // the sweep ran while the push was alive: it saw the push's command line, without the password
+    expect(seen).toMatch(new RegExp(`cmdline .*git.* push .*${forge.url.replace(/[.]/g, '\\.')}acme/widgets\\.git`));
+    expect(seen).not.toContain(token);
+    expect(seen).not.toContain(Buffer.from(`x-access-token:${token}`).toString('base64'));
   });
 });
