@@ -71,6 +71,7 @@ describe('OTEL_* values loopfleet cannot use as given', () => {
       /OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value/,
     ],
     [{ OTEL_EXPORTER_OTLP_CERTIFICATE: '/nonexistent/ca.pem' }, /OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read/],
+    [{ OTEL_RESOURCE_ATTRIBUTES: 'team=core,oops' }, /OTEL_RESOURCE_ATTRIBUTES: entry 2 is not key=value/],
     [{ OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'sometimes' }, /TEMPORALITY_PREFERENCE=sometimes/],
   ])('%j is refused with exit 2, nothing written', { timeout: 60_000 }, async (otel, message) => {
     const { result, written } = await run(otel);

@@ -9,10 +9,10 @@ import { UsageError } from '../../domain/errors.js';
  *
  * Refused: a time or size that is not a positive number, a time past what a Node timer holds (about 24.8
  * days: Node would fire it after 1 ms), a metric export timeout above the interval when both are set (the
- * SDK throws), an unknown compression or temporality, a header list entry without `=`, a certificate or
- * key file that cannot be read. Adjusted, with a notice: a metric timeout left at its default above a
+ * SDK throws), an unknown compression or temporality, a header list entry without `=`, a resource
+ * attribute list the SDK would drop whole, a certificate or key file that cannot be read. Adjusted, with a notice: a metric timeout left at its default above a
  * shorter interval (lowered to it), a span batch larger than the span queue (lowered to it), an unknown
- * `OTEL_LOG_LEVEL` (warnings).
+ * `OTEL_LOG_LEVEL` (warnings), an `OTEL_SDK_DISABLED` that is neither true nor false (on).
  *
  * Invariant: a message names the variable and, for a header list, the entry's position — never a value
  * that may be a credential.
@@ -85,6 +85,29 @@ function headers(env: NodeJS.ProcessEnv, name: string): void {
   });
 }
 
+/** `key=value,…` percent-encoded, each at most 255 characters decoded: else the SDK drops the whole resource list. */
+function resourceAttributes(env: NodeJS.ProcessEnv): void {
+  const name = 'OTEL_RESOURCE_ATTRIBUTES';
+  const v = raw(env, name);
+  if (v === undefined) return;
+  v.split(',').forEach((entry, i) => {
+    if (entry.trim() === '') return;
+    const parts = entry.split('=');
+    const where = `${name}: entry ${i + 1}`;
+    if (parts.length !== 2 || (parts[0] ?? '').trim() === '')
+      throw new UsageError(`${where} is not key=value (percent-encode ',' and '=' inside keys and values)`);
+    for (const part of parts) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(part.trim());
+      } catch {
+        throw new UsageError(`${where} is not valid percent-encoding`);
+      }
+      if (decoded.length > 255) throw new UsageError(`${where} has a key or value longer than 255 characters`);
+    }
+  });
+}
+
 function readable(env: NodeJS.ProcessEnv, name: string): void {
   const v = raw(env, name);
   if (v === undefined) return;
@@ -106,6 +129,10 @@ export function otelTuning(env: NodeJS.ProcessEnv): { tuning: OtelTuning; notice
       readable(env, `OTEL_EXPORTER_OTLP_${s}${file}`);
   }
   oneOf(env, 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', ['cumulative', 'delta', 'lowmemory']);
+  resourceAttributes(env);
+  const disabled = raw(env, 'OTEL_SDK_DISABLED');
+  if (disabled !== undefined && !['true', 'false'].includes(disabled.toLowerCase()))
+    notices.push(`OTEL_SDK_DISABLED=${disabled} is neither true nor false: telemetry stays on`);
   const level = raw(env, 'OTEL_LOG_LEVEL');
   if (level !== undefined && !LOG_LEVELS.includes(level.toUpperCase()))
     notices.push(`OTEL_LOG_LEVEL=${level} is none of ${LOG_LEVELS.join(', ')}: the SDK says warnings`);

@@ -44,6 +44,15 @@ describe('the OTEL_* values the SDK acts on, checked before it loads', () => {
     expect(() => otelTuning({ OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-key=s3cret,=nokey' })).toThrow(
       /^OTEL_EXPORTER_OTLP_METRICS_HEADERS: entry 2 is not key=value/,
     );
+    expect(() => otelTuning({ OTEL_RESOURCE_ATTRIBUTES: 'team=core,deployment.environment' })).toThrow(
+      /OTEL_RESOURCE_ATTRIBUTES: entry 2 is not key=value/,
+    );
+    expect(() => otelTuning({ OTEL_RESOURCE_ATTRIBUTES: 'team=%E0%A4%A' })).toThrow(/not valid percent-encoding/);
+    expect(() => otelTuning({ OTEL_RESOURCE_ATTRIBUTES: `team=${'x'.repeat(256)}` })).toThrow(/longer than 255/);
+    expect(otelTuning({ OTEL_RESOURCE_ATTRIBUTES: 'team=core,region=eu%2Cwest' }).notices).toEqual([]);
+    expect(otelTuning({ OTEL_SDK_DISABLED: 'yes' }).notices).toEqual([
+      'OTEL_SDK_DISABLED=yes is neither true nor false: telemetry stays on',
+    ]);
     const refused = (() => {
       try {
         otelTuning({ OTEL_EXPORTER_OTLP_HEADERS: 's3cret-without-equals' });
