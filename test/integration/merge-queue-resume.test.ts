@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startModelServer, type RunningModelServer } from '../../src/demo/model-server.js';
 import { demoScript } from '../../src/demo/scripts.js';
-import { backlog } from '../helpers/fleet-harness.js';
+import { backlog, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { readState } from '../helpers/state-file.js';
 import { CLI } from '../helpers/paths.js';
@@ -142,5 +142,28 @@ describe('an interrupted merge queue', () => {
     // base's own check passes, and the person's checkout is clean
     expect((await execa('sh', ['check.sh'], { cwd: repo.root, reject: false })).exitCode).toBe(0);
     expect(await git(repo.root, 'status', '--porcelain')).toBe('');
+  });
+
+  it('a merge that reached base before the state was saved is marked merged by the next run, not merged again', {
+    timeout: 120_000,
+  }, async () => {
+    const repo = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"\nreview: false\nsandbox: off', '- [ ] T-1 One\n- [ ] T-2 Two'),
+    });
+    cleanups.push(repo.cleanup);
+    const writeOwn = ({ role, task }: { role: string; task: string }) =>
+      role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {};
+    const first = await runFleet(repo.root, writeOwn);
+    expect(first.fleet.tasks().map((t) => t.status)).toEqual(['verified', 'verified']);
+    // What a run killed between its merge commit and its save leaves: T-1 merged in git, verified in state.
+    const start = await git(repo.root, 'rev-parse', 'main');
+    await git(repo.root, 'merge', '--no-ff', '--quiet', '-m', 'Merge loop/T-1: T-1 One', 'loop/T-1');
+
+    const second = await runFleet(repo.root, writeOwn, { autoMerge: true });
+    expect(second.fleet.tasks().map((t) => t.status)).toEqual(['merged', 'merged']);
+    const merges = (await git(repo.root, 'log', '--first-parent', '--format=%s', `${start}..main`)).split('\n');
+    expect(merges.filter((m) => m.startsWith('Merge loop/T-1:'))).toHaveLength(1);
+    expect(merges.filter((m) => m.startsWith('Merge loop/T-2:'))).toHaveLength(1);
+    expect(await git(repo.root, 'show', 'main:T-2.txt')).toBe('T-2');
   });
 });
