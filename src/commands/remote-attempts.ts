@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { UsageError } from '../domain/errors.js';
+import { withoutUserinfo } from '../domain/remote-url.js';
 import { RemoteExecutor } from '../core/executor/remote-executor.js';
 import { runJob } from '../core/executor/job-runner.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
@@ -22,7 +23,7 @@ import { serviceLog } from './services.js';
 export interface QueueRemote {
   /** the remote's name in the coordinator's repository */
   remote: string;
-  /** its URL: what workers fetch from and push to */
+  /** its URL without user information ({@link withoutUserinfo}): what workers fetch from and push to */
   remoteUrl: string;
 }
 
@@ -34,7 +35,8 @@ export async function queueRemote(git: GitPort, name = 'origin'): Promise<QueueR
       `--queue: workers fetch from and push to a git remote, and this repository has no remote named ${JSON.stringify(name)} (add one: git remote add ${name} <url>)`,
     );
   }
-  return { remote: name, remoteUrl };
+  // A job is stored in Redis and read by every worker: the URL's own credentials stay on the coordinator.
+  return { remote: name, remoteUrl: withoutUserinfo(remoteUrl) };
 }
 
 /**

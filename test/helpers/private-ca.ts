@@ -20,9 +20,8 @@ function openssl(dir: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
 }
 
-/** Answers `/-/ping` (npm ping) and everything else with a small JSON body. */
-export async function privateCaServer(): Promise<PrivateCaServer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-ca-'));
+/** A private CA and a certificate it signed for 127.0.0.1 and localhost, in `dir`: ca.pem, server.key, server.pem. */
+export async function privateCaFiles(dir: string): Promise<{ caFile: string; key: Buffer; cert: Buffer }> {
   openssl(
     dir,
     'req',
@@ -71,14 +70,22 @@ export async function privateCaServer(): Promise<PrivateCaServer> {
     '-extfile',
     'ext.cnf',
   );
+  return {
+    caFile: path.join(dir, 'ca.pem'),
+    key: await readFile(path.join(dir, 'server.key')),
+    cert: await readFile(path.join(dir, 'server.pem')),
+  };
+}
+
+/** Answers `/-/ping` (npm ping) and everything else with a small JSON body. */
+export async function privateCaServer(): Promise<PrivateCaServer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lf-ca-'));
+  const { key, cert } = await privateCaFiles(dir);
   const requests: string[] = [];
-  const server = https.createServer(
-    { key: await readFile(path.join(dir, 'server.key')), cert: await readFile(path.join(dir, 'server.pem')) },
-    (req, res) => {
-      requests.push(req.url ?? '');
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}\n');
-    },
-  );
+  const server = https.createServer({ key, cert }, (req, res) => {
+    requests.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}\n');
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   return {

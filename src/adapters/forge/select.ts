@@ -1,5 +1,6 @@
 import type { ForgeSetting } from '../../domain/forge-setting.js';
 import type { RemoteAuth } from '../../ports/git.js';
+import { originOf } from '../../domain/remote-url.js';
 import type { ForgeKind } from '../../ports/forge.js';
 import { DEFAULT_GITHUB_API } from './github-client.js';
 import { DEFAULT_GITLAB_API } from './gitlab-client.js';
@@ -140,9 +141,12 @@ export function chooseForge(
  */
 export function remoteAuth(target: ForgeTarget, remoteUrl: string, token: string): RemoteAuth | undefined {
   const location = parseRemoteUrl(remoteUrl);
-  if (location === null || location.scheme !== 'https' || location.host !== target.host) return undefined;
+  const origin = originOf(remoteUrl);
+  if (location === null || location.scheme !== 'https' || location.host !== target.host || origin === null)
+    return undefined;
   return {
-    urlPrefix: `https://${location.host}/`,
+    // the remote's own origin, its port included: git matches `http.<url>.*` on scheme, host and port
+    urlPrefix: origin,
     header: tokenHeader(target.kind === 'github' ? 'x-access-token' : 'oauth2', token),
   };
 }

@@ -13,10 +13,12 @@
  * Invariants:
  * - every failure is a `GitCommandError` whose message holds the git command line and git's stderr;
  * - an exit code listed in `ok` is a result, not a failure (e.g. `merge-tree` exits 1 on a conflict);
- * - git runs in the C locale, without prompts, editors or pagers, and never follows repository-locating
- *   variables (`GIT_DIR`, `GIT_INDEX_FILE`...) inherited from the caller: an instance is bound to one folder.
+ * - git runs in the C locale, without prompts, editors or pagers, with the environment {@link gitEnvironment}
+ *   allows (no credential of loopfleet's or the person's but what one transport is given): an instance is
+ *   bound to one folder.
  */
 import { GitError, simpleGit, type SimpleGit } from 'simple-git';
+import { gitEnvironment } from './environment.js';
 
 /** Author and committer of everything loopfleet writes into a repository. */
 export const LOOPFLEET_IDENTITY = { name: 'loopfleet', email: 'loopfleet@localhost' } as const;
@@ -86,43 +88,7 @@ export function hardeningArgs(): string[] {
   return [...HARDENING_CONFIG, ...neutralised].flatMap((c) => ['-c', c]);
 }
 
-/** Variables that would point git at another repository, index or object store than the bound folder. */
-const LOCATING_VARS = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_COMMON_DIR',
-  'GIT_NAMESPACE',
-  'GIT_PREFIX',
-  'GIT_CEILING_DIRECTORIES',
-];
-
-/** Interactive or network-only helpers: none is used by the local, non-interactive commands run here. */
-const INTERACTIVE_VARS = [
-  'EDITOR',
-  'VISUAL',
-  'GIT_EDITOR',
-  'GIT_SEQUENCE_EDITOR',
-  'PAGER',
-  'GIT_PAGER',
-  'GIT_ASKPASS',
-  'SSH_ASKPASS',
-  'GIT_SSH',
-  'GIT_SSH_COMMAND',
-  'GIT_PROXY_COMMAND',
-  'GIT_EXTERNAL_DIFF',
-  'GIT_TEMPLATE_DIR',
-];
-
-export function gitEnvironment(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !LOCATING_VARS.includes(key) && !INTERACTIVE_VARS.includes(key)) env[key] = value;
-  }
-  return { ...env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', ...extra };
-}
+export { gitEnvironment } from './environment.js';
 
 export class GitCommandError extends Error {
   override readonly name = 'GitCommandError';

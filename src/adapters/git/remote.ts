@@ -4,7 +4,8 @@
  */
 import type { PushResult, RemoteAuth } from '../../ports/git.js';
 import { GitCommandError, GitExec, assertRefName, lines } from './exec.js';
-import { authEnv, displayUrl, transportConfig } from './transport.js';
+import { originOf, userinfoOf, withoutUserinfo } from '../../domain/remote-url.js';
+import { authEnv, basicHeader, transportConfig } from './transport.js';
 
 /** The URL behind `remote` (a remote's name, or a URL or path already); throws for an unknown remote name. */
 export async function resolveRemote(git: GitExec, remote: string): Promise<string> {
@@ -24,9 +25,29 @@ export async function remoteUrl(git: GitExec, name: string): Promise<string | nu
   return exitCode === 0 ? stdout.trim() || null : null;
 }
 
-/** git bound to `dir` that may reach `url`, with the token's header when given */
-function transportGit(dir: string, env: Record<string, string>, url: string, auth: RemoteAuth | undefined): GitExec {
-  return new GitExec(dir, auth === undefined ? env : authEnv(auth, env), transportConfig(url));
+/**
+ * git bound to `dir` that may reach `url`, and the URL to name on its command line. That URL has no user
+ * information ({@link withoutUserinfo}): a password a remote's URL carries would be in `ps` for every user of
+ * the machine. The credential given instead, in this process's environment only: the forge token's header
+ * when `auth` is for this URL's own https origin, else the URL's own user and password as a Basic header for
+ * its origin; none at all for a local path, ssh, or another host.
+ */
+function transportGit(
+  dir: string,
+  env: Record<string, string>,
+  url: string,
+  auth: RemoteAuth | undefined,
+): { git: GitExec; url: string } {
+  const shown = withoutUserinfo(url);
+  const origin = originOf(url);
+  const info = userinfoOf(url);
+  const header =
+    auth !== undefined && origin !== null && origin.startsWith('https://') && origin === originOf(auth.urlPrefix)
+      ? { urlPrefix: origin, header: auth.header }
+      : info !== null && origin !== null
+        ? { urlPrefix: origin, header: basicHeader(info.user, info.password) }
+        : undefined;
+  return { git: new GitExec(dir, header === undefined ? env : authEnv(header, env), transportConfig(url)), url: shown };
 }
 
 export async function push(
@@ -41,9 +62,8 @@ export async function push(
   assertRefName(source, 'source');
   assertRefName(target, 'target');
   if (!target.startsWith('refs/')) throw new Error(`push target must be a full ref: ${JSON.stringify(target)}`);
-  const url = await resolveRemote(local, remote);
   const commit = (await local.out(['rev-parse', '--verify', '--end-of-options', `${source}^{commit}`])).trim();
-  const git = transportGit(local.dir, env, url, auth);
+  const { git, url } = transportGit(local.dir, env, await resolveRemote(local, remote), auth);
   // An empty expected value is git's "the ref must not exist yet".
   const lease = `--force-with-lease=${target}:${expect ?? ''}`;
   const args = ['push', '--porcelain', '--no-verify', '--no-recurse-submodules', lease, url, `${commit}:${target}`];
@@ -55,7 +75,7 @@ export async function push(
     // --porcelain prints `!<tab>src:dst<tab>[rejected] (stale info)` for a refused ref; anything else is a failure.
     const refused = lines(error.stdout).find((l) => l.startsWith('!'));
     if (refused === undefined)
-      throw new Error(`git push to ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+      throw new Error(`git push to ${url} failed: ${(error.stderr || error.message).trim()}`, {
         cause: error,
       });
     const reason = /\[(rejected|remote rejected)\]\s*(.*)$/.exec(refused)?.[0] ?? refused.replace(/^!\t/, '');
@@ -71,8 +91,7 @@ export async function fetch(
   auth?: RemoteAuth,
 ): Promise<void> {
   for (const spec of refspecs) assertRefName(spec.replace(/^\+/, ''), 'refspec');
-  const url = await resolveRemote(local, remote);
-  const git = transportGit(local.dir, env, url, auth);
+  const { git, url } = transportGit(local.dir, env, await resolveRemote(local, remote), auth);
   try {
     await git.run([
       'fetch',
@@ -85,7 +104,7 @@ export async function fetch(
     ]);
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
-    throw new Error(`git fetch from ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+    throw new Error(`git fetch from ${url} failed: ${(error.stderr || error.message).trim()}`, {
       cause: error,
     });
   }
@@ -99,14 +118,13 @@ export async function lsRemote(
   auth?: RemoteAuth,
 ): Promise<Map<string, string>> {
   for (const ref of refs) assertRefName(ref, 'ref');
-  const url = await resolveRemote(local, remote);
-  const git = transportGit(local.dir, env, url, auth);
+  const { git, url } = transportGit(local.dir, env, await resolveRemote(local, remote), auth);
   let out: string;
   try {
     out = await git.out(['ls-remote', '--refs', url, ...refs]);
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
-    throw new Error(`git ls-remote ${displayUrl(url)} failed: ${(error.stderr || error.message).trim()}`, {
+    throw new Error(`git ls-remote ${url} failed: ${(error.stderr || error.message).trim()}`, {
       cause: error,
     });
   }

@@ -11,8 +11,10 @@
  * - ssh runs the person's ssh: `GIT_SSH_COMMAND` from their environment, else `ssh` — never a repository
  *   config's `core.sshCommand` (HARDENING_CONFIG sets it to `false` and this overrides it only for ssh URLs);
  * - credentials are the person's credential helper, or a token given here as an `http.extraHeader` through
- *   GIT_CONFIG_* variables of the git process only — never an argument (visible in `ps`), never a file.
+ *   GIT_CONFIG_* variables of the git process only — never an argument (visible in `ps`), never a file;
+ *   the header is scoped to one https origin (`http.https://host[:port]/.extraHeader`).
  */
+import { withoutUserinfo } from '../../domain/remote-url.js';
 
 export type TransportScheme = 'https' | 'http' | 'ssh' | 'file' | 'git';
 
@@ -63,12 +65,17 @@ export function authEnv(auth: TransportAuth, env: Record<string, string>): Recor
   };
 }
 
-/** The header GitHub and GitLab take for a token over https (`x-access-token` / `oauth2` as the user). */
-export function tokenHeader(user: string, token: string): string {
-  return `Authorization: Basic ${Buffer.from(`${user}:${token}`).toString('base64')}`;
+/** An `Authorization: Basic` header for a user and password (or token). */
+export function basicHeader(user: string, password: string): string {
+  return `Authorization: Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 }
 
-/** A URL with any user information removed, for messages. */
+/** The header GitHub and GitLab take for a token over https (`x-access-token` / `oauth2` as the user). */
+export function tokenHeader(user: string, token: string): string {
+  return basicHeader(user, token);
+}
+
+/** A URL with any credentials removed, for messages ({@link withoutUserinfo}). */
 export function displayUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1');
+  return withoutUserinfo(url);
 }

@@ -13,12 +13,7 @@ import {
   isSpanContextValid,
   trace,
 } from '@opentelemetry/api';
-import {
-  diagLogLevelFromString,
-  getNumberFromEnv,
-  getStringFromEnv,
-  W3CTraceContextPropagator,
-} from '@opentelemetry/core';
+import { diagLogLevelFromString, getStringFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import {
@@ -43,6 +38,7 @@ import {
   type Telemetry,
 } from '../../ports/telemetry.js';
 import type { OpenTelemetryOptions, OtelSignals } from './otel-config.js';
+import type { OtelTuning } from './otel-tuning.js';
 import { formatLimitDuration } from '../../core/text/format-units.js';
 
 const SCOPE = 'loopfleet';
@@ -110,11 +106,6 @@ function exportError(reason: unknown): Error {
   return new Error(`OTLP export failed: ${parts.join('; ')}`);
 }
 
-function positive(name: string, fallback: number): number {
-  const n = getNumberFromEnv(name);
-  return n !== undefined && n > 0 ? n : fallback;
-}
-
 /**
  * The OpenTelemetry SDK, OTLP/HTTP (JSON) exporters, batched. Not registered globally: the fleet's recorder
  * holds this instance, so nothing else in the process (a library's own instrumentation) exports through it.
@@ -134,7 +125,8 @@ export class OtelTelemetry implements Telemetry {
   readonly #flushTimeoutMs: number;
   #shutdown: Promise<void> | null = null;
 
-  constructor(signals: OtelSignals, options: OpenTelemetryOptions) {
+  /** `tuning`: the batching and export values, checked by {@link otelTuning} so no SDK constructor throws */
+  constructor(signals: OtelSignals, options: OpenTelemetryOptions, tuning: OtelTuning) {
     this.#flushTimeoutMs = options.flushTimeoutMs ?? FLUSH_TIMEOUT_MS;
     const level = diagLogLevelFromString(getStringFromEnv('OTEL_LOG_LEVEL')) ?? DiagLogLevel.WARN;
     const log = (...args: unknown[]) => options.warn(`OpenTelemetry: ${args.map(String).join(' ')}`);
@@ -157,10 +149,10 @@ export class OtelTelemetry implements Telemetry {
           spanProcessors: [
             new BatchSpanProcessor({
               exporter: new OTLPTraceExporter(),
-              scheduledDelayMillis: positive('OTEL_BSP_SCHEDULE_DELAY', 5000),
-              exportTimeoutMillis: positive('OTEL_BSP_EXPORT_TIMEOUT', 30_000),
-              maxQueueSize: positive('OTEL_BSP_MAX_QUEUE_SIZE', 2048),
-              maxExportBatchSize: positive('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 512),
+              scheduledDelayMillis: tuning.spanDelayMs,
+              exportTimeoutMillis: tuning.spanTimeoutMs,
+              maxQueueSize: tuning.spanQueueSize,
+              maxExportBatchSize: tuning.spanBatchSize,
             }),
           ],
         })
@@ -171,8 +163,8 @@ export class OtelTelemetry implements Telemetry {
           readers: [
             new PeriodicExportingMetricReader({
               exporter: new OTLPMetricExporter(),
-              exportIntervalMillis: positive('OTEL_METRIC_EXPORT_INTERVAL', 60_000),
-              exportTimeoutMillis: positive('OTEL_METRIC_EXPORT_TIMEOUT', 30_000),
+              exportIntervalMillis: tuning.metricIntervalMs,
+              exportTimeoutMillis: tuning.metricTimeoutMs,
             }),
           ],
         })

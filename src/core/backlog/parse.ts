@@ -17,7 +17,7 @@ import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
 import { readFrontMatter, splitLines } from './front-matter.js';
-import { scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
+import { canonicalId, scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
 
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
@@ -291,24 +291,38 @@ export function parseBacklog(text: string, path: string, options: { takenIds?: I
   const duplicates: TaskSpec[] = [];
   const afterLine = new Map<TaskSpec, number>();
   const firstLine = new Map<string, number>();
+  /** canonical id → the id as first written, and its line (see {@link canonicalId}) */
+  const firstOf = new Map<string, { id: string; line: number }>();
   for (const item of scanItems(fm.bodyLines, fm.bodyStartLine)) {
     const { task, afterLine: line } = toTask(item, path, errors);
     afterLine.set(task, line);
-    const first = item.id === null ? undefined : firstLine.get(item.id);
-    if (first !== undefined) {
-      errors.push(new InputError(path, item.line, `duplicate task id ${item.id}: lines ${first} and ${item.line}`));
+    const first = item.id === null ? undefined : firstOf.get(canonicalId(item.id));
+    if (first !== undefined && item.id !== null) {
+      errors.push(
+        new InputError(
+          path,
+          item.line,
+          first.id === item.id
+            ? `duplicate task id ${item.id}: lines ${first.line} and ${item.line}`
+            : `task id ${item.id} names the same task as ${first.id} on line ${first.line} (ids are compared by their number): give one of them another number`,
+        ),
+      );
       duplicates.push(task);
       continue;
     }
-    if (item.id !== null) firstLine.set(item.id, item.line);
+    if (item.id !== null) {
+      firstLine.set(item.id, item.line);
+      firstOf.set(canonicalId(item.id), { id: item.id, line: item.line });
+    }
     tasks.push(task);
   }
 
-  // New ids continue after the highest T number in the file, in file order.
-  const numbers = [...firstLine.keys(), ...(options.takenIds ?? [])]
-    .map((id) => /^T-(\d+)$/.exec(id))
-    .map((m) => (m ? Number(m[1]) : 0));
-  let next = Math.max(0, ...numbers) + 1;
+  // New ids continue after the highest T number in the file, in file order: whole numbers of any size.
+  let next = 1n;
+  for (const id of [...firstLine.keys(), ...(options.takenIds ?? [])]) {
+    const m = /^T-(\d+)$/.exec(id);
+    if (m !== null && BigInt(m[1]!) >= next) next = BigInt(m[1]!) + 1n;
+  }
   const missingIds: MissingId[] = [];
   for (const task of tasks) {
     if (task.id !== '') continue;

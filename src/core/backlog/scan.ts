@@ -12,6 +12,17 @@
 
 export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
 
+/**
+ * The task an id names: its prefix and its number as a whole number of any size (a string of digits
+ * without leading zeros — never a float, so `T-12345678901234567` and `T-12345678901234568` stay two).
+ * Two ids with one canonical form (`T-007`, `T-7`) would name one branch for a person reading them and
+ * collide wherever a number is compared: a backlog holding both is refused.
+ */
+export function canonicalId(id: string): string {
+  const dash = id.lastIndexOf('-');
+  return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)).toString()}`;
+}
+
 /** An ATX heading (`## Discovered`) at column 0, outside fences and comments. */
 export interface Heading {
   line: number;

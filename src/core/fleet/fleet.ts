@@ -248,6 +248,9 @@ export class Fleet implements FleetHandle {
     this.#started = true;
     this.#phase.set('running');
     this.#scheduler.start();
+    // A merge queue a run before left unfinished lands first; the fleet is not idle until it has.
+    const unlanded = this.#landing.unlanded();
+    if (unlanded.length > 0) this.#scheduler.alongside('merge queue', () => this.#landing.resumeLanding(unlanded));
     this.#scheduler.schedule();
   }
 

@@ -141,6 +141,35 @@ export class FleetLanding {
     if (this.#autoLands(spec) && verified) await this.#landVerified(spec.id);
   }
 
+  /**
+   * At start: the verified tasks a run before left unlanded (it was killed while its merge queue ran, or
+   * before it reached them) whose autonomy lets them land, in backlog order.
+   */
+  unlanded(): string[] {
+    return this.#s.order().filter((id) => {
+      const spec = this.#s.spec(id);
+      return (
+        spec !== undefined &&
+        this.#s.state.get(id)?.status === 'verified' &&
+        !this.#pulls.lands(id) &&
+        this.#autoLands(spec)
+      );
+    });
+  }
+
+  /**
+   * {@link unlanded} tasks through the merge queue. One whose merge commit is already on base (the run died
+   * after the merge, before its state was saved) is only marked merged — the merge finds it merged — so
+   * none lands twice.
+   */
+  async resumeLanding(ids: readonly string[]): Promise<void> {
+    this.#s.shared.events.emit('log', {
+      level: 'info',
+      message: `merge queue: landing ${ids.length} verified task(s) a run before left unlanded: ${ids.join(', ')}`,
+    });
+    await this.mergeAll(ids);
+  }
+
   /** A branch newly verified, or base moved by a merge: predict the verified branches' conflicts again. */
   forecast(): void {
     this.#merges.forecast(this.#s.order());

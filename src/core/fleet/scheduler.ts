@@ -14,7 +14,8 @@ import { allowedFrom } from '../task/transitions.js';
  * - tasks start in backlog order (the queue's priority), once every `after:` task is merged, not before
  *   their `nextRunAt`, and not while the task they wait for (overlapping plans) is still in play;
  * - one timer stands for the earliest recurring task still waiting; it never keeps the process alive;
- * - nothing queued, running or scheduled is idle: every whenIdle() waiter is resolved then.
+ * - nothing queued, running or scheduled is idle: every whenIdle() waiter is resolved then; work started
+ *   with {@link Scheduler.alongside} (a merge queue resumed at start) counts as running until it ends.
  */
 
 export interface SchedulerServices {
@@ -41,6 +42,8 @@ export class Scheduler {
   /** wakes the scheduler when the earliest waiting recurring task is due */
   #recurTimer: NodeJS.Timeout | null = null;
   #idleWaiters: Array<() => void> = [];
+  /** pieces of work outside the task queue that the fleet is not idle during */
+  #alongside = 0;
 
   constructor(services: SchedulerServices, concurrency: number) {
     this.#s = services;
@@ -62,6 +65,26 @@ export class Scheduler {
   /** No new job starts; running ones go on. */
   pause(): void {
     this.#queue.pause();
+  }
+
+  /**
+   * Work besides the tasks' jobs that the fleet is busy with until it ends (the merge queue a run before left
+   * unfinished); a failure is logged, never thrown.
+   */
+  alongside(what: string, work: () => Promise<void>): void {
+    this.#alongside++;
+    this.#s.busy(true);
+    void work()
+      .catch((error: unknown) =>
+        this.#s.events.emit('log', {
+          level: 'error',
+          message: `${what}: ${error instanceof Error ? error.message : String(error)}`,
+        }),
+      )
+      .finally(() => {
+        this.#alongside--;
+        this.schedule();
+      });
   }
 
   /** The fleet stops: the jobs still waiting are dropped (their tasks stay queued for the next run). */
@@ -223,7 +246,7 @@ export class Scheduler {
   }
 
   #isIdle(): boolean {
-    return this.#queue.size === 0 && this.#queue.pending === 0 && this.#scheduled.size === 0;
+    return this.#queue.size === 0 && this.#queue.pending === 0 && this.#scheduled.size === 0 && this.#alongside === 0;
   }
 
   /** Nothing running and nothing startable: the fleet is idle (it still picks up new work) until more comes. */

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 import { authEnv, schemeOf, tokenHeader, transportConfig } from '../../../src/adapters/git/transport.js';
 import { git, makeRepo, writeFiles } from '../../helpers/git-repo.js';
+import { gitRecorder } from '../../helpers/process-sampler.js';
 
 describe('the remote: push, fetch and ls-remote through the hardened path', () => {
   let root: string;
@@ -110,5 +111,35 @@ describe('the remote: push, fetch and ls-remote through the hardened path', () =
       header: tokenHeader('x', 'tok-123'),
     });
     expect(await readFile(join(root, '.git/config'), 'utf8')).toBe(before);
+  });
+
+  it('gives the token to no git reaching a local path, and names a URL without its password', async () => {
+    const recorder = await gitRecorder();
+    const path = process.env.PATH;
+    process.env.PATH = `${recorder.bin}:${path ?? ''}`;
+    try {
+      const port = new SimpleGitAdapter(root);
+      await port.push('origin', 'main', 'refs/heads/loop/T-4', null, {
+        urlPrefix: 'https://github.com/',
+        header: tokenHeader('x-access-token', 'tok-local-456'),
+      });
+      // An unreachable https remote whose URL carries a password: git is told the URL without it.
+      await expect(
+        port.lsRemote('https://ci:pw-sentinel-789@127.0.0.1:1/o/r.git', ['refs/heads/main']),
+      ).rejects.toThrow(/ls-remote https:\/\/127\.0\.0\.1:1\/o\/r\.git failed/);
+    } finally {
+      process.env.PATH = path;
+    }
+    const records = await recorder.records();
+    await recorder.cleanup();
+    expect(records.some((r) => r.argv.includes('push'))).toBe(true);
+    for (const r of records) {
+      const all = `${r.argv.join(' ')}\n${r.environ.join('\n')}`;
+      expect(all).not.toContain(Buffer.from('x-access-token:tok-local-456').toString('base64'));
+      expect(r.argv.join(' ')).not.toContain('pw-sentinel-789');
+    }
+    // The password went as a header for that origin only, in the environment of that one process.
+    const ls = records.find((r) => r.argv.includes('ls-remote'))!;
+    expect(ls.environ).toContain('GIT_CONFIG_KEY_0=http.https://127.0.0.1:1/.extraHeader');
   });
 });

@@ -387,6 +387,30 @@ describe('tasks', () => {
     expect(parseBacklog(crlf, FILE)).toEqual(parseBacklog(DESIGN_EXAMPLE, FILE));
   });
 
+  it('refuses two ids with one number (T-007 and T-7) at the later line, naming the first', () => {
+    expectProblem(
+      md('- [ ] T-7 a', '- [ ] T-007 b'),
+      2,
+      'task id T-007 names the same task as T-7 on line 1 (ids are compared by their number)',
+    );
+    expectProblem(md('- [ ] FOO-010 a', '', '- [ ] FOO-10 b'), 3, 'FOO-10 names the same task as FOO-010 on line 1');
+  });
+
+  it('reads ids as whole numbers of any size: neighbours past 2^53 are two tasks, and a new id follows them', () => {
+    const { backlog, missingIds } = parseBacklog(
+      md('- [ ] T-12345678901234567 a', '- [ ] T-12345678901234568 b', '- [ ] c'),
+      FILE,
+    );
+    expect(backlog.tasks.map((t) => t.id)).toEqual([
+      'T-12345678901234567',
+      'T-12345678901234568',
+      'T-12345678901234569',
+    ]);
+    expect(missingIds.map((m) => m.id)).toEqual(['T-12345678901234569']);
+    const taken = parseBacklog(md('- [ ] d'), FILE, { takenIds: ['T-99999999999999999999'] });
+    expect(taken.backlog.tasks[0]!.id).toBe('T-100000000000000000000');
+  });
+
   it('refuses duplicate ids, naming both lines', () => {
     expectProblem(md('- [ ] T-1 a', '', '- [x] T-1 b'), 3, 'duplicate task id T-1: lines 1 and 3');
   });
