@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../../domain/errors.js';
+import { MAX_TIMER_MS } from '../../domain/layout.js';
 
 /**
  * The `OTEL_*` values the SDK would act on, read and checked before it is loaded, so that a value it cannot
@@ -26,9 +27,6 @@ export interface OtelTuning {
   spanQueueSize: number;
   spanBatchSize: number;
 }
-
-/** The longest delay a Node timer keeps (2^31 - 1 ms); a longer one fires after 1 ms. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const DEFAULTS: OtelTuning = {
   metricIntervalMs: 60_000,
