@@ -49,11 +49,9 @@ describe('crash resume', () => {
 
     const first = execa(process.execPath, [CLI, '--overnight'], { cwd: repo.root, env, reject: false });
     // Kill it the moment an implementer is at work: worktrees exist, commits may or may not.
-    const deadline = Date.now() + 60_000;
     for (;;) {
       const s = await state(repo.root);
       if (s !== null && Object.values(s.tasks).some((t) => t.status === 'running' && t.phase === 'implement')) break;
-      if (Date.now() > deadline) throw new Error('the first run never reached the implement phase');
       await new Promise((r) => setTimeout(r, 25));
     }
     first.kill('SIGKILL');

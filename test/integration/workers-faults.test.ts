@@ -135,11 +135,7 @@ describe('faults of a fleet on workers', () => {
     expect(beat).toMatch(/weaker than promised/);
     const coordinator = fleet.coordinator();
     // The job waits: the only worker refuses it (the queue's state, polled: another process).
-    for (
-      const deadline = Date.now() + 30_000;
-      (await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')) !== ':1\r\n';
-    ) {
-      if (Date.now() > deadline) throw new Error(`the job never waited for a worker:\n${coordinator.output()}`);
+    while ((await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')) !== ':1\r\n') {
       await new Promise((r) => setTimeout(r, 50));
     }
     await coordinator.printed(

@@ -42,10 +42,7 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     probe.on('error', () => undefined); // it is down on purpose
     closers.push(async () => probe.disconnect());
     const keys = jobKeys(keyPrefix(parseQueueUrl(server.url)), 'T-4:1');
-    for (const deadline = Date.now() + 10_000; (await probe.xlen(keys.events)) < 2; ) {
-      if (Date.now() > deadline) throw new Error('the worker never wrote its first phase');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    while ((await probe.xlen(keys.events)) < 2) await new Promise((r) => setTimeout(r, 20));
     await server.stop({ save: true });
     down.resolve();
     await wroteDuringOutage.promise;

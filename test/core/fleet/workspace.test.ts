@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { backlog, openFleet, reopen, runFleet } from '../../helpers/fleet-harness.js';
 import { git, makeRepo, read } from '../../helpers/git-repo.js';
 import { readState } from '../../helpers/state-file.js';
+import { eventually } from '../../helpers/wait.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -83,7 +84,7 @@ describe('a backlog edited while the fleet runs', () => {
     await new Promise((r) => setTimeout(r, 200));
     const text = await read(root, 'BACKLOG.md');
     await writeFile(join(root, 'BACKLOG.md'), text.replace('- [ ] T-2 Two\n', '') + '- [ ] Added while running\n');
-    for (let i = 0; i < 50 && h.fleet.task('T-3') === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => h.fleet.task('T-3'));
     await h.fleet.whenIdle();
     await h.session.close();
     expect(await read(root, 'BACKLOG.md')).toContain('- [ ] T-3 Added while running');
