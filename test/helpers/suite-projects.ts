@@ -13,6 +13,7 @@ export const UNIT_GLOBS = UNIT_FOLDERS.flatMap((d) => [`test/${d}/**/*.test.ts`,
  * level, module mocks, fake timers, the working folder. Each keeps a process of its own.
  */
 export const PROCESS_WIDE = [
+  'test/adapters/git/remote.test.ts',
   'test/adapters/git/simple-git.test.ts',
   'test/adapters/model/cli-config-view.test.ts',
   'test/adapters/sandbox/execa-runner.test.ts',
