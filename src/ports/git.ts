@@ -24,6 +24,12 @@ export interface MergeFileEdit {
 }
 
 /** What merging one commit into another would conflict on; nothing is written but unreachable objects. */
+/** What {@link GitPort.changesSinceFork} finds. */
+export interface ForkChanges {
+  fork: string;
+  paths: string[];
+}
+
 export interface ConflictForecast {
   files: string[];
   /** conflict-marker regions per file, bounded; files in conflict for other reasons (modify/delete) have none */
@@ -100,6 +106,12 @@ export interface GitPort {
 
   /** conflicts of merging `right` into `left` (refs or commits), computed in the object store only */
   forecastConflicts(left: string, right: string): Promise<ConflictForecast>;
+  /**
+   * Where `commit` forked from `base` (their merge base) and every path it changed since, a rename as a
+   * delete and an add. Two commits that forked at the same commit and changed no common path (nor a file
+   * and a folder above it) cannot conflict textually: {@link forecastFleet} asks no merge-tree for them.
+   */
+  changesSinceFork(base: string, commit: string): Promise<ForkChanges>;
 
   /**
    * The worktree's snapshot as a one-parent commit: the index is rebuilt from HEAD (no assume-unchanged or

@@ -3,6 +3,7 @@ import type {
   BlobText,
   ConfigReach,
   ConflictForecast,
+  ForkChanges,
   DiffEntry,
   DiffSummary,
   GitPort,
@@ -250,6 +251,13 @@ export class FakeGit implements GitPort {
   }
   async canMerge(branch: string): Promise<boolean> {
     return !this.mergeConflicts.has(branch);
+  }
+  /**
+   * The fake's conflicts are declared ({@link FakeGit.mergeConflicts}), not computed from paths: each commit
+   * is reported as its own fork, so the forecast asks every pair as it would without the shortcut.
+   */
+  async changesSinceFork(_base: string, commit: string): Promise<ForkChanges> {
+    return { fork: `fork-of-${commit}`, paths: [] };
   }
   /** a branch in `mergeConflicts` conflicts with base and with every other such branch, in shared.txt */
   async forecastConflicts(left: string, right: string): Promise<ConflictForecast> {

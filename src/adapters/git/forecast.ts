@@ -2,7 +2,7 @@
  * Which two commits would conflict if merged, and where — computed in the object store only
  * (`git merge-tree --write-tree`), so no working tree, index or ref is touched.
  */
-import type { ConflictForecast } from '../../ports/git.js';
+import type { ConflictForecast, ForkChanges } from '../../ports/git.js';
 import { fields, type GitExec } from './exec.js';
 
 /** A conflicted file's marker regions are shown up to this many lines each, so a forecast stays small. */
@@ -68,4 +68,13 @@ export async function mergeTree(git: GitExec, left: string, right: string): Prom
 export async function forecastConflicts(git: GitExec, left: string, right: string): Promise<ConflictForecast> {
   const { files, hunks } = await mergeTree(git, left, right);
   return { files, hunks };
+}
+
+/** Where `commit` forked from `base` and the paths it changed since: a merge-base and a diff of names. */
+export async function changesSinceFork(git: GitExec, base: string, commit: string): Promise<ForkChanges> {
+  const fork = (await git.out(['merge-base', base, commit])).trim();
+  const paths = fields(
+    await git.out(['diff', '--name-only', '--no-renames', '--ignore-submodules=none', '-z', fork, commit, '--']),
+  );
+  return { fork, paths };
 }

@@ -15,6 +15,7 @@ import type {
   BlobText,
   ConfigReach,
   ConflictForecast,
+  ForkChanges,
   DiffEntry,
   DiffSummary,
   GitPort,
@@ -31,7 +32,7 @@ import { commitSnapshot, diffEntries, readBlob, readPatch } from './commit.js';
 import { configReach } from './config-facts.js';
 import { GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './exec.js';
 import { mergeBranch } from './merge.js';
-import { forecastConflicts } from './forecast.js';
+import { changesSinceFork, forecastConflicts } from './forecast.js';
 import { replayOnto } from './replay.js';
 import { rebaseOnto } from './rebase.js';
 import { exists } from '../fs/paths.js';
@@ -386,6 +387,12 @@ export class SimpleGitAdapter implements GitPort {
     assertRefName(left, 'ref');
     assertRefName(right, 'ref');
     return forecastConflicts(this.#at(), left, right);
+  }
+
+  async changesSinceFork(base: string, commit: string): Promise<ForkChanges> {
+    assertRefName(base, 'base');
+    assertRefName(commit, 'commit');
+    return changesSinceFork(this.#at(), base, commit);
   }
 
   // Snapshot commits and what they change: `commitSnapshot`, `diffEntries`, `readBlob`.

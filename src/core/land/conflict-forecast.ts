@@ -1,5 +1,5 @@
 import type { ConflictDetail } from '../../domain/types.js';
-import type { ConflictForecast, GitPort } from '../../ports/git.js';
+import type { ConflictForecast, ForkChanges, GitPort } from '../../ports/git.js';
 
 /**
  * Marker regions kept per task, over all of its conflicts: git-forecast already bounds them per file (five
@@ -8,7 +8,7 @@ import type { ConflictForecast, GitPort } from '../../ports/git.js';
 export const MAX_HUNKS_PER_TASK = 12;
 
 export interface ForecastInput {
-  git: Pick<GitPort, 'forecastConflicts' | 'revParse'>;
+  git: Pick<GitPort, 'forecastConflicts' | 'revParse' | 'changesSinceFork'>;
   base: string;
   /** verified, unmerged tasks in backlog order */
   branches: ReadonlyArray<{ id: string; branch: string }>;
@@ -25,8 +25,25 @@ export interface ForecastInput {
 export class ForecastMemo {
   static readonly MAX_ENTRIES = 4096;
   readonly #byPair = new Map<string, ConflictForecast>();
+  readonly #changes = new Map<string, Promise<ForkChanges>>();
   /** merge-trees asked through this memo */
   asked = 0;
+  /** pairs answered "no conflict" without a merge-trees: forked at one commit, no path in common */
+  skipped = 0;
+
+  /** {@link GitPort.changesSinceFork} of two commits; like a forecast, an answer by commit never goes stale. */
+  changes(git: Pick<GitPort, 'changesSinceFork'>, base: string, commit: string): Promise<ForkChanges> {
+    const key = `${base} ${commit}`;
+    let found = this.#changes.get(key);
+    if (found === undefined) {
+      if (this.#changes.size >= ForecastMemo.MAX_ENTRIES) this.#changes.clear();
+      found = git.changesSinceFork(base, commit);
+      // A failed look-up is not kept: the next forecast asks again.
+      found.catch(() => this.#changes.delete(key));
+      this.#changes.set(key, found);
+    }
+    return found;
+  }
 
   async forecast(
     git: Pick<GitPort, 'forecastConflicts'>,
@@ -49,6 +66,23 @@ export class ForecastMemo {
     }
     return relabel(answer, left, right);
   }
+}
+
+const NO_CONFLICT: ConflictForecast = { files: [], hunks: {} };
+
+/**
+ * Whether two sides that forked at the same commit may conflict textually: a path both changed, or a path
+ * one changed that is a folder of a path the other changed (a file against a folder).
+ */
+export function pathsMeet(left: readonly string[], right: readonly string[]): boolean {
+  const files = new Set(left);
+  const folders = new Set<string>();
+  for (const p of left) for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) folders.add(p.slice(0, i));
+  for (const p of right) {
+    if (files.has(p) || folders.has(p)) return true;
+    for (let i = p.indexOf('/'); i !== -1; i = p.indexOf('/', i + 1)) if (files.has(p.slice(0, i))) return true;
+  }
+  return false;
 }
 
 /** The marker lines of `forecast` labelled `name` where merge-tree wrote the commit id it was given. */
@@ -101,9 +135,12 @@ export function boundHunks(details: readonly ConflictDetail[], max = MAX_HUNKS_P
 
 /**
  * Predicts, touching nothing, which verified branches would conflict with base and with each other.
- * Every pair is asked once (n·(n−1)/2 merge-trees plus n against base); with a memo, only the pairs one of
- * whose sides moved since it was last asked — a newly verified branch costs n merge-trees, not n². A task appears in the result only when it has a conflict; its
- * details come base first, then the other tasks in backlog order, with their hunks bounded.
+ * Without a memo every pair is asked (n·(n−1)/2 merge-trees plus n against base). With one, each branch's
+ * fork and changed paths are found once per commit ({@link GitPort.changesSinceFork}), and a merge-tree
+ * is asked only where branches meet: a pair that forked at one commit with a path in common (or forked
+ * apart), a branch whose fork is not base's tip; and only when one side moved since it was last asked.
+ * A task appears in the result only when it has a conflict; its details come base first, then the other
+ * tasks in backlog order, with their hunks bounded.
  */
 export async function forecastFleet(input: ForecastInput): Promise<Map<string, ConflictDetail[]>> {
   const { git, base, branches } = input;
@@ -127,16 +164,35 @@ export async function forecastFleet(input: ForecastInput): Promise<Map<string, C
     memo === undefined
       ? git.forecastConflicts(left, right)
       : memo.forecast(git, { name: left, commit: tipOf(left, l) }, { name: right, commit: tipOf(right, r) });
-  const againstBase = await Promise.all(branches.map((b, i) => ask(base, 0, b.branch, i + 1)));
+  // Each branch's fork and paths, asked once per commit: a pair that forked at one commit and shares no
+  // path cannot conflict, and base cannot conflict with a branch that forked at its tip.
+  const changes =
+    memo === undefined || tips === null
+      ? null
+      : await Promise.all(branches.map((_, i) => memo.changes(git, tips[0]!, tips[i + 1]!)));
+  const skip = (): ConflictForecast => {
+    if (memo !== undefined) memo.skipped++;
+    return NO_CONFLICT;
+  };
+  const againstBase = await Promise.all(
+    branches.map((b, i) =>
+      changes !== null && changes[i]!.fork === tips![0] ? skip() : ask(base, 0, b.branch, i + 1),
+    ),
+  );
   branches.forEach((b, i) => {
     const forecast = againstBase[i]!;
     if (forecast.files.length > 0) add(b.id, conflictDetail(base, forecast));
   });
 
+  const apart = (i: number, j: number): boolean => {
+    if (changes === null) return false;
+    const [l, r] = [changes[i]!, changes[j]!];
+    return l.fork === r.fork && !pathsMeet(l.paths, r.paths);
+  };
   const pairs: Array<[number, number]> = [];
   for (let i = 0; i < branches.length; i++) for (let j = i + 1; j < branches.length; j++) pairs.push([i, j]);
   const pairwise = await Promise.all(
-    pairs.map(([i, j]) => ask(branches[i]!.branch, i + 1, branches[j]!.branch, j + 1)),
+    pairs.map(([i, j]) => (apart(i, j) ? skip() : ask(branches[i]!.branch, i + 1, branches[j]!.branch, j + 1))),
   );
   pairs.forEach(([i, j], k) => {
     const forecast = pairwise[k]!;

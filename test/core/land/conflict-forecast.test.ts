@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SimpleGitAdapter } from '../../../src/adapters/git/simple-git.js';
 import { conflictHunks } from '../../../src/adapters/git/forecast.js';
 import {
+  pathsMeet,
   conflictsWith,
   ForecastMemo,
   forecastFleet,
@@ -37,6 +38,8 @@ function fakeGit(pairs: Record<string, ConflictForecast>) {
   return {
     forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} },
     revParse: async (ref: string) => ref,
+    // Declared conflicts, not computed ones: every commit its own fork, so every pair is asked.
+    changesSinceFork: async (_base: string, commit: string) => ({ fork: `fork-of-${commit}`, paths: [] }),
   };
 }
 
@@ -92,22 +95,55 @@ describe('conflict forecast', () => {
     const run = () => forecastFleet({ git: adapter, base: 'main', branches: ids(3), memo });
 
     const first = await run();
-    expect(memo.asked).toBe(6); // 3 against base, 3 pairs
+    // All three forked at main's tip: none can conflict with base, and only T-1 and T-2 share a path.
+    expect([memo.asked, memo.skipped]).toEqual([1, 5]);
     const hunk = first.get('T-1')![0]!.hunks[0]!.hunk;
     expect(hunk.split('\n')[0]).toBe('<<<<<<< loop/T-1');
     expect(hunk.split('\n').at(-1)).toBe('>>>>>>> loop/T-2');
     expect(await run()).toEqual(first);
-    expect(memo.asked).toBe(6);
+    expect(memo.asked).toBe(1);
 
-    // T-3 moves: its pair with base and with each other branch is asked again, nothing else
+    // T-3 moves onto calc.js: its pairs with T-1 and T-2 now meet and are asked, nothing else
     await git(root, 'switch', '-q', 'loop/T-3');
     await writeFiles(root, { 'calc.js': 'a\nB-three\nc\n' });
     await git(root, 'commit', '-qam', 'T-3 again');
     await git(root, 'switch', '-q', 'main');
     const moved = await run();
-    expect(memo.asked).toBe(9);
+    expect(memo.asked).toBe(3);
     expect(conflictsWith(moved.get('T-3'))).toEqual(['T-1', 'T-2']);
     expect(moved.get('T-3')![0]!.hunks[0]!.hunk).toContain('>>>>>>> loop/T-3');
+  });
+
+  it('asks no merge-tree where branches cannot meet, and still finds a file against a folder and a moved base', async () => {
+    const repo = await makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
+    cleanups.push(repo.cleanup);
+    const { root } = repo;
+    // Twelve branches, each on a file of its own: no pair can conflict.
+    for (let i = 1; i <= 12; i++) await branch(root, `loop/T-${i}`, { [`own-${i}.txt`]: `${i}\n` });
+    const adapter = new SimpleGitAdapter(root);
+    const memo = new ForecastMemo();
+    expect((await forecastFleet({ git: adapter, base: 'main', branches: ids(12), memo })).size).toBe(0);
+    expect([memo.asked, memo.skipped]).toEqual([0, 12 + 66]);
+
+    // T-13 adds a file named like T-14's folder: they meet, and git says they conflict.
+    await branch(root, 'loop/T-13', { docs: 'a file\n' });
+    await branch(root, 'loop/T-14', { 'docs/readme.md': 'in a folder\n' });
+    // Base moves under T-1's path after T-1 forked: T-1 meets base and is asked.
+    await writeFiles(root, { 'own-1.txt': 'base\n' });
+    await git(root, 'add', '-A');
+    await git(root, 'commit', '-qm', 'base takes own-1.txt');
+    const found = await forecastFleet({ git: adapter, base: 'main', branches: ids(14), memo });
+    expect(conflictsWith(found.get('T-13'))).toContain('T-14');
+    expect(conflictsWith(found.get('T-1'))).toEqual(['main']);
+  });
+
+  it('pathsMeet: a common path, or a file against a folder above the other side’s path', () => {
+    expect(pathsMeet(['a/b.txt'], ['a/c.txt'])).toBe(false);
+    expect(pathsMeet(['a/b.txt'], ['a/b.txt'])).toBe(true);
+    expect(pathsMeet(['a'], ['a/b.txt'])).toBe(true);
+    expect(pathsMeet(['a/b/c.txt'], ['a/b'])).toBe(true);
+    expect(pathsMeet(['ab/c.txt'], ['a'])).toBe(false);
+    expect(pathsMeet([], ['x'])).toBe(false);
   });
 
   it("orders a task's conflicts base first, then the other tasks in backlog order", async () => {
