@@ -21,8 +21,9 @@ export function syncLines(result: SyncResult): string[] {
 
 /**
  * `loopfleet sync`: one pass over every open pull request (see {@link syncPulls}). Tasks it sends back
- * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal lets the pass finish
- * the task it is on (state matches the forge and git), then exits 130.
+ * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal aborts the forge
+ * request in flight (a forge that never answers holds nothing up) and ends the pass after the task it is on
+ * (state matches the forge and git), then exits 130.
  */
 export async function sync(
   repo: Repo,
@@ -30,7 +31,11 @@ export async function sync(
   out: (line: string) => void,
   services?: SessionOptions['services'],
 ): Promise<number> {
-  const signals = deferSignals((signal) => out(`received ${signal}: finishing the sync first`));
+  const abort = new AbortController();
+  const signals = deferSignals((signal) => {
+    out(`received ${signal}: finishing the sync first`);
+    abort.abort();
+  });
   let session: Awaited<ReturnType<typeof openSession>> | null = null;
   try {
     session = await openSession(repo, {
@@ -40,6 +45,7 @@ export async function sync(
       env,
       requireModel: false,
       needForge: true,
+      forgeSignal: abort.signal,
       ...(services === undefined ? {} : { services }),
     });
     const { fleet } = session;

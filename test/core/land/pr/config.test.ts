@@ -25,7 +25,14 @@ describe('front matter: land, remote, forge, pr', () => {
       'pr',
       'upstream',
       { type: 'gitlab', repo: 'group/sub/project' },
-      { draft: false, labels: ['loopfleet', 'night shift'], reviewers: ['alice', 'bob-2'], syncEveryMs: 300_000 },
+      {
+        draft: false,
+        labels: ['loopfleet', 'night shift'],
+        reviewers: ['alice', 'bob-2'],
+        syncEveryMs: 300_000,
+        allow: [],
+        timeoutMs: 30_000,
+      },
     ]);
     expect(tasks[0]!.land).toBe('merge');
     const plain = parseBacklog(md('---', 'check: "true"', '---', '- [ ] T-1 x'), FILE).backlog;
@@ -33,7 +40,7 @@ describe('front matter: land, remote, forge, pr', () => {
       'merge',
       'origin',
       undefined,
-      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 },
+      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000, allow: [], timeoutMs: 30_000 },
     ]);
     expect(
       parseBacklog(md('---', 'forge: none', 'pr:', '  draft: true', '---', '- [ ] T-1 x'), FILE).backlog.config.forge,
