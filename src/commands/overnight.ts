@@ -115,6 +115,8 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
       out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
+    // A pull request an earlier run failed to open, or was killed while opening, is opened or adopted first.
+    if (fleet.landsByPr) await fleet.openPending();
     fleet.start();
     await fleet.whenIdle();
     const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);

@@ -12,6 +12,8 @@ export function syncLines(result: SyncResult): string[] {
   for (const id of result.merged)
     lines.push(`${id} merged${result.landed === id ? ' (merged by loopfleet)' : ' on the forge'}`);
   for (const id of result.closed) lines.push(`${id} discarded: its pull request was closed unmerged`);
+  for (const { id, reason } of result.mergedBehind) lines.push(oneLine(`${id} still verified — ${reason}`));
+  for (const id of result.published) lines.push(`${id} pull request opened or found again (it had none open)`);
   for (const { id, reason } of result.sentBack) lines.push(oneLine(`${id} queued for a new attempt — ${reason}`));
   for (const id of result.rebased) lines.push(`${id} rebased onto ${result.onto ?? 'base'}, checked again and pushed`);
   for (const { id, message } of result.errors) lines.push(oneLine(`${id} not synced — ${message}`));

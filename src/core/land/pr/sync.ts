@@ -49,6 +49,10 @@ export interface SyncReport {
   rateLimited: string | null;
   /** the PR of each task read in this pass */
   pulls: Map<string, PullRequest>;
+  /** tasks whose PR was merged at an older head than their last verified commit: still verified, offered again */
+  mergedBehind: Array<{ id: string; reason: string }>;
+  /** tasks whose PR this pass opened or found again (a creation that failed or was cut short before) */
+  published: string[];
 }
 
 export interface SyncServices extends PrServices {
@@ -66,6 +70,8 @@ export function emptyReport(): SyncReport {
     onto: null,
     rateLimited: null,
     pulls: new Map(),
+    mergedBehind: [],
+    published: [],
   };
 }
 
@@ -106,6 +112,24 @@ export async function syncPulls(s: SyncServices, report: SyncReport): Promise<vo
   }
 }
 
+/**
+ * Why a PR merged on the forge does not make its task `merged`: it was merged at a head that is not the
+ * task's last verified commit (the branch's tip), and base as fetched (`onto`; unknown when null) lacks that
+ * commit — a person merged while a newer attempt was on its way. null when the merge took the work.
+ */
+async function mergedBehind(
+  s: SyncServices,
+  id: string,
+  pull: PullRequest,
+  onto: string | null,
+): Promise<string | null> {
+  const branch = s.paths.branchOf(id);
+  const tip = await s.git.revParse(`refs/heads/${branch}`);
+  if (tip === null || tip === pull.headSha) return null;
+  if (onto !== null && (await s.git.isMerged(branch, onto))) return null;
+  return `PR #${pull.number} was merged at ${pull.headSha.slice(0, 8)}, not at the last verified commit ${tip.slice(0, 8)}, which ${s.base} lacks: that commit is offered as a follow-up pull request`;
+}
+
 async function followOne(s: SyncServices, id: string, report: SyncReport): Promise<void> {
   const { forge } = s.link;
   const task = s.lifecycle.get(id)!;
@@ -113,6 +137,13 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   const pull = await forge.getPullRequest(record.number);
   report.pulls.set(id, pull);
   if (pull.state === 'merged') {
+    const behind = task.status === 'verified' ? await mergedBehind(s, id, pull, report.onto) : null;
+    if (behind !== null) {
+      s.lifecycle.prMergedBehind(id, { ...record, state: 'merged', url: pull.url }, behind);
+      s.log(id, behind, 'warn');
+      report.mergedBehind.push({ id, reason: behind });
+      return;
+    }
     await mergedOnForge(s, id, pull, report.onto, s.tickDone);
     report.merged.push(id);
     return;
