@@ -95,7 +95,9 @@ export async function closeAndReport(
 /** `loopfleet --overnight`: the whole backlog, headless, then a report. */
 export async function overnight(repo: Repo, options: SessionOptions, out: (line: string) => void): Promise<number> {
   const startedAt = new Date();
-  const session = await openSession(repo, options);
+  // A signal aborts the forge request in flight (a PR it was opening is found again by the next run).
+  const forge = new AbortController();
+  const session = await openSession(repo, { ...options, forgeSignal: forge.signal });
   const { fleet } = session;
   const unsubscribe = printEvents(fleet.events, out);
   let interrupted = false;
@@ -103,6 +105,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     if (interrupted) return;
     interrupted = true;
     out(`received ${signal}: stopping; state is kept and the next start resumes`);
+    forge.abort();
     void fleet.stop();
   };
   process.on('SIGINT', onSignal);

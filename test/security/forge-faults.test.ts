@@ -138,6 +138,34 @@ describe('a forge that never answers hangs nothing', () => {
     github.hangAll = false;
     expect(await counts(root)).toMatchObject({ verified: 1, merged: 0, lost: 0 });
   });
+
+  it('SIGTERM ends `loopfleet --watch` while its sync pass hangs on the forge: exit 130, after the signal', {
+    timeout: 120_000,
+  }, async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+    const { root } = await publishedTask(cleanups, github, 'pr: { draft: false, timeout: 1h }');
+    github.hangAll = true;
+    const hung = new Promise<void>((resolve) => {
+      github.onHang = () => resolve();
+    });
+    const watching = execa(process.execPath, [CLI, '--watch'], {
+      cwd: root,
+      reject: false,
+      forceKillAfterDelay: false,
+      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: KEY, NO_COLOR: '1', ...githubEnv(github) },
+    });
+    let signalled = false;
+    const ended = watching.then((r) => ({ ...r, afterSignal: signalled }));
+    const first = await Promise.race([hung.then(() => 'hung' as const), ended.then(() => 'ended' as const)]);
+    expect(first).toBe('hung');
+    signalled = true;
+    watching.kill('SIGTERM');
+    const done = await ended;
+    expect(done.afterSignal).toBe(true);
+    expect(done.exitCode, `${done.stdout}\n${done.stderr}`).toBe(130);
+    github.hangAll = false;
+    expect(await counts(root)).toMatchObject({ verified: 1, merged: 0, lost: 0 });
+  });
 });
 
 describe('merged at a head that is not loopfleet’s latest', () => {
