@@ -122,7 +122,11 @@ export class GitHubForge implements ForgePort {
   }
 
   ci(sha: string): Promise<CiSummary> {
-    return githubCi((what, call) => this.#call(what, call), sha);
+    const { timeoutMs, signal } = this.#options;
+    return githubCi((what, call) => this.#call(what, call), sha, {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
 
   review(number: number): Promise<ReviewState> {
