@@ -115,6 +115,9 @@ describe('a flood of comments', () => {
     expect(kb).toBeLessThan(1_500);
     const state = await stateOf(root);
     expect(state.tasks['T-1']!.pr!.answered.length).toBeLessThanOrEqual(500);
+    console.log(
+      `state: ${state.tasks['T-1']!.pr!.answered.length} answered ids, ${JSON.stringify(state).length} bytes`,
+    );
     expect(JSON.stringify(state).length).toBeLessThan(100_000);
     // the next pass reads only what came after
     github.addComment(1, 'mallory', '/loopfleet once more', 'MEMBER');

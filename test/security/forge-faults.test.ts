@@ -130,8 +130,10 @@ describe('a forge that never answers hangs nothing', () => {
     const first = await Promise.race([hung.then(() => 'hung' as const), ended.then(() => 'ended' as const)]);
     expect(first).toBe('hung');
     signalled = true;
+    const sent = performance.now();
     syncing.kill('SIGTERM');
     const done = await ended;
+    console.log(`sync: SIGTERM to exit ${Math.round(performance.now() - sent)} ms (exit ${done.exitCode})`);
     expect(done.afterSignal).toBe(true);
     expect(done.exitCode, `${done.stdout}\n${done.stderr}`).toBe(130);
     expect(done.stdout).toContain('received SIGTERM');
