@@ -8,7 +8,7 @@ import { FakeGitHub } from '../helpers/fake-github.js';
 import { git } from '../helpers/git-repo.js';
 import { CLI } from '../helpers/paths.js';
 import { counts, fixIt, githubEnv, prRepo, publishedTask, stateOf, syncPass } from '../helpers/pr-github.js';
-import { mergeOnRemote, remoteHead } from '../helpers/pr-remote.js';
+import { commitOnRemote, mergeOnRemote, remoteHead } from '../helpers/pr-remote.js';
 
 /**
  * Faults of the forge and of loopfleet's own process on the pull-request path: none costs verified work
@@ -206,5 +206,23 @@ describe('merged at a head that is not loopfleet’s latest', () => {
     const h = await openFleet(root, fixIt, { env: githubEnv(github) });
     expect(h.fleet.task('T-1')?.pr).toMatchObject({ number: 2, state: 'open' });
     await h.session.close();
+  });
+
+  it('a teammate pushed on top of the last verified commit and squash-merged that head: the work is in, merged', {
+    timeout: 180_000,
+  }, async () => {
+    const { root, bare } = await publishedTask(cleanups, github);
+    const ours = await git(root, 'rev-parse', 'loop/T-1');
+    const theirs = await commitOnRemote(bare, { 'NOTE.md': 'a teammate was here\n' }, 'teammate fix', 'loop/T-1');
+    github.pushHead(1, theirs);
+    await mergeOnRemote(bare, 'loop/T-1', 'squash');
+    github.mergeOnForge(1);
+    const pass = await syncPass(root, github);
+    expect(pass.errors).toEqual([]);
+    const task = (await stateOf(root)).tasks['T-1']!;
+    expect(task.status).toBe('merged');
+    expect(await git(root, 'rev-parse', 'refs/loopfleet/merged/T-1')).toBe(ours);
+    expect(github.pulls).toHaveLength(1);
+    expect(await counts(root)).toMatchObject({ verified: 0, merged: 1, lost: 0 });
   });
 });

@@ -114,8 +114,9 @@ export async function syncPulls(s: SyncServices, report: SyncReport): Promise<vo
 
 /**
  * Why a PR merged on the forge does not make its task `merged`: it was merged at a head that is not the
- * task's last verified commit (the branch's tip), and base as fetched (`onto`; unknown when null) lacks that
- * commit — a person merged while a newer attempt was on its way. null when the merge took the work.
+ * task's last verified commit (the branch's tip) nor one that contains it, and base as fetched (`onto`;
+ * unknown when null) lacks that commit — a person merged while a newer attempt was on its way. null when the
+ * merge took the work. A head loopfleet cannot read counts as not holding it: told, nothing lost.
  */
 async function mergedBehind(
   s: SyncServices,
@@ -127,7 +128,20 @@ async function mergedBehind(
   const tip = await s.git.revParse(`refs/heads/${branch}`);
   if (tip === null || tip === pull.headSha) return null;
   if (onto !== null && (await s.git.isMerged(branch, onto))) return null;
+  // A head someone pushed on top of the tip holds it (a teammate's fix, then a squash): the work is in.
+  if (await holds(s, branch, pull.headSha, tip)) return null;
   return `PR #${pull.number} was merged at ${pull.headSha.slice(0, 8)}, not at the last verified commit ${tip.slice(0, 8)}, which ${s.base} lacks: that commit is offered as a follow-up pull request`;
+}
+
+/** Whether commit `head` (fetched with the remote's branch when it is not here yet) contains `tip`. */
+async function holds(s: SyncServices, branch: string, head: string, tip: string): Promise<boolean> {
+  if (!/^[0-9a-f]{40}$/.test(head)) return false;
+  if ((await s.git.revParse(head)) === null) {
+    const into = remoteBaseRef(s.link.remote, branch);
+    await s.git.fetch(s.link.remote, [`+refs/heads/${branch}:${into}`], s.link.auth).catch(() => undefined);
+    if ((await s.git.revParse(head)) === null) return false;
+  }
+  return s.git.isMerged(tip, head);
 }
 
 async function followOne(s: SyncServices, id: string, report: SyncReport): Promise<void> {
