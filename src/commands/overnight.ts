@@ -95,7 +95,9 @@ export async function closeAndReport(
 /** `loopfleet --overnight`: the whole backlog, headless, then a report. */
 export async function overnight(repo: Repo, options: SessionOptions, out: (line: string) => void): Promise<number> {
   const startedAt = new Date();
-  const session = await openSession(repo, options);
+  // A signal aborts the forge request in flight (a PR it was opening is found again by the next run).
+  const forge = new AbortController();
+  const session = await openSession(repo, { ...options, forgeSignal: forge.signal });
   const { fleet } = session;
   const unsubscribe = printEvents(fleet.events, out);
   let interrupted = false;
@@ -103,6 +105,7 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
     if (interrupted) return;
     interrupted = true;
     out(`received ${signal}: stopping; state is kept and the next start resumes`);
+    forge.abort();
     void fleet.stop();
   };
   process.on('SIGINT', onSignal);
@@ -115,6 +118,8 @@ export async function overnight(repo: Repo, options: SessionOptions, out: (line:
       out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
     const counts = fleet.summary().counts;
     out(`loopfleet: ${counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}`);
+    // A pull request an earlier run failed to open, or was killed while opening, is opened or adopted first.
+    if (fleet.landsByPr) await fleet.openPending();
     fleet.start();
     await fleet.whenIdle();
     const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);

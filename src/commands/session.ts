@@ -45,6 +45,8 @@ export interface SessionOptions {
   telemetry?: TelemetrySources;
   /** a task lands by pull request and the forge cannot be reached (no token, no remote): refuse to start (exit 2); default: for a run, not for merge/discard/retry */
   needForge?: boolean;
+  /** aborts every forge request in flight, and those to come (a signal to `loopfleet sync`) */
+  forgeSignal?: AbortSignal;
 }
 
 export interface Session {
@@ -82,7 +84,15 @@ async function forgeServices(
   const remote = backlog.config.remote ?? 'origin';
   // Loaded only for a backlog that lands by pull request: the forge clients are large, and most runs need none.
   const { openForge, requireForge } = await import('../adapters/forge/open.js');
-  const input = { setting: backlog.config.forge ?? 'auto', git, remote, env: options.env };
+  const pr = backlog.config.pr;
+  const input = {
+    setting: backlog.config.forge ?? 'auto',
+    git,
+    remote,
+    env: options.env,
+    ...(pr === undefined ? {} : { allow: pr.allow, timeoutMs: pr.timeoutMs }),
+    ...(options.forgeSignal === undefined ? {} : { signal: options.forgeSignal }),
+  };
   // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
   const opened =
     (options.needForge ?? options.requireModel ?? true)

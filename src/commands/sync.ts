@@ -12,6 +12,8 @@ export function syncLines(result: SyncResult): string[] {
   for (const id of result.merged)
     lines.push(`${id} merged${result.landed === id ? ' (merged by loopfleet)' : ' on the forge'}`);
   for (const id of result.closed) lines.push(`${id} discarded: its pull request was closed unmerged`);
+  for (const { id, reason } of result.mergedBehind) lines.push(oneLine(`${id} still verified — ${reason}`));
+  for (const id of result.published) lines.push(`${id} pull request opened or found again (it had none open)`);
   for (const { id, reason } of result.sentBack) lines.push(oneLine(`${id} queued for a new attempt — ${reason}`));
   for (const id of result.rebased) lines.push(`${id} rebased onto ${result.onto ?? 'base'}, checked again and pushed`);
   for (const { id, message } of result.errors) lines.push(oneLine(`${id} not synced — ${message}`));
@@ -21,8 +23,9 @@ export function syncLines(result: SyncResult): string[] {
 
 /**
  * `loopfleet sync`: one pass over every open pull request (see {@link syncPulls}). Tasks it sends back
- * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal lets the pass finish
- * the task it is on (state matches the forge and git), then exits 130.
+ * for a new attempt run at the next `loopfleet`, `--overnight` or `--watch`. A signal aborts the forge
+ * request in flight (a forge that never answers holds nothing up) and ends the pass after the task it is on
+ * (state matches the forge and git), then exits 130.
  */
 export async function sync(
   repo: Repo,
@@ -30,7 +33,11 @@ export async function sync(
   out: (line: string) => void,
   services?: SessionOptions['services'],
 ): Promise<number> {
-  const signals = deferSignals((signal) => out(`received ${signal}: finishing the sync first`));
+  const abort = new AbortController();
+  const signals = deferSignals((signal) => {
+    out(`received ${signal}: finishing the sync first`);
+    abort.abort();
+  });
   let session: Awaited<ReturnType<typeof openSession>> | null = null;
   try {
     session = await openSession(repo, {
@@ -40,6 +47,7 @@ export async function sync(
       env,
       requireModel: false,
       needForge: true,
+      forgeSignal: abort.signal,
       ...(services === undefined ? {} : { services }),
     });
     const { fleet } = session;

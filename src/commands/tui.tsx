@@ -32,6 +32,9 @@ export async function tui(repo: Repo, options: SessionOptions & { color: boolean
   try {
     const sandboxCause = fleet.sandboxed || fleet.config.sandbox === 'off' ? null : await hostSandboxCause();
     fleet.start();
+    // A pull request an earlier run failed to open, or was killed while opening, is opened or adopted; the
+    // view does not wait for the forge (PR operations run one after another behind it).
+    if (fleet.landsByPr) void fleet.openPending().catch(() => undefined);
     await renderTui(fleet, {
       color: options.color,
       sandboxCause,

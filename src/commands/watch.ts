@@ -21,7 +21,9 @@ export interface WatchOptions extends SessionOptions {
  */
 export async function watch(repo: Repo, options: WatchOptions, out: (line: string) => void): Promise<number> {
   const startedAt = new Date();
-  const session = await openSession(repo, { ...options, watch: true });
+  // A signal aborts the forge request in flight: a forge that never answers cannot hold the stop up.
+  const forge = new AbortController();
+  const session = await openSession(repo, { ...options, watch: true, forgeSignal: forge.signal });
   const { fleet } = session;
   const unsubscribe = printEvents(fleet.events, out);
   let interrupted = false;
@@ -31,6 +33,7 @@ export async function watch(repo: Repo, options: WatchOptions, out: (line: strin
     if (interrupted) return;
     interrupted = true;
     out(`received ${signal}: stopping; state is kept and the next start resumes`);
+    forge.abort();
     end(signal);
   };
   const onGate = (gate: { scope: string }) => {

@@ -129,4 +129,8 @@ export interface PrSettings {
   reviewers: string[];
   /** how often `--watch` reads the open pull requests, ms */
   syncEveryMs: number;
+  /** forge user names whose comments and reviews count whatever their permission on the repository */
+  allow: string[];
+  /** how long one forge request may take before it is abandoned, ms */
+  timeoutMs: number;
 }

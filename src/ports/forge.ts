@@ -67,11 +67,14 @@ export interface ForgeComment {
   kind: 'review' | 'review-comment' | 'comment';
   author: string;
   /**
-   * whether the author may push to the repository (GitHub `author_association` OWNER, MEMBER or COLLABORATOR;
-   * GitLab access level Developer or higher): only such comments start work, since anyone can comment on a
-   * public repository
+   * whether the author's words count: their permission on the repository, asked of the forge (GitHub: role
+   * write, maintain or admin; GitLab: Developer or higher), or their name on `pr.allow`. Never GitHub's
+   * `author_association` (a read-only organisation member is `MEMBER` there). Only such comments start
+   * work, since anyone can comment on a public repository.
    */
   authorCanWrite: boolean;
+  /** the permission the forge named for the author (`write`, `read`, `Developer`, …), or `allow-list` */
+  permission: string;
   body: string;
   /** ISO time */
   createdAt: string;
@@ -120,9 +123,12 @@ export interface ForgePort {
   updatePullRequest(number: number, change: { title?: string; body?: string }): Promise<void>;
   /** the combined CI of the commit `sha` */
   ci(sha: string): Promise<CiSummary>;
-  /** the review state as the forge computes it from the latest review of each reviewer */
+  /** the review state from the latest review of each reviewer who may write (see {@link ForgeComment.authorCanWrite}): others neither block nor approve */
   review(number: number): Promise<ReviewState>;
-  /** reviews, review comments and conversation comments, oldest first, created after `since` (ISO) when given */
+  /**
+   * reviews, review comments and conversation comments created after `since` (ISO) when given, oldest first;
+   * at most the newest few hundred of each kind, so a flood of comments costs a bounded number of requests
+   */
   comments(number: number, since?: string): Promise<ForgeComment[]>;
   comment(number: number, body: string): Promise<void>;
   /** merges with a merge commit, only if the head is still `sha` */

@@ -384,7 +384,7 @@ describe('the documentation', () => {
       'merge',
       'origin',
       undefined,
-      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 },
+      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000, allow: [], timeoutMs: 30_000 },
     ]);
     const frontMatter = example.split('\n---\n')[0]!;
     const written = [...frontMatter.matchAll(/^\s*(?:# )?([a-z_]+):/gm)].map((m) => m[1]!);

@@ -19,6 +19,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** a plain-text answer (a job's log) instead of JSON */
   text?: string;
+  /** accept the request and never answer it (a forge that hangs) */
+  hang?: boolean;
 }
 
 export type Handler = (req: RecordedRequest, params: Record<string, string>) => Reply | Promise<Reply>;
@@ -37,6 +39,8 @@ interface Route {
  */
 export class FakeHttp {
   readonly requests: RecordedRequest[] = [];
+  /** bytes of every answer's body sent so far: what a client read from this fake */
+  bytesSent = 0;
   #routes: Route[] = [];
   #before: ((req: RecordedRequest) => Reply | null)[] = [];
   #after: ((req: RecordedRequest, reply: Reply) => void)[] = [];
@@ -102,13 +106,17 @@ export class FakeHttp {
     this.requests.push(recorded);
     const reply = (await this.#answer(recorded)) ?? { status: 404, body: { message: 'Not Found' } };
     for (const hook of this.#after) hook(recorded, reply);
+    if (reply.hang === true) return;
     if (reply.text !== undefined) {
+      this.bytesSent += Buffer.byteLength(reply.text);
       res.writeHead(reply.status, { 'content-type': 'text/plain; charset=utf-8', ...reply.headers });
       res.end(reply.text);
       return;
     }
+    const body = reply.body === undefined ? '' : JSON.stringify(reply.body);
+    this.bytesSent += Buffer.byteLength(body);
     res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', ...reply.headers });
-    res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    res.end(body);
   }
 
   async #answer(req: RecordedRequest): Promise<Reply | null> {
@@ -130,18 +138,24 @@ export class FakeHttp {
   }
 }
 
-/** `items` paged the way both forges page (`page`, `per_page`), with a `link` header to the next page on `origin`. */
+/**
+ * `items` paged the way both forges page (`page`, `per_page`), with a `link` header as GitHub and GitLab send
+ * it on `origin`: `next` and `last` while there are later pages, `prev` and `first` after the first.
+ */
 export function paged<T>(req: RecordedRequest, items: readonly T[], origin: string): Reply {
   const perPage = Math.max(1, Number(req.query.get('per_page') ?? '30'));
   const page = Math.max(1, Number(req.query.get('page') ?? '1'));
+  const last = Math.max(1, Math.ceil(items.length / perPage));
   const slice = items.slice((page - 1) * perPage, page * perPage);
-  const headers: Record<string, string> = {};
-  if (page * perPage < items.length) {
-    const next = new URLSearchParams(req.query);
-    next.set('page', String(page + 1));
-    headers.link = `<${origin}${req.rawPath}?${next.toString()}>; rel="next"`;
-  }
-  return { status: 200, body: slice, headers };
+  const to = (n: number, rel: string): string => {
+    const query = new URLSearchParams(req.query);
+    query.set('page', String(n));
+    return `<${origin}${req.rawPath}?${query.toString()}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (page < last) links.push(to(page + 1, 'next'), to(last, 'last'));
+  if (page > 1) links.push(to(page - 1, 'prev'), to(1, 'first'));
+  return { status: 200, body: slice, headers: links.length === 0 ? {} : { link: links.join(', ') } };
 }
 
 /**

@@ -167,6 +167,7 @@ export class FakeForge implements ForgePort {
       kind: 'comment',
       author: 'reviewer',
       authorCanWrite: true,
+      permission: c.authorCanWrite === false ? 'read' : 'write',
       createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, this.#nextComment)).toISOString(),
       reviewState: null,
       path: null,
@@ -175,6 +176,7 @@ export class FakeForge implements ForgePort {
     };
     const pull = this.pull(number);
     pull.comments.push(comment);
+    if (!comment.authorCanWrite) return comment;
     if (comment.kind === 'review' && comment.reviewState === 'changes-requested') pull.review = 'changes-requested';
     if (comment.kind === 'review' && comment.reviewState === 'approved') pull.review = 'approved';
     return comment;

@@ -23,6 +23,7 @@ export function githubRoutes(gh: FakeGitHub): void {
   });
   const repo = `/repos/:owner/:repo`;
   http.route('GET', '/user', () => ({ status: 200, body: { login: gh.login }, headers: gh.scopeHeaders() }));
+  http.route('GET', `${repo}/collaborators/:user/permission`, (_req, p) => permission(gh, p.user ?? ''));
   http.route('GET', `${repo}/pulls`, (req) => listPulls(gh, req));
   http.route('POST', `${repo}/pulls`, (req) => createPull(gh, req));
   http.route('GET', `${repo}/pulls/:n`, (_req, p) =>
@@ -58,7 +59,8 @@ export function githubRoutes(gh: FakeGitHub): void {
   http.route('GET', `${repo}/pulls/:n/comments`, (req, p) =>
     paged(
       req,
-      since(req, gh.state.reviewComments.get(Number(p.n)) ?? []).map((c) => ({
+      // GitHub's default order is `sort=created&direction=asc`.
+      ordered(req, since(req, gh.state.reviewComments.get(Number(p.n)) ?? [])).map((c) => ({
         ...commentJson(c),
         path: c.path,
         line: c.line,
@@ -153,6 +155,20 @@ export function githubRoutes(gh: FakeGitHub): void {
   http.route('POST', '/graphql', (req) => graphql(gh, req));
 }
 
+/**
+ * GitHub's answer to "which permission has this user": `permission` is the legacy level (`maintain` reads as
+ * `write`, `triage` as `read`), `role_name` the role itself. A user GitHub does not know is a 404.
+ */
+function permission(gh: FakeGitHub, user: string): Reply {
+  if (!/^[A-Za-z0-9-]+$/.test(user)) return { status: 404, body: { message: `${user} is not a user` } };
+  const role = gh.roles.get(user) ?? 'read';
+  const legacy = role === 'maintain' ? 'write' : role === 'triage' ? 'read' : role;
+  return {
+    status: 200,
+    body: { permission: legacy, role_name: role, user: { login: user, type: 'User', permissions: {} } },
+  };
+}
+
 function withPull(gh: FakeGitHub, params: Record<string, string>, answer: (pull: FakePull) => Reply): Reply {
   const pull = gh.pulls.find((p) => p.number === Number(params.n));
   if (pull === undefined) return { status: 404, body: { message: 'Not Found' } };
@@ -179,6 +195,8 @@ function createPull(gh: FakeGitHub, req: RecordedRequest): Reply {
     return { status: 422, body: { message: 'Validation Failed' } };
   }
   const head = input.head.replace(`${gh.owner}:`, '');
+  const fault = gh.createFaults.shift();
+  if (fault === 'fail') return { status: 502, body: { message: 'Server Error' } };
   if (gh.pulls.some((p) => p.head === head && p.state === 'open')) {
     return {
       status: 422,
@@ -208,6 +226,11 @@ function createPull(gh: FakeGitHub, req: RecordedRequest): Reply {
     createdAt: gh.tick(),
   };
   gh.pulls.push(pull);
+  if (fault === 'lost') return { status: 502, body: { message: 'Server Error' } };
+  if (fault === 'hang') {
+    gh.onHang(req);
+    return { status: 0, hang: true };
+  }
   return { status: 201, body: pullJson(gh, pull, true) };
 }
 
@@ -283,6 +306,10 @@ function graphql(gh: FakeGitHub, req: RecordedRequest): Reply {
 function since<T extends GitHubComment>(req: RecordedRequest, items: readonly T[]): T[] {
   const since = req.query.get('since');
   return since === null ? [...items] : items.filter((c) => c.createdAt >= since);
+}
+
+function ordered<T extends GitHubComment>(req: RecordedRequest, items: T[]): T[] {
+  return req.query.get('direction') === 'desc' ? [...items].reverse() : items;
 }
 
 function commentJson(c: GitHubComment): Record<string, unknown> {

@@ -10,6 +10,8 @@ import { FakeHttp, type RecordedRequest, type Reply, Upcoming } from './fake-for
  */
 
 export type Association = 'OWNER' | 'MEMBER' | 'COLLABORATOR' | 'CONTRIBUTOR' | 'NONE';
+/** A user's role on the repository as GitHub names it (`role_name`); `none` on a private repository they cannot see. */
+export type RoleName = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
 
 export interface FakePull {
   number: number;
@@ -88,6 +90,21 @@ export class FakeGitHub {
   /** the `x-oauth-scopes` header of `GET /user`; null leaves it out, as fine-grained tokens do */
   scopes: string | null = 'repo, workflow';
   allowAutoMerge = false;
+  /**
+   * each user's role on the repository, as `GET …/collaborators/{user}/permission` answers it; anyone else
+   * reads it (a public repository), whatever their `author_association` says
+   */
+  readonly roles = new Map<string, RoleName>([[this.login, 'admin']]);
+  /**
+   * what the next pull request creations meet, one entry each: `fail` a 502 before anything is created,
+   * `lost` a 502 after the pull request was created (the answer lost on the way), `hang` created and never
+   * answered (the client sees nothing until it gives up or dies)
+   */
+  readonly createFaults: Array<'fail' | 'lost' | 'hang'> = [];
+  /** every request from now on is accepted and never answered */
+  hangAll = false;
+  /** called for each request the fake leaves unanswered: tests wait on it, not on a clock */
+  onHang: (req: RecordedRequest) => void = () => {};
   readonly owner: string;
   readonly name: string;
   readonly pulls: FakePull[] = [];
@@ -195,6 +212,11 @@ export class FakeGitHub {
     this.state.statuses.set(sha, statuses);
   }
 
+  /** `login`'s role on the repository (see {@link FakeGitHub.roles}). */
+  grant(login: string, role: RoleName): void {
+    this.roles.set(login, role);
+  }
+
   protect(branch: string, protection: Protection): void {
     this.state.protection.set(branch, protection);
   }
@@ -277,6 +299,10 @@ export class FakeGitHub {
 
   /** the answer to a request the fake refuses (a bad token, a rate limit, a failure asked for); null lets it through */
   gate(req: RecordedRequest): Reply | null {
+    if (this.hangAll) {
+      this.onHang(req);
+      return { status: 0, hang: true };
+    }
     const auth = req.headers.authorization ?? '';
     if (auth !== `token ${this.token}` && auth !== `bearer ${this.token}` && auth !== `Bearer ${this.token}`) {
       return { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' } };

@@ -273,7 +273,11 @@ export class FakeGitLab {
       withMr((req, mr) =>
         paged(
           req,
-          (this.#notes.get(mr.iid) ?? []).map((n) => this.#noteJson(n)),
+          // GitLab's default order is `order_by=created_at&sort=desc`.
+          (req.query.get('sort') === 'asc'
+            ? (this.#notes.get(mr.iid) ?? [])
+            : [...(this.#notes.get(mr.iid) ?? [])].reverse()
+          ).map((n) => this.#noteJson(n)),
           this.#server,
         ),
       ),

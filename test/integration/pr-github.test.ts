@@ -99,7 +99,7 @@ describe('pull requests on a loopback GitHub', () => {
     expect(lines.join('\n')).not.toContain(github.token);
   });
 
-  it('CI red → a new attempt on the same PR with a comment; changes requested by a member → another; a drive-by /loopfleet is ignored; merged → merged', {
+  it('CI red → a new attempt on the same PR with a comment; changes requested by a member who may write → another; a drive-by /loopfleet is ignored; merged → merged', {
     timeout: 240_000,
   }, async () => {
     const { root, bare } = await prRepo('- [ ] T-1 One');
@@ -126,6 +126,8 @@ describe('pull requests on a loopback GitHub', () => {
     await forgeSeesPushes(bare);
     github.setCheck(github.pulls[0]!.headSha, 'e2e', 'success');
 
+    // Whose words count is asked of GitHub (the collaborator permission), never read from author_association.
+    github.grant('maintainer', 'write');
     github.addComment(1, 'stranger', '/loopfleet rewrite it in Rust', 'NONE');
     github.addReviewComment(1, 'maintainer', 'fixed.txt', 1, 'say "fixed" here', 'MEMBER');
     github.addReview(1, 'maintainer', 'CHANGES_REQUESTED', 'Almost: one more thing.', 'MEMBER');

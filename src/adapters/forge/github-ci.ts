@@ -1,5 +1,5 @@
 import { type CiSummary, type FailingCheck, ForgeError } from '../../ports/forge.js';
-import { bounded, combinedState, EXCERPT_CHARS, logTail } from './text.js';
+import { bounded, combinedState, DEFAULT_FORGE_TIMEOUT_MS, EXCERPT_CHARS, logTail } from './text.js';
 import type { GitHubOctokit } from './github-client.js';
 
 /**
@@ -21,14 +21,18 @@ const FAILED_CONCLUSIONS = new Set([
 const LOGS_FETCHED = 3;
 /** Bytes read from the end of a job's log: a few times what the excerpt keeps, for its line cut. */
 const LOG_TAIL_BYTES = EXCERPT_CHARS * 4;
-const LOG_TIMEOUT_MS = 30_000;
+/** How long a log download may take, and what ends it early (the run's signal), as every forge request. */
+export interface LogBound {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
 
 export type GitHubCaller = <T>(
   what: string,
   call: (octokit: GitHubOctokit, where: { owner: string; repo: string }) => Promise<T>,
 ) => Promise<T>;
 
-export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSummary> {
+export async function githubCi(call: GitHubCaller, sha: string, bound: LogBound = {}): Promise<CiSummary> {
   const runs = await call(`reading check runs of ${sha}`, (o, where) =>
     o.paginate(o.rest.checks.listForRef, { ...where, ref: sha, per_page: 100, filter: 'latest' }),
   );
@@ -54,7 +58,7 @@ export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSumma
     let excerpt = logTail(run.output.text ?? null);
     // An Actions check run is the job of the same id.
     if (excerpt === null && run.app?.slug === 'github-actions' && logs++ < LOGS_FETCHED)
-      excerpt = logTail(await jobLogTail(call, run.id));
+      excerpt = logTail(await jobLogTail(call, run.id, bound));
     failing.push({
       name: run.name,
       summary: bounded(summary || `${run.name}: ${run.conclusion}`),
@@ -78,7 +82,7 @@ export async function githubCi(call: GitHubCaller, sha: string): Promise<CiSumma
 }
 
 /** The end of an Actions job's log, or null when GitHub has none to give (expired, no permission). */
-async function jobLogTail(call: GitHubCaller, jobId: number): Promise<string | null> {
+async function jobLogTail(call: GitHubCaller, jobId: number, bound: LogBound): Promise<string | null> {
   let location: string | undefined;
   try {
     const answer = await call(`reading the log of job ${jobId}`, (o, where) =>
@@ -93,7 +97,9 @@ async function jobLogTail(call: GitHubCaller, jobId: number): Promise<string | n
   }
   if (location === undefined || !/^https?:\/\//i.test(location)) return null;
   try {
-    const response = await fetch(location, { redirect: 'follow', signal: AbortSignal.timeout(LOG_TIMEOUT_MS) });
+    const signals = [AbortSignal.timeout(bound.timeoutMs ?? DEFAULT_FORGE_TIMEOUT_MS)];
+    if (bound.signal !== undefined) signals.push(bound.signal);
+    const response = await fetch(location, { redirect: 'follow', signal: AbortSignal.any(signals) });
     if (!response.ok || response.body === null)
       return `(the job's log could not be read: ${response.status} from its storage)`;
     return await tailOfStream(response.body, LOG_TAIL_BYTES);

@@ -4,7 +4,7 @@ import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import Bottleneck from 'bottleneck';
 import { ForgeError, ForgeRateLimitError } from '../../ports/forge.js';
-import { redact } from './text.js';
+import { DEFAULT_FORGE_TIMEOUT_MS, redact } from './text.js';
 
 /**
  * Octokit as loopfleet uses it: GitHub's recommended throttling (@octokit/plugin-throttling: writes spaced,
@@ -29,6 +29,10 @@ export interface GitHubClientOptions {
   msPerSecond?: number;
   /** the spacing of writes (GitHub asks for at least one second); tests pass 0 */
   writeSpacingMs?: number;
+  /** how long one request may take before it is abandoned (default {@link DEFAULT_FORGE_TIMEOUT_MS}) */
+  timeoutMs?: number;
+  /** ends every request in flight and refuses new ones: a signal to the process */
+  signal?: AbortSignal;
 }
 
 const ThrottledOctokit = Octokit.plugin(throttling, retry);
@@ -36,6 +40,18 @@ export type GitHubOctokit = InstanceType<typeof ThrottledOctokit>;
 
 const CLIENT_ERRORS = Array.from({ length: 100 }, (_, i) => 400 + i);
 const QUIET = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+
+/**
+ * Node's fetch with every request bounded: aborted after `timeoutMs`, or at once when `signal` fires. Octokit
+ * takes it as its `request.fetch`, so paginated and GraphQL requests are bounded alike.
+ */
+function boundedFetch(timeoutMs: number, signal: AbortSignal | undefined): typeof fetch {
+  return (input, init) => {
+    const signals = [AbortSignal.timeout(timeoutMs), ...(signal === undefined ? [] : [signal])];
+    if (init?.signal != null) signals.push(init.signal);
+    return fetch(input, { ...init, signal: AbortSignal.any(signals) });
+  };
+}
 
 export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
   const maxRetries = options.maxRetries ?? 2;
@@ -50,6 +66,7 @@ export function githubOctokit(options: GitHubClientOptions): GitHubOctokit {
     baseUrl: (options.apiUrl ?? DEFAULT_GITHUB_API).replace(/\/+$/, ''),
     userAgent: 'loopfleet',
     log: QUIET,
+    request: { fetch: boundedFetch(options.timeoutMs ?? DEFAULT_FORGE_TIMEOUT_MS, options.signal) },
     throttle: {
       // One key per API root: every client of this process shares GitHub's write spacing for that host.
       id: `loopfleet ${options.apiUrl ?? DEFAULT_GITHUB_API}`,
@@ -124,9 +141,16 @@ export async function githubCall<T>(what: string, options: GitHubClientOptions, 
           continue;
         }
       }
+      if (options.signal?.aborted === true) throw new ForgeError(`GitHub ${what}: interrupted`, null);
+      if (error instanceof Error && /aborted due to timeout/i.test(error.message))
+        throw new ForgeError(`GitHub ${what}: no answer within ${waited(options.timeoutMs)}`, null);
       throw githubError(what, options.token, error);
     }
   }
+}
+
+function waited(ms = DEFAULT_FORGE_TIMEOUT_MS): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)}s` : `${ms}ms`;
 }
 
 export function githubError(what: string, token: string, error: unknown): Error {

@@ -11,16 +11,21 @@ import type {
   TokenFacts,
 } from '../../ports/forge.js';
 import { ForgeError } from '../../ports/forge.js';
-import { reviewFromVerdicts } from './text.js';
 import { githubCi } from './github-ci.js';
 import { type GitHubClientOptions, type GitHubOctokit, githubCall, githubOctokit } from './github-client.js';
+import { githubComments, githubReview } from './github-comments.js';
+import { GitHubPermissions } from './github-permissions.js';
 
 /**
  * ForgePort on GitHub's REST API through Octokit (see {@link githubOctokit} and {@link githubCall} for
- * throttling, retries and the token's redaction). Auto-merge is GitHub's GraphQL mutation: REST has none.
+ * throttling, retries, timeouts and the token's redaction). Auto-merge is GitHub's GraphQL mutation: REST
+ * has none. Whose words count is asked of GitHub per person ({@link GitHubPermissions}).
  */
 
-const WRITE_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+export interface GitHubForgeOptions extends GitHubClientOptions {
+  /** user names whose comments and reviews count whatever their permission (`pr.allow`) */
+  allow?: readonly string[];
+}
 /** A create that got a 5xx may have been done (a comment posted twice): it is not repeated on a 5xx. */
 const NOT_REPEATED = { retries: 0 };
 
@@ -44,8 +49,9 @@ export class GitHubForge implements ForgePort {
   #name: string;
   #options: GitHubClientOptions;
   #octokit: GitHubOctokit;
+  #permissions: GitHubPermissions;
 
-  constructor(repo: string, options: GitHubClientOptions) {
+  constructor(repo: string, options: GitHubForgeOptions) {
     const [owner, name, ...rest] = repo.split('/');
     if (owner === undefined || owner === '' || name === undefined || name === '' || rest.length > 0) {
       throw new ForgeError(`GitHub repository must be owner/name, not ${JSON.stringify(repo)}`, null);
@@ -55,6 +61,7 @@ export class GitHubForge implements ForgePort {
     this.#name = name;
     this.#options = options;
     this.#octokit = githubOctokit(options);
+    this.#permissions = new GitHubPermissions((what, call) => this.#call(what, call), options.allow);
   }
 
   #call<T>(
@@ -115,88 +122,19 @@ export class GitHubForge implements ForgePort {
   }
 
   ci(sha: string): Promise<CiSummary> {
-    return githubCi((what, call) => this.#call(what, call), sha);
+    const { timeoutMs, signal } = this.#options;
+    return githubCi((what, call) => this.#call(what, call), sha, {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(signal === undefined ? {} : { signal }),
+    });
   }
 
-  async review(number: number): Promise<ReviewState> {
-    const reviews = await this.#call(`reading reviews of #${number}`, (o, where) =>
-      o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 }),
-    );
-    const latest = new Map<string, 'approved' | 'changes-requested' | 'dismissed'>();
-    for (const r of reviews) {
-      const verdict =
-        r.state === 'APPROVED'
-          ? 'approved'
-          : r.state === 'CHANGES_REQUESTED'
-            ? 'changes-requested'
-            : r.state === 'DISMISSED'
-              ? 'dismissed'
-              : null;
-      if (verdict !== null) latest.set(r.user?.login ?? '', verdict);
-    }
-    return reviewFromVerdicts(latest.values());
+  review(number: number): Promise<ReviewState> {
+    return githubReview((what, call) => this.#call(what, call), this.#permissions, number);
   }
 
-  async comments(number: number, since?: string): Promise<ForgeComment[]> {
-    const sinceArg = since === undefined ? {} : { since };
-    const [reviews, lineComments, comments] = await Promise.all([
-      this.#call(`reading reviews of #${number}`, (o, where) =>
-        o.paginate(o.rest.pulls.listReviews, { ...where, pull_number: number, per_page: 100 }),
-      ),
-      this.#call(`reading review comments of #${number}`, (o, where) =>
-        o.paginate(o.rest.pulls.listReviewComments, { ...where, pull_number: number, per_page: 100, ...sinceArg }),
-      ),
-      this.#call(`reading comments of #${number}`, (o, where) =>
-        o.paginate(o.rest.issues.listComments, { ...where, issue_number: number, per_page: 100, ...sinceArg }),
-      ),
-    ]);
-    const all: ForgeComment[] = [];
-    for (const r of reviews) {
-      if (r.state === 'PENDING' || r.submitted_at === undefined || r.submitted_at === null) continue;
-      const reviewState =
-        r.state === 'APPROVED' ? 'approved' : r.state === 'CHANGES_REQUESTED' ? 'changes-requested' : 'commented';
-      all.push({
-        id: `review:${r.id}`,
-        kind: 'review',
-        author: r.user?.login ?? '',
-        authorCanWrite: WRITE_ASSOCIATIONS.has(r.author_association),
-        body: r.body ?? '',
-        createdAt: r.submitted_at,
-        reviewState,
-        path: null,
-        line: null,
-      });
-    }
-    for (const c of lineComments) {
-      all.push({
-        id: `review-comment:${c.id}`,
-        kind: 'review-comment',
-        author: c.user?.login ?? '',
-        authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association),
-        body: c.body,
-        createdAt: c.created_at,
-        reviewState: null,
-        path: c.path,
-        line: c.line ?? c.original_line ?? null,
-      });
-    }
-    for (const c of comments) {
-      all.push({
-        id: `comment:${c.id}`,
-        kind: 'comment',
-        author: c.user?.login ?? '',
-        authorCanWrite: WRITE_ASSOCIATIONS.has(c.author_association),
-        body: c.body ?? '',
-        createdAt: c.created_at,
-        reviewState: null,
-        path: null,
-        line: null,
-      });
-    }
-    // GitHub's `since` compares update times and reviews take none: the creation time decides here.
-    return all
-      .filter((c) => since === undefined || Date.parse(c.createdAt) > Date.parse(since))
-      .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+  comments(number: number, since?: string): Promise<ForgeComment[]> {
+    return githubComments((what, call) => this.#call(what, call), this.#permissions, number, since);
   }
 
   async comment(number: number, body: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ForgeError, ForgeRateLimitError } from '../../ports/forge.js';
-import { redact } from './text.js';
+import { DEFAULT_FORGE_TIMEOUT_MS, redact } from './text.js';
 
 /**
  * GitLab's REST API v4 over plain `fetch`. GitLab publishes no official Node client, and the community
@@ -14,11 +14,14 @@ import { redact } from './text.js';
  */
 
 export const DEFAULT_GITLAB_API = 'https://gitlab.com/api/v4';
-const REQUEST_TIMEOUT_MS = 30_000;
 const SERVER_ERROR_RETRIES = 2;
 
 export interface GitLabClientOptions {
   token: string;
+  /** how long one request may take before it is abandoned (default {@link DEFAULT_FORGE_TIMEOUT_MS}) */
+  timeoutMs?: number;
+  /** ends every request in flight and refuses new ones: a signal to the process */
+  signal?: AbortSignal;
   /** GITLAB_API_URL: `https://gitlab.com/api/v4`, or a self-hosted GitLab's `https://HOST/api/v4` */
   apiUrl?: string;
   maxRetries?: number;
@@ -41,6 +44,8 @@ export class GitLabClient {
   #maxRetries: number;
   #maxWait: number;
   #msPerSecond: number;
+  #timeoutMs: number;
+  #signal: AbortSignal | undefined;
 
   constructor(options: GitLabClientOptions) {
     this.#base = (options.apiUrl ?? DEFAULT_GITLAB_API).replace(/\/+$/, '');
@@ -48,6 +53,8 @@ export class GitLabClient {
     this.#maxRetries = options.maxRetries ?? 2;
     this.#maxWait = options.maxWaitSeconds ?? 60;
     this.#msPerSecond = options.msPerSecond ?? 1000;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_FORGE_TIMEOUT_MS;
+    this.#signal = options.signal;
   }
 
   /** One call; a status in `accept` is returned rather than thrown (404 for "not protected", 409 for a stale sha). */
@@ -60,11 +67,15 @@ export class GitLabClient {
     return this.#send<T>(what, method, this.#url(path, options.query), options);
   }
 
-  /** Every page of a list, following the `link: rel="next"` GitLab sends. */
-  async all<T>(what: string, path: string, query: Query = {}): Promise<T[]> {
+  /**
+   * Every page of a list, following the `link: rel="next"` GitLab sends; with `maxPages`, only the first
+   * that many (the caller asked for the order it wants, newest first).
+   */
+  async all<T>(what: string, path: string, query: Query = {}, maxPages?: number): Promise<T[]> {
     const items: T[] = [];
     let url: string | null = this.#url(path, { per_page: 100, ...query });
     for (let page = 0; url !== null; page++) {
+      if (maxPages !== undefined && page >= maxPages) break;
       if (page >= 100) throw new ForgeError(`GitLab ${what}: more than 100 pages`, null);
       const response: GitLabResponse<T[]> = await this.#send<T[]>(what, 'GET', url, {});
       items.push(...response.data);
@@ -106,10 +117,14 @@ export class GitLabClient {
             ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
           },
           body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          signal: AbortSignal.any([
+            AbortSignal.timeout(this.#timeoutMs),
+            ...(this.#signal === undefined ? [] : [this.#signal]),
+          ]),
           redirect: 'error',
         });
       } catch (error) {
+        if (this.#signal?.aborted === true) throw this.#error(what, null, 'interrupted');
         if (idempotent && failed++ < SERVER_ERROR_RETRIES) {
           await sleep(failed * failed * this.#msPerSecond);
           continue;

@@ -13,16 +13,22 @@ import type {
 import { ForgeError } from '../../ports/forge.js';
 import { gitlabCi } from './gitlab-ci.js';
 import { GitLabClient, type GitLabClientOptions } from './gitlab-client.js';
-import { reviewFromVerdicts } from './text.js';
+import { COMMENT_PAGES, reviewFromVerdicts } from './text.js';
+import { GitLabMembers } from './gitlab-members.js';
 
 /**
  * ForgePort on GitLab's merge requests (REST v4, {@link GitLabClient}). A draft is GitLab's `Draft: ` title
  * prefix; the review is GitLab's approvals and, where the server has them, reviewers' "requested changes";
  * CI is the latest pipeline of the head commit ({@link gitlabCi}). GitLab's notes carry no access level, so
- * whether an author may push is the author's project membership (Developer, level 30, or higher).
+ * whether an author's words count is their project membership (Developer, level 30, or higher, asked once
+ * per person per run) or their name on `pr.allow`; approvals and "requested changes" of others count for
+ * nothing. Notes are read newest first, at most {@link COMMENT_PAGES} pages.
  */
 
-const DEVELOPER = 30;
+export interface GitLabForgeOptions extends GitLabClientOptions {
+  /** user names whose notes and reviews count whatever their membership (`pr.allow`) */
+  allow?: readonly string[];
+}
 /** GitLab's draft markers at the start of a title (`WIP:` as older servers wrote it). */
 const DRAFT = /^\s*(\[draft\]|\(draft\)|draft:|\[wip\]|wip:)\s*/i;
 const COMPUTING = new Set(['unchecked', 'checking', 'preparing', 'approvals_syncing']);
@@ -62,13 +68,15 @@ export class GitLabForge implements ForgePort {
   readonly repo: string;
   #client: GitLabClient;
   #project: string;
+  #members: GitLabMembers;
 
-  constructor(repo: string, options: GitLabClientOptions) {
+  constructor(repo: string, options: GitLabForgeOptions) {
     if (!/^[^/\s]+(\/[^/\s]+)+$/.test(repo))
       throw new ForgeError(`GitLab project must be group/…/project, not ${JSON.stringify(repo)}`, null);
     this.repo = repo;
     this.#client = new GitLabClient(options);
     this.#project = `/projects/${encodeURIComponent(repo)}`;
+    this.#members = new GitLabMembers(this.#client, this.#project, options.allow);
   }
 
   async findPullRequest(head: string): Promise<PullRequest | null> {
@@ -128,24 +136,28 @@ export class GitLabForge implements ForgePort {
 
   async review(number: number): Promise<ReviewState> {
     const verdicts: ('approved' | 'changes-requested')[] = [];
-    // GitLab's own judgement where it has one (17.x): a reviewer asked for changes.
-    if ((await this.#get(number)).detailed_merge_status === 'requested_changes') verdicts.push('changes-requested');
-    const reviewers = await this.#client.request<{ state?: string }[] | null>(
+    type Person = { user?: { id?: number; username?: string } };
+    const counts = async (p: Person): Promise<boolean> =>
+      p.user?.id !== undefined && (await this.#members.of(p.user.id, p.user.username ?? '')).canWrite;
+    const reviewers = await this.#client.request<(Person & { state?: string })[] | null>(
       `reading reviewers of !${number}`,
       'GET',
       `${this.#project}/merge_requests/${number}/reviewers`,
       { accept: [404] },
     );
-    // Older GitLab has no reviewer states (404): approvals alone decide there.
     if (reviewers.status === 200 && Array.isArray(reviewers.data)) {
-      for (const r of reviewers.data) if (r.state === 'requested_changes') verdicts.push('changes-requested');
+      for (const r of reviewers.data)
+        if (r.state === 'requested_changes' && (await counts(r))) verdicts.push('changes-requested');
+    } else if ((await this.#get(number)).detailed_merge_status === 'requested_changes') {
+      // Older GitLab has no reviewer states (404): its own merge status is all it says.
+      verdicts.push('changes-requested');
     }
-    const { data: approvals } = await this.#client.request<{ approved_by?: unknown[] }>(
+    const { data: approvals } = await this.#client.request<{ approved_by?: Person[] }>(
       `reading approvals of !${number}`,
       'GET',
       `${this.#project}/merge_requests/${number}/approvals`,
     );
-    if ((approvals.approved_by ?? []).length > 0) verdicts.push('approved');
+    for (const a of approvals.approved_by ?? []) if (await counts(a)) verdicts.push('approved');
     return reviewFromVerdicts(verdicts);
   }
 
@@ -153,30 +165,30 @@ export class GitLabForge implements ForgePort {
     const notes = await this.#client.all<RawNote>(
       `reading notes of !${number}`,
       `${this.#project}/merge_requests/${number}/notes`,
-      { sort: 'asc', order_by: 'created_at' },
+      { sort: 'desc', order_by: 'created_at' },
+      COMMENT_PAGES,
     );
     const written = notes.filter(
       (n) => !n.system && (since === undefined || Date.parse(n.created_at) > Date.parse(since)),
     );
-    const canWrite = new Map<number, boolean>();
-    for (const n of written)
-      if (!canWrite.has(n.author.id)) canWrite.set(n.author.id, await this.#canWrite(n.author.id));
-    return written
-      .map((n): ForgeComment => {
-        const onLine = n.type === 'DiffNote' && n.position != null;
-        return {
-          id: `note:${n.id}`,
-          kind: onLine ? 'review-comment' : 'comment',
-          author: n.author.username,
-          authorCanWrite: canWrite.get(n.author.id) === true,
-          body: n.body,
-          createdAt: n.created_at,
-          reviewState: null,
-          path: onLine ? (n.position?.new_path ?? n.position?.old_path ?? null) : null,
-          line: onLine ? (n.position?.new_line ?? n.position?.old_line ?? null) : null,
-        };
-      })
-      .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+    const out: ForgeComment[] = [];
+    for (const n of written) {
+      const onLine = n.type === 'DiffNote' && n.position != null;
+      const member = await this.#members.of(n.author.id, n.author.username);
+      out.push({
+        id: `note:${n.id}`,
+        kind: onLine ? 'review-comment' : 'comment',
+        author: n.author.username,
+        authorCanWrite: member.canWrite,
+        permission: member.permission,
+        body: n.body,
+        createdAt: n.created_at,
+        reviewState: null,
+        path: onLine ? (n.position?.new_path ?? n.position?.old_path ?? null) : null,
+        line: onLine ? (n.position?.new_line ?? n.position?.old_line ?? null) : null,
+      });
+    }
+    return out.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
   }
 
   async comment(number: number, body: string): Promise<void> {
@@ -299,16 +311,6 @@ export class GitLabForge implements ForgePort {
     if (user === undefined)
       throw new ForgeError(`GitLab has no user ${JSON.stringify(username)} to request a review from`, 404);
     return user.id;
-  }
-
-  async #canWrite(userId: number): Promise<boolean> {
-    const { status, data } = await this.#client.request<{ access_level?: number }>(
-      `reading the membership of user ${userId}`,
-      'GET',
-      `${this.#project}/members/all/${userId}`,
-      { accept: [404] },
-    );
-    return status === 200 && (data.access_level ?? 0) >= DEVELOPER;
   }
 }
 

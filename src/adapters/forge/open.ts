@@ -32,6 +32,12 @@ export interface OpenForgeInput {
   env: Record<string, string | undefined>;
   /** client options for tests (shorter waits); the API URL and token always come from the environment */
   tuning?: { msPerSecond?: number; writeSpacingMs?: number; maxRetries?: number; maxWaitSeconds?: number };
+  /** `pr.allow`: names whose comments and reviews count whatever their permission */
+  allow?: readonly string[];
+  /** `pr.timeout`: how long one request may take, ms */
+  timeoutMs?: number;
+  /** ends every request in flight and refuses new ones (a signal to the process) */
+  signal?: AbortSignal;
 }
 
 export async function openForge(input: OpenForgeInput): Promise<OpenedForge> {
@@ -41,7 +47,14 @@ export async function openForge(input: OpenForgeInput): Promise<OpenedForge> {
   const { target } = choice;
   const token = await findForgeToken(target, input.env);
   if (token.token === null) return { kind: 'none', reason: token.missing, target };
-  const options = { token: token.token, apiUrl: target.apiUrl, ...input.tuning };
+  const options = {
+    token: token.token,
+    apiUrl: target.apiUrl,
+    ...input.tuning,
+    ...(input.allow === undefined ? {} : { allow: input.allow }),
+    ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
+    ...(input.signal === undefined ? {} : { signal: input.signal }),
+  };
   const forge =
     target.kind === 'github' ? new GitHubForge(target.repo, options) : new GitLabForge(target.repo, options);
   return {

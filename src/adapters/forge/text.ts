@@ -3,6 +3,15 @@
  * says, and the bounds on what a forge's text may occupy in a summary.
  */
 
+/** `pr.timeout`'s default: a forge that accepts a request and never answers costs at most this per try. */
+export const DEFAULT_FORGE_TIMEOUT_MS = 30_000;
+
+/**
+ * Pages of comments (of 100) read per list per pull request and pass, newest first: a flood of comments
+ * costs a bounded number of requests and bytes, and only the newest few hundred of each kind are seen.
+ */
+export const COMMENT_PAGES = 3;
+
 /** The summary of one failing check, at most this many characters. */
 export const SUMMARY_CHARS = 600;
 /** A log excerpt: at most this many of the log's last lines, and at most this many characters. */

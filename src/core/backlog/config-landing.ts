@@ -1,6 +1,6 @@
 /**
  * The front matter's settings of how verified work lands: `land: merge | pr`, `remote:`, `forge:` and
- * `pr: { draft, labels, reviewers }`. Every problem is reported at the line of its key; a reader returns
+ * `pr: { draft, labels, reviewers, sync, allow, timeout }`. Every problem is reported at the line of its key; a reader returns
  * undefined after reporting one, so the caller keeps the default.
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
@@ -15,10 +15,13 @@ export const DEFAULT_PR: Readonly<PrSettings> = Object.freeze({
   reviewers: Object.freeze([]) as unknown as string[],
   // Each open PR costs a handful of API requests per pass: every 5 minutes keeps 30 open PRs well inside GitHub's hourly limit.
   syncEveryMs: 5 * 60_000,
+  allow: Object.freeze([]) as unknown as string[],
+  // A forge that accepts a request and never answers must not hang a sync or a night.
+  timeoutMs: 30_000,
 });
 
 export const FORGE_KINDS = ['auto', 'github', 'gitlab', 'none'] as const;
-const PR_KEYS = ['draft', 'labels', 'reviewers', 'sync'] as const;
+const PR_KEYS = ['draft', 'labels', 'reviewers', 'sync', 'allow', 'timeout'] as const;
 
 /** A git remote's name as `git remote add` takes it: no spaces, no leading dash, no `..`. */
 const REMOTE_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+$/;
@@ -105,7 +108,7 @@ function readNames(
 
 /** `pr: { draft: true, labels: [loopfleet], reviewers: [] }`; an unset key keeps its default. */
 export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | undefined {
-  const pr: PrSettings = { ...DEFAULT_PR, labels: [...DEFAULT_PR.labels], reviewers: [] };
+  const pr: PrSettings = { ...DEFAULT_PR, labels: [...DEFAULT_PR.labels], reviewers: [], allow: [] };
   if (node === null || (isScalar(node) && node.value === null)) return pr;
   if (!isMap(node))
     return r.fail(at, 'pr must be a mapping, e.g. pr: { draft: true, labels: [loopfleet], reviewers: [] }');
@@ -140,6 +143,21 @@ export function readPr(r: Reader, node: Node | null, at: Node): PrSettings | und
         if (p === null || !p.ok)
           return r.fail(keyNode, `pr.sync must be an interval such as 2m or 30s, got '${String(v)}'`);
         pr.syncEveryMs = p.value;
+        break;
+      }
+      case 'allow': {
+        const allow = readNames(r, 'pr.allow', value, keyNode, USER_NAME, '[octocat]');
+        if (allow === undefined) return undefined;
+        pr.allow = allow;
+        break;
+      }
+      case 'timeout': {
+        const v = r.scalar('pr.timeout', value, keyNode);
+        if (v === undefined) return undefined;
+        const p = v === null || typeof v === 'boolean' ? null : parseInterval(String(v));
+        if (p === null || !p.ok || p.value < 1000)
+          return r.fail(keyNode, `pr.timeout must be an interval of a second or more such as 30s, got '${String(v)}'`);
+        pr.timeoutMs = p.value;
         break;
       }
       default:

@@ -331,6 +331,11 @@ export class Fleet implements FleetHandle {
     return this.#landing.sync();
   }
 
+  /** Verified tasks that land by pull request and have none open get theirs opened, or found again by branch. */
+  openPending(): Promise<string[]> {
+    return this.#landing.openPending();
+  }
+
   /**
    * The merge queue over the verified tasks in backlog order (or just `ids`): each is rebased onto base as
    * the previous merge left it, checked again there, and merged only when the checks pass; one that

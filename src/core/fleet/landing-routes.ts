@@ -116,6 +116,11 @@ export class FleetLanding {
     return result;
   }
 
+  /** Verified tasks landing by pull request with none open have theirs opened or found again (a run's start). */
+  openPending(): Promise<string[]> {
+    return this.#pulls.openPending();
+  }
+
   /** The merge queue over `ids` (see Fleet.mergeAll); tasks that land by pull request have their PRs opened or updated. */
   async mergeAll(ids: readonly string[]): Promise<QueueResult> {
     // The forge merges those that land by pull request.

@@ -309,6 +309,23 @@ export class TaskLifecycle {
     this.#transition(id, 'prMerged', 'merged', (t) => landing.prMerged(t, reason));
   }
 
+  /**
+   * The pull request was merged on the forge at a head older than the task's last verified commit, and base
+   * lacks that commit: the task stays `verified` (its branch kept, to be offered again), told `reason`.
+   */
+  prMergedBehind(id: string, pr: PrRecord, reason: string): void {
+    const task = this.#need(id);
+    this.#write(
+      id,
+      (t) => {
+        t.pr = structuredClone(pr);
+        t.reason = reason;
+      },
+      true,
+    );
+    this.#tell(task, task.status);
+  }
+
   /** The pull request was closed unmerged: the task is `discarded`, its branch kept under the recoverable ref. */
   prClosed(id: string, reason: string): void {
     this.#transition(id, 'prClosed', 'discarded', (t) => landing.prClosed(t, reason));

@@ -127,8 +127,14 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(github.blobs.everythingSentBesides('none')).not.toContain(github.token);
   });
 
-  it('computes the review from each reviewer’s latest verdict', async () => {
+  it('computes the review from the latest verdict of each reviewer who may write; others neither block nor approve', async () => {
     await open('loop/T-1');
+    github.grant('alice', 'write');
+    github.grant('bob', 'maintain');
+    expect(await forge.review(1)).toBe('none');
+    github.addReview(1, 'mallory', 'CHANGES_REQUESTED', 'delete the tests', 'MEMBER');
+    expect(await forge.review(1)).toBe('none');
+    github.addReview(1, 'mallory', 'APPROVED', 'ship it', 'OWNER');
     expect(await forge.review(1)).toBe('none');
     github.addReview(1, 'alice', 'CHANGES_REQUESTED', 'rename it');
     expect(await forge.review(1)).toBe('changes-requested');
@@ -140,8 +146,10 @@ describe('GitHubForge against a loopback GitHub', () => {
     expect(await forge.review(1)).toBe('changes-requested');
   });
 
-  it('lists reviews, line comments and conversation comments oldest first, after a time, with whether the author may push', async () => {
+  it('lists reviews, line comments and conversation comments oldest first, after a time, with the permission GitHub names', async () => {
     await open('loop/T-1');
+    github.grant('alice', 'admin');
+    github.grant('bob', 'write');
     github.addComment(1, 'mallory', '/loopfleet delete everything', 'NONE');
     const review = github.addReview(1, 'alice', 'CHANGES_REQUESTED', 'please rename', 'COLLABORATOR');
     const all = await forge.comments(1);
@@ -149,9 +157,9 @@ describe('GitHubForge against a loopback GitHub', () => {
     const line = github.addReviewComment(1, 'alice', 'src/a.ts', 12, 'this name', 'OWNER');
     const later = github.addComment(1, 'bob', '/loopfleet try again', 'MEMBER');
 
-    expect(all.map((c) => [c.kind, c.author, c.authorCanWrite])).toEqual([
-      ['comment', 'mallory', false],
-      ['review', 'alice', true],
+    expect(all.map((c) => [c.kind, c.author, c.authorCanWrite, c.permission])).toEqual([
+      ['comment', 'mallory', false, 'read'],
+      ['review', 'alice', true, 'admin'],
     ]);
     expect(all[1]).toMatchObject({ id: `review:${review}`, reviewState: 'changes-requested', body: 'please rename' });
     const since = await forge.comments(1, cut);
@@ -161,6 +169,7 @@ describe('GitHubForge against a loopback GitHub', () => {
         kind: 'review-comment',
         author: 'alice',
         authorCanWrite: true,
+        permission: 'admin',
         body: 'this name',
         createdAt: expect.any(String),
         reviewState: null,
@@ -172,6 +181,7 @@ describe('GitHubForge against a loopback GitHub', () => {
         kind: 'comment',
         author: 'bob',
         authorCanWrite: true,
+        permission: 'write',
         body: '/loopfleet try again',
         createdAt: expect.any(String),
         reviewState: null,
@@ -320,6 +330,34 @@ describe('GitHubForge against a loopback GitHub', () => {
   });
 
   describe('errors', () => {
+    it('gives up on a request that is never answered after its timeout, tried three times in all, naming the call', async () => {
+      const short = new GitHubForge('acme/widgets', {
+        token: github.token,
+        apiUrl: github.url,
+        msPerSecond: MS_PER_SECOND,
+        writeSpacingMs: 0,
+        timeoutMs: 200,
+      });
+      github.hangAll = true;
+      await expect(short.getPullRequest(1)).rejects.toThrow('GitHub reading pull request #1: no answer within 200ms');
+      expect(github.requests).toHaveLength(3);
+    });
+
+    it('a request in flight ends at once when its signal fires, and is not tried again', async () => {
+      const abort = new AbortController();
+      const bound = new GitHubForge('acme/widgets', {
+        token: github.token,
+        apiUrl: github.url,
+        msPerSecond: MS_PER_SECOND,
+        writeSpacingMs: 0,
+        signal: abort.signal,
+      });
+      github.hangAll = true;
+      github.onHang = () => abort.abort();
+      await expect(bound.getPullRequest(1)).rejects.toThrow('GitHub reading pull request #1: interrupted');
+      expect(github.requests).toHaveLength(1);
+    });
+
     it('retries a 502 and then succeeds', async () => {
       github.failNext(1, 502, 'Bad gateway');
       expect((await forge.tokenFacts()).user).toBe('loopfleet-bot');

@@ -127,8 +127,10 @@ describe('GitLabForge against a loopback GitLab', () => {
     expect(await forge.ci(green)).toEqual({ state: 'passing', failing: [] });
   });
 
-  it('reads the review from approvals and reviewers’ requested changes', async () => {
+  it('reads the review from approvals and reviewers’ requested changes, counting only members who may push', async () => {
     await open('loop/T-1');
+    expect(await forge.review(1)).toBe('none');
+    gitlab.approve(1, gitlab.addUser('rita', 20));
     expect(await forge.review(1)).toBe('none');
     gitlab.requestChanges(1, alice);
     expect(await forge.review(1)).toBe('changes-requested');
@@ -159,13 +161,16 @@ describe('GitLabForge against a loopback GitLab', () => {
     const line = gitlab.addNote(1, alice, 'rename this', { path: 'src/a.ts', line: 3 });
     const later = gitlab.addNote(1, stranger, 'drive-by');
 
-    expect(first.map((c) => [c.author, c.kind, c.authorCanWrite])).toEqual([['mallory', 'comment', false]]);
+    expect(first.map((c) => [c.author, c.kind, c.authorCanWrite, c.permission])).toEqual([
+      ['mallory', 'comment', false, 'Guest'],
+    ]);
     expect(await forge.comments(1, cut)).toEqual([
       {
         id: `note:${line}`,
         kind: 'review-comment',
         author: 'alice',
         authorCanWrite: true,
+        permission: 'Developer',
         body: 'rename this',
         createdAt: expect.any(String),
         reviewState: null,
@@ -177,6 +182,7 @@ describe('GitLabForge against a loopback GitLab', () => {
         kind: 'comment',
         author: 'eve',
         authorCanWrite: false,
+        permission: 'none',
         body: 'drive-by',
         createdAt: expect.any(String),
         reviewState: null,

@@ -12,6 +12,11 @@ const MAX_QUOTE = 4_000;
 /** Failing checks quoted; the rest are counted. */
 const MAX_CHECKS = 5;
 
+/** A forge user name as loopfleet's own words may say it: the characters forges allow in one, nothing else. */
+export function userName(author: string): string {
+  return author.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 64) || '(unnamed)';
+}
+
 /** The first word of a comment that asks loopfleet for a new attempt. */
 export const COMMAND_PREFIX = '/loopfleet';
 
@@ -61,12 +66,14 @@ export function reviewEvidence(number: number, comments: readonly ForgeComment[]
   for (const c of comments) {
     const where = c.path === null ? '' : ` on ${c.path}${c.line === null ? '' : `:${c.line}`}`;
     const kind = c.kind === 'review' ? 'review' : c.kind === 'review-comment' ? 'comment on a line' : 'comment';
+    // Who and with which permission are loopfleet's words (a forge user name holds no spaces or markup):
+    // they stand outside the quote, where the quoted text cannot reach.
     parts.push(
-      quoteUntrusted(
+      `A ${kind} by ${userName(c.author)} (permission: ${userName(c.permission)}):\n${quoteUntrusted(
         `a ${kind} on the pull request by a person with write access: what they ask for`,
         `${c.author}${where}:\n${c.body}`,
         MAX_QUOTE,
-      ),
+      )}`,
     );
   }
   return parts.join('\n\n');

@@ -4,6 +4,7 @@ import type { ForgeLink } from './forge-link.js';
 import { landOf } from './forge-link.js';
 import { keepMergeable, landReady, type KeepServices } from './keep.js';
 import { PrPublisher } from './publish.js';
+import { pending, publishPending } from './pending.js';
 import { emptyReport, fetchBase, followed, syncPulls, type SyncReport } from './sync.js';
 
 /**
@@ -53,15 +54,22 @@ export class PullRequests {
     }
   }
 
-  /** One pass over every open PR (see {@link syncPulls} and {@link landReady}). */
+  /**
+   * One pass over every open PR (see {@link syncPulls} and {@link landReady}); then verified tasks with no
+   * open PR have theirs opened or adopted ({@link publishPending}).
+   */
   sync(): Promise<SyncResult> {
     return this.#then(async () => {
       const { link, publisher } = this.#need();
       const result: SyncResult = { ...emptyReport(), rebased: [], landed: null };
       const services: KeepServices = { ...this.#s, link, publisher };
-      if (followed(services).length === 0) return result;
-      result.onto = await fetchBase(services);
-      await syncPulls(services, result);
+      const unpublished = { ...services, lands: (id: string) => this.lands(id) };
+      if (followed(services).length === 0 && pending(unpublished).length === 0) return result;
+      if (followed(services).length > 0) {
+        result.onto = await fetchBase(services);
+        await syncPulls(services, result);
+      }
+      if (result.rateLimited === null) await publishPending(unpublished, result);
       if (result.onto === null || result.rateLimited !== null || this.#s.signal.aborted) return result;
       const kept = await keepMergeable(services, result.onto, this.#s.config());
       result.rebased = kept.rebased;
@@ -70,6 +78,25 @@ export class PullRequests {
       result.landed = await landReady(services, result);
       if (result.landed !== null) result.merged.push(result.landed);
       return result;
+    });
+  }
+
+  /**
+   * Verified tasks with no open PR have theirs opened or found again ({@link publishPending}): what a run
+   * does at its start, so a creation that failed or was cut short in an earlier run is made good.
+   */
+  openPending(): Promise<string[]> {
+    return this.#then(async () => {
+      const report = emptyReport();
+      if (this.#s.link === null || this.#publisher === null) return [];
+      const services = {
+        ...this.#s,
+        link: this.#s.link,
+        publisher: this.#publisher,
+        lands: (id: string) => this.lands(id),
+      };
+      await publishPending(services, report);
+      return report.published;
     });
   }
 

@@ -1,7 +1,7 @@
 import { ForgeRateLimitError, type ForgeComment, type PullRequest } from '../../../ports/forge.js';
 import type { PrRecord, TaskStatus } from '../../../domain/types.js';
 import { remoteBaseRef } from './forge-link.js';
-import { ciEvidence, reviewEvidence, startsWork } from './evidence.js';
+import { ciEvidence, reviewEvidence, startsWork, userName } from './evidence.js';
 import { closedOnForge, mergedOnForge, type TickDone } from './landed.js';
 import type { PrServices } from './publish.js';
 
@@ -13,14 +13,25 @@ import type { PrServices } from './publish.js';
  * - CI failing on the head loopfleet pushed → back to the queue with the failing checks as evidence, once
  *   per head commit (`PrRecord.ciAnswered`); a head someone else pushed is left to them;
  * - a review asking for changes, or a comment starting with `/loopfleet`, by an author who can write → back
- *   to the queue with those comments (and the line comments that came with them) as evidence. Every comment
- *   read is remembered in `PrRecord.answered` once it started work or was refused, so none starts two
- *   attempts; comments by authors who cannot write never start work.
+ *   to the queue with those comments (and the line comments that came with them) as evidence. Comments by
+ *   authors who cannot write ({@link ForgeComment.authorCanWrite}) never start work: they are logged, with
+ *   the permission the forge named. `PrRecord.commentsSince` (the newest comment read) keeps every older
+ *   comment from being read as new again; `PrRecord.answered` holds the ids answered or refused at that
+ *   boundary, at most {@link MAX_ANSWERED} (the newest), so no comment starts two attempts and state stays
+ *   small however many comments a PR gets.
  *
  * Invariants: only a `verified` task is sent back (a task already queued or running is left alone: its
  * attempt will push); a task that `failed` or is in `conflict` still follows its PR's merge or close. A
  * forge rate limit ends the pass (the next pass goes on); any other error is reported for that task only.
  */
+
+/** Comment ids kept per PR: a pass reads a bounded number (ForgePort.comments), and `commentsSince` covers the rest. */
+export const MAX_ANSWERED = 500;
+
+/** `answered` and the newly answered ids, the newest MAX_ANSWERED kept. */
+function remember(answered: readonly string[], more: readonly ForgeComment[]): string[] {
+  return [...answered, ...more.map((c) => c.id)].slice(-MAX_ANSWERED);
+}
 
 /** The statuses whose open pull request a sync reads. */
 const FOLLOWED: readonly TaskStatus[] = ['verified', 'failed', 'conflict'];
@@ -38,6 +49,10 @@ export interface SyncReport {
   rateLimited: string | null;
   /** the PR of each task read in this pass */
   pulls: Map<string, PullRequest>;
+  /** tasks whose PR was merged at an older head than their last verified commit: still verified, offered again */
+  mergedBehind: Array<{ id: string; reason: string }>;
+  /** tasks whose PR this pass opened or found again (a creation that failed or was cut short before) */
+  published: string[];
 }
 
 export interface SyncServices extends PrServices {
@@ -55,6 +70,8 @@ export function emptyReport(): SyncReport {
     onto: null,
     rateLimited: null,
     pulls: new Map(),
+    mergedBehind: [],
+    published: [],
   };
 }
 
@@ -95,6 +112,38 @@ export async function syncPulls(s: SyncServices, report: SyncReport): Promise<vo
   }
 }
 
+/**
+ * Why a PR merged on the forge does not make its task `merged`: it was merged at a head that is not the
+ * task's last verified commit (the branch's tip) nor one that contains it, and base as fetched (`onto`;
+ * unknown when null) lacks that commit — a person merged while a newer attempt was on its way. null when the
+ * merge took the work. A head loopfleet cannot read counts as not holding it: told, nothing lost.
+ */
+async function mergedBehind(
+  s: SyncServices,
+  id: string,
+  pull: PullRequest,
+  onto: string | null,
+): Promise<string | null> {
+  const branch = s.paths.branchOf(id);
+  const tip = await s.git.revParse(`refs/heads/${branch}`);
+  if (tip === null || tip === pull.headSha) return null;
+  if (onto !== null && (await s.git.isMerged(branch, onto))) return null;
+  // A head someone pushed on top of the tip holds it (a teammate's fix, then a squash): the work is in.
+  if (await holds(s, branch, pull.headSha, tip)) return null;
+  return `PR #${pull.number} was merged at ${pull.headSha.slice(0, 8)}, not at the last verified commit ${tip.slice(0, 8)}, which ${s.base} lacks: that commit is offered as a follow-up pull request`;
+}
+
+/** Whether commit `head` (fetched with the remote's branch when it is not here yet) contains `tip`. */
+async function holds(s: SyncServices, branch: string, head: string, tip: string): Promise<boolean> {
+  if (!/^[0-9a-f]{40}$/.test(head)) return false;
+  if ((await s.git.revParse(head)) === null) {
+    const into = remoteBaseRef(s.link.remote, branch);
+    await s.git.fetch(s.link.remote, [`+refs/heads/${branch}:${into}`], s.link.auth).catch(() => undefined);
+    if ((await s.git.revParse(head)) === null) return false;
+  }
+  return s.git.isMerged(tip, head);
+}
+
 async function followOne(s: SyncServices, id: string, report: SyncReport): Promise<void> {
   const { forge } = s.link;
   const task = s.lifecycle.get(id)!;
@@ -102,6 +151,13 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   const pull = await forge.getPullRequest(record.number);
   report.pulls.set(id, pull);
   if (pull.state === 'merged') {
+    const behind = task.status === 'verified' ? await mergedBehind(s, id, pull, report.onto) : null;
+    if (behind !== null) {
+      s.lifecycle.prMergedBehind(id, { ...record, state: 'merged', url: pull.url }, behind);
+      s.log(id, behind, 'warn');
+      report.mergedBehind.push({ id, reason: behind });
+      return;
+    }
     await mergedOnForge(s, id, pull, report.onto, s.tickDone);
     report.merged.push(id);
     return;
@@ -142,14 +198,16 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   seen.commentsSince = newest;
   const work = fresh.filter(startsWork);
   const refused = fresh.filter((c) => !c.authorCanWrite && startsWork({ ...c, authorCanWrite: true }));
-  for (const c of refused)
+  if (refused.length > 0) {
+    const who = [...new Set(refused.map((c) => `${userName(c.author)} (${userName(c.permission)})`))];
     s.log(
       id,
-      `PR #${pull.number}: a ${c.kind} by an author who cannot write to the repository is not acted on`,
+      `PR #${pull.number}: ${refused.length} review${refused.length === 1 ? '' : 's'} or comment${refused.length === 1 ? '' : 's'} by ${who.slice(0, 5).join(', ')}${who.length > 5 ? ` and ${who.length - 5} more` : ''} not acted on: no write permission on the repository`,
       'warn',
     );
+  }
   if (work.length === 0) {
-    s.lifecycle.recordPr(id, { ...seen, answered: [...record.answered, ...refused.map((c) => c.id)] });
+    s.lifecycle.recordPr(id, { ...seen, answered: remember(record.answered, refused) });
     report.open.push(id);
     return;
   }
@@ -162,7 +220,7 @@ async function followOne(s: SyncServices, id: string, report: SyncReport): Promi
   const reason = `PR #${pull.number}: ${asked} by a reviewer; a new attempt answers it`;
   s.lifecycle.recordPr(id, {
     ...seen,
-    answered: [...record.answered, ...refused.map((c) => c.id), ...used.map((c) => c.id)],
+    answered: remember(record.answered, [...refused, ...used]),
     sentBackFor: `${asked} by a reviewer`,
   });
   s.lifecycle.prWork(id, reason, reviewEvidence(pull.number, used));

@@ -14,7 +14,7 @@ describe('front matter: land, remote, forge, pr', () => {
         'land: pr',
         'remote: upstream',
         'forge: { type: gitlab, repo: group/sub/project }',
-        'pr: { draft: false, labels: [loopfleet, night shift], reviewers: [alice, bob-2] }',
+        'pr: { draft: false, labels: [loopfleet, night shift], reviewers: [alice, bob-2], allow: [review-bot], timeout: 45s }',
         '---',
         '- [ ] T-1 x',
         '  land: merge',
@@ -25,7 +25,14 @@ describe('front matter: land, remote, forge, pr', () => {
       'pr',
       'upstream',
       { type: 'gitlab', repo: 'group/sub/project' },
-      { draft: false, labels: ['loopfleet', 'night shift'], reviewers: ['alice', 'bob-2'], syncEveryMs: 300_000 },
+      {
+        draft: false,
+        labels: ['loopfleet', 'night shift'],
+        reviewers: ['alice', 'bob-2'],
+        syncEveryMs: 300_000,
+        allow: ['review-bot'],
+        timeoutMs: 45_000,
+      },
     ]);
     expect(tasks[0]!.land).toBe('merge');
     const plain = parseBacklog(md('---', 'check: "true"', '---', '- [ ] T-1 x'), FILE).backlog;
@@ -33,7 +40,7 @@ describe('front matter: land, remote, forge, pr', () => {
       'merge',
       'origin',
       undefined,
-      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000 },
+      { draft: true, labels: ['loopfleet'], reviewers: [], syncEveryMs: 300_000, allow: [], timeoutMs: 30_000 },
     ]);
     expect(
       parseBacklog(md('---', 'forge: none', 'pr:', '  draft: true', '---', '- [ ] T-1 x'), FILE).backlog.config.forge,
@@ -70,6 +77,16 @@ describe('front matter: land, remote, forge, pr', () => {
       md('---', 'pr: { sync: soon }', '---', '- [ ] T-1 x'),
       2,
       "pr.sync must be an interval such as 2m or 30s, got 'soon'",
+    ],
+    [
+      md('---', 'pr: { allow: ["@mallory"] }', '---', '- [ ] T-1 x'),
+      2,
+      "pr.allow must be a list of names, e.g. [octocat], got '@mallory'",
+    ],
+    [
+      md('---', 'pr: { timeout: 10ms }', '---', '- [ ] T-1 x'),
+      2,
+      "pr.timeout must be an interval of a second or more such as 30s, got '10ms'",
     ],
     [md('---', '---', '- [ ] T-1 x', '  land: forge'), 4, "land: must be merge or pr, got 'forge'"],
   ])('refuses bad input with its file and line: %#', (text, line, fragment) => {
