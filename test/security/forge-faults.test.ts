@@ -108,64 +108,58 @@ describe('a pull request whose creation failed is found again by its branch', ()
   });
 });
 
+/**
+ * Starts `args` of the CLI while every forge request hangs, sends SIGTERM once one hangs, and gives back
+ * how it ended: whether it ended only after the signal, its exit code and output, and the signal-to-exit time.
+ */
+async function signalledWhileHung(root: string, args: string[], env: Record<string, string>) {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  github.hangAll = true;
+  const hung = new Promise<void>((resolve) => {
+    github.onHang = () => resolve();
+  });
+  const running = execa(process.execPath, [CLI, ...args], {
+    cwd: root,
+    reject: false,
+    forceKillAfterDelay: false,
+    env: { NO_COLOR: '1', ...githubEnv(github), ...env },
+  });
+  let signalled = false;
+  const ended = running.then((r) => ({ ...r, afterSignal: signalled }));
+  const first = await Promise.race([hung.then(() => 'hung' as const), ended.then(() => 'ended' as const)]);
+  expect(first).toBe('hung');
+  signalled = true;
+  const sent = performance.now();
+  running.kill('SIGTERM');
+  const done = await ended;
+  github.hangAll = false;
+  return { ...done, signalToExitMs: Math.round(performance.now() - sent) };
+}
+
 describe('a forge that never answers hangs nothing', () => {
   it('SIGTERM ends `loopfleet sync` while a forge request hangs: exit 130, after the signal', {
     timeout: 120_000,
   }, async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     // A request timeout far beyond the test's: only the signal can end this sync.
     const { root } = await publishedTask(cleanups, github, 'pr: { draft: false, timeout: 1h }');
-    github.hangAll = true;
-    const hung = new Promise<void>((resolve) => {
-      github.onHang = () => resolve();
-    });
-    const syncing = execa(process.execPath, [CLI, 'sync'], {
-      cwd: root,
-      reject: false,
-      forceKillAfterDelay: false,
-      env: { NO_COLOR: '1', ...githubEnv(github) },
-    });
-    let signalled = false;
-    const ended = syncing.then((r) => ({ ...r, afterSignal: signalled }));
-    const first = await Promise.race([hung.then(() => 'hung' as const), ended.then(() => 'ended' as const)]);
-    expect(first).toBe('hung');
-    signalled = true;
-    const sent = performance.now();
-    syncing.kill('SIGTERM');
-    const done = await ended;
-    console.log(`sync: SIGTERM to exit ${Math.round(performance.now() - sent)} ms (exit ${done.exitCode})`);
+    const done = await signalledWhileHung(root, ['sync'], {});
+    console.log(`sync: SIGTERM to exit ${done.signalToExitMs} ms (exit ${done.exitCode})`);
     expect(done.afterSignal).toBe(true);
     expect(done.exitCode, `${done.stdout}\n${done.stderr}`).toBe(130);
     expect(done.stdout).toContain('received SIGTERM');
-    github.hangAll = false;
     expect(await counts(root)).toMatchObject({ verified: 1, merged: 0, lost: 0 });
   });
 
   it('SIGTERM ends `loopfleet --watch` while its sync pass hangs on the forge: exit 130, after the signal', {
     timeout: 120_000,
   }, async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     const { root } = await publishedTask(cleanups, github, 'pr: { draft: false, timeout: 1h }');
-    github.hangAll = true;
-    const hung = new Promise<void>((resolve) => {
-      github.onHang = () => resolve();
+    const done = await signalledWhileHung(root, ['--watch'], {
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ANTHROPIC_API_KEY: KEY,
     });
-    const watching = execa(process.execPath, [CLI, '--watch'], {
-      cwd: root,
-      reject: false,
-      forceKillAfterDelay: false,
-      env: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: KEY, NO_COLOR: '1', ...githubEnv(github) },
-    });
-    let signalled = false;
-    const ended = watching.then((r) => ({ ...r, afterSignal: signalled }));
-    const first = await Promise.race([hung.then(() => 'hung' as const), ended.then(() => 'ended' as const)]);
-    expect(first).toBe('hung');
-    signalled = true;
-    watching.kill('SIGTERM');
-    const done = await ended;
     expect(done.afterSignal).toBe(true);
     expect(done.exitCode, `${done.stdout}\n${done.stderr}`).toBe(130);
-    github.hangAll = false;
     expect(await counts(root)).toMatchObject({ verified: 1, merged: 0, lost: 0 });
   });
 });
