@@ -93,6 +93,7 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
             review: t.pr.review,
           },
     ...(t.worker === undefined ? {} : { worker: t.worker }),
+    ...(t.workerFlag === undefined ? {} : { workerFlag: { ...t.workerFlag } }),
   };
 }
 

@@ -24,6 +24,7 @@ import { rolesToWire, type WireRoles } from './wire-roles.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 import { fromWireError, toWireError } from './wire-error.js';
+import { confirmClaim, type CommitChecker } from './claim-check.js';
 
 export interface RemoteExecutorDeps extends RemoteBranchDeps {
   queue: CoordinatorQueue;
@@ -33,6 +34,8 @@ export interface RemoteExecutorDeps extends RemoteBranchDeps {
   warn: (message: string) => void;
   /** the W3C trace context of the attempt's span here, so the worker's spans join the task's trace */
   traceparentOf?: (taskId: string, attempt: number) => string | null;
+  /** the coordinator's own check of a branch a worker says is verified, in its own sandbox ({@link confirmClaim}) */
+  check: CommitChecker;
   /** the role definitions the coordinator loaded (the repository's `agents/` over the packaged ones), sent with each job */
   roles?: Record<Role, RoleDefinition>;
 }
@@ -240,7 +243,13 @@ export class RemoteExecutor implements AttemptExecutor {
         });
         return null;
       case 'result':
-        return { result: event.result };
+        // A worker's `verified` holds only once the coordinator's own check of the fetched commit passed.
+        return {
+          result:
+            event.result.outcome === 'verified'
+              ? await confirmClaim(this.#d.check, input, event.result, seen.worker)
+              : event.result,
+        };
       case 'failed':
         return { error: fromWireError(event.error) };
     }

@@ -157,6 +157,7 @@ export class Landing {
           this.#s.ports.release(id);
         }
       },
+      checked: (id) => this.#s.pipeline.checkedHere(id, paths.branchOf(id)),
       land: async (id) => {
         try {
           await this.#s.actions.merge(id);

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
+import { git, writeFiles } from '../../helpers/git-repo.js';
+
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+
+const TEST_SH = `if grep -qx good value.txt; then echo ok; else echo 'value is not good'; exit 1; fi\n`;
+
+describe('the merge queue checks every branch it lands, not only those it rebased', () => {
+  it('a verified branch that moved after its check (base unchanged) is checked again, and sent back when it fails', {
+    timeout: 60_000,
+  }, async () => {
+    const root = await backlogRepo(cleanups, 'check: sh test.sh\nreview: false', '- [ ] T-1 Add a note', {
+      'test.sh': TEST_SH,
+      'value.txt': 'good\n',
+    });
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'note\n' } } : {}));
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    const checked = await git(root, 'rev-parse', 'refs/loopfleet/checked/T-1');
+    expect(checked).toBe(await git(root, 'rev-parse', 'loop/T-1'));
+
+    // Someone commits onto the branch after it was checked; base has not moved, so no rebase happens.
+    const worktree = h.fleet.worktreeOf('T-1');
+    await writeFiles(worktree, { 'value.txt': 'bad\n' });
+    await git(worktree, 'commit', '--quiet', '-am', 'a later commit nobody checked');
+    const before = await git(root, 'rev-parse', 'main');
+    const logs: string[] = [];
+    h.fleet.events.on('log', (e) => logs.push(e.message));
+
+    const result = await h.fleet.mergeAll();
+
+    expect(result.merged).toEqual([]);
+    expect(result.sentBack.map((s) => s.id)).toEqual(['T-1']);
+    expect(await git(root, 'rev-parse', 'main')).toBe(before);
+    expect(logs).toContain('not checked here at this commit; checking it before it lands');
+  });
+});
