@@ -100,7 +100,7 @@ export class FleetLanding {
   /** Merge a verified task; under `land: pr`, push its branch and open or update its pull request instead. */
   async merge(id: string): Promise<void> {
     if (this.#pulls.lands(id)) await this.#pulls.publish(id);
-    else await this.#merges.merge(id);
+    else await this.#merges.merge(id, this.#s.specs(), this.#s.config());
     this.#s.schedule();
   }
 

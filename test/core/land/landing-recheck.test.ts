@@ -41,4 +41,49 @@ describe('the merge queue checks every branch it lands, not only those it rebase
     expect(await git(root, 'rev-parse', 'main')).toBe(before);
     expect(logs).toContain('not checked here at this commit; checking it before it lands');
   });
+
+  it("a person's merge (m) of a branch that moved after its check checks it first: a failing tip is sent back, a passing one merged", {
+    timeout: 60_000,
+  }, async () => {
+    const root = await backlogRepo(
+      cleanups,
+      'check: sh test.sh\nreview: false',
+      '- [ ] T-1 Add a note\n- [ ] T-2 Add another',
+      {
+        'test.sh': TEST_SH,
+        'value.txt': 'good\n',
+      },
+    );
+    const h = await openFleet(root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { [`${task}.txt`]: 'note\n' } } : {},
+    );
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    const logs: string[] = [];
+    h.fleet.events.on('log', (e) => logs.push(`${e.id} ${e.message}`));
+    // T-1's branch gets a commit that breaks the suite; T-2's one that keeps it passing.
+    for (const [id, value] of [
+      ['T-1', 'bad'],
+      ['T-2', 'good'],
+    ] as const) {
+      const worktree = h.fleet.worktreeOf(id);
+      await writeFiles(worktree, { 'value.txt': `${value}\n`, 'later.txt': `${id}\n` });
+      await git(worktree, 'add', '-A');
+      await git(worktree, 'commit', '--quiet', '-m', 'a later commit nobody checked');
+    }
+    const before = await git(root, 'rev-parse', 'main');
+
+    await h.fleet.merge('T-1');
+    // Sent back for a new attempt (which the running fleet starts at once), not merged.
+    expect(h.fleet.task('T-1')!.status).not.toBe('merged');
+    expect(logs.some((l) => /^T-1 merge: before it lands: check `sh test\.sh` exited 1/.test(l))).toBe(true);
+    expect(await git(root, 'rev-parse', 'main')).toBe(before);
+
+    await h.fleet.merge('T-2');
+    expect(h.fleet.task('T-2')!.status).toBe('merged');
+    expect(await git(root, 'show', 'main:later.txt')).toBe('T-2');
+    expect(logs).toContain('T-1 not checked here at this commit; checking it before it is merged');
+    expect(logs).toContain('T-2 not checked here at this commit; checking it before it is merged');
+  });
 });
