@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { backlogRepo, openFleet } from '../../helpers/fleet-harness.js';
 import { git, writeFiles } from '../../helpers/git-repo.js';
+import { FakeForge } from '../../helpers/fake-forge.js';
+import { bareOrigin, remoteHead, withForge } from '../../helpers/pr-remote.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -85,5 +87,35 @@ describe('the merge queue checks every branch it lands, not only those it rebase
     expect(await git(root, 'show', 'main:later.txt')).toBe('T-2');
     expect(logs).toContain('T-1 not checked here at this commit; checking it before it is merged');
     expect(logs).toContain('T-2 not checked here at this commit; checking it before it is merged');
+  });
+
+  it('under land: pr, m on a branch that moved after its check pushes nothing when the tip fails its checks', {
+    timeout: 60_000,
+  }, async () => {
+    const root = await backlogRepo(cleanups, 'land: pr\ncheck: sh test.sh\nreview: false', '- [ ] T-1 Add a note', {
+      'test.sh': TEST_SH,
+      'value.txt': 'good\n',
+    });
+    const bare = await bareOrigin(root, cleanups);
+    const forge = new FakeForge((branch) => remoteHead(bare, branch));
+    const h = await openFleet(root, ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'note\n' } } : {}), {
+      services: withForge(forge),
+    });
+    cleanups.push(() => h.session.close());
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    expect(h.fleet.task('T-1')!.status).toBe('verified');
+    const pushed = await remoteHead(bare, 'loop/T-1');
+    expect(pushed).toBe(await git(root, 'rev-parse', 'loop/T-1'));
+    const logs: string[] = [];
+    h.fleet.events.on('log', (e) => logs.push(`${e.id} ${e.message}`));
+
+    const worktree = h.fleet.worktreeOf('T-1');
+    await writeFiles(worktree, { 'value.txt': 'bad\n' });
+    await git(worktree, 'commit', '--quiet', '-am', 'a later commit nobody checked');
+    await h.fleet.merge('T-1');
+
+    expect(await remoteHead(bare, 'loop/T-1')).toBe(pushed);
+    expect(logs.some((l) => /^T-1 merge: before it lands: check `sh test\.sh` exited 1/.test(l))).toBe(true);
   });
 });
