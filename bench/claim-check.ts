@@ -78,9 +78,9 @@ async function once(checked: boolean): Promise<Result> {
     const services = (s: FleetServices): FleetServices => {
       const own = new Pipeline(s);
       const check: CommitChecker = checked
-        ? async (input) => {
+        ? async (input, made) => {
             const t0 = performance.now();
-            const result = await own.checkCommit(input);
+            const result = await own.checkCommit(input, made);
             checkMs += performance.now() - t0;
             return result;
           }

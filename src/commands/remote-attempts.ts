@@ -52,7 +52,7 @@ export function withQueue(
   const own = new Pipeline(services);
   const executor = new RemoteExecutor({
     queue,
-    check: (input) => own.checkCommit(input),
+    check: (input, made) => own.checkCommit(input, made),
     git: services.git,
     workspace: services.workspace,
     remote: remote.remote,

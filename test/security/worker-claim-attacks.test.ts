@@ -179,4 +179,39 @@ describe('an honest worker', () => {
     expect(lines.filter((l) => /coordinator check of .* passed/.test(l))).toHaveLength(1);
     expect(lines.join('\n')).not.toMatch(/checking again before it lands|checking it before it lands/);
   });
+
+  it('has setup: run in the worktree the coordinator makes for its branch before the check, as a local attempt would', {
+    timeout: 120_000,
+  }, async () => {
+    const url = await queueUrl();
+    // The check needs what setup makes (an ignored file): a coordinator that skipped setup would fail it.
+    const needsSetup = `test -f .setup-done || { echo 'setup did not run'; exit 1; }\n${TEST_SH}`;
+    const root = await backlogRepo(
+      cleanups,
+      `setup: echo done > .setup-done\ncheck: ${CHECK}\nreview: false`,
+      '- [ ] T-1 Add a note',
+      {
+        ...FILES,
+        'test.sh': needsSetup,
+        '.gitignore': '.setup-done\n',
+      },
+    );
+    const remote = await bareRemote(cleanups, root);
+    const honest = await workerPipeline(
+      cleanups,
+      remote,
+      ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
+      'honest',
+    );
+    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), honest.identity, () => undefined);
+    cleanups.push(() => worker.close(false));
+    worker.process(honest.identity, honest.handler);
+
+    await night(root, remote, url, { autoMerge: false });
+
+    const task = (await readState(root)).tasks['T-1'];
+    expect(task.attempts.map((a: { outcome: string }) => a.outcome)).toEqual(['verified']);
+    expect(task.workerFlag).toBeUndefined();
+    expect(task.status).toBe('verified');
+  });
 });

@@ -19,6 +19,7 @@ import { AttemptCommands, failAttempt } from './commands.js';
 import { AttemptChecks } from './verify-phase.js';
 import { AttemptWorktree } from './setup-phase.js';
 import { SetupTrust } from './setup-trust.js';
+import { rebuiltFrom } from './setup-step.js';
 import { CommitCheck, emptyResult, guardCommit, keptBaselines } from './commit-check.js';
 import { CheckedCommits } from '../verify/checked-commits.js';
 
@@ -255,7 +256,14 @@ export class Pipeline {
    * The coordinator's own check of a commit a worker made and says is verified ({@link CommitCheck}): the
    * guard and the checks on the branch as fetched, here; a pass is recorded as checked here.
    */
-  async checkCommit(input: AttemptInput): Promise<AttemptResult> {
+  async checkCommit(input: AttemptInput, made: { depsCloned: boolean } | null = null): Promise<AttemptResult> {
+    if (made !== null) {
+      // A worktree made here for the fetched branch has had no `setup:`: it runs first (sandboxed: the
+      // branch holds an agent's commits), as in a local attempt's new worktree.
+      const fresh = { depsCloned: made.depsCloned, untrusted: rebuiltFrom(input.branch, true) };
+      const failed = await this.#worktree.setup(input, emptyResult(), fresh);
+      if (failed !== null) return failed;
+    }
     const result = await this.#commitCheck.check(input);
     if (result.outcome === 'verified') await this.#checked.record(input.spec.id, result.commit!);
     return result;

@@ -10,9 +10,13 @@
  */
 import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import { failureEvidence } from '../roles/prompts.js';
+import type { MadeWorktree } from './remote-branches.js';
 
-/** The coordinator's check of the task's branch as fetched ({@link Pipeline.checkCommit}). */
-export type CommitChecker = (input: AttemptInput) => Promise<AttemptResult>;
+/**
+ * The coordinator's check of the task's branch as fetched ({@link Pipeline.checkCommit}); `made`: the
+ * worktree was made here for this fetch, and `setup:` runs in it first.
+ */
+export type CommitChecker = (input: AttemptInput, made: MadeWorktree | null) => Promise<AttemptResult>;
 
 function short(commit: string | null): string {
   return commit === null ? 'nothing' : commit.slice(0, 12);
@@ -35,10 +39,11 @@ export async function confirmClaim(
   input: AttemptInput,
   claimed: AttemptResult,
   worker: string | null,
+  made: MadeWorktree | null = null,
 ): Promise<AttemptResult> {
   const who = worker === null ? 'the worker' : `worker ${worker}`;
   input.observer.notice(`${who} says verified: checking ${input.branch} again in the coordinator's sandbox`, 'info');
-  const own = await check(input);
+  const own = await check(input, made);
   const evidence = {
     commit: own.commit,
     diffStat: own.diffStat,
