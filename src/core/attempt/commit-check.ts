@@ -12,8 +12,11 @@ import type { BaselineResult } from '../../domain/types.js';
 import { BACKLOG_NAME } from '../../domain/layout.js';
 import { guardAttempt } from '../guard/diff-guard.js';
 import { checkCommandLine, checksOf, decisive, failureDetail, failureReason, firstFailure } from '../verify/checks.js';
-import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
+import { CheckedCommits } from '../verify/checked-commits.js';
+import type { AttemptInput, AttemptResult, PipelineServices, RecheckOutcome } from './attempt-io.js';
 import { failAttempt } from './commands.js';
+import type { AttemptWorktree } from './setup-phase.js';
+import { rebuiltFrom } from './setup-step.js';
 import type { AttemptChecks } from './verify-phase.js';
 
 /** Characters of a baseline's output an attempt keeps (the full output stays in the baseline store). */
@@ -74,19 +77,85 @@ export function guardCommit(
   });
 }
 
+/**
+ * Checks of a task's branch as this repository holds it, no agent involved: the coordinator's check of a
+ * worker's commit, the merge queue's re-check, and the record of what passed ({@link CheckedCommits}).
+ */
 export class CommitCheck {
   readonly #s: PipelineServices;
   readonly #checks: AttemptChecks;
+  readonly #worktree: AttemptWorktree;
   readonly #reach: () => Promise<ConfigReach>;
+  readonly #checked: CheckedCommits;
 
-  constructor(services: PipelineServices, checks: AttemptChecks, reach: () => Promise<ConfigReach>) {
+  constructor(
+    services: PipelineServices,
+    checks: AttemptChecks,
+    worktree: AttemptWorktree,
+    reach: () => Promise<ConfigReach>,
+  ) {
     this.#s = services;
     this.#checks = checks;
+    this.#worktree = worktree;
     this.#reach = reach;
+    this.#checked = new CheckedCommits(services.git);
   }
 
-  /** The guard and the checks on the tip of `input.branch` in `input.worktree`, as the attempt's verify phase runs them. */
-  async check(input: AttemptInput): Promise<AttemptResult> {
+  /**
+   * The guard and the checks on the tip of `input.branch` in `input.worktree`, as an attempt's verify phase
+   * runs them; a pass is recorded. `made`: the worktree was made here for this commit and has had no
+   * `setup:` — it runs first, sandboxed, as in a local attempt's new worktree on an agent's branch.
+   */
+  async check(input: AttemptInput, made: { depsCloned: boolean } | null): Promise<AttemptResult> {
+    if (made !== null) {
+      const fresh = { depsCloned: made.depsCloned, untrusted: rebuiltFrom(input.branch, true) };
+      const failed = await this.#worktree.setup(input, emptyResult(), fresh);
+      if (failed !== null) return failed;
+    }
+    const result = await this.#verify(input);
+    if (result.outcome === 'verified') await this.#checked.record(input.spec.id, result.commit!);
+    return result;
+  }
+
+  /**
+   * The task's checks, in order, on its worktree as it is now (a branch the merge queue rebased onto the new
+   * base), in the sandbox; no agent runs. A check that fails is judged as in an attempt, without a baseline.
+   */
+  async recheck(input: AttemptInput): Promise<RecheckOutcome> {
+    const checks = checksOf(input.spec, input.config);
+    if (checks.length > 0 && !this.#s.sandboxed && input.config.sandbox !== 'off') {
+      const reason =
+        'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
+      return { pass: false, reason, evidence: reason };
+    }
+    const { results, changed } = await this.#checks.run(input, checks, []);
+    if (changed !== null) {
+      await this.#s.git.resetHard(input.worktree, 'HEAD');
+      return {
+        pass: false,
+        reason: changed,
+        evidence: `${changed}. A check must leave the committed files as they are.`,
+      };
+    }
+    const failed = firstFailure(results);
+    if (failed !== null)
+      return { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+    await this.recordTip(input);
+    return { pass: true };
+  }
+
+  /** The tip of the task's branch passed its checks in this process (an attempt here, a re-check): recorded. */
+  async recordTip(input: AttemptInput): Promise<void> {
+    const tip = await this.#s.git.revParse(`refs/heads/${input.branch}`);
+    if (tip !== null) await this.#checked.record(input.spec.id, tip);
+  }
+
+  /** Whether the tip of task `id`'s branch passed its checks here. */
+  async checkedHere(id: string, branch: string): Promise<boolean> {
+    return this.#checked.holds(id, await this.#s.git.revParse(`refs/heads/${branch}`));
+  }
+
+  async #verify(input: AttemptInput): Promise<AttemptResult> {
     const result = emptyResult();
     const { git, workspace, scratch } = this.#s;
     const { spec, config } = input;

@@ -19,9 +19,7 @@ import { AttemptCommands, failAttempt } from './commands.js';
 import { AttemptChecks } from './verify-phase.js';
 import { AttemptWorktree } from './setup-phase.js';
 import { SetupTrust } from './setup-trust.js';
-import { rebuiltFrom } from './setup-step.js';
 import { CommitCheck, emptyResult, guardCommit, keptBaselines } from './commit-check.js';
-import { CheckedCommits } from '../verify/checked-commits.js';
 
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {
@@ -32,7 +30,6 @@ export class Pipeline {
   readonly #checks: AttemptChecks;
   readonly #worktree: AttemptWorktree;
   readonly #commitCheck: CommitCheck;
-  readonly #checked: CheckedCommits;
 
   /** `trust` is told of every landing on base (the fleet's merges); a pipeline alone has seen none. */
   constructor(services: PipelineServices, trust: SetupTrust = new SetupTrust(services.git)) {
@@ -40,8 +37,7 @@ export class Pipeline {
     this.#run = new AttemptCommands(services);
     this.#checks = new AttemptChecks(services, this.#run);
     this.#worktree = new AttemptWorktree(services, this.#run, trust);
-    this.#commitCheck = new CommitCheck(services, this.#checks, () => this.#configReach());
-    this.#checked = new CheckedCommits(services.git);
+    this.#commitCheck = new CommitCheck(services, this.#checks, this.#worktree, () => this.#configReach());
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
@@ -247,64 +243,27 @@ export class Pipeline {
       }
     }
     result.outcome = 'verified';
-    await this.#checkedHere(input);
+    await this.#commitCheck.recordTip(input);
     if (implementerAnswer !== null) await this.#learn(input, implementerAnswer);
     return result;
   }
 
   /**
-   * The coordinator's own check of a commit a worker made and says is verified ({@link CommitCheck}): the
-   * guard and the checks on the branch as fetched, here; a pass is recorded as checked here.
+   * The coordinator's own check of a commit a worker made and says is verified ({@link CommitCheck.check});
+   * `made`: the worktree was made here for it, and `setup:` runs first.
    */
-  async checkCommit(input: AttemptInput, made: { depsCloned: boolean } | null = null): Promise<AttemptResult> {
-    if (made !== null) {
-      // A worktree made here for the fetched branch has had no `setup:`: it runs first (sandboxed: the
-      // branch holds an agent's commits), as in a local attempt's new worktree.
-      const fresh = { depsCloned: made.depsCloned, untrusted: rebuiltFrom(input.branch, true) };
-      const failed = await this.#worktree.setup(input, emptyResult(), fresh);
-      if (failed !== null) return failed;
-    }
-    const result = await this.#commitCheck.check(input);
-    if (result.outcome === 'verified') await this.#checked.record(input.spec.id, result.commit!);
-    return result;
+  checkCommit(input: AttemptInput, made: { depsCloned: boolean } | null = null): Promise<AttemptResult> {
+    return this.#commitCheck.check(input, made);
   }
 
   /** Whether the tip of task `id`'s branch passed its checks here ({@link CheckedCommits}). */
-  async checkedHere(id: string, branch: string): Promise<boolean> {
-    return this.#checked.holds(id, await this.#s.git.revParse(`refs/heads/${branch}`));
+  checkedHere(id: string, branch: string): Promise<boolean> {
+    return this.#commitCheck.checkedHere(id, branch);
   }
 
-  /**
-   * The task's checks, in order, on its worktree as it is now (a branch the merge queue rebased onto the new
-   * base), in the sandbox; no agent runs. A check that fails is judged as in an attempt, without a baseline.
-   */
-  async recheck(input: AttemptInput): Promise<RecheckOutcome> {
-    const checks = checksOf(input.spec, input.config);
-    if (checks.length > 0 && !this.#s.sandboxed && input.config.sandbox !== 'off') {
-      const reason =
-        'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
-      return { pass: false, reason, evidence: reason };
-    }
-    const { results, changed } = await this.#checks.run(input, checks, []);
-    if (changed !== null) {
-      await this.#s.git.resetHard(input.worktree, 'HEAD');
-      return {
-        pass: false,
-        reason: changed,
-        evidence: `${changed}. A check must leave the committed files as they are.`,
-      };
-    }
-    const failed = firstFailure(results);
-    if (failed !== null)
-      return { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
-    await this.#checkedHere(input);
-    return { pass: true };
-  }
-
-  /** The branch's tip passed its checks in this process: recorded ({@link CheckedCommits}). */
-  async #checkedHere(input: AttemptInput): Promise<void> {
-    const tip = await this.#s.git.revParse(`refs/heads/${input.branch}`);
-    if (tip !== null) await this.#checked.record(input.spec.id, tip);
+  /** The merge queue's re-check of the branch as it is now ({@link CommitCheck.recheck}). */
+  recheck(input: AttemptInput): Promise<RecheckOutcome> {
+    return this.#commitCheck.recheck(input);
   }
 
   #configReach(): Promise<ConfigReach> {
