@@ -27,7 +27,8 @@ export async function manage(
     const after = session.fleet.task(id)!;
     out(oneLine(`${id} ${after.status}${after.reason === null ? '' : ` — ${after.reason}`}`));
     if (signals.signal !== null) return EXIT_INTERRUPTED;
-    return after.status === 'conflict' ? 1 : 0;
+    // A merge that sent the task back (its branch failed its checks here) did not merge it.
+    return after.status === 'conflict' || (action === 'merge' && after.status === 'queued') ? 1 : 0;
   } finally {
     try {
       await session?.close();

@@ -50,8 +50,11 @@ export function withQueue(
   auth?: RemoteAuth,
   traceparentOf?: (taskId: string, attempt: number) => string | null,
 ): FleetServices {
+  // The coordinator's own pipeline checks what workers say is verified: no agent of its own runs.
+  const own = new Pipeline(services);
   const executor = new RemoteExecutor({
     queue,
+    check: (input, made) => own.checkCommit(input, made),
     git: services.git,
     workspace: services.workspace,
     remote: remote.remote,

@@ -93,6 +93,7 @@ function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatu
             review: t.pr.review,
           },
     ...(t.worker === undefined ? {} : { worker: t.worker }),
+    ...(t.workerFlag === undefined ? {} : { workerFlag: { ...t.workerFlag } }),
   };
 }
 
@@ -116,7 +117,8 @@ export function statusTable(rows: TaskStatusJson[]): string {
     const phase = r.phase === null ? '' : `/${r.phase}`;
     const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
     const pr = r.pr == null ? '' : ` · ${prWords(r.pr)} ${r.pr.url}`;
-    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr;
+    const flag = r.workerFlag === undefined ? '' : ` · ⚑ worker ${r.workerFlag.worker} flagged`;
+    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr + flag;
     return oneLine(
       `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${formatUsd(r.costUsd).padStart(9)}  ${r.title}${reason}`,
     );

@@ -37,6 +37,8 @@ export interface TaskStatusJson {
   pr?: PrStatusJson | null;
   /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
   worker?: string;
+  /** the last worker whose claim of `verified` the coordinator's own check contradicted; absent when none was */
+  workerFlag?: { worker: string; attempt: number; reason: string };
 }
 
 export interface CheckStatusJson {

@@ -118,6 +118,16 @@ export interface TaskState {
   pr?: PrRecord;
   /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */
   worker?: string;
+  /** the last worker whose claim the coordinator's own check contradicted; absent when none was */
+  workerFlag?: WorkerFlag;
+}
+
+/** A worker flagged on a task: it said an attempt was verified, and the coordinator's check of the commit disagreed. */
+export interface WorkerFlag {
+  worker: string;
+  attempt: number;
+  /** `worker claimed verified; coordinator check failed: …` */
+  reason: string;
 }
 
 /** One finished run of a recurring task: its own cost and tokens, not the task's running totals. */

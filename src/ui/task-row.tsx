@@ -113,8 +113,10 @@ function annotation(task: TaskState, now: number, room: number): { marks: string
     return { marks: left >= 12 ? [truncate(reason, left)] : [], color: STATUS_COLOR[task.status] };
   }
   // Attempts that run on workers (a queue): where this one runs.
+  // A flagged worker (its claim of verified failed the coordinator's check) is marked wherever it shows.
+  const flagged = task.workerFlag !== undefined && task.workerFlag.worker === task.worker ? ' ⚑' : '';
   if (task.status === 'running' && task.worker !== undefined)
-    return { marks: [`  @${oneLine(task.worker)}`, '  @'], dim: true };
+    return { marks: [`  @${oneLine(task.worker)}${flagged}`, `  @${flagged}`], dim: flagged === '' };
   const tests = progressLine(task);
   if (tests === null) return { marks: [] };
   // "7/22 failing → 1/22", or its end alone ("→ 1/22") where the whole does not fit.

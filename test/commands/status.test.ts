@@ -88,3 +88,33 @@ describe('status --json on conflicts', () => {
     expect(table[1]).not.toContain('calc.js');
   });
 });
+
+describe('status on a flagged worker', () => {
+  it('status --json has the flag with the worker, the attempt and why; the table names the worker', async () => {
+    const r = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 One\n- [ ] T-2 Two') });
+    cleanups.push(r.cleanup);
+    const repo = await findRepo(r.root);
+    const flag = {
+      worker: 'host-a-42-9f1c2e',
+      attempt: 2,
+      reason: 'worker claimed verified; coordinator check failed: check `npm test` exited 1',
+    };
+    const tasks = [
+      fakeTask('T-1', { title: 'One', status: 'queued', worker: flag.worker, workerFlag: flag }),
+      fakeTask('T-2', { title: 'Two', status: 'verified', worker: 'host-b-7' }),
+    ];
+    await new LowdbStateStore(repo.statePath).save({
+      version: STATE_VERSION,
+      base: 'main',
+      fleet: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null },
+      tasks: Object.fromEntries(tasks.map((t) => [t.id, t])),
+    });
+
+    const rows = await statusRows(repo);
+    expect(rows[0]!.workerFlag).toEqual(flag);
+    expect(rows[1]!.workerFlag).toBeUndefined();
+    const table = statusTable(rows).split('\n');
+    expect(table[1]).toMatch(/T-1 .*⚑ worker host-a-42-9f1c2e flagged$/);
+    expect(table[2]).not.toContain('⚑');
+  });
+});

@@ -41,10 +41,14 @@ async function writeToDisk(workdir: string, path: string, content: string): Prom
 export class FakeModel implements ModelClient {
   readonly calls: Array<{ role: Role; task: string; attempt: number; model: string; prompt: string; shell: boolean }> =
     [];
-  constructor(
-    private readonly script: FakeScript,
-    private readonly write: WriteFile = writeToDisk,
-  ) {}
+  // Fields, not parameter properties: the benchmarks load this file through Node's type stripping.
+  private readonly script: FakeScript;
+  private readonly write: WriteFile;
+
+  constructor(script: FakeScript, write: WriteFile = writeToDisk) {
+    this.script = script;
+    this.write = write;
+  }
 
   async runAgent(request: AgentRequest, onEvent: (event: AgentEvent) => void): Promise<AgentResult> {
     request.beforeCall();

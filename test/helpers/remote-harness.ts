@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { findRepo } from '../../src/commands/repo.js';
 import { buildServices } from '../../src/commands/services.js';
 import { defaultConfig } from '../../src/core/backlog/config.js';
-import { withQueue, workerHandler } from '../../src/commands/remote-attempts.js';
+import { withQueue, workerHandler, type JobHandler } from '../../src/commands/remote-attempts.js';
 import type { FleetServices } from '../../src/core/fleet/fleet.js';
 import type { WorkerIdentity } from '../../src/ports/attempt-queue.js';
 import { WORK_DIR } from '../../src/domain/layout.js';
@@ -51,15 +51,14 @@ export interface WorkerMachine {
   start(): void;
 }
 
-/** A worker machine: its own cache (a clone of the remote), its own pipeline and model, a queue handle. */
-export async function workerMachine(
+/** A worker's own side: its cache (a clone of the remote), its own pipeline and model, and its job handler. */
+export async function workerPipeline(
   cleanups: Array<() => Promise<void>>,
-  queue: FakeAttemptQueue,
   remote: string,
   script: FakeScript,
   name: string,
   concurrency = 1,
-): Promise<WorkerMachine> {
+): Promise<{ identity: WorkerIdentity; model: FakeModel; cache: string; handler: JobHandler }> {
   const cache = join(await tempDir(cleanups, `loopfleet-${name}-`), 'cache');
   await git(tmpdir(), 'clone', '--quiet', remote, cache);
   const repo = await findRepo(cache);
@@ -71,7 +70,19 @@ export async function workerMachine(
   };
   await services.git.ensureExcluded(`/${WORK_DIR}/`);
   const identity: WorkerIdentity = { id: `${name}-1`, host: name, concurrency };
+  return { identity, model, cache, handler: workerHandler({ repo, services, identity, env: TEST_ENV }) };
+}
+
+/** A worker machine: {@link workerPipeline} taking jobs from the in-memory queue. */
+export async function workerMachine(
+  cleanups: Array<() => Promise<void>>,
+  queue: FakeAttemptQueue,
+  remote: string,
+  script: FakeScript,
+  name: string,
+  concurrency = 1,
+): Promise<WorkerMachine> {
+  const { identity, model, cache, handler } = await workerPipeline(cleanups, remote, script, name, concurrency);
   const worker = queue.worker();
-  const handler = workerHandler({ repo, services, identity, env: TEST_ENV });
   return { identity, model, cache, queue: worker, start: () => worker.process(identity, handler) };
 }

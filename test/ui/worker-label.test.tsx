@@ -24,4 +24,31 @@ describe('which worker runs a task', () => {
     expect(rowOf(frame, 'T-4')).toContain('@evil');
     expect(frame).not.toContain('\u001b]52');
   });
+
+  test('a worker flagged on the task (its claim of verified failed the coordinator check) is marked ⚑ while it runs it', async () => {
+    const flag = {
+      worker: 'host-a-42',
+      attempt: 1,
+      reason: 'worker claimed verified; coordinator check failed: check `sh test.sh` exited 1',
+    };
+    const again = fakeTask('T-1', {
+      status: 'running',
+      phase: 'setup',
+      attempt: 2,
+      worker: 'host-a-42',
+      workerFlag: flag,
+    });
+    const other = fakeTask('T-2', {
+      status: 'running',
+      phase: 'setup',
+      attempt: 2,
+      worker: 'host-b-7',
+      workerFlag: flag,
+    });
+    const t = await setup({ tasks: [again, other], columns: 140 });
+    const frame = t.frame();
+    expect(rowOf(frame, 'T-1')).toMatch(/@host-a-42 ⚑/);
+    expect(rowOf(frame, 'T-2')).toMatch(/@host-b-7/);
+    expect(rowOf(frame, 'T-2')).not.toContain('⚑');
+  });
 });

@@ -61,6 +61,11 @@ export interface AttemptObserver {
   planned?(plan: string): PlanBlocker | null | Promise<PlanBlocker | null>;
   /** the worker that took the attempt (a remote executor only); told again when another worker restarts it */
   worker?(id: string): void;
+  /**
+   * A worker's claim disagreed with the coordinator's own check of the commit it fetched (a remote executor
+   * only): `reason` says how. The attempt's result then carries the coordinator's evidence, not the claim.
+   */
+  flagged?(worker: string, reason: string): void;
 }
 
 /** The task a plan overlaps, and the shared paths. */
@@ -100,5 +105,5 @@ export interface PipelineServices {
   lessons: Lessons;
 }
 
-/** The merge queue's re-check of a rebased branch: its checks and guard on the new commit. */
+/** The merge queue's re-check of a branch before it lands: its checks on the commit it would land. */
 export type RecheckOutcome = { pass: true } | { pass: false; reason: string; evidence: string };

@@ -1,7 +1,6 @@
 import type { ConfigReach } from '../../ports/git.js';
-import { BACKLOG_NAME } from '../../domain/layout.js';
 import { RefusedError } from '../../domain/errors.js';
-import { exemption, guardAttempt } from '../guard/diff-guard.js';
+import { exemption } from '../guard/diff-guard.js';
 import { parseVerdict } from '../verify/verdict.js';
 import { VERDICT_SCHEMA, explorerPrompt, implementerPrompt, reviewerPrompt } from '../roles/prompts.js';
 import {
@@ -20,8 +19,7 @@ import { AttemptCommands, failAttempt } from './commands.js';
 import { AttemptChecks } from './verify-phase.js';
 import { AttemptWorktree } from './setup-phase.js';
 import { SetupTrust } from './setup-trust.js';
-
-const BASELINE_TAIL = 2_000;
+import { CommitCheck, emptyResult, guardCommit, keptBaselines } from './commit-check.js';
 
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {
@@ -31,6 +29,7 @@ export class Pipeline {
   readonly #run: AttemptCommands;
   readonly #checks: AttemptChecks;
   readonly #worktree: AttemptWorktree;
+  readonly #commitCheck: CommitCheck;
 
   /** `trust` is told of every landing on base (the fleet's merges); a pipeline alone has seen none. */
   constructor(services: PipelineServices, trust: SetupTrust = new SetupTrust(services.git)) {
@@ -38,24 +37,11 @@ export class Pipeline {
     this.#run = new AttemptCommands(services);
     this.#checks = new AttemptChecks(services, this.#run);
     this.#worktree = new AttemptWorktree(services, this.#run, trust);
+    this.#commitCheck = new CommitCheck(services, this.#checks, this.#worktree, () => this.#configReach());
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
-    const result: AttemptResult = {
-      outcome: 'running',
-      reason: null,
-      evidence: null,
-      plan: null,
-      setup: null,
-      check: null,
-      guard: [],
-      verdict: null,
-      commit: null,
-      diffStat: null,
-      checks: [],
-      baseline: [],
-      proof: null,
-    };
+    const result = emptyResult();
     const { spec, config } = input;
 
     // The check runs agent-written code: without a sandbox it runs only where `sandbox: off` says so.
@@ -79,10 +65,7 @@ export class Pipeline {
         : null;
     if (checks.length > 0 && startCommit !== null) {
       // The full output stays in baselines.json; each attempt keeps a short tail.
-      result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({
-        ...b,
-        outputTail: b.outputTail.slice(-BASELINE_TAIL),
-      }));
+      result.baseline = keptBaselines(await this.#checks.baseline(input, checks, startCommit));
     }
 
     // The implementer's `LESSON:` lines are kept only once the attempt verifies (see the end of run).
@@ -127,10 +110,7 @@ export class Pipeline {
           if (moved !== startCommit) {
             startCommit = moved;
             if (checks.length > 0)
-              result.baseline = (await this.#checks.baseline(input, checks, startCommit)).map((b) => ({
-                ...b,
-                outputTail: b.outputTail.slice(-BASELINE_TAIL),
-              }));
+              result.baseline = keptBaselines(await this.#checks.baseline(input, checks, startCommit));
           }
         }
       }
@@ -166,7 +146,8 @@ export class Pipeline {
       if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
       return failAttempt(result, 'guard-failed', result.guard[0]!, result.guard[0]!);
     }
-    const { numstat, patch: diff, stat } = await this.#s.git.diffSummary(input.worktree, input.base);
+    const summary = await this.#s.git.diffSummary(input.worktree, input.base);
+    const { numstat, patch: diff, stat } = summary;
     if (numstat.length === 0 && spec.everyMs !== undefined) {
       // A recurring task that finds nothing to do has done its job for this run.
       result.outcome = 'unchanged';
@@ -183,24 +164,7 @@ export class Pipeline {
     }
     result.diffStat = stat;
 
-    result.guard = await guardAttempt({
-      git: this.#s.git,
-      worktree: input.worktree,
-      base: input.base,
-      numstat,
-      diff,
-      maxFiles: config.maxFiles,
-      maxLines: config.maxLines,
-      maxFileBytes: config.maxFileBytes,
-      maxBytes: config.maxBytes,
-      tests: config.tests,
-      check: this.#check(input),
-      ignored: snapshot.ignored,
-      // The backlog is the person's: no task may edit it, whatever `protect:` says.
-      protect: [...config.protect, `/${BACKLOG_NAME}`],
-      allowed: spec.files,
-      facts: { reach: await (this.#reach ??= this.#s.git.configReach()), setup: [config.setup, spec.setup ?? null] },
-    });
+    result.guard = await guardCommit(this.#s, input, summary, snapshot.ignored, await this.#configReach());
     if (result.guard.length > 0) {
       // A refused change must not stay in the branch's history (it may hold a secret): back to the attempt's start.
       if (result.commit !== null) await this.#s.git.resetHard(input.worktree, `${result.commit}~1`);
@@ -279,34 +243,31 @@ export class Pipeline {
       }
     }
     result.outcome = 'verified';
+    await this.#commitCheck.recordTip(input);
     if (implementerAnswer !== null) await this.#learn(input, implementerAnswer);
     return result;
   }
 
   /**
-   * The task's checks, in order, on its worktree as it is now (a branch the merge queue rebased onto the new
-   * base), in the sandbox; no agent runs. A check that fails is judged as in an attempt, without a baseline.
+   * The coordinator's own check of a commit a worker made and says is verified ({@link CommitCheck.check});
+   * `made`: the worktree was made here for it, and `setup:` runs first.
    */
-  async recheck(input: AttemptInput): Promise<RecheckOutcome> {
-    const checks = checksOf(input.spec, input.config);
-    if (checks.length > 0 && !this.#s.sandboxed && input.config.sandbox !== 'off') {
-      const reason =
-        'there is no sandbox (bubblewrap) to check it in again; install bubblewrap, or write `sandbox: off`';
-      return { pass: false, reason, evidence: reason };
-    }
-    const { results, changed } = await this.#checks.run(input, checks, []);
-    if (changed !== null) {
-      await this.#s.git.resetHard(input.worktree, 'HEAD');
-      return {
-        pass: false,
-        reason: changed,
-        evidence: `${changed}. A check must leave the committed files as they are.`,
-      };
-    }
-    const failed = firstFailure(results);
-    return failed === null
-      ? { pass: true }
-      : { pass: false, reason: failureReason(failed), evidence: failureDetail(failed, results, []) };
+  checkCommit(input: AttemptInput, made: { depsCloned: boolean } | null = null): Promise<AttemptResult> {
+    return this.#commitCheck.check(input, made);
+  }
+
+  /** Whether the tip of task `id`'s branch passed its checks here ({@link CheckedCommits}). */
+  checkedHere(id: string, branch: string): Promise<boolean> {
+    return this.#commitCheck.checkedHere(id, branch);
+  }
+
+  /** The merge queue's re-check of the branch as it is now ({@link CommitCheck.recheck}). */
+  recheck(input: AttemptInput): Promise<RecheckOutcome> {
+    return this.#commitCheck.recheck(input);
+  }
+
+  #configReach(): Promise<ConfigReach> {
+    return (this.#reach ??= this.#s.git.configReach());
   }
 
   /** The lessons for the explorer; an unreadable lessons file costs a warning, not the attempt. */

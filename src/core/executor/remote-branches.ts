@@ -26,6 +26,11 @@ export interface Published {
   branchCommit: string | null;
 }
 
+/** A worktree of the task made on the coordinator by {@link RemoteBranches.fetchBack}: `setup:` never ran in it. */
+export interface MadeWorktree {
+  depsCloned: boolean;
+}
+
 export function baseRef(commit: string): string {
   return `refs/loopfleet/base/${commit}`;
 }
@@ -60,13 +65,14 @@ export class RemoteBranches {
 
   /**
    * The worker pushed `commit` to the task's branch: fetch it, check the remote has that commit, and bring
-   * the coordinator's branch and its worktree (made here when there is none) to it.
+   * the coordinator's branch and its worktree (made here when there is none) to it. Returns the worktree
+   * made here (whether the person's dependencies were cloned into it), null when it was there already.
    */
   async fetchBack(
     branch: string,
     commit: string,
     place: { repoRoot: string; worktree: string; base: string },
-  ): Promise<void> {
+  ): Promise<MadeWorktree | null> {
     const { git, workspace, remote, auth } = this.#d;
     const fetched = `refs/loopfleet/fetched/${branch}`;
     await raced(() => git.fetch(remote, [`+refs/heads/${branch}:${fetched}`], auth));
@@ -77,11 +83,12 @@ export class RemoteBranches {
       );
     if (await workspace.exists(place.worktree)) {
       await git.resetHard(place.worktree, commit);
-      return;
+      return null;
     }
     await git.updateRef(`refs/heads/${branch}`, commit);
     await git.addWorktree(place.worktree, branch, place.base);
-    await workspace.prepare(place.repoRoot, place.worktree);
+    const prepared = await workspace.prepare(place.repoRoot, place.worktree);
+    return { depsCloned: prepared.deps.method !== 'none' };
   }
 
   #publishBase(commit: string): Promise<void> {

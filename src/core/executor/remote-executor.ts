@@ -18,12 +18,13 @@ import {
 } from '../../ports/attempt-queue.js';
 import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
-import { RemoteBranches, type RemoteBranchDeps } from './remote-branches.js';
+import { RemoteBranches, type MadeWorktree, type RemoteBranchDeps } from './remote-branches.js';
 import { checkEvent } from './wire-events.js';
 import { rolesToWire, type WireRoles } from './wire-roles.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 import { fromWireError, toWireError } from './wire-error.js';
+import { confirmClaim, type CommitChecker } from './claim-check.js';
 
 export interface RemoteExecutorDeps extends RemoteBranchDeps {
   queue: CoordinatorQueue;
@@ -33,6 +34,8 @@ export interface RemoteExecutorDeps extends RemoteBranchDeps {
   warn: (message: string) => void;
   /** the W3C trace context of the attempt's span here, so the worker's spans join the task's trace */
   traceparentOf?: (taskId: string, attempt: number) => string | null;
+  /** the coordinator's own check of a branch a worker says is verified, in its own sandbox ({@link confirmClaim}) */
+  check: CommitChecker;
   /** the role definitions the coordinator loaded (the repository's `agents/` over the packaged ones), sent with each job */
   roles?: Record<Role, RoleDefinition>;
 }
@@ -156,7 +159,12 @@ export class RemoteExecutor implements AttemptExecutor {
     signal: AbortSignal,
     resumed: { worker: string | null } | null,
   ): Promise<Ended> {
-    const seen = { applied: 0, worker: resumed?.worker ?? null, resumed: resumed !== null };
+    const seen = {
+      applied: 0,
+      worker: resumed?.worker ?? null,
+      resumed: resumed !== null,
+      made: null as MadeWorktree | null,
+    };
     for await (const delivered of this.#d.queue.events(jobId, signal)) {
       if (signal.aborted) break;
       const { seq } = delivered;
@@ -184,7 +192,7 @@ export class RemoteExecutor implements AttemptExecutor {
     jobId: string,
     delivered: SequencedEvent,
     input: AttemptInput,
-    seen: { worker: string | null },
+    seen: { worker: string | null; made: MadeWorktree | null },
   ): Promise<Ended | null> {
     let event: WorkerEvent;
     try {
@@ -233,14 +241,21 @@ export class RemoteExecutor implements AttemptExecutor {
           return {
             error: new Error(`job ${jobId}: the worker pushed ${event.branch}, not the task's branch ${input.branch}`),
           };
-        await this.#branches.fetchBack(input.branch, event.commit, {
-          repoRoot: input.repoRoot,
-          worktree: input.worktree,
-          base: input.base,
-        });
+        seen.made =
+          (await this.#branches.fetchBack(input.branch, event.commit, {
+            repoRoot: input.repoRoot,
+            worktree: input.worktree,
+            base: input.base,
+          })) ?? seen.made;
         return null;
       case 'result':
-        return { result: event.result };
+        // A worker's `verified` holds only once the coordinator's own check of the fetched commit passed.
+        return {
+          result:
+            event.result.outcome === 'verified'
+              ? await confirmClaim(this.#d.check, input, event.result, seen.worker, seen.made)
+              : event.result,
+        };
       case 'failed':
         return { error: fromWireError(event.error) };
     }

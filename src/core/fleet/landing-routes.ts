@@ -59,6 +59,7 @@ export class FleetLanding {
   readonly #actions: FleetActions;
   readonly #merges: Merging;
   readonly #pulls: PullRequests;
+  readonly #landing: Landing;
 
   constructor(services: FleetLandingServices) {
     this.#s = services;
@@ -76,6 +77,7 @@ export class FleetLanding {
       log: (message, id) => events.emit('log', { level: 'info', message, ...(id === undefined ? {} : { id }) }),
     });
     const landing = new Landing({ ...shared, git: services.git, actions: this.#actions });
+    this.#landing = landing;
     this.#merges = new Merging({ landing, actions: this.#actions, events, stop: services.stop });
     this.#pulls = new PullRequests({
       ...shared,
@@ -97,10 +99,15 @@ export class FleetLanding {
     });
   }
 
-  /** Merge a verified task; under `land: pr`, push its branch and open or update its pull request instead. */
+  /**
+   * Merge a verified task; under `land: pr`, push its branch and open or update its pull request instead —
+   * after its tip passed its checks here ({@link Landing.checkBeforeMerge}), or the task goes back.
+   */
   async merge(id: string): Promise<void> {
-    if (this.#pulls.lands(id)) await this.#pulls.publish(id);
-    else await this.#merges.merge(id);
+    if (this.#pulls.lands(id)) {
+      if (await this.#landing.checkBeforeMerge(id, this.#s.specs(), this.#s.config(), this.#s.stop))
+        await this.#pulls.publish(id);
+    } else await this.#merges.merge(id, this.#s.specs(), this.#s.config());
     this.#s.schedule();
   }
 

@@ -68,6 +68,34 @@ export class Landing {
     return runMergeQueue(verified, { ...this.#steps(specs, config, signal, onto), land });
   }
 
+  /**
+   * Before a person's merge of task `id` as it is (`m`, `loopfleet merge`): its branch's tip is checked in
+   * the sandbox unless it passed its checks here already; a failing check sends the task back. True when
+   * the merge may go on.
+   */
+  async checkBeforeMerge(
+    id: string,
+    specs: ReadonlyMap<string, TaskSpec>,
+    config: FleetConfig,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    if (this.#s.lifecycle.get(id)?.status !== 'verified' || !specs.has(id)) return true;
+    const steps = this.#steps(specs, config, signal);
+    if (await steps.checked(id)) return true;
+    steps.log(id, 'not checked here at this commit; checking it before it is merged');
+    const recheck = await steps.recheck(id);
+    if (signal.aborted) return false;
+    if (recheck.pass) return true;
+    const reason = `before it lands: ${recheck.reason}`;
+    this.#s.events.emit('log', { level: 'warn', id, message: `merge: ${reason}; back to the queue for a new attempt` });
+    this.#s.lifecycle.sendBack(
+      id,
+      reason,
+      `On the commit that was to be merged, the check fails.\n\n${recheck.evidence}`,
+    );
+    return false;
+  }
+
   /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */
   async forecast(ids: readonly string[]): Promise<void> {
     const { lifecycle, paths, base } = this.#s;
@@ -157,6 +185,7 @@ export class Landing {
           this.#s.ports.release(id);
         }
       },
+      checked: (id) => this.#s.pipeline.checkedHere(id, paths.branchOf(id)),
       land: async (id) => {
         try {
           await this.#s.actions.merge(id);

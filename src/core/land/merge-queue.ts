@@ -2,11 +2,12 @@
  * The merge queue: every verified task lands on base in backlog order, each on top of the previous, and
  * base only ever receives a merge whose result passed the task's checks.
  *
- * For each task: its branch is rebased onto base as it is now; unless the rebase was a no-op (the branch
- * was verified on this very base), its checks run again on the rebased commit in the sandbox; only then is
- * it merged. A rebase conflict or a failing re-check sends the task back for a new attempt with the
- * conflict or the failing output as evidence, and the queue moves on to the next task; a conflict is
- * replayed onto base first, so that attempt resolves the markers rather than redoing the task.
+ * For each task: its branch is rebased onto base as it is now; its checks run again on the commit it would
+ * land, in the coordinator's sandbox — after a rebase always, and otherwise unless that very commit already
+ * passed them here ({@link CheckedCommits}: a worker's word never counts); only then is it merged. A
+ * rebase conflict or a failing re-check sends the task back for a new attempt with the conflict or the
+ * failing output as evidence, and the queue moves on to the next task; a conflict is replayed onto base
+ * first, so that attempt resolves the markers rather than redoing the task.
  *
  * Invariant: between two steps the queue asks `stopped()`; a stop leaves base at the last merge that
  * passed, and every task in a state that matches git (merged, verified, or sent back).
@@ -34,6 +35,8 @@ export interface QueueSteps {
   rebase(id: string): Promise<RebaseOutcome>;
   /** the task's checks on its worktree as it is now, in the sandbox */
   recheck(id: string): Promise<RecheckOutcome>;
+  /** whether the tip of the task's branch passed its checks here already (then an unrebased branch is not checked again) */
+  checked(id: string): Promise<boolean>;
   /** merge the (rebased, re-checked) branch into base */
   land(id: string): Promise<LandOutcome>;
   /** verified → queued for a new attempt, with what the next attempt is told */
@@ -69,8 +72,13 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
       result.sentBack.push({ id, reason });
       continue;
     }
-    if (rebase.kind === 'rebased') {
-      steps.log(id, 'rebased onto the new base; checking again before it lands');
+    if (rebase.kind === 'rebased' || !(await steps.checked(id))) {
+      steps.log(
+        id,
+        rebase.kind === 'rebased'
+          ? 'rebased onto the new base; checking again before it lands'
+          : 'not checked here at this commit; checking it before it lands',
+      );
       const recheck = await steps.recheck(id);
       // A stop during the check aborts it: the task stays verified, its branch rebased, nothing merged.
       if (steps.stopped()) {
@@ -78,10 +86,11 @@ export async function runMergeQueue(ids: readonly string[], steps: QueueSteps): 
         break;
       }
       if (!recheck.pass) {
+        const rebased = rebase.kind === 'rebased';
         steps.sendBack(
           id,
-          `on the new base: ${recheck.reason}`,
-          `On top of the tasks merged before it, the check fails.\n\n${recheck.evidence}`,
+          `${rebased ? 'on the new base' : 'before it lands'}: ${recheck.reason}`,
+          `${rebased ? 'On top of the tasks merged before it' : 'On the commit the merge queue would land'}, the check fails.\n\n${recheck.evidence}`,
         );
         result.sentBack.push({ id, reason: recheck.reason });
         continue;

@@ -36,9 +36,14 @@ export class Merging {
     this.#s = services;
   }
 
-  /** Merge one verified task as it is, after the merge before it. */
-  merge(id: string): Promise<void> {
-    const run = this.#merging.then(() => this.#s.actions.merge(id));
+  /**
+   * Merge one verified task as it is, after the merge before it — once its branch's tip passed its checks
+   * here ({@link Landing.checkBeforeMerge}); a tip that fails them sends the task back instead.
+   */
+  merge(id: string, specs: ReadonlyMap<string, TaskSpec>, config: FleetConfig): Promise<void> {
+    const run = this.#merging.then(async () => {
+      if (await this.#s.landing.checkBeforeMerge(id, specs, config, this.#s.stop)) await this.#s.actions.merge(id);
+    });
     this.#merging = run.catch(() => undefined);
     return run;
   }

@@ -7,6 +7,7 @@ import {
   type Role,
   type TaskState,
   type TestCounts,
+  type WorkerFlag,
 } from '../../domain/types.js';
 import { baseFailure } from '../verify/baseline.js';
 import { checkJson, checksOfAttempt, progressLine, realAttempts } from './check-facts.js';
@@ -195,6 +196,11 @@ function conflictLines(task: TaskState): string[] {
   return [head, ...entries.map((e) => `  - ${oneLine(conflictWords(e))}`)];
 }
 
+/** A flagged worker, one line: who, on which attempt, and how its claim and the coordinator's check disagreed. */
+export function workerFlagWords(flag: WorkerFlag): string {
+  return oneLine(`⚑ worker ${flag.worker} flagged on attempt ${flag.attempt}: ${flag.reason}`);
+}
+
 function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
   const out = [oneLine(`## ${task.id} ${task.title}`), ''];
   out.push(
@@ -213,6 +219,7 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
       `- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`,
     );
   if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  if (task.workerFlag !== undefined) out.push(`- **Worker:** ${workerFlagWords(task.workerFlag)}`);
   if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
       verified: `\`loopfleet merge ${task.id}\` or \`loopfleet discard ${task.id}\``,

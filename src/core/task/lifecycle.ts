@@ -11,6 +11,7 @@ import type {
   TaskGates,
   TaskSpec,
   TaskState,
+  WorkerFlag,
   TaskStatus,
   Usage,
 } from '../../domain/types.js';
@@ -138,6 +139,16 @@ export class TaskLifecycle {
   setWorker(id: string, worker: string): void {
     this.#transition(id, 'setWorker', 'running', (t) => {
       t.worker = worker;
+    });
+  }
+
+  /**
+   * The worker that ran attempt `attempt` claimed a result the coordinator's own check contradicts: kept on
+   * the task (shown by status and the view) until a later claim of another is flagged in its place.
+   */
+  flagWorker(id: string, flag: WorkerFlag): void {
+    this.#transition(id, 'flagWorker', 'running', (t) => {
+      t.workerFlag = { ...flag };
     });
   }
 

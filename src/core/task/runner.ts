@@ -169,6 +169,7 @@ export class TaskRunner {
         return blocker;
       },
       worker: (worker) => life.setWorker(id, worker),
+      flagged: (worker, reason) => life.flagWorker(id, { worker, attempt: n, reason }),
       output: (phase: Phase, chunk: string) => {
         this.#s.events.emit('phase-output', { id, phase, chunk });
         this.#transcript(id, n, { type: 'output', phase, chunk });

@@ -57,6 +57,7 @@ export const FROM = {
   startAttempt: ['queued', 'running'],
   setPhase: ['running'],
   setWorker: ['running'],
+  flagWorker: ['running'],
   finishAttempt: ['running'],
   verify: ['running'],
   fail: ['queued', 'running'],

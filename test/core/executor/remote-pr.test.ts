@@ -17,7 +17,7 @@ const CHECK = `if [ -f fixed.txt ]; then printf '# tests 22\\n# pass 22\\n# fail
 const fixIt: FakeScript = ({ role }) => (role === 'implementer' ? { edits: { 'fixed.txt': 'fixed\n' } } : {});
 
 describe('pull requests of attempts that ran on workers', () => {
-  it('opens the PR from the coordinator on the commit the worker pushed, with the evidence the worker produced', {
+  it('opens the PR from the coordinator on the commit the worker pushed, with the evidence of the coordinator’s own check', {
     timeout: 120_000,
   }, async () => {
     const root = await backlogRepo(

@@ -6,6 +6,8 @@ import { runMergeQueue, type QueueSteps, type RebaseOutcome } from '../../../src
 function scripted(options: {
   rebase?: Record<string, RebaseOutcome>;
   recheck?: Record<string, RecheckOutcome>;
+  /** tasks whose branch tip passed its checks here already */
+  checked?: string[];
   refuse?: string;
   stopAfter?: string;
 }) {
@@ -21,6 +23,7 @@ function scripted(options: {
       if (options.stopAfter === `recheck ${id}`) stop = true;
       return options.recheck?.[id] ?? { pass: true };
     },
+    checked: async (id) => options.checked?.includes(id) ?? false,
     land: async (id) => {
       log.push(`land ${id}`);
       if (options.refuse === id) return { kind: 'refused', reason: 'uncommitted changes' };
@@ -36,7 +39,7 @@ function scripted(options: {
 
 describe('the merge queue', () => {
   it('lands each task on top of the previous, re-checking every rebased branch before it lands', async () => {
-    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'unchanged' } } });
+    const { steps, log } = scripted({ rebase: { 'T-1': { kind: 'unchanged' } }, checked: ['T-1'] });
     const result = await runMergeQueue(['T-1', 'T-2', 'T-3'], steps);
     expect(log).toEqual([
       'rebase T-1',
@@ -49,6 +52,23 @@ describe('the merge queue', () => {
       'land T-3',
     ]);
     expect(result.merged).toEqual(['T-1', 'T-2', 'T-3']);
+  });
+
+  it('re-checks a branch it did not rebase unless its tip passed its checks here, and sends it back when they fail', async () => {
+    const { steps, log } = scripted({
+      rebase: { 'T-1': { kind: 'unchanged' }, 'T-2': { kind: 'unchanged' } },
+      checked: ['T-2'],
+      recheck: { 'T-1': { pass: false, reason: 'check `npm test` exited 1', evidence: '1 failing' } },
+    });
+    const result = await runMergeQueue(['T-1', 'T-2'], steps);
+    expect(log).toEqual([
+      'rebase T-1',
+      'recheck T-1',
+      'send back T-1: before it lands: check `npm test` exited 1',
+      'rebase T-2',
+      'land T-2',
+    ]);
+    expect(result.merged).toEqual(['T-2']);
   });
 
   it('sends back a task whose check fails on the new base, with the output, and moves on', async () => {
