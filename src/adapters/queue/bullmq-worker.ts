@@ -6,11 +6,14 @@
  *   its stream; a handler that throws without one, or whose job this worker gave up, hands the job back;
  * - a job this worker gave up (close without drain) is sealed: nothing more is written for it from here;
  * - the lock is renewed while the handler runs; a worker that dies stops renewing, and another worker's
- *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times).
+ *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times);
+ * - the handler gets only a job whose seal holds ({@link openJob}); any other is refused, said, and ended
+ *   with a sealed `failed` event, its content never run; every event is sealed with this worker's id and the
+ *   job's lock token, and control messages pass the job's {@link ControlGate} (the others are named and dropped).
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Worker, WaitingError, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, WaitingError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type {
   AttemptJob,
@@ -21,6 +24,8 @@ import type {
   WorkerQueue,
 } from '../../ports/attempt-queue.js';
 import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
+import type { FleetKeys } from './fleet-secret.js';
+import { ControlGate, openJob, sealEvent } from './sealed-messages.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
@@ -60,18 +65,29 @@ export function newIdentity(concurrency: number): WorkerIdentity {
 
 type Handler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
 
+/** who writes a job's events: the job, this worker, and the lock token it took the job with */
+interface Writer {
+  jobId: string;
+  worker: string;
+  token: string;
+  fleet: FleetKeys;
+  log: QueueLog;
+}
+
 class StreamJobChannel implements JobChannel {
   readonly #redis: Redis;
   readonly #keys: JobKeys;
+  readonly #writer: Writer;
   #seq: number;
   #sealed = false;
   #finished = false;
   readonly #readers = new Set<Redis>();
 
-  constructor(redis: Redis, keys: JobKeys, seq: number) {
+  constructor(redis: Redis, keys: JobKeys, seq: number, writer: Writer) {
     this.#redis = redis;
     this.#keys = keys;
     this.#seq = seq;
+    this.#writer = writer;
   }
 
   get finished(): boolean {
@@ -88,7 +104,8 @@ class StreamJobChannel implements JobChannel {
     if (this.#finished) throw new Error(`the job's final event was sent already; ${event.kind} is not`);
     const seq = ++this.#seq;
     if (isFinal(event)) this.#finished = true;
-    await appendEvent(this.#redis, this.#keys, seq, event);
+    const { fleet, jobId, worker, token } = this.#writer;
+    await appendEvent(this.#redis, this.#keys, seq, sealEvent(fleet, { jobId, seq, worker, token }, event));
     if (isFinal(event)) await expireStreams(this.#redis, this.#keys, RETAIN_MS);
   }
 
@@ -99,10 +116,16 @@ class StreamJobChannel implements JobChannel {
     this.#readers.add(reader);
     const readers = this.#readers;
     const keys = this.#keys;
+    const { fleet, jobId, log } = this.#writer;
+    const gate = new ControlGate(fleet, jobId);
     return {
       async *[Symbol.asyncIterator]() {
         try {
-          yield* readControl(reader, keys, signal);
+          for await (const sealed of readControl(reader, keys, signal)) {
+            const checked = gate.check(sealed);
+            if ('message' in checked) yield checked.message;
+            else log('warn', `job ${jobId}: a control message dropped: ${checked.dropped}`);
+          }
         } finally {
           readers.delete(reader);
           reader.disconnect();
@@ -126,6 +149,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
   #identity: WorkerIdentity | null;
   readonly #timing: WorkerTiming;
   readonly #log: QueueLog;
+  readonly #keys: FleetKeys;
   readonly #running = new Map<string, Running>();
   #worker: Worker | null = null;
   #refusing: string | null = null;
@@ -139,12 +163,14 @@ export class BullmqWorkerQueue implements WorkerQueue {
    */
   constructor(
     address: QueueAddress,
+    keys: FleetKeys,
     log: QueueLog,
     timing: Partial<WorkerTiming> = {},
     identity: WorkerIdentity | null = null,
     redis?: Redis,
   ) {
     this.#address = address;
+    this.#keys = keys;
     this.#prefix = keyPrefix(address);
     this.#timing = { ...DEFAULT_TIMING, ...timing };
     this.#log = log;
@@ -160,13 +186,14 @@ export class BullmqWorkerQueue implements WorkerQueue {
   /** Connects (Redis must answer within `connectTimeoutMs`, else it rejects naming the error) and starts the heartbeat. */
   static async open(
     address: QueueAddress,
+    keys: FleetKeys,
     identity: WorkerIdentity,
     log: QueueLog,
     timing: Partial<WorkerTiming> = {},
     connectTimeoutMs = 10_000,
   ): Promise<BullmqWorkerQueue> {
     const redis = await connect(address, connectTimeoutMs, errorReporter(log, address));
-    const queue = new BullmqWorkerQueue(address, log, timing, identity, redis);
+    const queue = new BullmqWorkerQueue(address, keys, log, timing, identity, redis);
     await queue.#beat();
     return queue;
   }
@@ -192,6 +219,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
     await beat(
       this.#redis,
       this.#prefix,
+      this.#keys,
       { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing },
       this.#timing.heartbeatMs,
     ).catch(
@@ -246,8 +274,21 @@ export class BullmqWorkerQueue implements WorkerQueue {
     bullSignal: AbortSignal | undefined,
     handler: Handler,
   ): Promise<void> {
-    const data = job.data as AttemptJob;
-    const keys = jobKeys(this.#prefix, data.jobId);
+    const jobId = attemptJobId(job.id ?? '');
+    const opened = openJob(this.#keys, job.data, jobId, RETAIN_MS);
+    const keys = jobKeys(this.#prefix, jobId);
+    const writer: Writer = { jobId, worker: this.identity.id, token: token ?? '', fleet: this.#keys, log: this.#log };
+    if (!opened.ok) {
+      // Nothing of it runs: the coordinator following the job learns why from a sealed final event.
+      this.#log('warn', `job ${jobId} refused: ${opened.why}; nothing of it runs`);
+      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys), writer);
+      await channel.emit({ kind: 'claimed', worker: this.identity });
+      const message = `job ${jobId} was refused by worker ${this.identity.id}: ${opened.why}`;
+      await channel.emit({ kind: 'failed', error: { kind: 'refused', message } });
+      // Failed, not completed: a worker whose own secret is wrong must not pass for one that ran the job.
+      throw new UnrecoverableError(message);
+    }
+    const data = opened.job;
     const running: Running = { controller: new AbortController(), channel: null, lost: false };
     this.#running.set(data.jobId, running);
     bullSignal?.addEventListener('abort', () => running.controller.abort(bullSignal.reason), { once: true });
@@ -255,7 +296,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
     await this.#beat();
     let failure: unknown = null;
     try {
-      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys));
+      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys), writer);
       running.channel = channel;
       if (running.controller.signal.aborted) channel.seal();
       try {

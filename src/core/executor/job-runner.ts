@@ -5,7 +5,10 @@
  * Invariants: events are emitted in the order the pipeline reports them, each emit awaited before the next;
  * a job handed back (the worker's signal aborted: it stops, or lost the job) emits nothing more and throws,
  * so the queue gives the job to another worker; `loop/<id>` is pushed only with the lease the job names
- * (another worker's push makes it fail, never forced), and only before the `result` it belongs to.
+ * (another worker's push makes it fail, never forced), and only before the `result` it belongs to — except
+ * that a push of this same attempt that landed before its worker died (the remote's branch starts where the
+ * job starts and records the same tree) is adopted rather than failed; a job the worker's
+ * {@link WorkerPolicy} refuses is failed before anything is fetched.
  */
 import type { AttemptJob, JobChannel, WireError, WorkerEvent, WorkerIdentity } from '../../ports/attempt-queue.js';
 import type { Clock } from '../../ports/clock.js';
@@ -19,6 +22,7 @@ import { baseRef } from './remote-branches.js';
 import { fromWireError, toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
+import { applyPolicy, redactUrls, type WorkerPolicy } from './job-policy.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 
@@ -36,6 +40,8 @@ export interface JobRunnerDeps {
   parentEnv: NodeJS.ProcessEnv;
   /** a token for the remote, when it takes one over https */
   auth?: RemoteAuth;
+  /** the worker's own rules over the job's word ({@link applyPolicy}); absent: the job as it is (tests) */
+  policy?: WorkerPolicy;
   /**
    * A job that carries the coordinator's roles runs on `pipeline(roles)`, the roles checked against the
    * worker's `own` ({@link rolesFromWire}); without this, every job runs on `pipeline` and the worker's roles.
@@ -50,16 +56,32 @@ export class JobHandedBackError extends Error {
 
 /** Runs one job to its `result` or `failed` event; throws (the job goes back to the queue) when `signal` aborts. */
 export async function runJob(
-  job: AttemptJob,
+  queued: AttemptJob,
   channel: JobChannel,
   signal: AbortSignal,
   deps: JobRunnerDeps,
 ): Promise<void> {
   const controls = new Controls(channel, signal);
   const events = new Emitter(channel, signal);
+  let job = queued;
   const port = deps.ports.acquire(job.taskId);
   try {
     await events.now({ kind: 'claimed', worker: deps.identity });
+    if (deps.policy !== undefined) {
+      const applied = applyPolicy(queued, deps.policy);
+      if (!applied.ok) {
+        const message = `job ${queued.jobId} refused by worker ${deps.identity.id}: ${applied.why}`;
+        await events.now({ kind: 'failed', error: { kind: 'refused', message } });
+        return;
+      }
+      job = applied.job;
+      if (applied.withheld.length > 0)
+        events.later({
+          kind: 'notice',
+          level: 'warn',
+          message: `worker ${deps.identity.id} does not pass ${applied.withheld.join(', ')} to job ${job.jobId}: only the names its --env allows, and never credentials or telemetry settings`,
+        });
+    }
     // Before anything is fetched: roles the worker must not run fail the job (sent to the coordinator).
     const pipeline =
       job.roles === undefined || deps.roles === undefined
@@ -92,6 +114,7 @@ export async function runJob(
       rebaseFirst: job.rebaseFirst,
       env: taskEnv(deps.parentEnv, envInput),
       hostEnv: personEnv(deps.parentEnv, envInput),
+      hostSetupVouched: job.setupOnHost === true,
       evidence: job.evidence,
       signal: controls.signal,
       observer: observer(events, controls),
@@ -102,12 +125,21 @@ export async function runJob(
     if (head !== null && head !== (job.branchCommit ?? job.baseCommit)) {
       controls.check();
       const pushed = await deps.git.push(job.remoteUrl, head, `refs/heads/${job.branch}`, job.branchCommit, deps.auth);
-      if (pushed.kind === 'rejected') {
-        const message = `${job.branch} was not pushed: the remote refused the lease (${pushed.reason}); another worker pushed it since the job was made`;
+      const landed = pushed.kind === 'rejected' ? await adoptable(job, head, deps) : pushed.commit;
+      if (landed === null) {
+        const why = pushed.kind === 'rejected' ? redactUrls(pushed.reason) : '';
+        const message = `${job.branch} was not pushed: the remote refused the lease (${why}); another worker pushed it since the job was made`;
         await events.now({ kind: 'failed', error: { kind: 'error', message } });
         return;
       }
-      await events.now({ kind: 'pushed', branch: job.branch, commit: pushed.commit });
+      if (pushed.kind === 'rejected')
+        events.later({
+          kind: 'notice',
+          level: 'info',
+          message: `${job.branch} was pushed already by an earlier run of job ${job.jobId} with the same tree: adopted`,
+        });
+      await events.now({ kind: 'pushed', branch: job.branch, commit: landed });
+      if (result.commit === head) result.commit = landed;
     }
     await events.now({ kind: 'result', result });
   } catch (caught) {
@@ -125,6 +157,21 @@ export async function runJob(
   }
 }
 
+/**
+ * The remote's branch, when an earlier run of this job pushed it and died before it said so: it starts
+ * where the job starts and records the same tree as `head`. Else null.
+ */
+async function adoptable(job: AttemptJob, head: string, deps: JobRunnerDeps): Promise<string | null> {
+  const seen = `refs/loopfleet/seen/${job.branch}`;
+  await deps.git.fetch(job.remoteUrl, [`+refs/heads/${job.branch}:${seen}`], deps.auth).catch(() => undefined);
+  const there = await deps.git.revParse(seen);
+  if (there === null || there === head) return there;
+  const start = job.branchCommit ?? job.baseCommit;
+  if (!(await deps.git.isMerged(start, there))) return null;
+  const [mine, theirs] = await Promise.all([deps.git.treeOf(head), deps.git.treeOf(there)]);
+  return mine !== null && mine === theirs ? there : null;
+}
+
 function observer(events: Emitter, controls: Controls): AttemptObserver {
   return {
     phase: (phase) => events.later({ kind: 'phase', phase }),
@@ -134,6 +181,8 @@ function observer(events: Emitter, controls: Controls): AttemptObserver {
     planned: async (plan) => {
       const request = `${crypto.randomUUID()}`;
       const answer = controls.answerTo(request);
+      // An emit that fails hands the job back, and the answer then rejects with nobody waiting for it.
+      answer.catch(() => undefined);
       await events.now({ kind: 'planned', plan, request });
       return answer;
     },
