@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { UsageError } from '../domain/errors.js';
 import { RemoteExecutor } from '../core/executor/remote-executor.js';
 import { runJob } from '../core/executor/job-runner.js';
+import type { WorkerPolicy } from '../core/executor/job-policy.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
 import { Pipeline } from '../core/attempt/pipeline.js';
 import { PortPool } from '../core/attempt/port-pool.js';
@@ -72,6 +73,8 @@ export interface WorkerHandlerOptions {
   /** `PORT` values for the attempts this worker runs at once */
   ports?: PortRange;
   auth?: RemoteAuth;
+  /** the worker's own rules over each job's word ({@link applyPolicy}) */
+  policy?: WorkerPolicy;
 }
 
 export type JobHandler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
@@ -93,6 +96,7 @@ export function workerHandler(options: WorkerHandlerOptions): JobHandler {
     clock: systemClock,
     parentEnv: options.env,
     ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.policy === undefined ? {} : { policy: options.policy }),
   };
   return (job, channel, signal) => runJob(job, channel, signal, deps);
 }

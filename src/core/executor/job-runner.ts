@@ -22,7 +22,7 @@ import { baseRef } from './remote-branches.js';
 import { fromWireError, toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
-import { applyPolicy, redactUrls, type WorkerPolicy } from './job-policy.js';
+import { applyPolicy, isNeverPassed, redactUrls, type WorkerPolicy } from './job-policy.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 
@@ -90,6 +90,11 @@ export async function runJob(
     const worktree = deps.worktreeOf(job.taskId);
     await prepareCache(job, worktree, deps);
     const base = baseRef(job.baseCommit);
+    // Under a worker's rules not even setup on its host sees a telemetry header, a database URL or the secret.
+    const parentEnv =
+      deps.policy === undefined
+        ? deps.parentEnv
+        : Object.fromEntries(Object.entries(deps.parentEnv).filter(([name]) => !isNeverPassed(name)));
     const envInput = {
       taskId: job.taskId,
       worktree,
@@ -112,8 +117,8 @@ export async function runJob(
       approvedPlan: job.approvedPlan,
       stopAfterPlan: job.stopAfterPlan,
       rebaseFirst: job.rebaseFirst,
-      env: taskEnv(deps.parentEnv, envInput),
-      hostEnv: personEnv(deps.parentEnv, envInput),
+      env: taskEnv(parentEnv, envInput),
+      hostEnv: personEnv(parentEnv, envInput),
       hostSetupVouched: job.setupOnHost === true,
       evidence: job.evidence,
       signal: controls.signal,
