@@ -4,7 +4,8 @@
  * of the job's remote, then reports back through the queue ({@link runJob}).
  *
  * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
- * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
+ * heartbeat; one that meets a fault of its machine ({@link machineFault}: a full disk, no git) hands the
+ * job back uncharged and takes no more jobs, saying why the same way; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
  * hands back what still runs (another worker restarts those attempts) and exits 0.
  */
 import { join } from 'node:path';
@@ -18,7 +19,13 @@ import { InProcessExecutor } from '../core/executor/attempt-executor.js';
 import { Pipeline } from '../core/attempt/pipeline.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { PortPool } from '../core/attempt/port-pool.js';
-import { applyPolicy, isNeverPassed, redactUrls, type WorkerPolicy } from '../core/executor/job-policy.js';
+import {
+  applyPolicy,
+  isNeverPassed,
+  machineFault,
+  redactUrls,
+  type WorkerPolicy,
+} from '../core/executor/job-policy.js';
 import type { WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
@@ -98,6 +105,14 @@ export async function worker(
     }
     const cache = new RepoCache(options.cache ?? defaultCacheRoot(options.env), options.env);
     const ports = new PortPool(defaultConfig().ports);
+    // Said once; the job that met it goes back uncharged and a healthy worker takes it.
+    let broken: string | null = null;
+    const cannotWork = (why: string) => {
+      if (broken !== null) return;
+      broken = `this machine cannot run attempts: ${why}`;
+      err(`loopfleet worker: refusing jobs: ${visible(broken)}`);
+      void queue.setRefusing(broken);
+    };
     queue.process(identity, async (queued, channel, signal) => {
       const id = visible(queued.jobId);
       out(`job ${id}: started`);
@@ -134,6 +149,7 @@ export async function worker(
         await runJob(queued, traced, signal, {
           identity,
           policy: options.policy,
+          cannotWork,
           pipeline: cached.pipeline,
           git: cached.git,
           workspace: cached.services.workspace,
@@ -149,6 +165,8 @@ export async function worker(
         });
         out(`job ${id}: reported`);
       } catch (error) {
+        const fault = machineFault(error);
+        if (fault !== null) cannotWork(fault);
         out(`job ${id}: handed back: ${visible(redactUrls(error instanceof Error ? error.message : String(error)))}`);
         throw error;
       } finally {

@@ -3,18 +3,33 @@
  * Redis is frozen, and a worker killed while its push of the task's branch is landing.
  */
 import { existsSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StateData } from '../../src/ports/state-store.js';
 import { git } from '../helpers/git-repo.js';
 import { holdFirstImplementer, pass, startFleet, type Fleet, type Proc } from '../helpers/workers-fleet.js';
 
 let fleet: Fleet | null = null;
+const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   await fleet?.close();
   fleet = null;
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
+
+/** A folder on a tmpfs of `size` (mounted as root): a disk that is full for real, not a simulated error. */
+async function tinyDisk(size: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'loopfleet-tiny-disk-'));
+  await execa('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+  cleanups.push(async () => {
+    await execa('umount', [dir]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
 
 /** Redis frozen for three times the workers' lock timeout (3 s): the length of the freeze is the scenario. */
 const FREEZE_MS = 9_000;
@@ -98,5 +113,34 @@ describe('worker faults', () => {
     // The remote's branch was pushed once, and the coordinator's branch is that commit.
     expect(await git(fleet.remote, 'rev-parse', 'refs/heads/loop/T-1')).toBe(pushed);
     expect(await git(fleet.root, 'rev-parse', 'loop/T-1')).toBe(pushed);
+  });
+
+  it('a worker whose disk is full stops taking jobs and says why; a healthy worker finishes the backlog, nothing charged', {
+    timeout: 120_000,
+  }, async () => {
+    const ids = ['T-1', 'T-2'];
+    fleet = await startFleet({ ids, script: pass(ids), front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2' });
+    const disk = await tinyDisk('16k');
+    const full = await fleet.worker('full', ['--cache', join(disk, 'cache')]);
+    const coordinator = fleet.coordinator();
+    await full.printed(/refusing jobs: this machine cannot run attempts: its disk is full \(ENOSPC\)/);
+    await full.printed(/job T-\d:1: handed back/);
+    const given = /job (T-\d:1): handed back/.exec(full.output())![1]!;
+    const healthy = await fleet.worker('healthy');
+    const done = await coordinator.child;
+    expect(done.exitCode).toBe(0);
+    const s = (await fleet.state())!;
+    expect(counts(s)).toEqual({ verified: 2, merged: 0, lost: 0 });
+    for (const id of ids) {
+      expect(s.tasks[id]!.attempt).toBe(1);
+      expect(s.tasks[id]!.attempts.map((a) => a.outcome)).toEqual(['verified']);
+    }
+    // The full worker took one job, gave it back, and took no other; it is still up, saying why it refuses.
+    expect([...full.output().matchAll(/job (\S+): started/g)].map((m) => m[1])).toEqual([given]);
+    expect(() => process.kill(full.child.pid!, 0)).not.toThrow();
+    expect(startedOn([healthy], given)).toEqual([healthy]);
+    const id = /worker (\S+) on/.exec(full.output())![1]!;
+    const beat = await fleet.redis.command('HGET', `lf:loopfleet:worker:${id}`, 'beat');
+    expect(beat).toMatch(/"refusing":"this machine cannot run attempts: its disk is full \(ENOSPC\)"/);
   });
 });

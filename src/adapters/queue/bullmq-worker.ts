@@ -230,6 +230,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
 
   async setRefusing(reason: string | null): Promise<void> {
     this.#refusing = reason;
+    // Taking no more jobs; those that run go on (pausing without waiting: a handler may be the caller).
+    if (reason !== null) await this.#worker?.pause(true);
     await this.#beat();
   }
 

@@ -63,6 +63,24 @@ export function redactUrls(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1…@');
 }
 
+/**
+ * Why this machine cannot run attempts at all, when `error` says so (a full or read-only disk, no git, no
+ * memory or file handles), or null for an error of the attempt itself. A worker that meets one hands the
+ * job back uncharged and stops taking jobs.
+ */
+export function machineFault(error: unknown): string | null {
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    const text = `${typeof code === 'string' ? code : ''} ${typeof message === 'string' ? message : String(e)}`;
+    if (/ENOSPC|No space left on device|EDQUOT|Disk quota exceeded/i.test(text)) return 'its disk is full (ENOSPC)';
+    if (/EROFS|Read-only file system/i.test(text)) return 'its disk is read-only (EROFS)';
+    if (/spawn git ENOENT|git: (command )?not found/i.test(text)) return 'git cannot run here';
+    if (/EMFILE|ENFILE|ENOMEM/.test(text)) return `it ran out of ${/ENOMEM/.test(text) ? 'memory' : 'file handles'}`;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+}
+
 export function applyPolicy(job: AttemptJob, policy: WorkerPolicy): Applied {
   if (typeof job.taskId !== 'string' || !TASK_ID_RE.test(job.taskId))
     return { ok: false, why: `task id ${JSON.stringify(job.taskId)} is not a task id` };

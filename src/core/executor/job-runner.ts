@@ -22,7 +22,7 @@ import { baseRef } from './remote-branches.js';
 import { fromWireError, toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
-import { applyPolicy, isNeverPassed, redactUrls, type WorkerPolicy } from './job-policy.js';
+import { applyPolicy, isNeverPassed, machineFault, redactUrls, type WorkerPolicy } from './job-policy.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
 
@@ -42,6 +42,11 @@ export interface JobRunnerDeps {
   auth?: RemoteAuth;
   /** the worker's own rules over the job's word ({@link applyPolicy}); absent: the job as it is (tests) */
   policy?: WorkerPolicy;
+  /**
+   * Told when the attempt failed because this machine cannot work ({@link machineFault}): the job is then
+   * handed back, uncharged, rather than failed, and the worker stops taking jobs.
+   */
+  cannotWork?: (why: string) => void;
   /**
    * A job that carries the coordinator's roles runs on `pipeline(roles)`, the roles checked against the
    * worker's `own` ({@link rolesFromWire}); without this, every job runs on `pipeline` and the worker's roles.
@@ -152,6 +157,13 @@ export async function runJob(
       throw caught instanceof JobHandedBackError
         ? caught
         : new JobHandedBackError(`job ${job.jobId} handed back`, { cause: caught });
+    const fault = deps.cannotWork === undefined || controls.abortedBy !== null ? null : machineFault(caught);
+    if (fault !== null) {
+      deps.cannotWork!(fault);
+      throw new JobHandedBackError(`job ${job.jobId} handed back: this worker cannot work: ${fault}`, {
+        cause: caught,
+      });
+    }
     // An abort from the coordinator is why whatever was thrown was thrown.
     const error: WireError = controls.abortedBy ?? toWireError(caught);
     await events.drained().catch(() => undefined);
