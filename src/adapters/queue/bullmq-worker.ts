@@ -15,21 +15,15 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, WaitingError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type {
-  AttemptJob,
-  ControlMessage,
-  JobChannel,
-  WorkerEvent,
-  WorkerIdentity,
-  WorkerQueue,
-} from '../../ports/attempt-queue.js';
+import type { AttemptJob, JobChannel, WorkerIdentity, WorkerQueue } from '../../ports/attempt-queue.js';
 import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
 import type { FleetKeys } from './fleet-secret.js';
-import { ControlGate, openJob, sealEvent } from './sealed-messages.js';
+import { openJob } from './sealed-messages.js';
+import { StreamJobChannel, type Writer } from './stream-job-channel.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
-import { appendEvent, expireStreams, isFinal, jobKeys, lastSeq, readControl, type JobKeys } from './redis-streams.js';
+import { jobKeys, lastSeq } from './redis-streams.js';
 import type { QueueAddress } from './redis-url.js';
 
 export interface WorkerTiming {
@@ -64,76 +58,6 @@ export function newIdentity(concurrency: number): WorkerIdentity {
 }
 
 type Handler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
-
-/** who writes a job's events: the job, this worker, and the lock token it took the job with */
-interface Writer {
-  jobId: string;
-  worker: string;
-  token: string;
-  fleet: FleetKeys;
-  log: QueueLog;
-}
-
-class StreamJobChannel implements JobChannel {
-  readonly #redis: Redis;
-  readonly #keys: JobKeys;
-  readonly #writer: Writer;
-  #seq: number;
-  #sealed = false;
-  #finished = false;
-  readonly #readers = new Set<Redis>();
-
-  constructor(redis: Redis, keys: JobKeys, seq: number, writer: Writer) {
-    this.#redis = redis;
-    this.#keys = keys;
-    this.#seq = seq;
-    this.#writer = writer;
-  }
-
-  get finished(): boolean {
-    return this.#finished;
-  }
-
-  seal(): void {
-    this.#sealed = true;
-    for (const r of this.#readers) r.disconnect();
-  }
-
-  async emit(event: WorkerEvent): Promise<void> {
-    if (this.#sealed) throw new Error('this worker gave the job back: it sends nothing more for it');
-    if (this.#finished) throw new Error(`the job's final event was sent already; ${event.kind} is not`);
-    const seq = ++this.#seq;
-    if (isFinal(event)) this.#finished = true;
-    const { fleet, jobId, worker, token } = this.#writer;
-    await appendEvent(this.#redis, this.#keys, seq, sealEvent(fleet, { jobId, seq, worker, token }, event));
-    if (isFinal(event)) await expireStreams(this.#redis, this.#keys, RETAIN_MS);
-  }
-
-  messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
-    const reader = this.#redis.duplicate();
-    // Its outages are the main connection's too, which reports them; the read resumes after the reconnect.
-    reader.on('error', () => undefined);
-    this.#readers.add(reader);
-    const readers = this.#readers;
-    const keys = this.#keys;
-    const { fleet, jobId, log } = this.#writer;
-    const gate = new ControlGate(fleet, jobId);
-    return {
-      async *[Symbol.asyncIterator]() {
-        try {
-          for await (const sealed of readControl(reader, keys, signal)) {
-            const checked = gate.check(sealed);
-            if ('message' in checked) yield checked.message;
-            else log('warn', `job ${jobId}: a control message dropped: ${checked.dropped}`);
-          }
-        } finally {
-          readers.delete(reader);
-          reader.disconnect();
-        }
-      },
-    };
-  }
-}
 
 interface Running {
   controller: AbortController;
@@ -279,7 +203,14 @@ export class BullmqWorkerQueue implements WorkerQueue {
     const jobId = attemptJobId(job.id ?? '');
     const opened = openJob(this.#keys, job.data, jobId, RETAIN_MS);
     const keys = jobKeys(this.#prefix, jobId);
-    const writer: Writer = { jobId, worker: this.identity.id, token: token ?? '', fleet: this.#keys, log: this.#log };
+    const writer: Writer = {
+      jobId,
+      worker: this.identity.id,
+      token: token ?? '',
+      fleet: this.#keys,
+      log: this.#log,
+      retainMs: RETAIN_MS,
+    };
     if (!opened.ok) {
       // Nothing of it runs: the coordinator following the job learns why from a sealed final event.
       this.#log('warn', `job ${jobId} refused: ${opened.why}; nothing of it runs`);

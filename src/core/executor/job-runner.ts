@@ -14,17 +14,21 @@ import type { AttemptJob, JobChannel, WireError, WorkerEvent, WorkerIdentity } f
 import type { Clock } from '../../ports/clock.js';
 import type { GitPort, RemoteAuth } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
-import type { AttemptInput, AttemptObserver, CallBudget, PlanBlocker } from '../attempt/attempt-io.js';
+import type { AttemptInput, AttemptObserver, CallBudget } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import type { PortPool } from '../attempt/port-pool.js';
 import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { baseRef } from './remote-branches.js';
-import { fromWireError, toWireError } from './wire-error.js';
+import { toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
-import { applyPolicy, isNeverPassed, machineFault, redactUrls, type WorkerPolicy } from './job-policy.js';
+import { applyPolicy, isNeverPassed, machineFault, type WorkerPolicy } from './job-policy.js';
+import { pushBranch } from './job-push.js';
+import { Controls, JobHandedBackError } from './job-controls.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
+
+export { JobHandedBackError } from './job-controls.js';
 
 export interface JobRunnerDeps {
   identity: WorkerIdentity;
@@ -52,11 +56,6 @@ export interface JobRunnerDeps {
    * worker's `own` ({@link rolesFromWire}); without this, every job runs on `pipeline` and the worker's roles.
    */
   roles?: { own: Record<Role, RoleDefinition>; pipeline: (roles: Record<Role, RoleDefinition>) => AttemptExecutor };
-}
-
-/** The job was handed back (the worker stops or lost it): nothing more is said on its channel. */
-export class JobHandedBackError extends Error {
-  override readonly name = 'JobHandedBackError';
 }
 
 /** Runs one job to its `result` or `failed` event; throws (the job goes back to the queue) when `signal` aborts. */
@@ -134,15 +133,13 @@ export async function runJob(
     const head = await deps.git.revParse(`refs/heads/${job.branch}`);
     if (head !== null && head !== (job.branchCommit ?? job.baseCommit)) {
       controls.check();
-      const pushed = await deps.git.push(job.remoteUrl, head, `refs/heads/${job.branch}`, job.branchCommit, deps.auth);
-      const landed = pushed.kind === 'rejected' ? await adoptable(job, head, deps) : pushed.commit;
-      if (landed === null) {
-        const why = pushed.kind === 'rejected' ? redactUrls(pushed.reason) : '';
-        const message = `${job.branch} was not pushed: the remote refused the lease (${why}); another worker pushed it since the job was made`;
-        await events.now({ kind: 'failed', error: { kind: 'error', message } });
+      const pushed = await pushBranch(job, head, deps.git, deps.auth);
+      if (pushed.kind === 'refused') {
+        await events.now({ kind: 'failed', error: { kind: 'error', message: pushed.message } });
         return;
       }
-      if (pushed.kind === 'rejected')
+      const landed = pushed.commit;
+      if (pushed.adopted)
         events.later({
           kind: 'notice',
           level: 'info',
@@ -172,21 +169,6 @@ export async function runJob(
     controls.close();
     deps.ports.release(job.taskId);
   }
-}
-
-/**
- * The remote's branch, when an earlier run of this job pushed it and died before it said so: it starts
- * where the job starts and records the same tree as `head`. Else null.
- */
-async function adoptable(job: AttemptJob, head: string, deps: JobRunnerDeps): Promise<string | null> {
-  const seen = `refs/loopfleet/seen/${job.branch}`;
-  await deps.git.fetch(job.remoteUrl, [`+refs/heads/${job.branch}:${seen}`], deps.auth).catch(() => undefined);
-  const there = await deps.git.revParse(seen);
-  if (there === null || there === head) return there;
-  const start = job.branchCommit ?? job.baseCommit;
-  if (!(await deps.git.isMerged(start, there))) return null;
-  const [mine, theirs] = await Promise.all([deps.git.treeOf(head), deps.git.treeOf(there)]);
-  return mine !== null && mine === theirs ? there : null;
 }
 
 function observer(events: Emitter, controls: Controls): AttemptObserver {
@@ -257,77 +239,6 @@ class Emitter {
         `an event could not be sent: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
-    }
-  }
-}
-
-/** The coordinator's control messages for the job: plan answers, and an abort that stops the attempt. */
-class Controls {
-  readonly #controller = new AbortController();
-  readonly #closed = new AbortController();
-  readonly #waiting = new Map<string, (blocker: PlanBlocker | null) => void>();
-  readonly #answered = new Map<string, PlanBlocker | null>();
-  abortedBy: WireError | null = null;
-
-  constructor(channel: JobChannel, handedBack: AbortSignal) {
-    const onHandedBack = () => this.#controller.abort(new JobHandedBackError('the job was handed back'));
-    if (handedBack.aborted) onHandedBack();
-    else handedBack.addEventListener('abort', onHandedBack, { once: true });
-    this.#closed.signal.addEventListener('abort', () => handedBack.removeEventListener('abort', onHandedBack), {
-      once: true,
-    });
-    void this.#pump(channel, AbortSignal.any([handedBack, this.#closed.signal]));
-  }
-
-  /** what the pipeline's agents and commands run under */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** throws the coordinator's abort as the class it named (GateError, StopError, …), or the hand-back */
-  check(): void {
-    if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
-  }
-
-  answerTo(request: string): Promise<PlanBlocker | null> {
-    if (this.#answered.has(request)) return Promise.resolve(this.#answered.get(request)!);
-    return new Promise((resolve, reject) => {
-      const signal = this.#controller.signal;
-      const onAbort = () => reject(signal.reason);
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.set(request, (blocker) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(blocker);
-      });
-    });
-  }
-
-  close(): void {
-    this.#closed.abort();
-  }
-
-  async #pump(channel: JobChannel, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const message of channel.messages(signal)) {
-        if (message.kind === 'abort') {
-          this.abortedBy ??= message.error;
-          this.#controller.abort(fromWireError(message.error));
-          continue;
-        }
-        const waiter = this.#waiting.get(message.request);
-        this.#waiting.delete(message.request);
-        if (waiter !== undefined) waiter(message.blocker);
-        else this.#answered.set(message.request, message.blocker);
-      }
-    } catch (error) {
-      // Messages that can no longer be read are a job this worker cannot be told to stop: hand it back.
-      if (!signal.aborted)
-        this.#controller.abort(
-          new JobHandedBackError(`control messages failed: ${error instanceof Error ? error.message : String(error)}`, {
-            cause: error,
-          }),
-        );
     }
   }
 }
