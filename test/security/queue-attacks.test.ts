@@ -12,7 +12,7 @@ import { jobKeys } from '../../src/adapters/queue/redis-streams.js';
 import { parseQueueUrl } from '../../src/adapters/queue/redis-url.js';
 import { sealEvent } from '../../src/adapters/queue/sealed-messages.js';
 import type { AttemptJob, SequencedEvent, WorkerEvent } from '../../src/ports/attempt-queue.js';
-import { drain, job, queueRig, result } from '../helpers/bullmq-support.js';
+import { deferred, drain, job, queueRig, result } from '../helpers/bullmq-support.js';
 
 const rig = queueRig();
 const { closers } = rig;
@@ -131,6 +131,40 @@ describe('the queue against someone who can write to Redis without the fleet sec
       'job T-4:1: event 1 dropped: it was signed for job T-3:1 (copied)',
       'job T-4:1: event 2 dropped: it was signed for job T-3:1 (copied)',
     ]);
+  });
+
+  it('an entry forged into the place of a worker’s final event: dropped, the job handed back and run again, its outcome delivered', async () => {
+    const redis = await rig.start();
+    const address = parseQueueUrl(redis.url);
+    const log: Log = [];
+    const c = await rig.coordinator(redis.url, logInto(log));
+    await c.enqueue(job('T-5'));
+    const keys = jobKeys(keyPrefix(address), 'T-5:1');
+    const r = await raw(redis.url);
+    const w = await rig.worker(redis.url);
+    const claimed = deferred();
+    const forged = deferred();
+    let runs = 0;
+    w.process(w.identity, async (_j, channel) => {
+      runs++;
+      await channel.emit({ kind: 'claimed', worker: w.identity });
+      claimed.resolve();
+      await forged.promise;
+      await channel.emit({ kind: 'failed', error: { kind: 'error', message: `outcome of run ${runs}` } });
+    });
+    await claimed.promise;
+    await r.xadd(keys.events, '0-2', 'e', JSON.stringify({ kind: 'result' }));
+    forged.resolve();
+    const events = await drain(c, 'T-5:1');
+    expect(events.map((e) => [e.seq, e.event.kind])).toEqual([
+      [1, 'claimed'],
+      [3, 'claimed'],
+      [4, 'failed'],
+    ]);
+    expect(events[2]!.event).toMatchObject({ error: { message: 'outcome of run 2' } });
+    expect(log.map(([, m]) => m)).toContain(
+      'job T-5:1: event 2 dropped: it is not signed with the fleet secret (no signature)',
+    );
   });
 
   it('a junk heartbeat (bad JSON, unsigned, a string key) is skipped and named once; the live worker is listed', async () => {

@@ -53,10 +53,13 @@ export class StreamJobChannel implements JobChannel {
     if (this.#sealed) throw new Error('this worker gave the job back: it sends nothing more for it');
     if (this.#finished) throw new Error(`the job's final event was sent already; ${event.kind} is not`);
     const seq = ++this.#seq;
-    if (isFinal(event)) this.#finished = true;
     const { fleet, jobId, worker, token } = this.#writer;
     await appendEvent(this.#redis, this.#keys, seq, sealEvent(fleet, { jobId, seq, worker, token }, event));
-    if (isFinal(event)) await expireStreams(this.#redis, this.#keys, this.#writer.retainMs);
+    // Finished only once the final event is in the stream: a final event that could not be written (its
+    // place taken) leaves the job to be handed back, not completed without an outcome.
+    if (!isFinal(event)) return;
+    this.#finished = true;
+    await expireStreams(this.#redis, this.#keys, this.#writer.retainMs);
   }
 
   messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
