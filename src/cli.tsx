@@ -46,7 +46,8 @@ Usage:
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
   loopfleet demo                the whole system on a sample repository with a scripted model
-  loopfleet worker --queue URL [--concurrency N] [--cache DIR] [--grace T] [--lock-timeout T]
+  loopfleet worker --queue URL --remote URL [--env NAME]... [--allow-host-setup] [--concurrency N]
+                   [--cache DIR] [--grace T] [--lock-timeout T] [--queue-secret-file PATH]
                                 on any machine with git, bubblewrap and model credentials: take attempts
                                 of a fleet run with --queue URL and run them here; SIGTERM stops it
 
@@ -64,7 +65,16 @@ Options (the run commands):
                                 run attempts on workers fed through this Redis (the interactive view,
                                 --overnight, --watch, worker); the git remote (remote:, default origin)
                                 carries the code; rediss:// for TLS, redis://:PASSWORD@HOST for a
-                                password (never printed)
+                                password (never printed; required, or TLS, for a Redis off this machine)
+  --queue-secret-file PATH      the fleet secret (one per line, the current one first), given to the
+                                coordinator and every worker out of band; else LOOPFLEET_QUEUE_SECRET.
+                                Required with --queue: it signs every job, control message and event
+  --remote URL                  worker: the git remote it fetches from and pushes to (repeatable); a job
+                                naming another remote is refused
+  --env NAME                    worker: a variable of its environment a job's env: may pass (repeatable);
+                                never OTEL_*, model keys, tokens or database URLs
+  --allow-host-setup            worker: run setup outside the sandbox when the coordinator's signed job
+                                says base holds only the person's commits (default: always sandboxed)
   --cache DIR                   worker: its repository cache (default ~/.cache/loopfleet/repos)
   --grace T                     worker: after SIGTERM, how long running attempts may finish before they
                                 are handed back to other workers (default 10m)
@@ -81,6 +91,7 @@ Environment:
   ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN   credentials for the Messages API
   ANTHROPIC_BASE_URL                          any Anthropic-compatible endpoint (root URL, no /v1)
   OTEL_EXPORTER_OTLP_ENDPOINT                 send traces and metrics over OTLP/HTTP (and the other OTEL_* variables)
+  LOOPFLEET_QUEUE_SECRET                      the fleet secret of --queue (several, comma-separated: the current first)
 
 Exit codes: 0 no task the run touched ended failed or in conflict; 1 one did, or a fleet gate, a full
 disk, a system limit or a deleted BACKLOG.md stopped the run (audit: not ready; doctor: a check failed;
@@ -104,7 +115,7 @@ export const COMMANDS = [
   'worker',
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
-const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout'] as const;
+const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
@@ -129,6 +140,10 @@ export const CLI_OPTIONS = {
   cache: { type: 'string' },
   grace: { type: 'string' },
   'lock-timeout': { type: 'string' },
+  'queue-secret-file': { type: 'string' },
+  remote: { type: 'string', multiple: true },
+  env: { type: 'string', multiple: true },
+  'allow-host-setup': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsOptionsConfig;
@@ -244,8 +259,15 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
   if (values.queue !== undefined && command !== undefined && command !== 'worker')
     throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
+  if (values['queue-secret-file'] !== undefined && values.queue === undefined)
+    throw new UsageError('--queue-secret-file goes with --queue (the coordinator) or `loopfleet worker --queue`');
   const { parseQueueUrl } = await import('./adapters/queue/redis-url.js');
-  const queue = values.queue === undefined ? undefined : parseQueueUrl(values.queue);
+  const { readFleetSecret } = await import('./adapters/queue/fleet-secret.js');
+  const { guardQueue } = await import('./adapters/queue/queue-guard.js');
+  const queue =
+    values.queue === undefined
+      ? undefined
+      : guardQueue(parseQueueUrl(values.queue), readFleetSecret(process.env, values['queue-secret-file']));
   if (command === 'worker') {
     const fleetOnly = (['max-tokens', 'max-cost', 'max-time', 'auto-merge', 'no-wait'] as const).find(
       (o) => values[o] !== undefined,
@@ -258,10 +280,16 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       throw new UsageError(
         'loopfleet worker needs --queue redis://HOST:PORT[/DB], the Redis of the fleet it works for',
       );
+    const remotes = values.remote ?? [];
+    if (remotes.length === 0)
+      throw new UsageError(
+        'loopfleet worker needs --remote URL, the git remote of the fleet it works for: a job naming any other remote is refused',
+      );
     const { worker } = await import('./commands/worker.js');
     return worker(
       {
         queue,
+        policy: { remotes, env: values.env ?? [], hostSetup: values['allow-host-setup'] === true },
         concurrency: overrides.concurrency ?? 1,
         cache: values.cache ?? null,
         graceMs: option('grace', values.grace, parseDuration) ?? 600_000,

@@ -6,7 +6,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { BullmqCoordinatorQueue, type QueueLog } from '../adapters/queue/bullmq-coordinator.js';
-import type { QueueAddress } from '../adapters/queue/redis-url.js';
+import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import type { FleetServices } from '../core/fleet/fleet.js';
 import type { TelemetrySources } from './session-telemetry.js';
 import { UsageError } from '../domain/errors.js';
@@ -34,7 +34,7 @@ export function workerUrl(url: string, repoRoot: string): string {
  * attempt's span on the coordinator (SessionTelemetry.traceparentOf), carried by each job.
  */
 export async function openQueue(
-  address: QueueAddress,
+  address: QueueAccess,
   services: FleetServices,
   log: QueueLog,
   traceparentOf?: (taskId: string, attempt: number) => string | null,
@@ -43,7 +43,7 @@ export async function openQueue(
   const remote = await queueRemote(services.git, remoteName);
   let queue: BullmqCoordinatorQueue;
   try {
-    queue = await BullmqCoordinatorQueue.open(address, log, CONNECT_TIMEOUT_MS);
+    queue = await BullmqCoordinatorQueue.open(address, address.keys, log, CONNECT_TIMEOUT_MS);
   } catch (error) {
     throw new UsageError(
       `--queue: cannot reach Redis at ${address.display}: ${(error as Error).message}. Start Redis (redis-server), or check the URL`,

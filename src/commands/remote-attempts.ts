@@ -7,6 +7,7 @@ import { UsageError } from '../domain/errors.js';
 import { withoutUserinfo } from '../domain/remote-url.js';
 import { RemoteExecutor } from '../core/executor/remote-executor.js';
 import { runJob } from '../core/executor/job-runner.js';
+import type { WorkerPolicy } from '../core/executor/job-policy.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
 import { Pipeline } from '../core/attempt/pipeline.js';
 import { PortPool } from '../core/attempt/port-pool.js';
@@ -77,6 +78,8 @@ export interface WorkerHandlerOptions {
   /** `PORT` values for the attempts this worker runs at once */
   ports?: PortRange;
   auth?: RemoteAuth;
+  /** the worker's own rules over each job's word ({@link applyPolicy}) */
+  policy?: WorkerPolicy;
 }
 
 export type JobHandler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
@@ -98,6 +101,7 @@ export function workerHandler(options: WorkerHandlerOptions): JobHandler {
     clock: systemClock,
     parentEnv: options.env,
     ...(options.auth === undefined ? {} : { auth: options.auth }),
+    ...(options.policy === undefined ? {} : { policy: options.policy }),
   };
   return (job, channel, signal) => runJob(job, channel, signal, deps);
 }

@@ -17,7 +17,7 @@ import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 import { landOf } from '../core/land/pr/forge-link.js';
-import type { QueueAddress } from '../adapters/queue/redis-url.js';
+import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { openQueue } from './queue-executor.js';
 
 export interface Overrides {
@@ -38,7 +38,7 @@ export interface SessionOptions {
   /** false for merge/discard/prune: no credentials needed */
   requireModel?: boolean;
   /** `--queue`: attempts run on workers fed through this Redis; absent: in this process */
-  queue?: QueueAddress;
+  queue?: QueueAccess;
   /** replace services (the demo and tests inject their own model client) */
   services?: (services: FleetServices) => FleetServices;
   /** a coordinator's queue depth and worker count for the OpenTelemetry gauges (default: the local queue, 1) */

@@ -4,22 +4,29 @@
  * of the job's remote, then reports back through the queue ({@link runJob}).
  *
  * Invariants: a worker whose sandbox fails its self-test takes no job, and says why on stderr and in its
- * heartbeat; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
+ * heartbeat; one that meets a fault of its machine ({@link machineFault}: a full disk, no git) hands the
+ * job back uncharged and takes no more jobs, saying why the same way; on SIGTERM it takes no new job, lets running attempts finish within the grace period, then
  * hands back what still runs (another worker restarts those attempts) and exits 0.
  */
 import { join } from 'node:path';
 import { BullmqWorkerQueue, newIdentity } from '../adapters/queue/bullmq-worker.js';
 import { openTelemetry } from '../adapters/telemetry/otel-open.js';
 import { workerAttemptSpans } from '../core/telemetry/worker-spans.js';
-import type { QueueAddress } from '../adapters/queue/redis-url.js';
+import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { sandboxSelfTest } from '../adapters/sandbox/selftest.js';
 import { runJob } from '../core/executor/job-runner.js';
 import { InProcessExecutor } from '../core/executor/attempt-executor.js';
 import { Pipeline } from '../core/attempt/pipeline.js';
 import { defaultConfig } from '../core/backlog/config.js';
 import { PortPool } from '../core/attempt/port-pool.js';
-import { isSecretName } from '../core/attempt/task-env.js';
-import type { AttemptJob, WorkerEvent } from '../ports/attempt-queue.js';
+import {
+  applyPolicy,
+  isNeverPassed,
+  machineFault,
+  redactUrls,
+  type WorkerPolicy,
+} from '../core/executor/job-policy.js';
+import type { WorkerEvent } from '../ports/attempt-queue.js';
 import { UsageError } from '../domain/errors.js';
 import { visible } from '../domain/sanitize.js';
 import { formatDuration } from '../core/text/format-units.js';
@@ -28,7 +35,9 @@ import { defaultCacheRoot, RepoCache } from './worker-cache.js';
 import { serviceLog, sharedRunner } from './services.js';
 
 export interface WorkerOptions {
-  queue: QueueAddress;
+  queue: QueueAccess;
+  /** what this worker does whatever a job asks: its remotes, the names it passes, host setup */
+  policy: WorkerPolicy;
   concurrency: number;
   /** the repository cache's folder; null: ~/.cache/loopfleet/repos */
   cache: string | null;
@@ -48,23 +57,6 @@ async function refusal(): Promise<string | null> {
   return escapes.length === 0 ? null : `the sandbox is weaker than promised: ${escapes.join('; ')}`;
 }
 
-/**
- * The job as this worker runs it, whatever the queue asks: the variables it names (`env:` on the
- * coordinator) are passed from this machine's environment except secrets (model keys, tokens), and its
- * code runs in this worker's sandbox (`sandbox: off` is a choice for one's own machine, not for a worker's).
- * Returns what was not honoured, to say so.
- */
-export function jobForThisWorker(job: AttemptJob): { job: AttemptJob; withheld: string[]; sandboxKept: boolean } {
-  const withheld = job.passedEnv.filter((name) => isSecretName(name));
-  const sandboxKept = job.config.sandbox === 'off';
-  const config = sandboxKept ? { ...job.config, sandbox: 'auto' as const } : job.config;
-  return {
-    job: { ...job, config, passedEnv: job.passedEnv.filter((name) => !isSecretName(name)) },
-    withheld,
-    sandboxKept,
-  };
-}
-
 export async function worker(
   options: WorkerOptions,
   out: (line: string) => void,
@@ -81,7 +73,7 @@ export async function worker(
   });
   let queue: BullmqWorkerQueue;
   try {
-    queue = await BullmqWorkerQueue.open(options.queue, identity, log, {
+    queue = await BullmqWorkerQueue.open(options.queue, options.queue.keys, identity, log, {
       lockMs: options.lockMs,
       stalledCheckMs: Math.max(500, Math.floor(options.lockMs / 2)),
     });
@@ -113,18 +105,36 @@ export async function worker(
     }
     const cache = new RepoCache(options.cache ?? defaultCacheRoot(options.env), options.env);
     const ports = new PortPool(defaultConfig().ports);
+    // Said once; the job that met it goes back uncharged and a healthy worker takes it.
+    let broken: string | null = null;
+    const cannotWork = (why: string) => {
+      if (broken !== null) return;
+      broken = `this machine cannot run attempts: ${why}`;
+      err(`loopfleet worker: refusing jobs: ${visible(broken)}`);
+      void queue.setRefusing(broken);
+    };
     queue.process(identity, async (queued, channel, signal) => {
       const id = visible(queued.jobId);
       out(`job ${id}: started`);
-      const { job, withheld, sandboxKept } = jobForThisWorker(queued);
-      if (withheld.length > 0)
+      // Said here as well as to the coordinator; a refused job is failed by runJob before anything is fetched.
+      const applied = applyPolicy(queued, options.policy);
+      if (!applied.ok) {
+        err(`loopfleet worker: warn: job ${id}: refused: ${visible(applied.why)}`);
+        const message = `job ${queued.jobId} refused by worker ${identity.id}: ${applied.why}`;
+        await channel.emit({ kind: 'claimed', worker: identity });
+        await channel.emit({ kind: 'failed', error: { kind: 'refused', message } });
+        out(`job ${id}: refused`);
+        return;
+      }
+      if (applied.withheld.length > 0)
         err(
-          `loopfleet worker: warn: job ${id}: not passing ${visible(withheld.join(', '))}: this worker's secrets stay out of its jobs`,
+          `loopfleet worker: warn: job ${id}: not passing ${visible(applied.withheld.join(', '))}: only the names --env allows, never credentials or telemetry settings`,
         );
-      if (sandboxKept)
+      if (applied.sandboxKept)
         err(
           `loopfleet worker: warn: job ${id}: sandbox: off is not honoured on a worker; its code runs in this worker's sandbox`,
         );
+      const { job } = applied;
       // The phases as children of the coordinator's attempt span (job.traceparent); ids and names only.
       const spans = workerAttemptSpans(telemetry, job, identity.id);
       const traced = {
@@ -136,15 +146,18 @@ export async function worker(
       };
       try {
         const cached = await cache.get(job.remoteUrl, job.config);
-        await runJob(job, traced, signal, {
+        await runJob(queued, traced, signal, {
           identity,
+          policy: options.policy,
+          cannotWork,
           pipeline: cached.pipeline,
           git: cached.git,
           workspace: cached.services.workspace,
           worktreeOf: (taskId) => join(cached.repo.workDir, taskId),
           ports,
           clock: systemClock,
-          parentEnv: options.env,
+          // Never a telemetry header, a database URL or the fleet secret, not even to setup on the host.
+          parentEnv: Object.fromEntries(Object.entries(options.env).filter(([name]) => !isNeverPassed(name))),
           roles: {
             own: cached.services.roles,
             pipeline: (roles) => new InProcessExecutor(new Pipeline({ ...cached.services, roles })),
@@ -152,7 +165,9 @@ export async function worker(
         });
         out(`job ${id}: reported`);
       } catch (error) {
-        out(`job ${id}: handed back: ${visible(error instanceof Error ? error.message : String(error))}`);
+        const fault = machineFault(error);
+        if (fault !== null) cannotWork(fault);
+        out(`job ${id}: handed back: ${visible(redactUrls(error instanceof Error ? error.message : String(error)))}`);
         throw error;
       } finally {
         spans.end();

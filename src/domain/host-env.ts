@@ -7,10 +7,11 @@
  * Credentials loopfleet holds: the model keys every agent preset reads (their `credentialEnv`, see
  * {@link AgentPreset}) and the forge tokens. Setup on the person's code gets their environment minus
  * these, and the sandbox never gets them, not even when `env:` lists one; the presets' test checks that
- * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job.
+ * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job;
+ * `LOOPFLEET_QUEUE_SECRET` signs the queue's messages (whoever holds it can command every worker).
  */
 const CREDENTIAL =
-  /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN)$/;
+  /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN|LOOPFLEET_QUEUE_SECRET)$/;
 
 export function isLoopfleetCredential(name: string): boolean {
   return CREDENTIAL.test(name);

@@ -42,6 +42,12 @@ export interface AttemptJob {
   evidence: string | null;
   /** names of host variables the sandboxed environment passes (`env:`); values are the worker's own */
   passedEnv: string[];
+  /**
+   * The coordinator's decision that setup may run outside the sandbox: the job starts a new branch on a base
+   * commit that holds nothing an agent wrote during this run ({@link SetupTrust}). Absent or false: setup
+   * runs in the worker's sandbox. Trusted only because the job is sealed with the fleet secret.
+   */
+  setupOnHost?: boolean;
   /** the task's remaining wall clock when the job was made, ms; null: no limit */
   remainingMs: number | null;
   /** W3C trace context of the attempt's span on the coordinator, so a worker's spans join the task's trace */

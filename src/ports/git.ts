@@ -49,6 +49,8 @@ export interface GitPort {
   branchExists(branch: string): Promise<boolean>;
   /** commit id a ref points to, or null when it does not resolve */
   revParse(ref: string): Promise<string | null>;
+  /** the tree a commit records, or null when `commit` does not resolve */
+  treeOf(commit: string): Promise<string | null>;
   /** true when the repository has at least one commit */
   hasCommits(): Promise<boolean>;
   /** append `pattern` to .git/info/exclude once; returns the path of that file */

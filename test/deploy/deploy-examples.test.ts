@@ -103,7 +103,9 @@ describe('the systemd units', () => {
     expect(worker.get('KillSignal')).toBe('SIGTERM');
     expect(worker.get('KillMode')).toBe('mixed');
     expect(worker.get('TimeoutStopSec')).toBe(`${DRAIN_S / 60}min`);
-    expect(worker.get('ExecStart')).toMatch(/^\/usr\/local\/bin\/loopfleet worker --queue \$\{LOOPFLEET_QUEUE\}/);
+    expect(worker.get('ExecStart')).toMatch(
+      /^\/usr\/local\/bin\/loopfleet worker --queue \$\{LOOPFLEET_QUEUE\} --remote \$\{LOOPFLEET_REMOTE\}/,
+    );
     expect(worker.get('ExecStart')).toContain(`--grace ${GRACE}`);
     const coordinator = new Map(unitKeys(await read('systemd/loopfleet-coordinator.service'), 'Service'));
     expect(coordinator.get('ExecStart')).toMatch(/^\/usr\/local\/bin\/loopfleet --watch --queue /);
@@ -190,12 +192,15 @@ describe('the Kubernetes manifests', () => {
       'worker',
       '--queue',
       '$(LOOPFLEET_QUEUE)',
+      '--remote',
+      expect.any(String),
       '--concurrency',
       expect.any(String),
       '--grace',
       GRACE,
     ]);
     expect(env.ANTHROPIC_API_KEY.valueFrom.secretKeyRef).toEqual({ name: 'loopfleet-model', key: 'anthropic-api-key' });
+    expect(env.LOOPFLEET_QUEUE_SECRET.valueFrom.secretKeyRef).toEqual({ name: 'loopfleet-queue', key: 'secret' });
     expect(Object.keys(env).filter((name) => /TOKEN|GH_|GITHUB|GITLAB/.test(name))).toEqual([]);
     expect(worker!.metadata.namespace).toBe(service.metadata.namespace);
   });
@@ -219,7 +224,7 @@ describe('the GitHub Actions workflow', () => {
     const text = await read('github-actions/loopfleet-workers.yml');
     expect(text).toMatch(/matrix:\n\s+worker: \$\{\{ fromJSON\(needs\.plan\.outputs\.workers\) \}\}/);
     expect(text).toContain(
-      `timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE" --concurrency "$CONCURRENCY" --grace ${GRACE}`,
+      `timeout --signal=TERM --kill-after=${DRAIN_S / 60}m "\${HOURS}h" loopfleet worker --queue "$LOOPFLEET_QUEUE" --remote "$REMOTE" --concurrency "$CONCURRENCY" --grace ${GRACE}`,
     );
     // the job's own limit leaves room for 5 hours of work and the drain
     expect(Number(/timeout-minutes: (\d+)\n\s+strategy/.exec(text)?.[1])).toBeGreaterThanOrEqual(5 * 60 + DRAIN_S / 60);

@@ -3,11 +3,14 @@ import { afterEach } from 'vitest';
 import { BullmqCoordinatorQueue } from '../../src/adapters/queue/bullmq-coordinator.js';
 import { BullmqWorkerQueue, newIdentity, type WorkerTiming } from '../../src/adapters/queue/bullmq-worker.js';
 import { parseQueueUrl } from '../../src/adapters/queue/redis-url.js';
+import { TEST_KEYS } from './fleet-secret.js';
 import { attemptJob } from './attempt-job.js';
 import type { AttemptJob, SequencedEvent, WorkerEvent } from '../../src/ports/attempt-queue.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 
 export const FAST: Partial<WorkerTiming> = { lockMs: 1_500, stalledCheckMs: 500, heartbeatMs: 500, giveUpMs: 1_000 };
+
+export { TEST_KEYS, TEST_SECRET } from './fleet-secret.js';
 const quiet = () => undefined;
 
 export function job(taskId: string, attempt = 1): AttemptJob {
@@ -71,13 +74,18 @@ export function queueRig() {
       redis = await startRedis();
       return redis;
     },
-    async coordinator(url: string) {
-      const q = await BullmqCoordinatorQueue.open(parseQueueUrl(url), quiet);
+    async coordinator(url: string, log: (level: 'info' | 'warn', message: string) => void = quiet) {
+      const q = await BullmqCoordinatorQueue.open(parseQueueUrl(url), TEST_KEYS, log);
       closers.push(() => q.close());
       return q;
     },
-    async worker(url: string, concurrency = 1, timing: Partial<WorkerTiming> = FAST) {
-      const q = await BullmqWorkerQueue.open(parseQueueUrl(url), newIdentity(concurrency), quiet, timing);
+    async worker(
+      url: string,
+      concurrency = 1,
+      timing: Partial<WorkerTiming> = FAST,
+      log: (level: 'info' | 'warn', message: string) => void = quiet,
+    ) {
+      const q = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, newIdentity(concurrency), log, timing);
       closers.push(() => q.close(false));
       return q;
     },

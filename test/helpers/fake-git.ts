@@ -91,6 +91,11 @@ export class FakeGit implements GitPort {
   async revParse(ref: string): Promise<string | null> {
     return this.#refs.get(ref) ?? this.#refs.get(`refs/heads/${ref}`) ?? (this.#commits.has(ref) ? ref : null);
   }
+  /** a fake commit's tree is the commit itself: no two fake commits record the same tree */
+  async treeOf(commit: string): Promise<string | null> {
+    const c = await this.revParse(commit);
+    return c === null ? null : `tree-of-${c}`;
+  }
   async hasCommits(): Promise<boolean> {
     return true;
   }

@@ -13,6 +13,7 @@ import { parseQueueUrl } from '../../src/adapters/queue/redis-url.js';
 import type { AttemptResult } from '../../src/domain/attempt-result.js';
 import type { AttemptJob, WorkerIdentity } from '../../src/ports/attempt-queue.js';
 import { git, writeFiles } from './git-repo.js';
+import { TEST_KEYS } from './fleet-secret.js';
 
 export interface Lie {
   /** the files its commit writes (relative to the repository) */
@@ -55,10 +56,12 @@ export interface LyingWorker {
   close(): Promise<void>;
 }
 
-/** Takes jobs from the queue at `url` and answers each with `lieFor(job)`; `check` is the command it claims ran. */
+/**
+ * A compromised worker: it holds the fleet secret (its events are signed as an honest worker's are) and
+ * lies in them. Takes jobs from the queue at `url` and answers each with `lieFor(job)`; `check` is the command it claims ran. */
 export async function lyingWorker(url: string, check: string, lieFor: (job: AttemptJob) => Lie): Promise<LyingWorker> {
   const identity = newIdentity(1);
-  const queue = await BullmqWorkerQueue.open(parseQueueUrl(url), identity, () => undefined);
+  const queue = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, identity, () => undefined);
   const jobs: string[] = [];
   queue.process(identity, async (job, channel) => {
     jobs.push(job.jobId);

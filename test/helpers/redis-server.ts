@@ -20,6 +20,9 @@ export interface RedisServer {
   stop(options?: { save?: boolean }): Promise<void>;
   /** one command over a fresh connection (RESP inline), the raw reply */
   command(...args: string[]): Promise<string>;
+  /** freezes the server (SIGSTOP): connections stay open, nothing is answered; `resume` thaws it (SIGCONT) */
+  pause(): void;
+  resume(): void;
   /** stops the server and removes its folder */
   close(): Promise<void>;
 }
@@ -149,6 +152,12 @@ export async function startRedis(): Promise<RedisServer> {
     start,
     stop,
     command: (...args) => send(port, args),
+    pause: () => {
+      if (child === null || !child.kill('SIGSTOP')) throw new Error(`redis-server on port ${port} is not running`);
+    },
+    resume: () => {
+      if (child === null || !child.kill('SIGCONT')) throw new Error(`redis-server on port ${port} is not running`);
+    },
     close: async () => {
       await stop();
       await rm(dir, { recursive: true, force: true });

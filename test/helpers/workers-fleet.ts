@@ -16,6 +16,7 @@ import { git, makeRepo } from './git-repo.js';
 import { readState } from './state-file.js';
 import { startRedis, type RedisServer } from './redis-server.js';
 import { CLI } from './paths.js';
+import { TEST_SECRET } from './fleet-secret.js';
 
 export { CLI };
 const KEY = 'workers-test-key';
@@ -89,7 +90,13 @@ export async function startFleet(opts: {
   });
   await git(repo.root, 'remote', 'add', 'origin', remote);
   await git(repo.root, 'push', '--quiet', 'origin', 'main');
-  const env = { ...process.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: KEY, ...opts.env };
+  const env = {
+    ...process.env,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: KEY,
+    LOOPFLEET_QUEUE_SECRET: TEST_SECRET,
+    ...opts.env,
+  };
   const procs: Proc[] = [];
   const fleet: Fleet = {
     redis,
@@ -115,7 +122,19 @@ export async function startFleet(opts: {
       await mkdir(home, { recursive: true });
       const child = execa(
         process.execPath,
-        [CLI, 'worker', '--queue', redis.url, '--cache', join(home, 'cache'), '--lock-timeout', '3s', ...args],
+        [
+          CLI,
+          'worker',
+          '--queue',
+          redis.url,
+          '--remote',
+          remote,
+          '--cache',
+          join(home, 'cache'),
+          '--lock-timeout',
+          '3s',
+          ...args,
+        ],
         {
           cwd: home,
           env: { ...env, HOME: home, ...extra },

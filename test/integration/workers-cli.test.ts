@@ -6,6 +6,7 @@ import { backlog } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { CLI, pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
+import { TEST_SECRET } from '../helpers/fleet-secret.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 let redis: RedisServer | null = null;
@@ -24,8 +25,15 @@ async function repo(): Promise<string> {
   return r.root;
 }
 
-const env = { ...process.env, ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'k' };
-const run = (cwd: string, args: string[]) => execa(process.execPath, [CLI, ...args], { cwd, env, reject: false });
+const env = {
+  ...process.env,
+  ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+  ANTHROPIC_API_KEY: 'k',
+  LOOPFLEET_QUEUE_SECRET: TEST_SECRET,
+};
+const run = (cwd: string, args: string[], extra: NodeJS.ProcessEnv = {}) =>
+  execa(process.execPath, [CLI, ...args], { cwd, env: { ...env, ...extra }, reject: false });
+const RISK = /anyone who can write to this Redis can run commands on every worker/;
 
 describe('--queue and loopfleet worker on the command line', () => {
   it.each([
@@ -35,10 +43,28 @@ describe('--queue and loopfleet worker on the command line', () => {
     [['worker', '--queue', 'redis://127.0.0.1:6379', '--max-cost', '5'], /--max-cost is an option of the coordinator/],
     [['--overnight', '--cache', '/tmp/x'], /--cache is an option of `loopfleet worker` only/],
     [['status', '--queue', 'redis://127.0.0.1:6379'], /--queue is not an option of `loopfleet status`/],
+    [['worker', '--queue', 'redis://127.0.0.1:6379'], /loopfleet worker needs --remote URL/],
+    [['--overnight', '--queue', 'redis://10.0.0.5:6379'], RISK],
+    [['worker', '--queue', 'redis://redis.internal:6379', '--remote', '/r.git'], RISK],
+    [['--overnight', '--queue', 'redis://127.0.0.1:6379', '--queue-secret-file', '/nonexistent'], /cannot read it/],
+    [['--overnight', '--queue-secret-file', '/etc/hostname'], /--queue-secret-file goes with --queue/],
   ])('%j: exit 2 with what is wrong, nothing written', async (args, message) => {
     const root = await repo();
     const r = await run(root, args);
     expect(r.stderr).toMatch(message);
+    expect(r.exitCode).toBe(2);
+    expect(existsSync(join(root, '.loop-worktrees'))).toBe(false);
+  });
+
+  it.each<[string[], NodeJS.ProcessEnv]>([
+    [['--overnight', '--queue', 'redis://127.0.0.1:6379'], {}],
+    [['worker', '--queue', 'redis://127.0.0.1:6379', '--remote', '/r.git'], {}],
+    [['--overnight', '--queue', 'redis://127.0.0.1:6379'], { LOOPFLEET_QUEUE_SECRET: 'tiny-secret' }],
+  ])('%j without a fleet secret (or a short one): exit 2 naming the risk, nothing written', async (args, extra) => {
+    const root = await repo();
+    const r = await run(root, args, { LOOPFLEET_QUEUE_SECRET: '', ...extra });
+    expect(r.stderr).toMatch(extra.LOOPFLEET_QUEUE_SECRET === undefined ? RISK : /shorter than 32 characters/);
+    expect(r.stderr).not.toContain('tiny-secret');
     expect(r.exitCode).toBe(2);
     expect(existsSync(join(root, '.loop-worktrees'))).toBe(false);
   });
@@ -65,7 +91,7 @@ describe('--queue and loopfleet worker on the command line', () => {
     // Nothing listens at port 1: reaching Redis would fail too, so the message shows which check came first.
     const r = await execa(
       process.execPath,
-      [CLI, 'worker', '--queue', 'redis://127.0.0.1:1', '--cache', join(home, 'cache')],
+      [CLI, 'worker', '--queue', 'redis://127.0.0.1:1', '--remote', '/r.git', '--cache', join(home, 'cache')],
       {
         cwd: home,
         env: { ...env, HOME: home, OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://127.0.0.1:4317' },

@@ -11,6 +11,7 @@ import { findRepo } from '../../src/commands/repo.js';
 import { REPORTS_DIR, WORK_DIR } from '../../src/domain/layout.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
 import { lyingWorker } from '../helpers/fake-lying-worker.js';
+import { TEST_KEYS } from '../helpers/fleet-secret.js';
 import { FakeModel } from '../helpers/fake-model.js';
 import { backlogRepo } from '../helpers/fleet-harness.js';
 import { git } from '../helpers/git-repo.js';
@@ -51,7 +52,7 @@ async function night(
   url: string,
   options: { autoMerge: boolean; env?: NodeJS.ProcessEnv },
 ) {
-  const queue = await BullmqCoordinatorQueue.open(parseQueueUrl(url), () => undefined);
+  const queue = await BullmqCoordinatorQueue.open(parseQueueUrl(url), TEST_KEYS, () => undefined);
   cleanups.push(() => queue.close());
   const model = new FakeModel(() => ({}));
   const lines: string[] = [];
@@ -162,7 +163,7 @@ describe('an honest worker', () => {
       ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
       'honest',
     );
-    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), honest.identity, () => undefined);
+    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, honest.identity, () => undefined);
     cleanups.push(() => worker.close(false));
     worker.process(honest.identity, honest.handler);
 
@@ -203,7 +204,7 @@ describe('an honest worker', () => {
       ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
       'honest',
     );
-    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), honest.identity, () => undefined);
+    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, honest.identity, () => undefined);
     cleanups.push(() => worker.close(false));
     worker.process(honest.identity, honest.handler);
 

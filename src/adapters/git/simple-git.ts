@@ -103,6 +103,16 @@ export class SimpleGitAdapter implements GitPort {
     return exitCode === 0;
   }
 
+  async treeOf(commit: string): Promise<string | null> {
+    assertRefName(commit, 'commit');
+    try {
+      return await this.#at().api(['rev-parse', commit], (g) => g.revparse(['--verify', '-q', `${commit}^{tree}`]));
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 1) return null;
+      throw error;
+    }
+  }
+
   async revParse(ref: string): Promise<string | null> {
     assertRefName(ref, 'ref');
     try {

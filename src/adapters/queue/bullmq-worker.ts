@@ -6,25 +6,24 @@
  *   its stream; a handler that throws without one, or whose job this worker gave up, hands the job back;
  * - a job this worker gave up (close without drain) is sealed: nothing more is written for it from here;
  * - the lock is renewed while the handler runs; a worker that dies stops renewing, and another worker's
- *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times).
+ *   stalled check puts the job back after the lock expired (up to `maxStalledCount` times);
+ * - the handler gets only a job whose seal holds ({@link openJob}); any other is refused, said, and ended
+ *   with a sealed `failed` event, its content never run; every event is sealed with this worker's id and the
+ *   job's lock token, and control messages pass the job's {@link ControlGate} (the others are named and dropped).
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Worker, WaitingError, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, WaitingError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type {
-  AttemptJob,
-  ControlMessage,
-  JobChannel,
-  WorkerEvent,
-  WorkerIdentity,
-  WorkerQueue,
-} from '../../ports/attempt-queue.js';
+import type { AttemptJob, JobChannel, WorkerIdentity, WorkerQueue } from '../../ports/attempt-queue.js';
 import { attemptJobId, QUEUE_NAME } from './bullmq-names.js';
+import type { FleetKeys } from './fleet-secret.js';
+import { openJob } from './sealed-messages.js';
+import { StreamJobChannel, type Writer } from './stream-job-channel.js';
 import { errorReporter, type QueueLog } from './bullmq-coordinator.js';
 import { connect, connectionOptions, keyPrefix } from './redis-connection.js';
 import { beat, forget, HEARTBEAT_MS } from './redis-heartbeat.js';
-import { appendEvent, expireStreams, isFinal, jobKeys, lastSeq, readControl, type JobKeys } from './redis-streams.js';
+import { jobKeys, lastSeq } from './redis-streams.js';
 import type { QueueAddress } from './redis-url.js';
 
 export interface WorkerTiming {
@@ -60,58 +59,6 @@ export function newIdentity(concurrency: number): WorkerIdentity {
 
 type Handler = (job: AttemptJob, channel: JobChannel, signal: AbortSignal) => Promise<void>;
 
-class StreamJobChannel implements JobChannel {
-  readonly #redis: Redis;
-  readonly #keys: JobKeys;
-  #seq: number;
-  #sealed = false;
-  #finished = false;
-  readonly #readers = new Set<Redis>();
-
-  constructor(redis: Redis, keys: JobKeys, seq: number) {
-    this.#redis = redis;
-    this.#keys = keys;
-    this.#seq = seq;
-  }
-
-  get finished(): boolean {
-    return this.#finished;
-  }
-
-  seal(): void {
-    this.#sealed = true;
-    for (const r of this.#readers) r.disconnect();
-  }
-
-  async emit(event: WorkerEvent): Promise<void> {
-    if (this.#sealed) throw new Error('this worker gave the job back: it sends nothing more for it');
-    if (this.#finished) throw new Error(`the job's final event was sent already; ${event.kind} is not`);
-    const seq = ++this.#seq;
-    if (isFinal(event)) this.#finished = true;
-    await appendEvent(this.#redis, this.#keys, seq, event);
-    if (isFinal(event)) await expireStreams(this.#redis, this.#keys, RETAIN_MS);
-  }
-
-  messages(signal: AbortSignal): AsyncIterable<ControlMessage> {
-    const reader = this.#redis.duplicate();
-    // Its outages are the main connection's too, which reports them; the read resumes after the reconnect.
-    reader.on('error', () => undefined);
-    this.#readers.add(reader);
-    const readers = this.#readers;
-    const keys = this.#keys;
-    return {
-      async *[Symbol.asyncIterator]() {
-        try {
-          yield* readControl(reader, keys, signal);
-        } finally {
-          readers.delete(reader);
-          reader.disconnect();
-        }
-      },
-    };
-  }
-}
-
 interface Running {
   controller: AbortController;
   channel: StreamJobChannel | null;
@@ -126,6 +73,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
   #identity: WorkerIdentity | null;
   readonly #timing: WorkerTiming;
   readonly #log: QueueLog;
+  readonly #keys: FleetKeys;
   readonly #running = new Map<string, Running>();
   #worker: Worker | null = null;
   #refusing: string | null = null;
@@ -139,12 +87,14 @@ export class BullmqWorkerQueue implements WorkerQueue {
    */
   constructor(
     address: QueueAddress,
+    keys: FleetKeys,
     log: QueueLog,
     timing: Partial<WorkerTiming> = {},
     identity: WorkerIdentity | null = null,
     redis?: Redis,
   ) {
     this.#address = address;
+    this.#keys = keys;
     this.#prefix = keyPrefix(address);
     this.#timing = { ...DEFAULT_TIMING, ...timing };
     this.#log = log;
@@ -160,13 +110,14 @@ export class BullmqWorkerQueue implements WorkerQueue {
   /** Connects (Redis must answer within `connectTimeoutMs`, else it rejects naming the error) and starts the heartbeat. */
   static async open(
     address: QueueAddress,
+    keys: FleetKeys,
     identity: WorkerIdentity,
     log: QueueLog,
     timing: Partial<WorkerTiming> = {},
     connectTimeoutMs = 10_000,
   ): Promise<BullmqWorkerQueue> {
     const redis = await connect(address, connectTimeoutMs, errorReporter(log, address));
-    const queue = new BullmqWorkerQueue(address, log, timing, identity, redis);
+    const queue = new BullmqWorkerQueue(address, keys, log, timing, identity, redis);
     await queue.#beat();
     return queue;
   }
@@ -192,6 +143,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
     await beat(
       this.#redis,
       this.#prefix,
+      this.#keys,
       { identity: this.#identity, running: [...this.#running.keys()], refusing: this.#refusing },
       this.#timing.heartbeatMs,
     ).catch(
@@ -202,6 +154,8 @@ export class BullmqWorkerQueue implements WorkerQueue {
 
   async setRefusing(reason: string | null): Promise<void> {
     this.#refusing = reason;
+    // Taking no more jobs; those that run go on (pausing without waiting: a handler may be the caller).
+    if (reason !== null) await this.#worker?.pause(true);
     await this.#beat();
   }
 
@@ -246,8 +200,28 @@ export class BullmqWorkerQueue implements WorkerQueue {
     bullSignal: AbortSignal | undefined,
     handler: Handler,
   ): Promise<void> {
-    const data = job.data as AttemptJob;
-    const keys = jobKeys(this.#prefix, data.jobId);
+    const jobId = attemptJobId(job.id ?? '');
+    const opened = openJob(this.#keys, job.data, jobId, RETAIN_MS);
+    const keys = jobKeys(this.#prefix, jobId);
+    const writer: Writer = {
+      jobId,
+      worker: this.identity.id,
+      token: token ?? '',
+      fleet: this.#keys,
+      log: this.#log,
+      retainMs: RETAIN_MS,
+    };
+    if (!opened.ok) {
+      // Nothing of it runs: the coordinator following the job learns why from a sealed final event.
+      this.#log('warn', `job ${jobId} refused: ${opened.why}; nothing of it runs`);
+      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys), writer);
+      await channel.emit({ kind: 'claimed', worker: this.identity });
+      const message = `job ${jobId} was refused by worker ${this.identity.id}: ${opened.why}`;
+      await channel.emit({ kind: 'failed', error: { kind: 'refused', message } });
+      // Failed, not completed: a worker whose own secret is wrong must not pass for one that ran the job.
+      throw new UnrecoverableError(message);
+    }
+    const data = opened.job;
     const running: Running = { controller: new AbortController(), channel: null, lost: false };
     this.#running.set(data.jobId, running);
     bullSignal?.addEventListener('abort', () => running.controller.abort(bullSignal.reason), { once: true });
@@ -255,7 +229,7 @@ export class BullmqWorkerQueue implements WorkerQueue {
     await this.#beat();
     let failure: unknown = null;
     try {
-      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys));
+      const channel = new StreamJobChannel(this.#redis, keys, await lastSeq(this.#redis, keys), writer);
       running.channel = channel;
       if (running.controller.signal.aborted) channel.seal();
       try {

@@ -10,10 +10,14 @@
  *   it, so what it was sent but did not acknowledge (a reply lost in an outage, a coordinator that died) is
  *   delivered again from the group's pending list;
  * - control messages are read from the start of their stream by whichever worker runs the job, so a worker
- *   that takes over a job sees an abort sent before it took it.
+ *   that takes over a job sees an abort sent before it took it;
+ * - every entry is sealed ({@link Sealed}: fields `e`/`m` the text, `s` the signature); what this module
+ *   reads goes through the reader's check ({@link EventCheck}) before it is yielded, and an entry the check
+ *   refuses is acknowledged (never delivered again) and reported, never yielded.
  */
 import type { Redis } from 'ioredis';
-import type { ControlMessage, SequencedEvent, WorkerEvent } from '../../ports/attempt-queue.js';
+import type { SequencedEvent, WorkerEvent } from '../../ports/attempt-queue.js';
+import type { Sealed } from './fleet-secret.js';
 
 export const GROUP = 'coordinator';
 const CONSUMER = 'coordinator';
@@ -44,11 +48,21 @@ function seqOf(id: string): number {
   return Number(id.slice(id.indexOf('-') + 1));
 }
 
-function parseEvent(entry: Entry, key: string): SequencedEvent {
-  const text = field(entry[1], 'e');
-  if (text === undefined) throw new Error(`stream ${key}: entry ${entry[0]} has no event`);
-  return { seq: seqOf(entry[0]), event: JSON.parse(text) as WorkerEvent };
+/** An entry's kind as its envelope says (unchecked: for `settled` only), or null when it is not readable. */
+function kindOf(entry: Entry): string | null {
+  try {
+    const envelope = JSON.parse(field(entry[1], 'e') ?? 'null') as { event?: { kind?: unknown } } | null;
+    return typeof envelope?.event?.kind === 'string' ? envelope.event.kind : null;
+  } catch {
+    return null;
+  }
 }
+
+/** The reader's check of one entry: the event it may apply, or why the entry is dropped. */
+export type EventCheck = (
+  seq: number,
+  sealed: { text: string | undefined; sig: string | undefined },
+) => Promise<{ event: WorkerEvent } | { dropped: string }>;
 
 /** The seq of the stream's last event, 0 when it has none. */
 export async function lastSeq(redis: Redis, keys: JobKeys): Promise<number> {
@@ -57,11 +71,11 @@ export async function lastSeq(redis: Redis, keys: JobKeys): Promise<number> {
 }
 
 /** Appends event `seq`; a resend of an append that had landed is a no-op, any other clash an error. */
-export async function appendEvent(redis: Redis, keys: JobKeys, seq: number, event: WorkerEvent): Promise<void> {
-  const text = JSON.stringify(event);
+export async function appendEvent(redis: Redis, keys: JobKeys, seq: number, sealed: Sealed): Promise<void> {
+  const { text } = sealed;
   const id = `0-${seq}`;
   try {
-    await redis.xadd(keys.events, id, 'e', text);
+    await redis.xadd(keys.events, id, 'e', text, 's', sealed.sig);
   } catch (error) {
     if (!/equal or smaller/i.test((error as Error).message)) throw error;
     const there = (await redis.xrange(keys.events, id, id)) as Entry[];
@@ -90,7 +104,8 @@ export async function ackEvent(redis: Redis, keys: JobKeys, seq: number): Promis
 /** whether the coordinator has acknowledged the job's final event already (nothing is left to read) */
 export async function settled(redis: Redis, keys: JobKeys): Promise<boolean> {
   const last = (await redis.xrevrange(keys.events, '+', '-', 'COUNT', 1)) as Entry[];
-  if (last.length === 0 || !isFinal(parseEvent(last[0]!, keys.events).event)) return false;
+  const kind = last.length === 0 ? null : kindOf(last[0]!);
+  if (kind !== 'result' && kind !== 'failed') return false;
   const groups = (await redis.xinfo('GROUPS', keys.events)) as unknown[][];
   const group = groups.map((g) => Object.fromEntries(pairs(g))).find((g) => g.name === GROUP);
   return group !== undefined && group['last-delivered-id'] === last[0]![0] && Number(group.pending) === 0;
@@ -112,7 +127,10 @@ export async function* readEvents(
   reader: Redis,
   keys: JobKeys,
   signal: AbortSignal,
-  jobExists: () => Promise<boolean>,
+  /** why the job will never say more (gone from Redis, failed in the queue), or null while it may */
+  ended: () => Promise<string | null>,
+  check: EventCheck,
+  onDrop: (seq: number, why: string) => void,
 ): AsyncGenerator<SequencedEvent> {
   const abort = () => reader.disconnect();
   signal.addEventListener('abort', abort, { once: true });
@@ -163,25 +181,23 @@ export async function* readEvents(
       }
       const entries = reply?.[0]?.[1] ?? [];
       for (const entry of entries) {
-        const item = parseEvent(entry, keys.events);
-        if (item.seq < next) continue;
-        next = item.seq + 1;
-        yield item;
-        if (isFinal(item.event)) return;
+        const seq = seqOf(entry[0]);
+        if (seq < next) continue;
+        next = seq + 1;
+        const checked = await check(seq, { text: field(entry[1], 'e'), sig: field(entry[1], 's') });
+        if ('dropped' in checked) {
+          onDrop(seq, checked.dropped);
+          await ackEvent(reader, keys, seq);
+          continue;
+        }
+        yield { seq, event: checked.event };
+        if (isFinal(checked.event)) return;
       }
-      // Quiet for a whole block: a job that is gone (Redis restarted without its data, the job removed)
-      // will never say more, so its reader is told once, as the job's end, rather than waiting forever.
-      if (!fromPending && entries.length === 0 && !(await jobExists())) {
-        yield {
-          seq: next,
-          event: {
-            kind: 'failed',
-            error: {
-              kind: 'error',
-              message: `job ${keys.events.slice(keys.events.indexOf(':ev:') + 4)} is no longer in Redis (restarted without its data?): the attempt is lost`,
-            },
-          },
-        };
+      // Quiet for a whole block: a job that is gone (Redis restarted without its data, the job removed) or
+      // failed in the queue will never say more, so its reader is told once, as the job's end.
+      const why = !fromPending && entries.length === 0 ? await ended() : null;
+      if (why !== null) {
+        yield { seq: next, event: { kind: 'failed', error: { kind: 'error', message: why } } };
         return;
       }
     }
@@ -191,27 +207,31 @@ export async function* readEvents(
   }
 }
 
-/** whether an `abort` was sent to the job (its attempt was stopped, or replaced) */
-export async function aborted(redis: Redis, keys: JobKeys): Promise<boolean> {
-  const entries = (await redis.xrange(keys.control, '-', '+')) as Entry[];
-  return entries.some((entry) => {
-    const text = field(entry[1], 'm');
-    if (text === undefined) return false;
-    try {
-      return (JSON.parse(text) as Partial<ControlMessage> | null)?.kind === 'abort';
-    } catch {
-      // Not a message this coordinator wrote: it stops nothing.
-      return false;
-    }
-  });
+/** The sealed entries of the job's events stream before `seq`, oldest first (a follower's history). */
+export async function eventsBefore(redis: Redis, keys: JobKeys, seq: number): Promise<Array<[number, Sealed]>> {
+  if (seq <= 1) return [];
+  const entries = (await redis.xrange(keys.events, '-', `0-${seq - 1}`)) as Entry[];
+  return entries.map((e) => [seqOf(e[0]), { text: field(e[1], 'e') ?? '', sig: field(e[1], 's') ?? '' }]);
 }
 
-export async function sendControl(redis: Redis, keys: JobKeys, message: ControlMessage): Promise<void> {
-  await redis.xadd(keys.control, '*', 'm', JSON.stringify(message));
+/** The sealed entries of the job's events stream after `seq`, oldest first. */
+export async function eventsAfter(redis: Redis, keys: JobKeys, seq: number): Promise<Array<[number, Sealed]>> {
+  const entries = (await redis.xrange(keys.events, `0-${seq + 1}`, '+')) as Entry[];
+  return entries.map((e) => [seqOf(e[0]), { text: field(e[1], 'e') ?? '', sig: field(e[1], 's') ?? '' }]);
+}
+
+/** The job's control messages as written (sealed), oldest first; `opened` says which are the coordinator's. */
+export async function controlEntries(redis: Redis, keys: JobKeys): Promise<Sealed[]> {
+  const entries = (await redis.xrange(keys.control, '-', '+')) as Entry[];
+  return entries.map((e) => ({ text: field(e[1], 'm') ?? '', sig: field(e[1], 's') ?? '' }));
+}
+
+export async function sendControl(redis: Redis, keys: JobKeys, sealed: Sealed): Promise<void> {
+  await redis.xadd(keys.control, '*', 'm', sealed.text, 's', sealed.sig);
 }
 
 /** The job's control messages from the first, in order, on `reader` (a connection of its own), until `signal` aborts. */
-export async function* readControl(reader: Redis, keys: JobKeys, signal: AbortSignal): AsyncGenerator<ControlMessage> {
+export async function* readControl(reader: Redis, keys: JobKeys, signal: AbortSignal): AsyncGenerator<Sealed> {
   const abort = () => reader.disconnect();
   signal.addEventListener('abort', abort, { once: true });
   let after = '0-0';
@@ -226,8 +246,7 @@ export async function* readControl(reader: Redis, keys: JobKeys, signal: AbortSi
       }
       for (const [id, fields] of reply?.[0]?.[1] ?? []) {
         after = id;
-        const text = field(fields, 'm');
-        if (text !== undefined) yield JSON.parse(text) as ControlMessage;
+        yield { text: field(fields, 'm') ?? '', sig: field(fields, 's') ?? '' };
       }
     }
   } finally {

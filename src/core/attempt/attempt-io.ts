@@ -37,6 +37,12 @@ export interface AttemptInput {
   env: Record<string, string>;
   /** the environment of setup on the person's own code, outside the sandbox: theirs minus loopfleet's credentials */
   hostEnv: Record<string, string>;
+  /**
+   * Set by an executor that runs another machine's job (a worker): false — setup runs in the sandbox, whatever
+   * this machine's {@link SetupTrust} says; true — the coordinator's own trust found base to be the person's.
+   * Absent: this machine's trust decides (one machine).
+   */
+  hostSetupVouched?: boolean;
   evidence: string | null;
   signal: AbortSignal;
   /** told of the attempt's progress as it happens */

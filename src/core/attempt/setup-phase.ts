@@ -5,7 +5,7 @@
 import type { AttemptInput, AttemptResult, PipelineServices } from './attempt-io.js';
 import { failAttempt, type AttemptCommands } from './commands.js';
 import type { SetupTrust } from './setup-trust.js';
-import { landedOn, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
+import { landedOn, notVouched, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
 import { formatDuration } from '../text/format-units.js';
 
 export type PreparedWorktree = SetupWorktree & { fresh: boolean; copied: string[] };
@@ -45,7 +45,13 @@ export class AttemptWorktree {
       throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
     const landed = tip === null ? await this.#trust.landedIn(head) : null;
     const untrusted =
-      tip !== null ? rebuiltFrom(input.branch, agentCommits) : landed !== null ? landedOn(input.base, landed) : null;
+      tip !== null
+        ? rebuiltFrom(input.branch, agentCommits)
+        : landed !== null
+          ? landedOn(input.base, landed)
+          : input.hostSetupVouched === false
+            ? notVouched(input.base)
+            : null;
     const prepared = await this.#s.workspace.prepare(input.repoRoot, input.worktree);
     if (prepared.deps.method !== 'none') {
       input.observer.output(

@@ -42,6 +42,13 @@ export function rebuiltFrom(branch: string, agentCommits: boolean): Untrusted {
     : { said: `the worktree was rebuilt from ${branch}`, short: 'the worktree was rebuilt from its branch' };
 }
 
+export function notVouched(base: string): Untrusted {
+  return {
+    said: `this worker has not been told, by a job sealed by the coordinator, that ${base} holds only the person's commits (or it does not run setup on its host)`,
+    short: 'a worker runs setup on its host only when the coordinator vouches for base',
+  };
+}
+
 export function landedOn(base: string, commit: string): Untrusted {
   return {
     said: `${base} holds agent-written code that landed during this run (${commit.slice(0, 8)})`,

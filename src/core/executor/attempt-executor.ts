@@ -5,9 +5,12 @@
  */
 import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import type { Pipeline } from '../attempt/pipeline.js';
+import type { SetupTrust } from '../attempt/setup-trust.js';
 
 export interface AttemptExecutor {
   run(input: AttemptInput): Promise<AttemptResult>;
+  /** told the fleet's record of landings, so an executor that sends attempts away can vouch for base */
+  trustSetupWith?(trust: SetupTrust): void;
 }
 
 /** The one-machine path: the fleet's own pipeline, in this process. */

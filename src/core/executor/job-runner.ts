@@ -5,22 +5,30 @@
  * Invariants: events are emitted in the order the pipeline reports them, each emit awaited before the next;
  * a job handed back (the worker's signal aborted: it stops, or lost the job) emits nothing more and throws,
  * so the queue gives the job to another worker; `loop/<id>` is pushed only with the lease the job names
- * (another worker's push makes it fail, never forced), and only before the `result` it belongs to.
+ * (another worker's push makes it fail, never forced), and only before the `result` it belongs to — except
+ * that a push of this same attempt that landed before its worker died (the remote's branch starts where the
+ * job starts and records the same tree) is adopted rather than failed; a job the worker's
+ * {@link WorkerPolicy} refuses is failed before anything is fetched.
  */
 import type { AttemptJob, JobChannel, WireError, WorkerEvent, WorkerIdentity } from '../../ports/attempt-queue.js';
 import type { Clock } from '../../ports/clock.js';
 import type { GitPort, RemoteAuth } from '../../ports/git.js';
 import type { Workspace } from '../../ports/workspace.js';
-import type { AttemptInput, AttemptObserver, CallBudget, PlanBlocker } from '../attempt/attempt-io.js';
+import type { AttemptInput, AttemptObserver, CallBudget } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
 import type { PortPool } from '../attempt/port-pool.js';
 import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { baseRef } from './remote-branches.js';
-import { fromWireError, toWireError } from './wire-error.js';
+import { toWireError } from './wire-error.js';
 import { prepareCache } from './job-cache.js';
 import { rolesFromWire } from './wire-roles.js';
+import { applyPolicy, isNeverPassed, machineFault, type WorkerPolicy } from './job-policy.js';
+import { pushBranch } from './job-push.js';
+import { Controls, JobHandedBackError } from './job-controls.js';
 import type { RoleDefinition } from '../roles/definitions.js';
 import type { Role } from '../../domain/types.js';
+
+export { JobHandedBackError } from './job-controls.js';
 
 export interface JobRunnerDeps {
   identity: WorkerIdentity;
@@ -36,6 +44,13 @@ export interface JobRunnerDeps {
   parentEnv: NodeJS.ProcessEnv;
   /** a token for the remote, when it takes one over https */
   auth?: RemoteAuth;
+  /** the worker's own rules over the job's word ({@link applyPolicy}); absent: the job as it is (tests) */
+  policy?: WorkerPolicy;
+  /**
+   * Told when the attempt failed because this machine cannot work ({@link machineFault}): the job is then
+   * handed back, uncharged, rather than failed, and the worker stops taking jobs.
+   */
+  cannotWork?: (why: string) => void;
   /**
    * A job that carries the coordinator's roles runs on `pipeline(roles)`, the roles checked against the
    * worker's `own` ({@link rolesFromWire}); without this, every job runs on `pipeline` and the worker's roles.
@@ -43,23 +58,34 @@ export interface JobRunnerDeps {
   roles?: { own: Record<Role, RoleDefinition>; pipeline: (roles: Record<Role, RoleDefinition>) => AttemptExecutor };
 }
 
-/** The job was handed back (the worker stops or lost it): nothing more is said on its channel. */
-export class JobHandedBackError extends Error {
-  override readonly name = 'JobHandedBackError';
-}
-
 /** Runs one job to its `result` or `failed` event; throws (the job goes back to the queue) when `signal` aborts. */
 export async function runJob(
-  job: AttemptJob,
+  queued: AttemptJob,
   channel: JobChannel,
   signal: AbortSignal,
   deps: JobRunnerDeps,
 ): Promise<void> {
   const controls = new Controls(channel, signal);
   const events = new Emitter(channel, signal);
+  let job = queued;
   const port = deps.ports.acquire(job.taskId);
   try {
     await events.now({ kind: 'claimed', worker: deps.identity });
+    if (deps.policy !== undefined) {
+      const applied = applyPolicy(queued, deps.policy);
+      if (!applied.ok) {
+        const message = `job ${queued.jobId} refused by worker ${deps.identity.id}: ${applied.why}`;
+        await events.now({ kind: 'failed', error: { kind: 'refused', message } });
+        return;
+      }
+      job = applied.job;
+      if (applied.withheld.length > 0)
+        events.later({
+          kind: 'notice',
+          level: 'warn',
+          message: `worker ${deps.identity.id} does not pass ${applied.withheld.join(', ')} to job ${job.jobId}: only the names its --env allows, and never credentials or telemetry settings`,
+        });
+    }
     // Before anything is fetched: roles the worker must not run fail the job (sent to the coordinator).
     const pipeline =
       job.roles === undefined || deps.roles === undefined
@@ -68,6 +94,11 @@ export async function runJob(
     const worktree = deps.worktreeOf(job.taskId);
     await prepareCache(job, worktree, deps);
     const base = baseRef(job.baseCommit);
+    // Under a worker's rules not even setup on its host sees a telemetry header, a database URL or the secret.
+    const parentEnv =
+      deps.policy === undefined
+        ? deps.parentEnv
+        : Object.fromEntries(Object.entries(deps.parentEnv).filter(([name]) => !isNeverPassed(name)));
     const envInput = {
       taskId: job.taskId,
       worktree,
@@ -90,8 +121,9 @@ export async function runJob(
       approvedPlan: job.approvedPlan,
       stopAfterPlan: job.stopAfterPlan,
       rebaseFirst: job.rebaseFirst,
-      env: taskEnv(deps.parentEnv, envInput),
-      hostEnv: personEnv(deps.parentEnv, envInput),
+      env: taskEnv(parentEnv, envInput),
+      hostEnv: personEnv(parentEnv, envInput),
+      hostSetupVouched: job.setupOnHost === true,
       evidence: job.evidence,
       signal: controls.signal,
       observer: observer(events, controls),
@@ -101,13 +133,20 @@ export async function runJob(
     const head = await deps.git.revParse(`refs/heads/${job.branch}`);
     if (head !== null && head !== (job.branchCommit ?? job.baseCommit)) {
       controls.check();
-      const pushed = await deps.git.push(job.remoteUrl, head, `refs/heads/${job.branch}`, job.branchCommit, deps.auth);
-      if (pushed.kind === 'rejected') {
-        const message = `${job.branch} was not pushed: the remote refused the lease (${pushed.reason}); another worker pushed it since the job was made`;
-        await events.now({ kind: 'failed', error: { kind: 'error', message } });
+      const pushed = await pushBranch(job, head, deps.git, deps.auth);
+      if (pushed.kind === 'refused') {
+        await events.now({ kind: 'failed', error: { kind: 'error', message: pushed.message } });
         return;
       }
-      await events.now({ kind: 'pushed', branch: job.branch, commit: pushed.commit });
+      const landed = pushed.commit;
+      if (pushed.adopted)
+        events.later({
+          kind: 'notice',
+          level: 'info',
+          message: `${job.branch} was pushed already by an earlier run of job ${job.jobId} with the same tree: adopted`,
+        });
+      await events.now({ kind: 'pushed', branch: job.branch, commit: landed });
+      if (result.commit === head) result.commit = landed;
     }
     await events.now({ kind: 'result', result });
   } catch (caught) {
@@ -115,6 +154,13 @@ export async function runJob(
       throw caught instanceof JobHandedBackError
         ? caught
         : new JobHandedBackError(`job ${job.jobId} handed back`, { cause: caught });
+    const fault = deps.cannotWork === undefined || controls.abortedBy !== null ? null : machineFault(caught);
+    if (fault !== null) {
+      deps.cannotWork!(fault);
+      throw new JobHandedBackError(`job ${job.jobId} handed back: this worker cannot work: ${fault}`, {
+        cause: caught,
+      });
+    }
     // An abort from the coordinator is why whatever was thrown was thrown.
     const error: WireError = controls.abortedBy ?? toWireError(caught);
     await events.drained().catch(() => undefined);
@@ -134,6 +180,8 @@ function observer(events: Emitter, controls: Controls): AttemptObserver {
     planned: async (plan) => {
       const request = `${crypto.randomUUID()}`;
       const answer = controls.answerTo(request);
+      // An emit that fails hands the job back, and the answer then rejects with nobody waiting for it.
+      answer.catch(() => undefined);
       await events.now({ kind: 'planned', plan, request });
       return answer;
     },
@@ -191,77 +239,6 @@ class Emitter {
         `an event could not be sent: ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
-    }
-  }
-}
-
-/** The coordinator's control messages for the job: plan answers, and an abort that stops the attempt. */
-class Controls {
-  readonly #controller = new AbortController();
-  readonly #closed = new AbortController();
-  readonly #waiting = new Map<string, (blocker: PlanBlocker | null) => void>();
-  readonly #answered = new Map<string, PlanBlocker | null>();
-  abortedBy: WireError | null = null;
-
-  constructor(channel: JobChannel, handedBack: AbortSignal) {
-    const onHandedBack = () => this.#controller.abort(new JobHandedBackError('the job was handed back'));
-    if (handedBack.aborted) onHandedBack();
-    else handedBack.addEventListener('abort', onHandedBack, { once: true });
-    this.#closed.signal.addEventListener('abort', () => handedBack.removeEventListener('abort', onHandedBack), {
-      once: true,
-    });
-    void this.#pump(channel, AbortSignal.any([handedBack, this.#closed.signal]));
-  }
-
-  /** what the pipeline's agents and commands run under */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** throws the coordinator's abort as the class it named (GateError, StopError, …), or the hand-back */
-  check(): void {
-    if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
-  }
-
-  answerTo(request: string): Promise<PlanBlocker | null> {
-    if (this.#answered.has(request)) return Promise.resolve(this.#answered.get(request)!);
-    return new Promise((resolve, reject) => {
-      const signal = this.#controller.signal;
-      const onAbort = () => reject(signal.reason);
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.set(request, (blocker) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(blocker);
-      });
-    });
-  }
-
-  close(): void {
-    this.#closed.abort();
-  }
-
-  async #pump(channel: JobChannel, signal: AbortSignal): Promise<void> {
-    try {
-      for await (const message of channel.messages(signal)) {
-        if (message.kind === 'abort') {
-          this.abortedBy ??= message.error;
-          this.#controller.abort(fromWireError(message.error));
-          continue;
-        }
-        const waiter = this.#waiting.get(message.request);
-        this.#waiting.delete(message.request);
-        if (waiter !== undefined) waiter(message.blocker);
-        else this.#answered.set(message.request, message.blocker);
-      }
-    } catch (error) {
-      // Messages that can no longer be read are a job this worker cannot be told to stop: hand it back.
-      if (!signal.aborted)
-        this.#controller.abort(
-          new JobHandedBackError(`control messages failed: ${error instanceof Error ? error.message : String(error)}`, {
-            cause: error,
-          }),
-        );
     }
   }
 }

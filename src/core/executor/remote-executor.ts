@@ -18,6 +18,7 @@ import {
 } from '../../ports/attempt-queue.js';
 import type { AttemptInput, AttemptResult } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from './attempt-executor.js';
+import type { SetupTrust } from '../attempt/setup-trust.js';
 import { RemoteBranches, type MadeWorktree, type RemoteBranchDeps } from './remote-branches.js';
 import { checkEvent } from './wire-events.js';
 import { rolesToWire, type WireRoles } from './wire-roles.js';
@@ -49,11 +50,17 @@ export class RemoteExecutor implements AttemptExecutor {
   readonly #d: RemoteExecutorDeps;
   readonly #branches: RemoteBranches;
   readonly #roles: WireRoles | null;
+  /** the fleet's landings: a job vouches for its base only when this says base is the person's */
+  #trust: SetupTrust | null = null;
 
   constructor(deps: RemoteExecutorDeps) {
     this.#d = deps;
     this.#branches = new RemoteBranches(deps);
     this.#roles = deps.roles === undefined ? null : rolesToWire(deps.roles);
+  }
+
+  trustSetupWith(trust: SetupTrust): void {
+    this.#trust = trust;
   }
 
   async run(input: AttemptInput): Promise<AttemptResult> {
@@ -118,10 +125,22 @@ export class RemoteExecutor implements AttemptExecutor {
 
   async #publishedJob(jobId: string, input: AttemptInput): Promise<AttemptJob> {
     const published = await this.#branches.publish(input.base, input.branch);
-    return this.#job(jobId, input, published.baseCommit, published.branchCommit);
+    // The same decision the one-machine setup makes: a new branch on a base that holds nothing landed during
+    // this run. Without the fleet's record of landings, nothing is vouched for.
+    const onHost =
+      published.branchCommit === null &&
+      this.#trust !== null &&
+      (await this.#trust.landedIn(published.baseCommit)) === null;
+    return this.#job(jobId, input, published.baseCommit, published.branchCommit, onHost);
   }
 
-  #job(jobId: string, input: AttemptInput, baseCommit: string, branchCommit: string | null): AttemptJob {
+  #job(
+    jobId: string,
+    input: AttemptInput,
+    baseCommit: string,
+    branchCommit: string | null,
+    setupOnHost: boolean,
+  ): AttemptJob {
     const remaining = input.budget.remainingMs();
     const traceparent = this.#d.traceparentOf?.(input.spec.id, input.attempt) ?? null;
     return {
@@ -142,6 +161,7 @@ export class RemoteExecutor implements AttemptExecutor {
       rebaseFirst: input.rebaseFirst === true,
       evidence: input.evidence,
       passedEnv: [...(input.config.env ?? [])],
+      setupOnHost,
       remainingMs: remaining >= NO_LIMIT ? null : remaining,
       ...(traceparent === null ? {} : { traceparent }),
       ...(this.#roles === null ? {} : { roles: this.#roles }),
@@ -177,8 +197,8 @@ export class RemoteExecutor implements AttemptExecutor {
         await this.#d.queue.ack(jobId, seq);
         continue;
       }
-      if (seq !== seen.applied + 1)
-        throw new Error(`job ${jobId}: event ${seq} came after ${seen.applied}; the events between are missing`);
+      // A gap is an entry the queue dropped (its seal did not hold, or it came from a worker without the
+      // job's lock) and named; the order is kept: numbers only rise.
       const ended = await this.#apply(jobId, delivered, input, seen);
       seen.applied = seq;
       await this.#d.queue.ack(jobId, seq);

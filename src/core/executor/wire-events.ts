@@ -24,6 +24,9 @@ const COMMIT = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 /** a worker id is shown on every task row: short, and printable ASCII only */
 const WORKER_ID = /^[\x21-\x7e]{1,120}$/;
 
+/** More than any one model call costs: a report above it is a worker's error or a forgery, never booked. */
+const MAX_CALL_USD = 10_000;
+
 export class MalformedEventError extends Error {
   override readonly name = 'MalformedEventError';
 }
@@ -89,8 +92,8 @@ function agentEvent(value: unknown): AgentEvent {
       };
     case 'usage': {
       const cost = e.costUsd;
-      if (cost !== undefined && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0))
-        throw new MalformedEventError('usage costUsd is not a price');
+      if (cost !== undefined && (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > MAX_CALL_USD))
+        throw new MalformedEventError(`usage costUsd is not the price of one call (0 to ${MAX_CALL_USD} dollars)`);
       return {
         type: 'usage',
         usage: usage(e.usage),

@@ -73,6 +73,7 @@ export class Fleet implements FleetHandle {
     this.#backlog = new BacklogView(options.backlog);
     this.#setupTrust = new SetupTrust(services.git);
     this.#pipeline = new Pipeline(services, this.#setupTrust);
+    services.executor?.trustSetupWith?.(this.#setupTrust);
     this.#notifier = new Notifier(
       () => this.#backlog.config,
       (command, payload) => services.notify(command, payload),

@@ -1,12 +1,13 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { bullJobId, QUEUE_NAME } from '../../../src/adapters/queue/bullmq-names.js';
+import { attemptJobId, bullJobId, QUEUE_NAME } from '../../../src/adapters/queue/bullmq-names.js';
 import { connectionOptions, keyPrefix } from '../../../src/adapters/queue/redis-connection.js';
 import { appendEvent, jobKeys } from '../../../src/adapters/queue/redis-streams.js';
+import { sealEvent } from '../../../src/adapters/queue/sealed-messages.js';
 import { parseQueueUrl } from '../../../src/adapters/queue/redis-url.js';
-import type { AttemptJob, JobChannel } from '../../../src/ports/attempt-queue.js';
-import { deferred, drain, FAST, job, queueRig, result } from '../../helpers/bullmq-support.js';
+import type { JobChannel } from '../../../src/ports/attempt-queue.js';
+import { deferred, drain, FAST, job, queueRig, result, TEST_KEYS } from '../../helpers/bullmq-support.js';
 
 const rig = queueRig();
 const { coordinator, worker, closers } = rig;
@@ -62,12 +63,16 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
     const tookIt = deferred();
     const zombie = new Worker(
       QUEUE_NAME,
-      async (j) => {
-        const keys = jobKeys(keyPrefix(address), (j.data as AttemptJob).jobId);
-        await appendEvent(probeOf(), keys, 1, {
-          kind: 'claimed',
-          worker: { id: 'dead-worker', host: 'gone', concurrency: 1 },
-        });
+      async (j, token) => {
+        const jobId = attemptJobId(j.id!);
+        const keys = jobKeys(keyPrefix(address), jobId);
+        const claimed = { kind: 'claimed' as const, worker: { id: 'dead-worker', host: 'gone', concurrency: 1 } };
+        await appendEvent(
+          probeOf(),
+          keys,
+          1,
+          sealEvent(TEST_KEYS, { jobId, seq: 1, worker: 'dead-worker', token: token! }, claimed),
+        );
         tookIt.resolve();
         await dead.promise;
       },
@@ -89,6 +94,10 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
       probe.disconnect();
     });
     await tookIt.promise;
+    // The coordinator follows the job as it runs: it reads the dead worker's claim while that worker holds the lock.
+    const firstClaim = deferred();
+    const following = drain(c, 'T-5:1', (e) => e.seq === 1 && firstClaim.resolve());
+    await firstClaim.promise;
     const w = await worker(redis.url);
     const ran: string[] = [];
     w.process(w.identity, async (j, channel) => {
@@ -96,7 +105,7 @@ describe('BullMQ attempt queue under faults, on a real redis-server', () => {
       await channel.emit({ kind: 'claimed', worker: w.identity });
       await channel.emit(result);
     });
-    const events = await drain(c, 'T-5:1');
+    const events = await following;
     expect(events.map((e) => [e.seq, e.event.kind])).toEqual([
       [1, 'claimed'],
       [2, 'claimed'],

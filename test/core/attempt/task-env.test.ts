@@ -55,6 +55,14 @@ describe('the task environment is an allow-list', () => {
     expect('NOT_SET' in env).toBe(false);
     expect('SENTRY_DSN' in env).toBe(false);
   });
+
+  it('never passes the fleet secret, though other LOOPFLEET_* names pass and env: lists it', () => {
+    const withSecret = { ...host, LOOPFLEET_QUEUE_SECRET: 'the-fleet-secret' };
+    const env = taskEnv(withSecret, { ...input, passed: ['LOOPFLEET_QUEUE_SECRET'] });
+    expect('LOOPFLEET_QUEUE_SECRET' in env).toBe(false);
+    expect(env.LOOPFLEET_EXTRA).toBe(host.LOOPFLEET_EXTRA);
+    expect('LOOPFLEET_QUEUE_SECRET' in personEnv(withSecret, input)).toBe(false);
+  });
 });
 
 describe('env: in the front matter', () => {
