@@ -4,6 +4,7 @@
  * Redis commands per task (INFO commandstats, every client: coordinator and workers).
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,13 +55,30 @@ async function once(workers: number): Promise<Result> {
     await lib.git(dir, 'init', '--bare', '--quiet', '--initial-branch=main', remote);
     await lib.git(repo.root, 'remote', 'add', 'origin', remote);
     await lib.git(repo.root, 'push', '--quiet', 'origin', 'main');
-    const env = { ...process.env, ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: KEY };
+    // The fleet secret seals jobs and events: coordinator and workers share it out of band.
+    const env = {
+      ...process.env,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: KEY,
+      LOOPFLEET_QUEUE_SECRET: randomBytes(32).toString('hex'),
+    };
     for (let i = 0; i < workers; i++) {
       const home = join(dir, `w${i}`);
       await mkdir(home, { recursive: true });
       const child = execFile(
         process.execPath,
-        [lib.CLI, 'worker', '--queue', redis.url, '--concurrency', '2', '--cache', join(home, 'cache')],
+        [
+          lib.CLI,
+          'worker',
+          '--queue',
+          redis.url,
+          '--remote',
+          remote,
+          '--concurrency',
+          '2',
+          '--cache',
+          join(home, 'cache'),
+        ],
         { cwd: home, env: { ...env, HOME: home } },
       );
       children.push(child);
@@ -70,6 +88,9 @@ async function once(workers: number): Promise<Result> {
         child.stdout!.on('data', (d: Buffer) => {
           out += d.toString();
           if (/taking jobs/.test(out)) resolve();
+        });
+        child.stderr!.on('data', (d: Buffer) => {
+          out += d.toString();
         });
         child.once('exit', (code) => reject(new Error(`worker exited ${code} before taking jobs: ${out}`)));
       });
