@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,10 +37,9 @@ type Row = {
   runs?: Array<{ outcome: string; costUsd: number; tokens: number; startedAt: string; endedAt: string }>;
 };
 
-/** The state file as the fleet last wrote it; undefined before its first write. */
+/** The fleet's state as `status` reads it (state.json, which the first fold writes, and its journal). */
 async function stateOf(root: string) {
-  const file = join(root, '.loop-worktrees', 'state.json');
-  return existsSync(file) ? ((await new LowdbStateStore(file).load()) ?? undefined) : undefined;
+  return (await new LowdbStateStore(join(root, '.loop-worktrees', 'state.json')).load()) ?? undefined;
 }
 
 async function status(root: string): Promise<Row[]> {

@@ -8,6 +8,11 @@ import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { CLI, pass, startFleet, type Fleet } from '../helpers/workers-fleet.js';
 import { TEST_SECRET } from '../helpers/fleet-secret.js';
 
+/** The state files a run left (state.json, which the first fold writes, and its journal): none after a refusal. */
+function stateFiles(root: string): string[] {
+  return ['state.json', 'state.journal'].filter((f) => existsSync(join(root, '.loop-worktrees', f)));
+}
+
 const cleanups: Array<() => Promise<void>> = [];
 let redis: RedisServer | null = null;
 let fleet: Fleet | null = null;
@@ -81,7 +86,7 @@ describe('--queue and loopfleet worker on the command line', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`--queue: cannot reach Redis at redis://127.0.0.1:${port}/0: .*ECONNREFUSED`));
     expect(r.stderr + r.stdout).not.toContain('hunter2');
-    expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
+    expect(stateFiles(root)).toEqual([]);
   });
 
   it('a worker given an OTLP endpoint it cannot export to exits 2 naming the variable, before it connects to Redis', {
@@ -112,7 +117,7 @@ describe('--queue and loopfleet worker on the command line', () => {
     const r = await run(root, ['--overnight', '--queue', redis.url]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/no remote named "origin"/);
-    expect(existsSync(join(root, '.loop-worktrees', 'state.json'))).toBe(false);
+    expect(stateFiles(root)).toEqual([]);
   });
 
   it('a coordinator uses the remote that remote: names, and says so when it is missing, exit 2', async () => {
@@ -124,7 +129,7 @@ describe('--queue and loopfleet worker on the command line', () => {
     const r = await run(r0.root, ['--overnight', '--queue', redis.url]);
     expect(r.stderr).toMatch(/no remote named "upstream"/);
     expect(r.exitCode).toBe(2);
-    expect(existsSync(join(r0.root, '.loop-worktrees', 'state.json'))).toBe(false);
+    expect(stateFiles(r0.root)).toEqual([]);
   });
 
   it('--watch --queue runs tasks on a worker and stays up until SIGTERM, then reports', {
