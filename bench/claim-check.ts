@@ -12,6 +12,7 @@ import * as sc from './spawn-count.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { emptyResult } from '../src/core/attempt/commit-check.js';
 import { Pipeline } from '../src/core/attempt/pipeline.js';
 import { RemoteExecutor } from '../src/core/executor/remote-executor.js';
 import type { CommitChecker } from '../src/core/executor/claim-check.js';
@@ -43,19 +44,9 @@ interface Result {
 /** The claim as it was taken before the coordinator checked it: verified, on the branch's tip. */
 function trusting(services: FleetServices): CommitChecker {
   return async (input) => ({
+    ...emptyResult(),
     outcome: 'verified',
-    reason: null,
-    evidence: null,
-    plan: null,
-    setup: null,
-    check: null,
-    guard: [],
-    verdict: null,
     commit: await services.git.revParse(`refs/heads/${input.branch}`),
-    diffStat: null,
-    checks: [],
-    baseline: [],
-    proof: null,
   });
 }
 

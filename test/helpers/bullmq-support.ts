@@ -7,6 +7,7 @@ import { TEST_KEYS } from './fleet-secret.js';
 import { attemptJob } from './attempt-job.js';
 import type { AttemptJob, SequencedEvent, WorkerEvent } from '../../src/ports/attempt-queue.js';
 import { startRedis, type RedisServer } from './redis-server.js';
+import { emptyResult } from '../../src/core/attempt/commit-check.js';
 
 export const FAST: Partial<WorkerTiming> = { lockMs: 1_500, stalledCheckMs: 500, heartbeatMs: 500, giveUpMs: 1_000 };
 
@@ -24,24 +25,7 @@ export function deferred<T = void>() {
   return { promise, resolve };
 }
 
-export const result: WorkerEvent = {
-  kind: 'result',
-  result: {
-    outcome: 'verified',
-    reason: null,
-    evidence: null,
-    plan: null,
-    setup: null,
-    check: null,
-    guard: [],
-    verdict: null,
-    commit: null,
-    diffStat: null,
-    checks: [],
-    baseline: [],
-    proof: null,
-  },
-};
+export const result: WorkerEvent = { kind: 'result', result: { ...emptyResult(), outcome: 'verified' } };
 
 /** reads the job's events, acknowledging each, until the final one */
 export async function drain(
