@@ -13,6 +13,7 @@
  * - whatever is dropped is said (what, and why) by the caller; nothing is dropped silently.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AttemptJob, ControlMessage, WorkerEvent } from '../../ports/attempt-queue.js';
 import type { FleetKeys, Sealed } from './fleet-secret.js';
 import type { EventCheck } from './redis-streams.js';
@@ -118,6 +119,9 @@ export interface EventGateDeps {
   after: (seq: number) => Promise<Array<[number, Sealed]>>;
 }
 
+/** How often {@link EventGate} looks again at a stream whose next claim it waits for. */
+const CLAIM_POLL_MS = 25;
+
 /** The coordinator's check of one job's events: sealed, in place, and from the worker that holds the job. */
 export class EventGate {
   readonly #d: EventGateDeps;
@@ -145,8 +149,7 @@ export class EventGate {
     if (e.event.kind === 'claimed' || this.#holder === null) {
       // A claim read while another token holds the lock is kept only as history: a later claim in the stream
       // shows the job moved on since (the claimant died or handed it back); else the claimant never held it.
-      const lock = await this.#d.lockToken();
-      if (lock !== null && lock !== e.token && !(await this.#claimedAfter(seq, e.token)))
+      if (!(await this.#heldWhenClaimed(seq, e.token)))
         return { dropped: `worker ${e.worker} claimed the job without holding its lock` };
       this.#holder = { worker: e.worker, token: e.token };
       return { event: e.event };
@@ -156,12 +159,25 @@ export class EventGate {
     return { event: e.event };
   };
 
-  async #claimedAfter(seq: number, token: string): Promise<boolean> {
-    for (const [n, s] of await this.#d.after(seq)) {
-      const later = this.#open(n, s);
-      if (typeof later !== 'string' && later.event.kind === 'claimed' && later.token !== token) return true;
+  /**
+   * Whether the claim at `seq`, made with lock `token`, was made while it held the lock. Yes when it holds it
+   * now (or nobody does); when another token does, the stream decides, so a reader that is early waits for it:
+   * a later claim by another token means the job moved on since (the claimant died or handed it back), a
+   * later event of the lock's holder that is not a claim means the holder had claimed before — this claim is
+   * not its own and never held the lock.
+   */
+  async #heldWhenClaimed(seq: number, token: string): Promise<boolean> {
+    for (;;) {
+      const lock = await this.#d.lockToken();
+      if (lock === null || lock === token) return true;
+      for (const [n, s] of await this.#d.after(seq)) {
+        const later = this.#open(n, s);
+        if (typeof later === 'string' || later.token === token) continue;
+        if (later.event.kind === 'claimed') return true;
+        if (later.token === lock) return false;
+      }
+      await sleep(CLAIM_POLL_MS);
     }
-    return false;
   }
 
   #open(seq: number, sealed: { text: string | undefined; sig: string | undefined }): EventEnvelope | string {
