@@ -52,7 +52,7 @@ process.stdin.on('end', async () => {
     out(JSON.stringify({ type: 'result', subtype: 'error_max_turns', is_error: true, result: 'hit the turn limit' }));
   } else if (mode === 'slow') {
     out('started');
-    setTimeout(() => out('finished'), 10_000);
+    setTimeout(() => out('finished'), 60_000);
   }
 });
 `;
@@ -207,8 +207,10 @@ describe('CliAgentClient', () => {
       if (e.type === 'text') controller.abort(gate);
     });
     await expect(run).rejects.toBe(gate);
-    await expect(client.runAgent(request('slow', { timeoutMs: 300 }), () => {})).rejects.toThrow(
-      /timed out after <1s[\s\S]*started/,
+    // The timeout counts from the spawn: long enough for a loaded machine to start node and print its first
+    // line, which the message must carry; the agent itself would run a minute.
+    await expect(client.runAgent(request('slow', { timeoutMs: 5_000 }), () => {})).rejects.toThrow(
+      /timed out after 5s[\s\S]*started/,
     );
     const calls = runner.calls.length;
     const refused = new GateError('tokens', 'task', 'no tokens left');
