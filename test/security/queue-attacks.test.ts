@@ -112,11 +112,12 @@ describe('the queue against someone who can write to Redis without the fleet sec
     );
     expect(costs).toEqual([0.25]);
 
-    // The real, signed claim and usage of T-3 replayed into the next job's stream before its worker writes.
-    await c.enqueue(job('T-4'));
+    // The real, signed claim and usage of T-3 replayed into the next job's stream before its worker writes:
+    // written before the job is queued, so that the worker, which takes it at once, cannot write first.
     const next = jobKeys(keyPrefix(address), 'T-4:1');
     for (const [id, fields] of (await r.xrange(keys.events, '0-4', '0-5')) as Array<[string, string[]]>)
       await r.xadd(next.events, `0-${Number(id.slice(2)) - 3}`, ...fields);
+    await c.enqueue(job('T-4'));
     const again = await drain(c, 'T-4:1');
     expect(again.map((e) => [e.seq, e.event.kind])).toEqual([
       [3, 'claimed'],
