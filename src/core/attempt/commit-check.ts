@@ -22,6 +22,37 @@ import type { AttemptChecks } from './verify-phase.js';
 /** Characters of a baseline's output an attempt keeps (the full output stays in the baseline store). */
 const BASELINE_TAIL = 2_000;
 
+/**
+ * Runs the checks of a commit into `result` (its checks and decisive check): the failed attempt when a check
+ * changed the committed files (the worktree is put back with `reset`) or failed; null when they all passed.
+ */
+export async function runChecksOn(
+  result: AttemptResult,
+  run: () => ReturnType<AttemptChecks['run']>,
+  reset: () => Promise<void>,
+): Promise<AttemptResult | null> {
+  const ran = await run();
+  result.checks = ran.results;
+  result.check = decisive(ran.results);
+  if (ran.changed !== null) {
+    await reset();
+    return failAttempt(
+      result,
+      'check-failed',
+      ran.changed,
+      `${ran.changed}. A check must leave the committed files as they are.`,
+    );
+  }
+  const failed = firstFailure(ran.results);
+  if (failed === null) return null;
+  return failAttempt(
+    result,
+    'check-failed',
+    failureReason(failed),
+    failureDetail(failed, ran.results, result.baseline),
+  );
+}
+
 export function emptyResult(): AttemptResult {
   return {
     outcome: 'running',
@@ -187,26 +218,12 @@ export class CommitCheck {
       const quiet = { ...input, observer: { ...input.observer, notice: () => undefined } };
       result.baseline = keptBaselines(await this.#checks.baseline(quiet, checks, start));
     }
-    const ran = await this.#checks.run(input, checks, result.baseline);
-    result.checks = ran.results;
-    result.check = decisive(ran.results);
-    if (ran.changed !== null) {
-      await git.resetHard(input.worktree, 'HEAD');
-      return failAttempt(
-        result,
-        'check-failed',
-        ran.changed,
-        `${ran.changed}. A check must leave the committed files as they are.`,
-      );
-    }
-    const failed = firstFailure(ran.results);
-    if (failed !== null)
-      return failAttempt(
-        result,
-        'check-failed',
-        failureReason(failed),
-        failureDetail(failed, ran.results, result.baseline),
-      );
+    const failedChecks = await runChecksOn(
+      result,
+      () => this.#checks.run(input, checks, result.baseline),
+      () => git.resetHard(input.worktree, 'HEAD'),
+    );
+    if (failedChecks !== null) return failedChecks;
     if ((spec.prove ?? config.prove ?? false) && start !== null) {
       const paths = summary.numstat.map((n) => n.path);
       const unproved = await this.#checks.prove(input, result, checks, start, paths);

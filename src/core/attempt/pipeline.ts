@@ -3,15 +3,7 @@ import { RefusedError } from '../../domain/errors.js';
 import { exemption } from '../guard/diff-guard.js';
 import { parseVerdict } from '../verify/verdict.js';
 import { VERDICT_SCHEMA, explorerPrompt, implementerPrompt, reviewerPrompt } from '../roles/prompts.js';
-import {
-  checkCommandLine,
-  checksOf,
-  decisive,
-  failureDetail,
-  failureReason,
-  firstFailure,
-  reviewerNotes,
-} from '../verify/checks.js';
+import { checkCommandLine, checksOf, reviewerNotes } from '../verify/checks.js';
 import { overlapping, plannedFiles } from '../roles/plan-files.js';
 import { reviewDiff } from '../verify/review-diff.js';
 import type { AttemptInput, AttemptResult, PipelineServices, RecheckOutcome } from './attempt-io.js';
@@ -19,7 +11,7 @@ import { AttemptCommands, failAttempt } from './commands.js';
 import { AttemptChecks } from './verify-phase.js';
 import { AttemptWorktree } from './setup-phase.js';
 import { SetupTrust } from './setup-trust.js';
-import { CommitCheck, emptyResult, guardCommit, keptBaselines } from './commit-check.js';
+import { CommitCheck, emptyResult, guardCommit, keptBaselines, runChecksOn } from './commit-check.js';
 
 /** One attempt of one task: setup (new worktree only) → explore → implement → commit → guard → check → review. */
 export class Pipeline {
@@ -172,28 +164,13 @@ export class Pipeline {
     }
 
     const check = this.#check(input);
-    const ran = await this.#checks.run(input, checks, result.baseline);
-    result.checks = ran.results;
-    result.check = decisive(result.checks);
-    if (ran.changed !== null) {
-      // What the checks passed on is not the commit: fail, and put the worktree back to the commit.
-      await this.#s.git.resetHard(input.worktree, 'HEAD');
-      return failAttempt(
-        result,
-        'check-failed',
-        ran.changed,
-        `${ran.changed}. A check must leave the committed files as they are.`,
-      );
-    }
-    const failed = firstFailure(result.checks);
-    if (failed !== null) {
-      return failAttempt(
-        result,
-        'check-failed',
-        failureReason(failed),
-        failureDetail(failed, result.checks, result.baseline),
-      );
-    }
+    // A check that changed the commit's files fails, and the worktree is put back to the commit.
+    const failedChecks = await runChecksOn(
+      result,
+      () => this.#checks.run(input, checks, result.baseline),
+      () => this.#s.git.resetHard(input.worktree, 'HEAD'),
+    );
+    if (failedChecks !== null) return failedChecks;
     if ((spec.prove ?? config.prove ?? false) && checks.length > 0 && startCommit !== null) {
       const unproved = await this.#checks.prove(
         input,
