@@ -150,6 +150,19 @@ describe('a worker that claims verified for a commit whose check fails', () => {
   });
 });
 
+/** A worker whose implementer writes note.txt and reports what its pipeline found, on the queue at `url`. */
+async function honestWorker(url: string, remote: string): Promise<void> {
+  const honest = await workerPipeline(
+    cleanups,
+    remote,
+    ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
+    'honest',
+  );
+  const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, honest.identity, () => undefined);
+  cleanups.push(() => worker.close(false));
+  worker.process(honest.identity, honest.handler);
+}
+
 describe('an honest worker', () => {
   it('still lands under --auto-merge: the coordinator check passes, and the merge queue does not run it twice', {
     timeout: 120_000,
@@ -157,15 +170,7 @@ describe('an honest worker', () => {
     const url = await queueUrl();
     const root = await backlogRepo(cleanups, `check: ${CHECK}\nreview: false`, '- [ ] T-1 Add a note', FILES);
     const remote = await bareRemote(cleanups, root);
-    const honest = await workerPipeline(
-      cleanups,
-      remote,
-      ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
-      'honest',
-    );
-    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, honest.identity, () => undefined);
-    cleanups.push(() => worker.close(false));
-    worker.process(honest.identity, honest.handler);
+    await honestWorker(url, remote);
 
     const { lines } = await night(root, remote, url, { autoMerge: true });
 
@@ -198,15 +203,7 @@ describe('an honest worker', () => {
       },
     );
     const remote = await bareRemote(cleanups, root);
-    const honest = await workerPipeline(
-      cleanups,
-      remote,
-      ({ role }) => (role === 'implementer' ? { edits: { 'note.txt': 'a note\n' } } : {}),
-      'honest',
-    );
-    const worker = await BullmqWorkerQueue.open(parseQueueUrl(url), TEST_KEYS, honest.identity, () => undefined);
-    cleanups.push(() => worker.close(false));
-    worker.process(honest.identity, honest.handler);
+    await honestWorker(url, remote);
 
     await night(root, remote, url, { autoMerge: false });
 
