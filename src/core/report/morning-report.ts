@@ -255,6 +255,11 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
   return out;
 }
 
+/** One task's section of the report, as it would read now (`get_task` of `loopfleet mcp` returns it). */
+export function taskReport(task: TaskState, config: FleetConfig, base: string): string {
+  return visible(taskSection(task, config, base).join('\n')).trimEnd();
+}
+
 /** The fleet's cost divided by the tasks it brought to verified (or merged) in this run. */
 function costPerVerified(input: ReportInput): string {
   const ran = input.tasks.filter((t) => input.ran.has(t.id));
