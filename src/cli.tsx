@@ -46,6 +46,9 @@ Usage:
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
   loopfleet demo                the whole system on a sample repository with a scripted model
+  loopfleet mcp                 an MCP server over stdio for coding agents (Claude Code, Codex, Gemini CLI):
+                                list and read tasks, add one to BACKLOG.md, retry; merge or discard only
+                                under autonomy: auto
   loopfleet worker --queue URL --remote URL [--env NAME]... [--allow-host-setup] [--concurrency N]
                    [--cache DIR] [--grace T] [--lock-timeout T] [--queue-secret-file PATH]
                                 on any machine with git, bubblewrap and model credentials: take attempts
@@ -113,6 +116,7 @@ export const COMMANDS = [
   'discover',
   'sync',
   'worker',
+  'mcp',
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
@@ -332,6 +336,8 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/discover.js')).discover(repo, { ...discoverArgs!, env }, out);
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
+    case 'mcp':
+      return (await import('./commands/mcp.js')).mcp(repo, env, version());
     default: {
       const options = {
         overrides,
