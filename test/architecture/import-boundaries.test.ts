@@ -138,7 +138,7 @@ describe('the import-boundary lint', () => {
      * also close a circle, and the only circle in the copy is {@link CIRCLE}.
      */
     const LEAF = 'planted-leaf';
-    const LEAF_FOLDERS = ['ui', 'commands', 'demo', 'ports', 'domain'];
+    const LEAF_FOLDERS = ['ui', 'commands', 'demo', 'ports', 'domain', 'mcp'];
     // file (relative to the copy), the line appended to it, and the rule's message
     const violations: Array<[string, string, string]> = [
       [
@@ -179,6 +179,21 @@ describe('the import-boundary lint', () => {
         'src/core never imports src/adapters',
       ],
       ['src/core/task/state.ts', "import { execa } from 'execa';", 'processes run only through src/adapters'],
+      [
+        'src/core/fleet/fleet.ts',
+        "import { leaf } from '../../mcp/planted-leaf.js';",
+        'src/core never imports src/mcp',
+      ],
+      [
+        'src/mcp/server.ts',
+        "import { LowdbStateStore } from '../adapters/store/planted-leaf.js';",
+        'src/mcp never imports src/adapters',
+      ],
+      [
+        'src/adapters/store/fleet-lock.ts',
+        "const server = await import('../../mcp/planted-leaf.js');",
+        'an adapter never imports src/mcp',
+      ],
       [
         'src/ui/format.ts',
         "import { FsWorkspace } from '../adapters/workspace/planted-leaf.js';",
@@ -274,6 +289,10 @@ describe('the import-boundary lint', () => {
           "import type { Usage } from '../domain/types.js';\nimport type { GitPort } from './git.js';",
         ],
         ['src/ui/allowed.ts', "import type { FleetHandle } from '../core/fleet/handle.js';"],
+        [
+          'src/mcp/allowed.ts',
+          "import type { Repo } from '../commands/repo.js';\nimport { parseBacklog } from '../core/backlog/parse.js';",
+        ],
         ['src/core/attempt/pipeline.ts', "import { leaf as verifyLeaf } from '../verify/planted-leaf.js';"],
         ['src/core/roles/marker.ts', "import type { Leaf } from '../verify/planted-leaf.js';"],
         ['src/core/telemetry/metrics-allowed.ts', "import { leaf } from '../report/planted-leaf.js';"],
