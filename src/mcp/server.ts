@@ -14,6 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { visible } from '../domain/sanitize.js';
 import { landingRefusal } from './autonomy-gate.js';
+import { keyRefusals } from './key-limits.js';
 import type { McpBackend } from './backend.js';
 import { data, guarded, refusal, words } from './results.js';
 
@@ -85,8 +86,9 @@ export function createMcpServer(backend: McpBackend, version: string, log: (line
       description:
         'Adds a task to BACKLOG.md as a person writes one: `- [ ] T-<n> <title>` with the next free id, its keys ' +
         'as indented `key: value` lines, then the description. The whole file is parsed first with the ' +
-        "backlog's own rules; a problem is returned in the parser's words and nothing is written. A fleet " +
-        'running with --watch picks the task up. Returns the id and the row.',
+        "backlog's own rules; a problem is returned in the parser's words and nothing is written. Keys that " +
+        'would loosen what the person decided are refused: `autonomy: auto`, `setup`, `files`, `land`, ' +
+        '`review: false`, `prove: false`. A fleet running with --watch picks the task up. Returns the id and the row.',
       inputSchema: {
         title: z.string().min(1).max(500).describe('what to do, one line'),
         description: z
@@ -110,6 +112,8 @@ export function createMcpServer(backend: McpBackend, version: string, log: (line
     ({ title, description, keys }) =>
       tool(async () => {
         const written = Object.fromEntries(Object.entries(keys ?? {}).map(([k, v]) => [k, String(v)]));
+        const limited = keyRefusals(written);
+        if (limited.length > 0) return refusal(`${limited.join('\n')}\nnothing was written: BACKLOG.md is as it was`);
         const added = await backend.addTask({
           title,
           ...(description === undefined ? {} : { description }),
