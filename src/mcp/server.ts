@@ -88,7 +88,7 @@ export function createMcpServer(backend: McpBackend, version: string, log: (line
         'as indented `key: value` lines, then the description. The whole file is parsed first with the ' +
         "backlog's own rules; a problem is returned in the parser's words and nothing is written. Keys that " +
         'would loosen what the person decided are refused: `autonomy: auto`, `setup`, `files`, `land`, ' +
-        '`review: false`, `prove: false`. A fleet running with --watch picks the task up. Returns the id and the row.',
+        `\`review: false\`, \`prove: false\`. A fleet running with --watch picks the task up. Returns the id and the row. ${UNTRUSTED}`,
       inputSchema: {
         title: z.string().min(1).max(500).describe('what to do, one line'),
         description: z
@@ -130,7 +130,7 @@ export function createMcpServer(backend: McpBackend, version: string, log: (line
       description:
         'Queues a failed, conflict or discarded task again with a fresh budget, as `loopfleet retry <id>` does ' +
         '(a conflict task is rebased onto base and verified again). It runs at the next start of a fleet. Refused ' +
-        'while a fleet holds the repository: the running fleet is the one writer of its state.',
+        `while a fleet holds the repository: the running fleet is the one writer of its state. ${UNTRUSTED}`,
       inputSchema: { id: ID },
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
@@ -146,10 +146,10 @@ export function createMcpServer(backend: McpBackend, version: string, log: (line
           action === 'merge'
             ? "Merges a verified task's branch into base, as `loopfleet merge <id>` does. Refused unless the task's " +
               "autonomy is `auto` (the backlog's `autonomy:` setting, or the task's own): under `review` or `plan` a " +
-              'person merges. Refused while a fleet holds the repository.'
+              `person merges. Refused while a fleet holds the repository. ${UNTRUSTED}`
             : "Discards a task's worktree and branch, keeping a recoverable ref, as `loopfleet discard <id>` does. " +
               "Refused unless the task's autonomy is `auto`: under `review` or `plan` a person discards. Refused while " +
-              'a fleet holds the repository.',
+              `a fleet holds the repository. ${UNTRUSTED}`,
         inputSchema: { id: ID },
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       },
