@@ -15,6 +15,7 @@ export const UNIT_FOLDERS = [
   'domain',
   'mcp',
   'ui',
+  'web',
 ];
 
 export const UNIT_GLOBS = UNIT_FOLDERS.flatMap((d) => [`test/${d}/**/*.test.ts`, `test/${d}/**/*.test.tsx`]);
