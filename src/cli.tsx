@@ -8,6 +8,7 @@ import { InputError, InputErrors, ResourceLimitError, UsageError } from './domai
 import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
+import type { ExchangesOption } from './commands/exchanges.js';
 import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
 import { DISCOVER_SOURCES } from './domain/types.js';
@@ -61,6 +62,9 @@ Options (the run commands):
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
   --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
+  --record DIR                  --overnight: keep every model exchange of the run in DIR (new or empty)
+  --replay DIR                  --overnight: the same run with no model: the exchanges come from DIR
+                                (a recorded run's); no credentials needed, nothing spent
   --queue redis://HOST:PORT[/DB][?name=NAME]
                                 run attempts on workers fed through this Redis (the interactive view,
                                 --overnight, --watch, worker); the git remote (remote:, default origin)
@@ -130,6 +134,8 @@ export const CLI_OPTIONS = {
   'max-time': { type: 'string' },
   'auto-merge': { type: 'boolean' },
   'no-wait': { type: 'boolean' },
+  record: { type: 'string' },
+  replay: { type: 'string' },
   'no-color': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   all: { type: 'boolean' },
@@ -181,6 +187,21 @@ function stdoutLine(line: string): void {
 
 function stderrLine(line: string): void {
   process.stderr.write(`${visible(line)}\n`);
+}
+
+/** `--record DIR` / `--replay DIR`: one of them, with `loopfleet --overnight` only. */
+function exchangesOption(
+  record: string | undefined,
+  replay: string | undefined,
+  overnight: boolean,
+): ExchangesOption | undefined {
+  if (record === undefined && replay === undefined) return undefined;
+  const mode = record !== undefined ? 'record' : 'replay';
+  if (record !== undefined && replay !== undefined) throw new UsageError('--record and --replay: choose one');
+  if (!overnight) throw new UsageError(`--${mode} is an option of \`loopfleet --overnight\` only`);
+  const dir = (record ?? replay)!;
+  if (dir.trim() === '') throw new UsageError(`--${mode} needs a folder`);
+  return { mode, dir };
 }
 
 export async function main(argv: string[], out: (line: string) => void = stdoutLine): Promise<number> {
@@ -237,6 +258,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (values.until !== undefined && !values.watch)
     throw new UsageError('--until is an option of `loopfleet --watch` only');
   const until = option('until', values.until, parseUntil) ?? null;
+  const exchanges = exchangesOption(values.record, values.replay, values.overnight === true && command === undefined);
 
   const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
   if (stray !== undefined && command !== 'discover')
@@ -340,7 +362,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
         watch: true,
         env,
         ...(queue === undefined ? {} : { queue }),
+        ...(exchanges === undefined ? {} : { exchanges }),
       };
+      if (exchanges !== undefined && queue !== undefined)
+        throw new UsageError(`--${exchanges.mode} runs the attempts here: it does not go with --queue`);
       if (values.watch) return (await import('./commands/watch.js')).watch(repo, { ...options, until }, out);
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });
