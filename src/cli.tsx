@@ -13,6 +13,7 @@ import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
 import { DISCOVER_SOURCES } from './domain/types.js';
 import { statusRows, statusTable } from './commands/status.js';
+import { statusSummary, summaryLine } from './commands/status-summary.js';
 import { jsonText, visible } from './domain/sanitize.js';
 import { parseUntil } from './commands/until.js';
 
@@ -31,6 +32,9 @@ Usage:
   loopfleet init                write BACKLOG.md (check: and setup: from what the project declares) and
                                 agents/README.md, ignore .loop-worktrees/
   loopfleet status [--json]     state of every task, in backlog order
+  loopfleet status --summary [--json]
+                                the fleet in figures: counts, tokens, cost, cost per verified and per
+                                merged task
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
   loopfleet merge --all         the merge queue: every verified task in backlog order, each rebased onto
                                 the last merge and checked again before it lands (the TUI's M)
@@ -128,6 +132,7 @@ export const CLI_OPTIONS = {
   watch: { type: 'boolean' },
   until: { type: 'string' },
   json: { type: 'boolean' },
+  summary: { type: 'boolean' },
   concurrency: { type: 'string' },
   'max-tokens': { type: 'string' },
   'max-cost': { type: 'string' },
@@ -258,6 +263,8 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (values.until !== undefined && !values.watch)
     throw new UsageError('--until is an option of `loopfleet --watch` only');
   const until = option('until', values.until, parseUntil) ?? null;
+  if (values.summary === true && command !== 'status')
+    throw new UsageError('--summary is an option of `loopfleet status` only');
   const exchanges = exchangesOption(values.record, values.replay, values.overnight === true && command === undefined);
 
   const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
@@ -334,7 +341,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/init.js')).init(repo, out);
     case 'status': {
       const rows = await statusRows(repo);
-      out(values.json ? jsonText(rows, 2) : statusTable(rows));
+      if (values.summary === true) {
+        const summary = statusSummary(rows);
+        out(values.json ? jsonText(summary, 2) : summaryLine(summary));
+      } else out(values.json ? jsonText(rows, 2) : statusTable(rows));
       return 0;
     }
     case 'merge':

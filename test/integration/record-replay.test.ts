@@ -103,6 +103,11 @@ describe('--record and --replay', () => {
     expect(files).toContain('manifest.json');
     expect(files).toContain('T-2.a2.implementer.1.json');
     expect(files).toContain('T-3.a2.verifier.1.json');
+    // The figures of the run, through the CLI: cost per verified task over everything spent.
+    const summary = JSON.parse((await cli(recordedRoot, ['status', '--json', '--summary'], false)).stdout);
+    const spent = recorded.reduce((sum, r) => sum + r.costUsd, 0);
+    expect(summary).toMatchObject({ tasks: 3, verified: 2, merged: 0, costPerMerged: null });
+    expect(summary.costPerVerified).toBeCloseTo(spent / 2, 5);
     // explorer, implementer and (after a passing check) reviewer: T-1 3, T-2 2 + 3, T-3 3 + 3
     expect(files.filter((f) => f !== 'manifest.json')).toHaveLength(14);
   });
