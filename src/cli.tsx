@@ -16,6 +16,7 @@ import { statusRows, statusTable } from './commands/status.js';
 import { statusSummary, summaryLine } from './commands/status-summary.js';
 import { jsonText, visible } from './domain/sanitize.js';
 import { parseUntil } from './commands/until.js';
+import { parseSince } from './commands/since.js';
 
 // Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
 const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -50,6 +51,11 @@ Usage:
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
+  loopfleet eval [--range A..B | --since 90d] [--limit N] [--json]
+                                the eval tasks of this repository's history: commits whose tests fail at
+                                their parent and pass at the commit, the rest of the suite still passing
+                                (the check runs at both, sandboxed); every candidate and why it was kept
+                                or dropped goes to .loop-worktrees/evals/<timestamp>/candidates.json
   loopfleet demo                the whole system on a sample repository with a scripted model
   loopfleet worker --queue URL --remote URL [--env NAME]... [--allow-host-setup] [--concurrency N]
                    [--cache DIR] [--grace T] [--lock-timeout T] [--queue-secret-file PATH]
@@ -89,7 +95,10 @@ Options (the run commands):
   --lock-timeout T              worker: a job whose worker stopped answering for T goes to another (30s)
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
-  --limit N                     discover: add at most N proposals, highest priority first
+  --limit N                     discover: add at most N proposals, highest priority first; eval: look
+                                at the N newest commits of the range (default 50)
+  --range A..B                  eval: the commits of this range (git's A..B)
+  --since T                     eval: the commits of HEAD since 90d, 12w or a date (default 90d)
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
   --github-label L              discover: the label of the issues to propose, on GitHub or GitLab (default loopfleet)
   -h, --help                    this help
@@ -118,13 +127,15 @@ export const COMMANDS = [
   'audit',
   'doctor',
   'demo',
+  'eval',
   'discover',
   'sync',
   'worker',
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
-const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
+const DISCOVER_OPTIONS = ['dry-run', 'only', 'github-label'] as const;
+const EVAL_OPTIONS = ['range', 'since'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
 export const CLI_OPTIONS = {
@@ -145,6 +156,8 @@ export const CLI_OPTIONS = {
   'dry-run': { type: 'boolean' },
   all: { type: 'boolean' },
   limit: { type: 'string' },
+  range: { type: 'string' },
+  since: { type: 'string' },
   only: { type: 'string' },
   'github-label': { type: 'string' },
   queue: { type: 'string' },
@@ -271,6 +284,13 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (stray !== undefined && command !== 'discover')
     throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
 
+  if (values.limit !== undefined && command !== 'discover' && command !== 'eval')
+    throw new UsageError('--limit is an option of `loopfleet discover` and `loopfleet eval` only');
+  const evalStray = EVAL_OPTIONS.find((o) => values[o] !== undefined);
+  if (evalStray !== undefined && command !== 'eval')
+    throw new UsageError(`--${evalStray} is an option of \`loopfleet eval\` only`);
+  if (values.range !== undefined && values.since !== undefined) throw new UsageError('--range and --since: choose one');
+
   let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
   if (command === 'discover') {
     const label = values['github-label'];
@@ -364,6 +384,22 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/discover.js')).discover(repo, { ...discoverArgs!, env }, out);
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
+    case 'eval': {
+      const range = values.range;
+      if (range !== undefined && !/^[^.\s][^\s]*\.\.[^.\s][^\s]*$|^[^.\s][^\s]*\.\.$/.test(range))
+        throw new UsageError(`--range: '${range}' is not a range of commits such as v1.2..main`);
+      const since = option('since', values.since ?? '90d', (t) => parseSince(t, Date.now()))!;
+      return (await import('./commands/eval.js')).evaluate(
+        repo,
+        {
+          history: range !== undefined ? { range } : { since },
+          limit: option('limit', values.limit, positiveInt) ?? 50,
+          json: values.json === true,
+          env,
+        },
+        out,
+      );
+    }
     default: {
       const options = {
         overrides,

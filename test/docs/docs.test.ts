@@ -427,7 +427,7 @@ describe('the checks catch what they are for (planted pages)', () => {
         '| command | what |',
         '| --- | --- |',
         '| `loopfleet merge <id>`, `loopfleet merge --all` | one row, one entry |',
-        '| `loopfleet eval` | no such command |',
+        '| `loopfleet bench` | no such command |',
         '',
         '| option | what |',
         '| --- | --- |',
@@ -442,7 +442,7 @@ describe('the checks catch what they are for (planted pages)', () => {
       ].join('\n'),
     );
     const commands = coverage(COMMAND_NAMES, referenceEntries([page], 'command'));
-    expect([commands.twice, commands.unknown]).toEqual([[], ['eval']]);
+    expect([commands.twice, commands.unknown]).toEqual([[], ['bench']]);
     expect(commands.missing).toContain('discard');
     const options = coverage([...OPTIONS.keys()], referenceEntries([page], 'option'));
     expect([options.twice, options.unknown]).toEqual([['grace'], []]);
