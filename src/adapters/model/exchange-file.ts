@@ -85,7 +85,7 @@ const exchange = z.object({
   request: z.object({
     model: z.string(),
     access: z.enum(['read-only', 'write']),
-    /** the task part of the prompt (markers, title, description, check), which the backlog decides */
+    /** the task part of the prompt (markers, title, description, files), which the backlog decides */
     task: z.string(),
   }),
   steps: z.array(step).max(1_000_000),

@@ -9,9 +9,9 @@
  *
  * An exchange is keyed by task, attempt, role and the role's run number within the attempt, so concurrent
  * tasks do not disturb each other's order. A replayed request must ask for the same thing as the recorded
- * one: the same model, access and task part of the prompt (markers, title, description, check); otherwise
- * the replay fails naming the task, attempt, role and run. The rest of the prompt (loopfleet's own
- * framing, plan, evidence, diff) may differ: that is what a replay re-evaluates.
+ * one: the same model, access and task part of the prompt ({@link taskPart}); otherwise the replay fails
+ * naming the task, attempt, role and run. The rest of the prompt (loopfleet's own framing, the check line,
+ * plan, evidence, diff) may differ: that is what a replay re-evaluates.
  */
 import { AgentSetupError, GateError, RateLimitError } from '../../domain/errors.js';
 import type { GateName } from '../../domain/types.js';
@@ -32,9 +32,13 @@ import {
 /** The task and attempt a request belongs to (read from its prompt's markers by the caller); null: none. */
 export type IdentifyRequest = (request: AgentRequest) => { task: string; attempt: number } | null;
 
-/** The part of a prompt that the backlog decides: everything before its first `## ` section, paths neutral. */
+/**
+ * The part of a prompt that the backlog decides: the task header every role's prompt starts with (markers,
+ * title, description, files), up to loopfleet's own first line after it (the check line, or a `## `
+ * section); the worktree's path is made neutral.
+ */
 export function taskPart(request: AgentRequest): string {
-  const cut = request.prompt.search(/^## /m);
+  const cut = request.prompt.search(/^(## |The task is done when |There is no check command)/m);
   const head = cut < 0 ? request.prompt : request.prompt.slice(0, cut);
   return head.split(request.workdir).join('<worktree>').trimEnd();
 }
@@ -156,7 +160,7 @@ export class ReplayModelClient implements ModelClient {
         : then.access !== asked.access
           ? `access ${then.access} → ${asked.access}`
           : then.task !== taskPart(asked)
-            ? 'the task text (title, description or check) changed'
+            ? 'the task text (title, description or files) changed'
             : null;
     if (differs !== null) throw new Error(`replay: ${where} asks for something else than the recording: ${differs}`);
     if (request.signal.aborted)

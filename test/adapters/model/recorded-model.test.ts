@@ -240,3 +240,16 @@ describe('record, then replay with no model', () => {
     ).rejects.toBe(gate);
   });
 });
+
+describe('the task part of a prompt', () => {
+  it("is the header up to loopfleet's own first line, so framing, lessons and evidence may change", async () => {
+    const { taskPart } = await import('../../../src/adapters/model/recorded-model.js');
+    const head = `${taskMarker('T-1')}\n${attemptMarker(1)}\n\n# Task T-1: Say hello\n\nIn /wt/src.`;
+    const at = (prompt: string) => taskPart({ ...request('/wt', 'explorer'), prompt });
+    expect(at(`${head}\n\nThe task is done when \`npm test\` exits 0.\n\nStudy the repository.`)).toBe(
+      `${taskMarker('T-1')}\n${attemptMarker(1)}\n\n# Task T-1: Say hello\n\nIn <worktree>/src.`,
+    );
+    expect(at(`${head}\n\nThere is no check command: the reviewer decides.`)).toBe(at(`${head}\n\n## Files changed\n`));
+    expect(at(`${head}\n\nThe task is done when \`make\` exits 0.`)).toBe(at(`${head}\n\n## Plan`));
+  });
+});
