@@ -20,7 +20,7 @@ import { GateError } from '../../../src/domain/errors.js';
 import type { Role } from '../../../src/domain/types.js';
 import type { AgentEvent, AgentRequest } from '../../../src/ports/model.js';
 import { FakeModel } from '../../helpers/fake-model.js';
-import { makeRepo } from '../../helpers/git-repo.js';
+import { git, makeRepo } from '../../helpers/git-repo.js';
 
 const identify: IdentifyRequest = (r) => {
   const task = taskOf(r.prompt);
@@ -48,6 +48,13 @@ async function worktree(): Promise<string> {
   const repo = await makeRepo({ 'README.md': 'hello\n' });
   cleanups.push(repo.cleanup);
   return repo.root;
+}
+
+/** One worktree for the refusals: each of them asserts it wrote nothing, so they can share it. */
+let clean: Promise<string> | null = null;
+function untouched(): Promise<string> {
+  clean ??= worktree();
+  return clean;
 }
 
 function request(workdir: string, role: Role, task = 'T-1', extra: Partial<AgentRequest> = {}): AgentRequest {
@@ -108,7 +115,7 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
     await writeRecord(elsewhere, exchangeName(KEY), exchange(KEY));
     await symlink(join(elsewhere, exchangeName(KEY)), join(dir, exchangeName(KEY)));
     const replay = new ReplayModelClient(dir, identify);
-    await expect(replay.runAgent(request(await worktree(), 'implementer'), () => {})).rejects.toThrow(
+    await expect(replay.runAgent(request(await untouched(), 'implementer'), () => {})).rejects.toThrow(
       /T-1\.a1\.implementer\.1\.json is a link: refused/,
     );
   });
@@ -119,13 +126,13 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
     await writeFile(file, '');
     await truncate(file, 40_000_000); // sparse: no 40 MB written
     const replay = new ReplayModelClient(dir, identify);
-    await expect(replay.runAgent(request(await worktree(), 'implementer'), () => {})).rejects.toThrow(
+    await expect(replay.runAgent(request(await untouched(), 'implementer'), () => {})).rejects.toThrow(
       /is 40 MB, over the 32 MB a recording file may be/,
     );
   });
 
   it('refuses a change that leads out of the worktree or into .git, and writes nothing', async () => {
-    const wt = await worktree();
+    const wt = await untouched();
     for (const [patch, why] of [
       [traversal, /\.\.\/outside\.txt: leads out of the worktree/],
       [traversal.replaceAll('../outside.txt', '.git/hooks/post-checkout'), /inside \.git/],
@@ -146,7 +153,7 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
     const dir = await folder();
     // T-2's exchange renamed as T-1's
     await writeFile(join(dir, exchangeName(KEY)), JSON.stringify(exchange({ ...KEY, task: 'T-2' })));
-    const wt = await worktree();
+    const wt = await untouched();
     await expect(new ReplayModelClient(dir, identify).runAgent(request(wt, 'implementer'), () => {})).rejects.toThrow(
       /holds T-2 attempt 1, implementer run 1, not T-1 attempt 1, implementer run 1/,
     );
@@ -162,7 +169,7 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
     const key: ExchangeKey = { ...KEY, role: 'explorer' };
     const patch = traversal.replaceAll('../outside.txt', 'planted.txt');
     await writeRecord(dir, exchangeName(key), exchange(key, patch, 'read-only'));
-    const wt = await worktree();
+    const wt = await untouched();
     await expect(new ReplayModelClient(dir, identify).runAgent(request(wt, 'explorer'), () => {})).rejects.toThrow(
       /explorer run 1 is read-only but its recording changes the worktree/,
     );
@@ -172,7 +179,7 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
   it('says which task, attempt, role and run a request differs at, or is missing from the recording', async () => {
     const dir = await folder();
     await writeRecord(dir, exchangeName(KEY), exchange(KEY));
-    const wt = await worktree();
+    const wt = await untouched();
     const changed = request(wt, 'implementer', 'T-1', {
       prompt: `${taskMarker('T-1')}\n${attemptMarker(1)}\n\n# Task T-1: Say goodbye\n\n## Plan`,
     });
@@ -186,6 +193,10 @@ describe('a recording a replay refuses (hostile or tampered files)', () => {
     await expect(new ReplayModelClient(dir, identify).runAgent(request(wt, 'verifier'), () => {})).rejects.toThrow(
       /has no T-1 attempt 1, verifier run 1 \(T-1\.a1\.verifier\.1\.json\)/,
     );
+  });
+
+  it('leaves the worktree those refusals shared as it was', async () => {
+    expect(await git(await untouched(), 'status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 
   it('never writes a record over a link planted in the folder', async () => {
