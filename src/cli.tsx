@@ -8,12 +8,15 @@ import { InputError, InputErrors, ResourceLimitError, UsageError } from './domai
 import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
 import { findRepo } from './commands/repo.js';
 import type { Overrides } from './commands/session.js';
+import type { ExchangesOption } from './commands/exchanges.js';
 import type { DiscoverOptions } from './commands/discover.js';
 import { parseOnly } from './core/discover/options.js';
 import { DISCOVER_SOURCES } from './domain/types.js';
 import { statusRows, statusTable } from './commands/status.js';
+import { statusSummary, summaryLine } from './commands/status-summary.js';
 import { jsonText, visible } from './domain/sanitize.js';
 import { parseUntil } from './commands/until.js';
+import { parseSince } from './commands/since.js';
 
 // Commands are imported when they run: `status` must not pay for loading Ink, React and the SDK.
 const PACKAGE_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -30,6 +33,9 @@ Usage:
   loopfleet init                write BACKLOG.md (check: and setup: from what the project declares) and
                                 agents/README.md, ignore .loop-worktrees/
   loopfleet status [--json]     state of every task, in backlog order
+  loopfleet status --summary [--json]
+                                the fleet in figures: counts, tokens, cost, cost per verified and per
+                                merged task
   loopfleet merge <id>          merge a verified task's branch into base (the TUI's m)
   loopfleet merge --all         the merge queue: every verified task in backlog order, each rebased onto
                                 the last merge and checked again before it lands (the TUI's M)
@@ -45,6 +51,11 @@ Usage:
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
+  loopfleet eval [--range A..B | --since 90d] [--limit N] [--json]
+                                the eval tasks of this repository's history: commits whose tests fail at
+                                their parent and pass at the commit, the rest of the suite still passing
+                                (the check runs at both, sandboxed); every candidate and why it was kept
+                                or dropped goes to .loop-worktrees/evals/<timestamp>/candidates.json
   loopfleet demo                the whole system on a sample repository with a scripted model
   loopfleet mcp                 an MCP server over stdio for coding agents (Claude Code, Codex, Gemini CLI):
                                 list and read tasks, add one to BACKLOG.md, retry; merge or discard only
@@ -68,6 +79,9 @@ Options (the run commands):
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
                                 instead of pausing the fleet until the limit resets
   --until HH:MM[:SS]            --watch: stop at this local time (the next time the clock reads it)
+  --record DIR                  --overnight: keep every model exchange of the run in DIR (new or empty)
+  --replay DIR                  --overnight: the same run with no model: the exchanges come from DIR
+                                (a recorded run's); no credentials needed, nothing spent
   --queue redis://HOST:PORT[/DB][?name=NAME]
                                 run attempts on workers fed through this Redis (the interactive view,
                                 --overnight, --watch, worker); the git remote (remote:, default origin)
@@ -92,7 +106,10 @@ Options (the run commands):
   --read-only                   serve: the page and API only read; every action (POST) is refused
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
-  --limit N                     discover: add at most N proposals, highest priority first
+  --limit N                     discover: add at most N proposals, highest priority first; eval: look
+                                at the N newest commits of the range (default 50)
+  --range A..B                  eval: the commits of this range (git's A..B)
+  --since T                     eval: the commits of HEAD since 90d, 12w or a date (default 90d)
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
   --github-label L              discover: the label of the issues to propose, on GitHub or GitLab (default loopfleet)
   -h, --help                    this help
@@ -122,6 +139,7 @@ export const COMMANDS = [
   'audit',
   'doctor',
   'demo',
+  'eval',
   'discover',
   'sync',
   'worker',
@@ -130,8 +148,9 @@ export const COMMANDS = [
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
-const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
+const DISCOVER_OPTIONS = ['dry-run', 'only', 'github-label'] as const;
 const SERVE_OPTIONS = ['port', 'host', 'read-only'] as const;
+const EVAL_OPTIONS = ['range', 'since'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
 export const CLI_OPTIONS = {
@@ -139,16 +158,21 @@ export const CLI_OPTIONS = {
   watch: { type: 'boolean' },
   until: { type: 'string' },
   json: { type: 'boolean' },
+  summary: { type: 'boolean' },
   concurrency: { type: 'string' },
   'max-tokens': { type: 'string' },
   'max-cost': { type: 'string' },
   'max-time': { type: 'string' },
   'auto-merge': { type: 'boolean' },
   'no-wait': { type: 'boolean' },
+  record: { type: 'string' },
+  replay: { type: 'string' },
   'no-color': { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   all: { type: 'boolean' },
   limit: { type: 'string' },
+  range: { type: 'string' },
+  since: { type: 'string' },
   only: { type: 'string' },
   'github-label': { type: 'string' },
   queue: { type: 'string' },
@@ -207,6 +231,21 @@ function stderrLine(line: string): void {
   process.stderr.write(`${visible(line)}\n`);
 }
 
+/** `--record DIR` / `--replay DIR`: one of them, with `loopfleet --overnight` only. */
+function exchangesOption(
+  record: string | undefined,
+  replay: string | undefined,
+  overnight: boolean,
+): ExchangesOption | undefined {
+  if (record === undefined && replay === undefined) return undefined;
+  const mode = record !== undefined ? 'record' : 'replay';
+  if (record !== undefined && replay !== undefined) throw new UsageError('--record and --replay: choose one');
+  if (!overnight) throw new UsageError(`--${mode} is an option of \`loopfleet --overnight\` only`);
+  const dir = (record ?? replay)!;
+  if (dir.trim() === '') throw new UsageError(`--${mode} needs a folder`);
+  return { mode, dir };
+}
+
 export async function main(argv: string[], out: (line: string) => void = stdoutLine): Promise<number> {
   let parsed;
   try {
@@ -261,10 +300,20 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (values.until !== undefined && !values.watch)
     throw new UsageError('--until is an option of `loopfleet --watch` only');
   const until = option('until', values.until, parseUntil) ?? null;
+  if (values.summary === true && command !== 'status')
+    throw new UsageError('--summary is an option of `loopfleet status` only');
+  const exchanges = exchangesOption(values.record, values.replay, values.overnight === true && command === undefined);
 
   const stray = DISCOVER_OPTIONS.find((o) => values[o] !== undefined);
   if (stray !== undefined && command !== 'discover')
     throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
+
+  if (values.limit !== undefined && command !== 'discover' && command !== 'eval')
+    throw new UsageError('--limit is an option of `loopfleet discover` and `loopfleet eval` only');
+  const evalStray = EVAL_OPTIONS.find((o) => values[o] !== undefined);
+  if (evalStray !== undefined && command !== 'eval')
+    throw new UsageError(`--${evalStray} is an option of \`loopfleet eval\` only`);
+  if (values.range !== undefined && values.since !== undefined) throw new UsageError('--range and --since: choose one');
 
   let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
   if (command === 'discover') {
@@ -342,7 +391,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/init.js')).init(repo, out);
     case 'status': {
       const rows = await statusRows(repo);
-      out(values.json ? jsonText(rows, 2) : statusTable(rows));
+      if (values.summary === true) {
+        const summary = statusSummary(rows);
+        out(values.json ? jsonText(summary, 2) : summaryLine(summary));
+      } else out(values.json ? jsonText(rows, 2) : statusTable(rows));
       return 0;
     }
     case 'merge':
@@ -382,6 +434,22 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
         out,
       );
     }
+    case 'eval': {
+      const range = values.range;
+      if (range !== undefined && !/^[^.\s][^\s]*\.\.[^.\s][^\s]*$|^[^.\s][^\s]*\.\.$/.test(range))
+        throw new UsageError(`--range: '${range}' is not a range of commits such as v1.2..main`);
+      const since = option('since', values.since ?? '90d', (t) => parseSince(t, Date.now()))!;
+      return (await import('./commands/eval.js')).evaluate(
+        repo,
+        {
+          history: range !== undefined ? { range } : { since },
+          limit: option('limit', values.limit, positiveInt) ?? 50,
+          json: values.json === true,
+          env,
+        },
+        out,
+      );
+    }
     default: {
       const options = {
         overrides,
@@ -390,7 +458,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
         watch: true,
         env,
         ...(queue === undefined ? {} : { queue }),
+        ...(exchanges === undefined ? {} : { exchanges }),
       };
+      if (exchanges !== undefined && queue !== undefined)
+        throw new UsageError(`--${exchanges.mode} runs the attempts here: it does not go with --queue`);
       if (values.watch) return (await import('./commands/watch.js')).watch(repo, { ...options, until }, out);
       if (values.overnight) return (await import('./commands/overnight.js')).overnight(repo, options, out);
       return (await import('./commands/tui.js')).tui(repo, { ...options, color });

@@ -19,6 +19,7 @@ import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js'
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { openQueue } from './queue-executor.js';
+import { openExchanges, type ExchangesOption } from './exchanges.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -47,6 +48,8 @@ export interface SessionOptions {
   needForge?: boolean;
   /** aborts every forge request in flight, and those to come (a signal to `loopfleet sync`) */
   forgeSignal?: AbortSignal;
+  /** `--record DIR` / `--replay DIR`: every model exchange kept, or played back with no model */
+  exchanges?: ExchangesOption;
 }
 
 export interface Session {
@@ -117,8 +120,11 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   neutraliseConfig(gitConfig.overrides);
   const git = new SimpleGitAdapter(repo.root);
   const base = await resolveBase(repo, checked, git);
-  let services = await buildServices(repo, checked, options.env, options.requireModel ?? true, git);
+  const exchanges = options.exchanges === undefined ? null : await openExchanges(options.exchanges, checked);
+  const needsModel = (options.requireModel ?? true) && options.exchanges?.mode !== 'replay';
+  let services = await buildServices(repo, checked, options.env, needsModel, git);
   if (options.services !== undefined) services = options.services(services);
+  if (exchanges !== null) services = exchanges.wrap(services);
   if (
     services.forge === undefined &&
     (checked.config.land === 'pr' || checked.tasks.some((t) => landOf(t, checked.config) === 'pr'))
@@ -159,6 +165,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   });
   let unguard = () => {};
   try {
+    await exchanges?.start();
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);

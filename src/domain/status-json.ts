@@ -52,3 +52,17 @@ export interface CheckStatusJson {
   counts: TestCounts | null;
   durationMs: number;
 }
+
+/** What `status --json --summary` prints: the fleet in figures, over every task of the backlog. */
+export interface StatusSummaryJson {
+  counts: Record<TaskStatus, number>;
+  tasks: number;
+  tokens: number;
+  costUsd: number;
+  /** tasks that reached verified (merged ones included) and tasks merged */
+  verified: number;
+  merged: number;
+  /** see {@link costPerTask}: null when there is nothing to divide by */
+  costPerVerified: number | null;
+  costPerMerged: number | null;
+}

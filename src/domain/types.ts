@@ -11,4 +11,5 @@ export * from './check-types.js';
 export * from './task-spec.js';
 export * from './task-state.js';
 export * from './status-json.js';
+export * from './cost-per-task.js';
 export type { ForgeSetting } from './forge-setting.js';

@@ -4,7 +4,7 @@ import type { FleetSnapshotSummary } from '../core/task/events.js';
 import { sandboxNotice } from '../core/report/sandbox-notice.js';
 import { holdText } from '../core/budget/rate-limits.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
-import { totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
+import { costFigures, totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
 import { Styled } from './styled-text.js';
 import { FLEET_STATE_LABEL, ratioColor, STATUS_COLOR, STATUS_ORDER, STATUS_SYMBOL } from './theme.js';
@@ -77,6 +77,7 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
     shown.map((s) => `${STATUS_SYMBOL[s]}${counts[s]} ${s} `),
     shown.map((s) => `${STATUS_SYMBOL[s]}${counts[s]} `),
   ];
+  const perVerified = costFigures(costUsd, counts.verified + counts.merged, counts.merged).costPerVerified;
   const countText = forms.find((f) => width(head + f.join('')) < columns) ?? forms[2] ?? [];
   const warning = !sandboxed && (
     <Styled key="sandbox" color="red" bold wrap="truncate-end">
@@ -110,6 +111,9 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
         limit={gates.costUsd}
         text={againstLimit(costUsd, gates.costUsd, formatUsd)}
       />
+      {perVerified !== null && (
+        <Gauge label="per verified" value={perVerified} limit={null} text={formatUsd(perVerified)} />
+      )}
       <Gauge
         label="time"
         value={elapsedMs}

@@ -427,7 +427,7 @@ describe('the checks catch what they are for (planted pages)', () => {
         '| command | what |',
         '| --- | --- |',
         '| `loopfleet merge <id>`, `loopfleet merge --all` | one row, one entry |',
-        '| `loopfleet eval` | no such command |',
+        '| `loopfleet bench` | no such command |',
         '',
         '| option | what |',
         '| --- | --- |',
@@ -442,7 +442,7 @@ describe('the checks catch what they are for (planted pages)', () => {
       ].join('\n'),
     );
     const commands = coverage(COMMAND_NAMES, referenceEntries([page], 'command'));
-    expect([commands.twice, commands.unknown]).toEqual([[], ['eval']]);
+    expect([commands.twice, commands.unknown]).toEqual([[], ['bench']]);
     expect(commands.missing).toContain('discard');
     const options = coverage([...OPTIONS.keys()], referenceEntries([page], 'option'));
     expect([options.twice, options.unknown]).toEqual([['grace'], []]);
@@ -456,7 +456,7 @@ describe('the checks catch what they are for (planted pages)', () => {
     const page = planted(
       'docs/d.md',
       [
-        'Run `loopfleet evals` or `loopfleet --overnight --record DIR`; set `review_capacity:` and `gates.budget`.',
+        'Run `loopfleet evals` or `loopfleet --overnight --rewind DIR`; set `review_capacity:` and `gates.budget`.',
         "Press `Z` to zoom; `--bind` is bubblewrap's, `--frobnicate` is nobody's.",
         '',
         '```sh',
@@ -466,7 +466,7 @@ describe('the checks catch what they are for (planted pages)', () => {
     );
     expect(namedProblems(page)).toEqual([
       "docs/d.md: `loopfleet evals` names the command 'evals', which loopfleet does not have",
-      'docs/d.md: `loopfleet --overnight --record DIR` names --record, not an option of loopfleet',
+      'docs/d.md: `loopfleet --overnight --rewind DIR` names --rewind, not an option of loopfleet',
       'docs/d.md: `loopfleet worker --queue redis://h --drain` names --drain, not an option of loopfleet',
       'docs/d.md: `review_capacity:` is not a setting, a task key or a role key',
       'docs/d.md: `gates.budget` is not a gate',

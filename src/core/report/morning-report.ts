@@ -1,4 +1,5 @@
 import {
+  costPerTask,
   totalTokens,
   type AttemptRecord,
   type BaselineResult,
@@ -260,14 +261,20 @@ export function taskReport(task: TaskState, config: FleetConfig, base: string): 
   return visible(taskSection(task, config, base).join('\n')).trimEnd();
 }
 
-/** The fleet's cost divided by the tasks it brought to verified (or merged) in this run. */
+/**
+ * The fleet's cost divided by the tasks it brought to verified (or merged) in this run ({@link costPerTask});
+ * and, when tasks of the run landed, divided by those.
+ */
 function costPerVerified(input: ReportInput): string {
-  const ran = input.tasks.filter((t) => input.ran.has(t.id));
-  const done = ran.filter((t) => t.status === 'verified' || t.status === 'merged').length;
-  const spent = ran.reduce((sum, t) => sum + t.costUsd, 0);
-  return done === 0
-    ? `**Cost per verified task:** none verified; ${formatUsd(spent)} spent on the tasks of this run.`
-    : `**Cost per verified task:** ${formatUsd(spent / done)} (${formatUsd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
+  const c = costPerTask(input.tasks.filter((t) => input.ran.has(t.id)));
+  const spent = formatUsd(c.costUsd);
+  const verified =
+    c.costPerVerified === null
+      ? `**Cost per verified task:** none verified; ${spent} spent on the tasks of this run.`
+      : `**Cost per verified task:** ${formatUsd(c.costPerVerified)} (${spent} over ${c.verified} verified task${c.verified === 1 ? '' : 's'}, failed attempts included).`;
+  return c.costPerMerged === null
+    ? verified
+    : `${verified} **Cost per merged task:** ${formatUsd(c.costPerMerged)} (${c.merged} merged).`;
 }
 
 export function renderReport(input: ReportInput): string {

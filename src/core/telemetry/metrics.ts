@@ -1,4 +1,11 @@
-import { TASK_STATUSES, type AttemptRecord, type Role, type TaskStatus, type Usage } from '../../domain/types.js';
+import {
+  TASK_STATUSES,
+  type AttemptRecord,
+  type CostPerTask,
+  type Role,
+  type TaskStatus,
+  type Usage,
+} from '../../domain/types.js';
 import type { Counter, Histogram, Telemetry } from '../../ports/telemetry.js';
 import type { TokenKind } from './attributes.js';
 
@@ -23,6 +30,16 @@ export const METRICS = {
     description: 'attempts waiting for a pipeline or a worker',
   },
   workers: { name: 'loopfleet.workers', unit: '{worker}', description: 'workers that run attempts (1: this process)' },
+  costPerVerified: {
+    name: 'loopfleet.cost.per_verified',
+    unit: 'USD',
+    description: 'what the tasks of the run spent, divided by those that reached verified (merged included)',
+  },
+  costPerMerged: {
+    name: 'loopfleet.cost.per_merged',
+    unit: 'USD',
+    description: 'what the tasks of the run spent, divided by those merged',
+  },
 } as const;
 
 const KIND_OF: ReadonlyArray<[keyof Usage, TokenKind]> = [
@@ -36,6 +53,8 @@ export interface GaugeSources {
   counts: () => Record<TaskStatus, number>;
   queueDepth: () => number | Promise<number>;
   workers: () => number | Promise<number>;
+  /** the run's tasks in figures ({@link costPerTask}); a figure with nothing to divide by is not reported */
+  spending?: () => CostPerTask;
 }
 
 /** The fleet's instruments on one telemetry; the gauges are read from `sources` at each collection. */
@@ -60,6 +79,15 @@ export class FleetMetrics {
     });
     telemetry.observableGauge(queueDepth.name, queueDepth, async () => [{ value: await sources.queueDepth() }]);
     telemetry.observableGauge(workers.name, workers, async () => [{ value: await sources.workers() }]);
+    const spending = sources.spending;
+    if (spending !== undefined) {
+      const figure = (key: 'costPerVerified' | 'costPerMerged') => () => {
+        const value = spending()[key];
+        return value === null ? [] : [{ value }];
+      };
+      telemetry.observableGauge(METRICS.costPerVerified.name, METRICS.costPerVerified, figure('costPerVerified'));
+      telemetry.observableGauge(METRICS.costPerMerged.name, METRICS.costPerMerged, figure('costPerMerged'));
+    }
   }
 
   /** one usage report: each kind of token it holds, and its cost */

@@ -1,6 +1,7 @@
 import type { FleetEmitter, FleetEvents } from '../task/events.js';
 import {
   addUsage,
+  costPerTask,
   totalTokens,
   ZERO_USAGE,
   type AttemptRecord,
@@ -61,6 +62,8 @@ export class FleetTelemetry {
   readonly #phaseSpans: boolean;
   readonly #clock: Clock;
   readonly #open = new Map<string, Open>();
+  /** the last status and cost of every task the run reported, for the cost-per-task gauges */
+  readonly #seen = new Map<string, { status: TaskStatus; costUsd: number }>();
   /** `<id>:<n>` of every attempt counted: a record seen again in a later event is not counted twice */
   readonly #counted = new Set<string>();
   readonly #unsubscribe: () => void;
@@ -73,6 +76,7 @@ export class FleetTelemetry {
       counts: options.counts,
       queueDepth: options.queueDepth ?? (() => options.counts().queued),
       workers: options.workers ?? (() => 1),
+      spending: () => costPerTask([...this.#seen.values()]),
     });
     const onTask = (e: FleetEvents['task'][0]) => this.#onTask(e.task);
     const onUsage = (u: FleetEvents['usage'][0]) => this.#metrics.usage(u.role, u.model, u.delta, u.costUsd);
@@ -106,6 +110,7 @@ export class FleetTelemetry {
   }
 
   #onTask(task: TaskState): void {
+    this.#seen.set(task.id, { status: task.status, costUsd: task.costUsd });
     const now = this.#clock.now();
     let open = this.#open.get(task.id);
     if (open === undefined) {
