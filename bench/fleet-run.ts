@@ -12,6 +12,8 @@ export interface FleetRunOptions {
   /** ms per model call */
   latencyMs: number;
   concurrency?: number;
+  /** called just before fleet.start() and just after the fleet is idle (before close) */
+  mark?: (at: 'start' | 'idle') => void;
 }
 
 export interface FleetRun {
@@ -58,8 +60,10 @@ export async function runFleetOnce(options: FleetRunOptions): Promise<FleetRun> 
     if (span !== undefined && (task.status === 'verified' || task.status === 'failed')) span.end = now;
   });
   const t1 = performance.now();
+  options.mark?.('start');
   fleet.start();
   await fleet.whenIdle();
+  options.mark?.('idle');
   const t2 = performance.now();
   await session.close();
   const t3 = performance.now();

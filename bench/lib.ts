@@ -7,7 +7,7 @@
  */
 import childProcess, { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -88,6 +88,15 @@ export function table(rows: ReadonlyArray<ReadonlyArray<string>>): string {
   const [head, ...body] = rows;
   if (head === undefined) return '';
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+/**
+ * The machine's load average (1, 5 and 15 minutes) against its cores, printed beside the figures: on a
+ * busy machine milliseconds grow, while ratios move less and counts of processes not at all.
+ */
+export function load(): string {
+  const [one, five, fifteen] = loadavg().map((l) => l.toFixed(1));
+  return `load ${one} / ${five} / ${fifteen} on ${availableParallelism()} cpus`;
 }
 
 export function section(title: string): void {

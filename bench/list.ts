@@ -19,4 +19,6 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'state-scale.ts', title: '7. state at scale (50 and 20,000 tasks)' },
   { file: 'workers.ts', title: '8. 40 tasks on 1 vs 4 workers over Redis' },
   { file: 'claim-check.ts', title: "9. the coordinator's check of workers' claims" },
+  { file: 'stop.ts', title: '10. SIGTERM to exit at 2,000 tasks' },
+  { file: 'session-open.ts', title: '11. session open and close' },
 ];

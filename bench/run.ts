@@ -15,7 +15,7 @@ import './hooks.ts';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SummaryRow } from './lib.js';
@@ -39,11 +39,12 @@ if (only.length > 0 && !BENCHES.some((b) => only.some((o) => b.file.startsWith(o
 const gitVersion = await lib.git(process.cwd(), '--version').catch(() => 'git: not found');
 lib.print(
   `loopfleet benchmarks — node ${process.version}, ${gitVersion}, ${availableParallelism()} cpus (${cpus()[0]?.model.trim() ?? '?'}), ` +
-    `${(totalmem() / 1024 ** 3).toFixed(1)} GB`,
+    `${(totalmem() / 1024 ** 3).toFixed(1)} GB; ${lib.load()}`,
 );
 
 const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-bench-out-'));
-const summary: SummaryRow[] = [];
+/** each row with the 1-minute load average when its benchmark ended */
+const summary: Array<SummaryRow & { load?: string }> = [];
 /** benchmarks that did not run to the end (a non-zero exit, or no figures reported) */
 let broken = 0;
 const started = performance.now();
@@ -59,7 +60,7 @@ try {
       });
       child.on('exit', (c) => resolve(c));
     });
-    process.stdout.write(`   (${bench.file}: ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`);
+    process.stdout.write(`   (${bench.file}: ${((performance.now() - t0) / 1000).toFixed(1)} s; ${lib.load()})\n`);
     if (code !== 0) {
       summary.push({ figure: bench.title, value: `benchmark failed (exit ${code})`, target: '', pass: false });
       broken++;
@@ -76,19 +77,20 @@ try {
       broken++;
       continue;
     }
-    summary.push(...rows);
+    const load1 = loadavg()[0]!.toFixed(1);
+    summary.push(...rows.map((r) => ({ ...r, load: load1 })));
   }
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }
 
 lib.section(
-  `Summary${quick ? ' — quick mode: each benchmark ran once, small; the figures are not measurements' : ''} (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  `Summary${quick ? ' — quick mode: each benchmark ran once, small; the figures are not measurements' : ''} (${((performance.now() - started) / 1000).toFixed(0)} s; at the end ${lib.load()})`,
 );
 lib.print(
   lib.table([
-    ['figure', 'value', 'target', ''],
-    ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass)]),
+    ['figure', 'value', 'target', '', 'load'],
+    ...summary.map((r) => [r.figure, r.value, r.target, lib.verdict(r.pass), r.load ?? '']),
   ]),
 );
 if (quick && broken > 0) process.exitCode = 1;

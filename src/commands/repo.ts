@@ -51,20 +51,45 @@ export async function loadBacklog(
   writeIds: boolean,
   takenIds: Iterable<string> = [],
   allowMissing = false,
+  earlier?: BacklogRead,
 ): Promise<Backlog> {
+  return (await readBacklog(repo, writeIds, takenIds, allowMissing, earlier)).backlog;
+}
+
+/** A backlog file as read: its text (null when missing) and what it parsed to, with or without new ids. */
+export interface BacklogRead {
+  text: string | null;
+  backlog: Backlog;
+  /** every task had its id in the file: no id was chosen here */
+  complete: boolean;
+}
+
+/**
+ * {@link loadBacklog} with the text it read. With `earlier`, a read of the same file: when the text is the
+ * same and every task had its id, the earlier parse is the answer (new ids are all `takenIds` changes).
+ */
+export async function readBacklog(
+  repo: Repo,
+  writeIds: boolean,
+  takenIds: Iterable<string> = [],
+  allowMissing = false,
+  earlier?: BacklogRead,
+): Promise<BacklogRead> {
   let text: string;
   try {
     text = await readFile(repo.backlogPath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      if (allowMissing) return { path: repo.backlogPath, config: defaultConfig(), tasks: [] };
+      if (allowMissing)
+        return { text: null, backlog: { path: repo.backlogPath, config: defaultConfig(), tasks: [] }, complete: true };
       throw new UsageError(`no ${BACKLOG_FILE} in ${repo.root}: run \`loopfleet init\` to write one`);
     }
     throw error;
   }
+  if (earlier !== undefined && earlier.complete && earlier.text === text) return earlier;
   const parsed = parseBacklog(text, repo.backlogPath, { takenIds });
   if (writeIds && parsed.missingIds.length > 0) await addIds(new FsBacklogFile(repo.backlogPath), parsed.missingIds);
-  return parsed.backlog;
+  return { text, backlog: parsed.backlog, complete: parsed.missingIds.length === 0 };
 }
 
 /** The base branch: the front matter's, or the branch checked out now. Detached HEAD or a missing branch → exit 2. */

@@ -8,7 +8,7 @@ import { FleetState } from '../core/task/state.js';
 import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet/fleet.js';
-import { loadBacklog, resolveBase, type Repo } from './repo.js';
+import { readBacklog, resolveBase, type Repo } from './repo.js';
 import { scanGitConfig } from '../adapters/git/config-scan.js';
 import { neutraliseConfig } from '../adapters/git/exec.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
@@ -113,7 +113,8 @@ async function forgeServices(
 export async function openSession(repo: Repo, options: SessionOptions): Promise<Session> {
   // A session that runs no task works from state even when BACKLOG.md is gone (it ticks nothing then).
   const fromState = !(options.requireModel ?? true);
-  const checked = applyOverrides(await loadBacklog(repo, false, [], fromState), options.overrides);
+  const first = await readBacklog(repo, false, [], fromState);
+  const checked = applyOverrides(first.backlog, options.overrides);
   // Before any git runs: programs of the person's config that resolve into a work tree are turned off for
   // every git of this process (GitExec clients made from here on carry the overrides).
   const gitConfig = await scanGitConfig(repo.root);
@@ -169,7 +170,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
     const known = state.all().map((t) => t.id);
-    const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
+    // Read again under the lock; parsed again only when it changed or a task gets an id now.
+    const backlog = applyOverrides((await readBacklog(repo, true, known, fromState, first)).backlog, options.overrides);
     const fleet = new Fleet(services, {
       repoRoot: repo.root,
       backlog,

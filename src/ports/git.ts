@@ -40,6 +40,8 @@ export interface DiffSummary {
   numstat: Array<{ path: string; added: number; deleted: number }>;
   stat: string;
   patch: string;
+  /** the same diff file by file ({@link GitPort.diffEntries}), for the guard */
+  entries: DiffEntry[];
 }
 
 export interface GitPort {
@@ -49,6 +51,11 @@ export interface GitPort {
   branchExists(branch: string): Promise<boolean>;
   /** commit id a ref points to, or null when it does not resolve */
   revParse(ref: string): Promise<string | null>;
+  /**
+   * The commit ids of several refs at once (one look-up, not one per ref), in their order; null where one
+   * does not resolve to a commit. Each answer is what {@link revParse} would give for a full ref name.
+   */
+  resolveCommits(refs: readonly string[]): Promise<Array<string | null>>;
   /** the tree a commit records, or null when `commit` does not resolve */
   treeOf(commit: string): Promise<string | null>;
   /** true when the repository has at least one commit */
@@ -66,7 +73,10 @@ export interface GitPort {
 
   /** unified diff of `base...HEAD` in the worktree */
   diff(worktree: string, base: string): Promise<string>;
-  /** numstat, diffstat and patch of `base...HEAD` at once (one git process instead of three) */
+  /**
+   * numstat, diffstat, patch and entries of `base...HEAD` at once: one git process for the numbers and the
+   * entries, one for the patch, one for the entries' blob sizes.
+   */
   diffSummary(worktree: string, base: string): Promise<DiffSummary>;
 
   /**

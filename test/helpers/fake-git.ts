@@ -91,6 +91,9 @@ export class FakeGit implements GitPort {
   async revParse(ref: string): Promise<string | null> {
     return this.#refs.get(ref) ?? this.#refs.get(`refs/heads/${ref}`) ?? (this.#commits.has(ref) ? ref : null);
   }
+  async resolveCommits(refs: readonly string[]): Promise<Array<string | null>> {
+    return Promise.all(refs.map((ref) => this.revParse(ref)));
+  }
   /** a fake commit's tree is the commit itself: no two fake commits record the same tree */
   async treeOf(commit: string): Promise<string | null> {
     const c = await this.revParse(commit);
@@ -232,6 +235,7 @@ export class FakeGit implements GitPort {
       numstat,
       stat: numstat.length === 0 ? '' : `${stat}\n ${numstat.length} files changed`,
       patch: patch.join('\n'),
+      entries: await this.diffEntries(worktree, base),
     };
   }
 

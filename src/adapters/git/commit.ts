@@ -14,7 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import type { BlobText, DiffEntry, SnapshotCommit } from '../../ports/git.js';
 import { SANDBOX_OBJECTS, discoverGitLayout } from './layout.js';
-import { type SnapshotLimits, sizeCandidates, sizeRefusals } from './worktree-sizes.js';
+import { type SnapshotLimits, headTree, sizeCandidates, sizeRefusals } from './worktree-sizes.js';
 import { COMMIT_CONFIG, GitCommandError, type GitExec, assertRefName, fields, hardeningArgs } from './exec.js';
 
 /**
@@ -86,19 +86,19 @@ export async function commitSnapshot(
   await rm(path.join(layout.adminDir, 'index.lock'), { force: true });
   await git.run([...NO_NESTED_CONFIG, 'read-tree', 'HEAD']);
 
+  // Read once, used twice: the untracked files (nested repositories among them, as `dir/`) and HEAD's
+  // tree, which is the fresh index's (its gitlinks; its blobs' sizes for the size rules).
+  const others = fields(await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--exclude-standard']));
+  const head = await headTree(git, NO_NESTED_CONFIG);
   const nested: string[] = [];
-  for (const entry of fields(
-    await git.out([...NO_NESTED_CONFIG, 'ls-files', '-z', '--others', '--exclude-standard']),
-  )) {
+  for (const entry of others) {
     if (entry.endsWith('/') && (await isNestedRepo(path.join(target, entry)))) nested.push(entry);
   }
-  const gitlinks = fields(await git.out(['ls-files', '-z', '--stage']))
-    .filter((record) => record.startsWith('160000 '))
-    .map((record) => record.slice(record.indexOf('\t') + 1));
+  const gitlinks = head.filter((e) => e.mode === '160000').map((e) => e.path);
   const skipped = [...nested.map((n) => n.replace(/\/$/, '')), ...gitlinks];
   if (limits !== undefined) {
     // Measured before `add`, which would write every staged file's blob into the person's object store.
-    const candidates = (await sizeCandidates(git, target, NO_NESTED_CONFIG)).filter(
+    const candidates = (await sizeCandidates(target, others, head)).filter(
       (c) => !excludedBy(c.path, excludePaths) && !excludedBy(c.path, skipped),
     );
     const refused = sizeRefusals(candidates, limits);
@@ -164,27 +164,48 @@ export async function commitSnapshot(
   return { commit, differs, ignored: ignored.filter((p) => !excludedBy(p, excludePaths)) };
 }
 
-/** `git diff --raw --numstat` of `base...HEAD` with each blob's size (one cat-file process for all). */
-export async function diffEntries(git: GitExec, base: string, env: Record<string, string>): Promise<DiffEntry[]> {
+/** The numbers of a diff: each file's entry, its numstat and git's own diffstat text. */
+export interface DiffNumbers {
+  entries: DiffEntry[];
+  numstat: Array<{ path: string; added: number; deleted: number }>;
+  /** `--stat=200` as git prints it (names quoted where git quotes them), empty for an empty diff */
+  stat: string;
+}
+
+/**
+ * `git diff --raw --numstat` of `base...HEAD` with each blob's size (one cat-file process for all) and,
+ * with `stat`, git's diffstat from the same process: raw and numstat records are NUL-terminated (`-z`),
+ * and the diffstat follows the last of them as text, so no file name can be taken for another record.
+ */
+export async function diffNumbers(
+  git: GitExec,
+  base: string,
+  env: Record<string, string>,
+  stat: boolean,
+): Promise<DiffNumbers> {
   assertRefName(base, 'base');
-  const out = fields(
-    // --ignore-submodules=none: a gitlink on the branch is listed (the guard refuses it); commit against
-    // commit, git reads no working tree, so it never enters the repository the gitlink names.
-    await git.out([
-      ...NO_NESTED_CONFIG,
-      'diff',
-      '--raw',
-      '--numstat',
-      '-z',
-      '--no-renames',
-      '--no-ext-diff',
-      '--no-textconv',
-      '--ignore-submodules=none',
-      '--abbrev=40',
-      `${base}...HEAD`,
-    ]),
-  );
+  // --ignore-submodules=none: a gitlink on the branch is listed (the guard refuses it); commit against
+  // commit, git reads no working tree, so it never enters the repository the gitlink names.
+  const raw = await git.out([
+    ...NO_NESTED_CONFIG,
+    '-c',
+    'core.quotePath=false',
+    'diff',
+    '--raw',
+    '--numstat',
+    ...(stat ? ['--stat=200', '--no-color'] : []),
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--ignore-submodules=none',
+    '--abbrev=40',
+    `${base}...HEAD`,
+  ]);
+  const end = raw.lastIndexOf('\0');
+  const out = fields(raw.slice(0, end + 1));
   const entries: DiffEntry[] = [];
+  const numstat: DiffNumbers['numstat'] = [];
   const byPath = new Map<string, DiffEntry>();
   let i = 0;
   while (i < out.length && out[i]!.startsWith(':')) {
@@ -213,31 +234,44 @@ export async function diffEntries(git: GitExec, base: string, env: Record<string
   }
   for (; i < out.length; i++) {
     const m = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(out[i]!);
-    const entry = m ? byPath.get(m[3]!) : undefined;
-    if (!m || !entry) continue;
+    if (!m) continue;
+    const added = m[1] === '-' ? 0 : Number(m[1]);
+    const deleted = m[2] === '-' ? 0 : Number(m[2]);
+    numstat.push({ path: m[3]!, added, deleted });
+    const entry = byPath.get(m[3]!);
+    if (!entry) continue;
     entry.binary = m[1] === '-';
-    entry.added = m[1] === '-' ? 0 : Number(m[1]);
-    entry.deleted = m[2] === '-' ? 0 : Number(m[2]);
+    entry.added = added;
+    entry.deleted = deleted;
   }
+  await blobSizes(git, entries, env);
+  return { entries, numstat, stat: stat ? raw.slice(end + 1) : '' };
+}
+
+/** Each entry's blob size (the new blob, the old one for a deletion; none for a gitlink), one cat-file for all. */
+async function blobSizes(git: GitExec, entries: readonly DiffEntry[], env: Record<string, string>): Promise<void> {
   const blobs = entries
     .map((e) => ({ e, sha: e.status === 'D' ? e.oldSha : e.newSha, mode: e.status === 'D' ? e.oldMode : e.newMode }))
     .filter(({ mode }) => mode !== '160000');
-  if (blobs.length > 0) {
-    const sizes = await execa(
-      'git',
-      [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'],
-      {
-        cwd: git.dir,
-        env,
-        extendEnv: false,
-        input: blobs.map((b) => `${b.sha}\n`).join(''),
-      },
-    );
-    sizes.stdout.split('\n').forEach((line, k) => {
-      if (blobs[k] !== undefined && /^\d+$/.test(line)) blobs[k].e.size = Number(line);
-    });
-  }
-  return entries;
+  if (blobs.length === 0) return;
+  const sizes = await execa(
+    'git',
+    [...hardeningArgs(), ...NO_NESTED_CONFIG, 'cat-file', '--batch-check=%(objectsize)'],
+    {
+      cwd: git.dir,
+      env,
+      extendEnv: false,
+      input: blobs.map((b) => `${b.sha}\n`).join(''),
+    },
+  );
+  sizes.stdout.split('\n').forEach((line, k) => {
+    if (blobs[k] !== undefined && /^\d+$/.test(line)) blobs[k].e.size = Number(line);
+  });
+}
+
+/** `git diff --raw --numstat` of `base...HEAD` with each blob's size (one cat-file process for all). */
+export async function diffEntries(git: GitExec, base: string, env: Record<string, string>): Promise<DiffEntry[]> {
+  return (await diffNumbers(git, base, env, false)).entries;
 }
 
 /** A blob (`<rev>:<path>` or its id) as text when it is at most `maxBytes`; null when there is no such blob. */

@@ -28,9 +28,18 @@ import type {
   WorktreeInfo,
 } from '../../ports/git.js';
 import * as remotes from './remote.js';
-import { commitSnapshot, diffEntries, readBlob, readPatch } from './commit.js';
+import { commitSnapshot, diffEntries, diffNumbers, readBlob, readPatch } from './commit.js';
 import { configReach } from './config-facts.js';
-import { GitCommandError, GitExec, IDENTITY_ENV, assertRefName, gitEnvironment, parseNumstat } from './exec.js';
+import { execa } from 'execa';
+import {
+  GitCommandError,
+  GitExec,
+  IDENTITY_ENV,
+  assertRefName,
+  gitEnvironment,
+  hardeningArgs,
+  parseNumstat,
+} from './exec.js';
 import { mergeBranch } from './merge.js';
 import { changesSinceFork, forecastConflicts } from './forecast.js';
 import { replayOnto } from './replay.js';
@@ -121,6 +130,25 @@ export class SimpleGitAdapter implements GitPort {
       if (error instanceof GitCommandError && error.exitCode === 1) return null;
       throw error;
     }
+  }
+
+  async resolveCommits(refs: readonly string[]): Promise<Array<string | null>> {
+    if (refs.length === 0) return [];
+    for (const ref of refs) {
+      assertRefName(ref, 'ref');
+      // One name per line of cat-file's input: a name with a line break or a space in it is no ref.
+      if (/\s/.test(ref)) throw new Error(`invalid ref: ${JSON.stringify(ref)}`);
+    }
+    // `<name>^{commit}` is looked up as `rev-parse --verify` looks it up; a name that does not resolve to a
+    // commit prints `<name> missing` (or `ambiguous`), which is no object id.
+    const { stdout } = await execa('git', [...hardeningArgs(), 'cat-file', '--batch-check=%(objectname)'], {
+      cwd: this.root,
+      env: this.#env,
+      extendEnv: false,
+      input: refs.map((r) => `${r}^{commit}\n`).join(''),
+    });
+    const lines = stdout.split('\n');
+    return refs.map((_, i) => (/^[0-9a-f]{40,64}$/.test(lines[i] ?? '') ? lines[i]! : null));
   }
 
   async hasCommits(): Promise<boolean> {
@@ -290,40 +318,13 @@ export class SimpleGitAdapter implements GitPort {
   // the protected-path checks altered) and returns neither the patch nor git's own stat text.
   async diffSummary(worktree: string, base: string): Promise<DiffSummary> {
     assertRefName(base, 'base');
-    const head = await this.#at(worktree).out([
-      '-c',
-      'core.quotePath=false',
-      'diff',
-      '--no-renames',
-      '--numstat',
-      '--stat=200',
-      '--no-color',
-      '--no-ext-diff',
-      '--no-textconv',
-      '--ignore-submodules=none',
-      `${base}...HEAD`,
-    ]);
+    const git = this.#at(worktree);
     // The patch is streamed with a cap (`readPatch`): never held whole in memory.
-    const { patch } = await readPatch(this.#at(worktree), base, this.#env);
-    const numstat: DiffSummary['numstat'] = [];
-    const stat: string[] = [];
-    let quoted = false;
-    for (const line of head.split('\n')) {
-      const m = /^(\d+|-)\t(\d+|-)\t(.*)$/.exec(line);
-      if (m !== null) {
-        quoted ||= m[3]!.startsWith('"');
-        numstat.push({ path: m[3]!, added: m[1] === '-' ? 0 : Number(m[1]), deleted: m[2] === '-' ? 0 : Number(m[2]) });
-      } else if (line.trim() !== '') {
-        stat.push(line);
-      }
-    }
-    // A name git had to quote (a tab, a newline, a quote in it) is read exactly from the NUL-separated form,
-    // so that protected-path checks see the real name.
-    return {
-      numstat: quoted ? await this.diffNumstat(worktree, base) : numstat,
-      stat: stat.length > 0 ? `${stat.join('\n')}\n` : '',
-      patch,
-    };
+    const [numbers, { patch }] = await Promise.all([
+      diffNumbers(git, base, this.#env, true),
+      readPatch(git, base, this.#env),
+    ]);
+    return { numstat: numbers.numstat, stat: numbers.stat, patch, entries: numbers.entries };
   }
 
   async merge(

@@ -31,27 +31,44 @@ async function regularSize(file: string): Promise<number | null> {
   }
 }
 
+/** One entry of HEAD's tree (`ls-tree -r -l`): a blob's size, null for a gitlink. */
+export interface TreeEntry {
+  mode: string;
+  size: number | null;
+  path: string;
+}
+
+/** Every entry of HEAD's tree, recursively, with blob sizes; none when HEAD does not resolve. */
+export async function headTree(git: GitExec, config: readonly string[] = []): Promise<TreeEntry[]> {
+  const head = await git.run([...config, 'ls-tree', '-r', '-z', '-l', 'HEAD'], { ok: [0, 128] });
+  const entries: TreeEntry[] = [];
+  for (const record of head.exitCode === 0 ? fields(head.stdout) : []) {
+    const m = /^(\d{6}) \w+ [0-9a-f]+ +(\d+|-)\t(.*)$/s.exec(record);
+    if (m !== null) entries.push({ mode: m[1]!, size: m[2] === '-' ? null : Number(m[2]), path: m[3]! });
+  }
+  return entries;
+}
+
 /**
  * Untracked (not ignored) regular files and tracked ones whose size differs from HEAD, with their sizes on
- * disk. Sizes of tracked files come from HEAD's tree (`ls-tree -l`), so no file is hashed to find them.
+ * disk: `others` as `ls-files --others --exclude-standard` lists them, `head` as {@link headTree} reads
+ * it. Sizes of tracked files come from HEAD's tree, so no file is hashed to find them.
  */
 export async function sizeCandidates(
-  git: GitExec,
   root: string,
-  config: readonly string[] = [],
+  others: readonly string[],
+  head: readonly TreeEntry[],
 ): Promise<SizeCandidate[]> {
   const out: SizeCandidate[] = [];
-  for (const rel of fields(await git.out([...config, 'ls-files', '-z', '--others', '--exclude-standard']))) {
+  for (const rel of others) {
     if (rel.endsWith('/')) continue;
     const size = await regularSize(path.join(root, rel));
     if (size !== null) out.push({ path: rel, size, before: null });
   }
-  const head = await git.run([...config, 'ls-tree', '-r', '-z', '-l', 'HEAD'], { ok: [0, 128] });
-  for (const record of head.exitCode === 0 ? fields(head.stdout) : []) {
-    const m = /^(?:100644|100755) blob [0-9a-f]+ +(\d+)\t(.*)$/s.exec(record);
-    if (m === null) continue;
-    const size = await regularSize(path.join(root, m[2]!));
-    if (size !== null && size !== Number(m[1])) out.push({ path: m[2]!, size, before: Number(m[1]) });
+  for (const entry of head) {
+    if ((entry.mode !== '100644' && entry.mode !== '100755') || entry.size === null) continue;
+    const size = await regularSize(path.join(root, entry.path));
+    if (size !== null && size !== entry.size) out.push({ path: entry.path, size, before: entry.size });
   }
   return out;
 }

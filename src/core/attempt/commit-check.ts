@@ -94,6 +94,7 @@ export function guardCommit(
     base: input.base,
     numstat: summary.numstat,
     diff: summary.patch,
+    entries: summary.entries,
     maxFiles: config.maxFiles,
     maxLines: config.maxLines,
     maxFileBytes: config.maxFileBytes,
@@ -175,9 +176,12 @@ export class CommitCheck {
     return { pass: true };
   }
 
-  /** The tip of the task's branch passed its checks in this process (an attempt here, a re-check): recorded. */
-  async recordTip(input: AttemptInput): Promise<void> {
-    const tip = await this.#s.git.revParse(`refs/heads/${input.branch}`);
+  /**
+   * The tip of the task's branch passed its checks in this process (an attempt here, a re-check): recorded.
+   * `checked`: the commit the checks ran on when the caller made it (an attempt's snapshot); else the tip.
+   */
+  async recordTip(input: AttemptInput, checked: string | null = null): Promise<void> {
+    const tip = checked ?? (await this.#s.git.revParse(`refs/heads/${input.branch}`));
     if (tip !== null) await this.#checked.record(input.spec.id, tip);
   }
 

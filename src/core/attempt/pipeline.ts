@@ -51,9 +51,10 @@ export class Pipeline {
     }
 
     const checks = checksOf(spec, config);
+    // A branch made for this attempt starts where it was made; an older one's start is asked of git.
     let startCommit =
       checks.length > 0 || (spec.prove ?? config.prove ?? false)
-        ? await this.#s.scratch.mergeBase(input.worktree, input.base)
+        ? (prepared.start ?? (await this.#s.scratch.mergeBase(input.worktree, input.base)))
         : null;
     if (checks.length > 0 && startCommit !== null) {
       // The full output stays in baselines.json; each attempt keeps a short tail.
@@ -220,7 +221,7 @@ export class Pipeline {
       }
     }
     result.outcome = 'verified';
-    await this.#commitCheck.recordTip(input);
+    await this.#commitCheck.recordTip(input, result.commit);
     if (implementerAnswer !== null) await this.#learn(input, implementerAnswer);
     return result;
   }

@@ -8,7 +8,15 @@ import type { SetupTrust } from './setup-trust.js';
 import { landedOn, notVouched, rebuiltFrom, runSetup, type SetupWorktree } from './setup-step.js';
 import { formatDuration } from '../text/format-units.js';
 
-export type PreparedWorktree = SetupWorktree & { fresh: boolean; copied: string[] };
+export type PreparedWorktree = SetupWorktree & {
+  fresh: boolean;
+  copied: string[];
+  /**
+   * The commit a branch made here for this attempt starts from (base's tip when it was made): the branch's
+   * fork from base, known without asking git again. Null for a branch that existed already.
+   */
+  start: string | null;
+};
 
 export class AttemptWorktree {
   readonly #s: PipelineServices;
@@ -29,6 +37,7 @@ export class AttemptWorktree {
     if (await this.#s.workspace.exists(input.worktree)) {
       return {
         fresh: false,
+        start: null,
         copied: await this.#s.workspace.included(input.repoRoot),
         depsCloned: false,
         untrusted: rebuiltFrom(input.branch, true),
@@ -37,12 +46,12 @@ export class AttemptWorktree {
     const { git } = this.#s;
     // A branch left by an earlier attempt (the worktree deleted, a retry) is rebuilt as it is: whatever it
     // holds may be an agent's. A new branch starts on base, trusted unless an agent's work landed there.
-    const tip = (await git.branchExists(input.branch)) ? await git.revParse(input.branch) : null;
-    const agentCommits = tip !== null && tip !== (await git.revParse(input.base));
-    await git.addWorktree(input.worktree, input.branch, input.base);
-    const head = tip ?? (await git.revParse(input.branch));
-    if (head === null)
-      throw new Error(`branch ${input.branch} does not resolve to a commit after its worktree was added`);
+    // Both read at once; a new branch is made from the commit read here, so its start is known exactly.
+    const [tip = null, baseTip = null] = await git.resolveCommits([`refs/heads/${input.branch}`, input.base]);
+    const head = tip ?? baseTip;
+    if (head === null) throw new Error(`base ${input.base} does not resolve to a commit`);
+    const agentCommits = tip !== null && tip !== baseTip;
+    await git.addWorktree(input.worktree, input.branch, tip === null ? head : input.base);
     const landed = tip === null ? await this.#trust.landedIn(head) : null;
     const untrusted =
       tip !== null
@@ -59,7 +68,13 @@ export class AttemptWorktree {
         `dependencies cloned into the worktree (${prepared.deps.method}, ${formatDuration(prepared.deps.ms)})\n`,
       );
     }
-    return { fresh: true, copied: prepared.copied, depsCloned: prepared.deps.method !== 'none', untrusted };
+    return {
+      fresh: true,
+      start: tip === null ? head : null,
+      copied: prepared.copied,
+      depsCloned: prepared.deps.method !== 'none',
+      untrusted,
+    };
   }
 
   /** `setup:` in a new worktree, where {@link runSetup} says; returns the failed result, or null. */

@@ -1,5 +1,5 @@
 import ignore from 'ignore';
-import type { GitPort } from '../../ports/git.js';
+import type { DiffEntry, GitPort } from '../../ports/git.js';
 import { checkDefinitionRules, definitionFiles, type FileVersions } from './check-definition.js';
 import { entryRules } from './entries.js';
 import { newlyIgnored } from './ignored.js';
@@ -72,6 +72,8 @@ export interface AttemptGuardInput extends GuardInput {
   ignored: string[];
   /** the person's configuration and setup that reach into the repository */
   facts: LeadsOutFacts;
+  /** `base...HEAD` file by file when the caller has it (a diff summary's `entries`); else asked for */
+  entries?: readonly DiffEntry[];
 }
 
 /** A blob's text; null for none (an all-zero id), a gitlink, or one over MAX_READ_BYTES. */
@@ -84,7 +86,7 @@ async function text(git: GitPort, sha: string): Promise<string | null> {
 export async function guardAttempt(input: AttemptGuardInput): Promise<string[]> {
   const reasons = guardDiff(input);
   const exempt = exemption(input.allowed);
-  const entries = await input.git.diffEntries(input.worktree, input.base);
+  const entries = input.entries ?? (await input.git.diffEntries(input.worktree, input.base));
   reasons.push(...entryRules(entries, input.diff, input, exempt));
 
   // Where each added symlink points: a link out of the repository is refused even under `files:`.

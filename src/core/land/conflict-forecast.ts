@@ -8,7 +8,7 @@ import type { ConflictForecast, ForkChanges, GitPort } from '../../ports/git.js'
 export const MAX_HUNKS_PER_TASK = 12;
 
 export interface ForecastInput {
-  git: Pick<GitPort, 'forecastConflicts' | 'revParse' | 'changesSinceFork'>;
+  git: Pick<GitPort, 'forecastConflicts' | 'resolveCommits' | 'changesSinceFork'>;
   base: string;
   /** verified, unmerged tasks in backlog order */
   branches: ReadonlyArray<{ id: string; branch: string }>;
@@ -151,13 +151,14 @@ export async function forecastFleet(input: ForecastInput): Promise<Map<string, C
     else list.push(detail);
   };
 
-  // With a memo, each side is asked by its commit, so that an unchanged pair is answered from the memo.
+  // With a memo, each side is asked by its commit, so that an unchanged pair is answered from the memo;
+  // every tip is read in one look-up.
   const memo = input.memo;
   const tips =
     memo === undefined
       ? null
-      : await Promise.all(
-          [base, ...branches.map((b) => b.branch)].map(async (ref) => (await git.revParse(ref)) ?? ref),
+      : (await git.resolveCommits([base, ...branches.map((b) => b.branch)])).map(
+          (commit, i) => commit ?? (i === 0 ? base : branches[i - 1]!.branch),
         );
   const tipOf = (ref: string, at: number): string => tips?.[at] ?? ref;
   const ask = (left: string, l: number, right: string, r: number) =>

@@ -10,7 +10,8 @@ import type { QueueResult } from './merge-queue.js';
  * - merges never run two at once: a merge, a merge-queue run or an auto-landing waits for the one before it,
  *   and one that fails does not hold up the next;
  * - forecasts run one after another: each reads the branches as the previous left them; a failed one is
- *   logged, never thrown;
+ *   logged, never thrown; asks that come while one waits to start join it (it reads the branches when it
+ *   starts, in the order last asked for), so every ask is followed by a forecast that starts after it;
  * - stopLanding() stops the merge queue between tasks (and aborts its check) without stopping the fleet; the
  *   next land() gets a fresh stop;
  * - settled() resolves once every merge and forecast started so far has ended (the fleet waits for it at stop).
@@ -31,6 +32,8 @@ export class Merging {
   #landingStop = new AbortController();
   /** forecasts run one after another: each reads the branches as the previous left them */
   #forecasting: Promise<void> = Promise.resolve();
+  /** the backlog order of the forecast that waits to start, null when none waits */
+  #nextForecast: readonly string[] | null = null;
 
   constructor(services: MergingServices) {
     this.#s = services;
@@ -67,8 +70,15 @@ export class Merging {
 
   /** Predict the verified branches' conflicts again, after the forecast before it. */
   forecast(order: readonly string[]): void {
+    const waiting = this.#nextForecast !== null;
+    this.#nextForecast = order;
+    if (waiting) return;
     this.#forecasting = this.#forecasting
-      .then(() => this.#s.landing.forecast(order))
+      .then(() => {
+        const next = this.#nextForecast!;
+        this.#nextForecast = null;
+        return this.#s.landing.forecast(next);
+      })
       .catch(
         (error: Error) =>
           void this.#s.events.emit('log', { level: 'warn', message: `conflict forecast: ${error.message}` }),

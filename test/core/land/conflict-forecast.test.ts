@@ -38,6 +38,7 @@ function fakeGit(pairs: Record<string, ConflictForecast>) {
   return {
     forecastConflicts: async (left: string, right: string) => pairs[`${left}|${right}`] ?? { files: [], hunks: {} },
     revParse: async (ref: string) => ref,
+    resolveCommits: async (refs: readonly string[]) => [...refs],
     // Declared conflicts, not computed ones: every commit its own fork, so every pair is asked.
     changesSinceFork: async (_base: string, commit: string) => ({ fork: `fork-of-${commit}`, paths: [] }),
   };

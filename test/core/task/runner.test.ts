@@ -145,6 +145,25 @@ describe('the task runner on fake ports', () => {
     expect(t.attempts.map((a) => a.outcome)).toEqual(['interrupted']);
   });
 
+  it('interrupts an attempt in setup when the fleet stops: recorded interrupted, not a failed setup', async () => {
+    const e = await fakeEngine(`setup: ./slow-setup.sh\n${CHECK}`, '- [ ] T-1 Slow setup', {
+      // the setup would run for an hour; only the stop signal ends it
+      run: (c) => (c === './slow-setup.sh' ? { delayMs: 3_600_000 } : {}),
+    });
+    const inSetup = new Promise<void>((resolve) =>
+      e.fleet.events.on('task', ({ task }) => {
+        if (task.id === 'T-1' && task.phase === 'setup') resolve();
+      }),
+    );
+    e.fleet.start();
+    await inSetup;
+    await e.fleet.stop();
+    const t = e.fleet.task('T-1')!;
+    expect(t).toMatchObject({ status: 'queued', phase: null, reason: 'interrupted: the fleet was stopped' });
+    expect(t.attempts.map((a) => a.outcome)).toEqual(['interrupted']);
+    expect(e.model.calls).toHaveLength(0);
+  });
+
   it('resumes a task a crash left running: the same attempt number runs again, the interrupted one kept', async () => {
     let e!: Awaited<ReturnType<typeof fakeEngine>>;
     const first = await fakeEngine(CHECK, '- [ ] T-1 One', {
