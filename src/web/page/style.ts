@@ -25,12 +25,12 @@ a.url { color: var(--cyan); }
 .views { display: flex; gap: 6px; align-items: center; padding: 6px 14px; border-bottom: 1px solid var(--line); }
 .views button[aria-selected="true"] { border-color: var(--cyan); color: var(--cyan); }
 .views .hint { margin-left: auto; color: var(--dim); }
-.tasks-view { flex: 1; display: grid; grid-template-columns: minmax(0, 66fr) minmax(0, 34fr); min-height: 0; }
+.tasks-view { flex: 1; display: grid; grid-template-columns: minmax(0, 68fr) minmax(0, 32fr); min-height: 0; }
 .tasks-view[hidden], .report-view[hidden] { display: none; }
 .list { display: flex; flex-direction: column; min-height: 0; border-right: 1px solid var(--line); }
-.list-head, .row { display: grid; grid-template-columns: 56px 172px minmax(140px, 1fr) 40px 118px 92px 100px 62px 84px; align-items: center; gap: 0 8px; padding: 0 12px; }
-.list-head { color: var(--dim); border-bottom: 1px solid var(--line); height: 28px; }
-.list-viewport { flex: 1; overflow-y: auto; position: relative; outline: none; }
+.list-head, .row { display: grid; grid-template-columns: 52px 176px minmax(140px, 1fr) 36px 96px 84px 92px 58px 72px; align-items: center; gap: 0 8px; padding: 0 12px; }
+.list-head { color: var(--dim); border-bottom: 1px solid var(--line); height: 28px; overflow-y: hidden; scrollbar-gutter: stable; }
+.list-viewport { flex: 1; overflow-y: auto; scrollbar-gutter: stable; position: relative; outline: none; }
 .spacer { width: 1px; }
 .rows { position: absolute; top: 0; left: 0; right: 0; }
 .row { position: absolute; left: 0; right: 0; height: 28px; border-bottom: 1px solid #1b2027; cursor: pointer; white-space: nowrap; }
@@ -53,8 +53,8 @@ a.url { color: var(--cyan); }
 .action { border-color: #4a5563; }
 .action[data-action="merge"], .action[data-action="approve"] { border-color: var(--green); color: var(--green); }
 .action[data-action="discard"] { border-color: var(--red); color: var(--red); }
-.tabs { display: flex; gap: 2px; margin: 10px 0 0; border-bottom: 1px solid var(--line); }
-.tab { border: none; border-radius: 4px 4px 0 0; background: transparent; color: var(--dim); }
+.tabs { display: flex; flex-wrap: wrap; gap: 0; margin: 10px 0 0; border-bottom: 1px solid var(--line); }
+.tab { border: none; border-radius: 4px 4px 0 0; background: transparent; color: var(--dim); padding: 2px 7px; }
 .tab[aria-selected="true"] { background: var(--panel); color: var(--text); box-shadow: inset 0 -2px var(--cyan); }
 .detail-body { flex: 1; overflow: auto; padding: 10px 2px; min-height: 0; }
 .empty { color: var(--dim); }

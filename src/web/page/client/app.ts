@@ -7,9 +7,9 @@
 export const APP_JS = String.raw`
 import { el, fill, line } from './dom.js';
 import { ApiError, get, session } from './api.js';
-import { elapsedOf, FleetModel } from './model.js';
+import { FleetModel } from './model.js';
 import { ROW_HEIGHT, TaskList } from './list.js';
-import { DetailPane, OutputLog, TABS } from './detail.js';
+import { DetailPane, OutputLog, planText, TABS } from './detail.js';
 import { ACTIONS, ALLOWED, commandFor, Confirm, KEYS } from './actions.js';
 import { renderMarkdown } from './markdown.js';
 import { renderChart } from './chart.js';
@@ -42,11 +42,14 @@ function actionBar(row) {
 
 const list = new TaskList($('list-viewport'), model, (id) => select(id));
 const detail = new DetailPane($('detail'), output, actionBar);
-const confirm = new Confirm($('confirm'), (error, p) => {
+/** The confirmation dialog; null until the session allows actions (in read-only mode the dialog is removed). */
+let confirm = null;
+
+function actionDone(error, p) {
   if (error) notice((p.id ? p.id + ': ' : '') + error.message, 'refusal');
   else notice((p.id ? p.id + ': ' : 'fleet: ') + ACTIONS[p.name].label + ' done', 'done');
   if (p.id && p.id === detail.id) detail.refresh();
-});
+}
 
 function select(id) {
   if (!id || !model.get(id)) return;
@@ -55,12 +58,12 @@ function select(id) {
 }
 
 function act(name) {
-  if (page.readOnly) return;
+  if (page.readOnly || confirm === null) return;
   const action = ACTIONS[name];
   if (!action.task) return confirm.open(name, null);
   const id = list.selected;
   if (id === null) return notice('select a task first', 'refusal');
-  confirm.open(name, id, name === 'approve' ? (detail.data && detail.id === id ? detail.data.plan : '') : null);
+  confirm.open(name, id, name === 'approve' ? (detail.data && detail.id === id ? planText(detail.data) : '') : null);
 }
 
 function gauge(label, value, limit, fmt) {
@@ -195,9 +198,11 @@ function buildHelp() {
   }
 }
 
+/** Follows the event stream; resolves once it is live. Each 'ready' (the first, and after a reconnect) reads the list again, so nothing sent while it was away is missed. */
 function follow() {
   const events = new EventSource('/api/events');
-  let broken = false;
+  let live;
+  const first = new Promise((resolve) => (live = resolve));
   const on = (name, f) =>
     events.addEventListener(name, (e) => {
       let data;
@@ -235,17 +240,14 @@ function follow() {
   on('backlog', () => loadTasks());
   on('gate', (d) => notice((d.id ? d.id + ': ' : 'fleet: ') + d.reason, 'refusal'));
   on('log', (d) => notice((d.id ? d.id + ': ' : '') + d.message, d.level === 'info' ? '' : 'refusal'));
-  events.addEventListener('open', () => {
+  on('ready', () => {
     document.body.dataset.live = 'true';
-    if (broken) {
-      broken = false;
-      loadTasks();
-    }
+    loadTasks().then(live, (e) => notice('could not read the tasks: ' + e.message, 'refusal'));
   });
   events.addEventListener('error', () => {
-    broken = true;
     document.body.dataset.live = 'false';
   });
+  return first;
 }
 
 async function boot() {
@@ -253,18 +255,20 @@ async function boot() {
   page.readOnly = s.readOnly !== false;
   page.repo = s.repo || s.repoRoot || '';
   page.base = s.base || '';
-  page.gates = s.gates || (s.config && s.config.gates) || null;
+  page.gates = s.fleetGates || null;
+  list.gates = s.gates || null;
   if (s.fleet || s.summary) {
     page.summary = s.fleet || s.summary;
     page.summaryAt = Date.now();
   }
   document.body.dataset.readOnly = String(page.readOnly);
+  if (page.readOnly) $('confirm').remove();
+  else confirm = new Confirm($('confirm'), actionDone);
   buildHelp();
   for (const b of document.querySelectorAll('#views button')) b.addEventListener('click', () => showView(b.dataset.view));
   $('help-close').addEventListener('click', () => $('help').close());
   document.addEventListener('keydown', onKey);
-  follow();
-  await loadTasks();
+  await follow();
   performance.mark('loopfleet:first-rows');
   document.body.dataset.ready = 'true';
   setInterval(() => {

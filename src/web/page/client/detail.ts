@@ -36,6 +36,17 @@ export class OutputLog {
     }
     for (const f of log.listeners) f(part, dropped);
   }
+  /** What the server saw before the page opened ({agent, phase} lines), kept before what came since. */
+  seed(id, seen) {
+    const log = this.byId.get(id) || { parts: [], size: 0, listeners: [] };
+    this.byId.set(id, log);
+    const before = [];
+    for (const t of seen.agent || []) before.push({ kind: 'text', text: clean(t) });
+    for (const t of seen.phase || []) before.push({ kind: 'phase', text: clean(t) });
+    if (before.length === 0 || log.parts.length > 0) return;
+    log.parts = before;
+    log.size = before.reduce((n, p) => n + p.text.length, 0);
+  }
   parts(id) {
     return this.byId.get(id)?.parts ?? [];
   }
@@ -97,6 +108,8 @@ function checksTab(d) {
   const checks = Array.isArray(d.checks) ? d.checks : [];
   const baseline = Array.isArray(d.baseline) ? d.baseline : [];
   const s = el('div');
+  if (d.checksAttempt) s.append(el('p', 'dim', 'attempt ' + d.checksAttempt));
+  if (d.setup) s.append(checkBlock(Object.assign({ name: 'setup' }, d.setup), []));
   if (checks.length === 0) s.append(el('p', 'empty', 'no check has run yet'));
   for (const c of checks) s.append(checkBlock(c, baseline));
   if (d.proof) s.append(section('proof', el('p', null, d.proof.status + ': ' + (d.proof.message || ''))));
@@ -108,7 +121,7 @@ function reviewTab(d) {
   const v = d.review;
   if (!v) return el('p', 'empty', 'no verdict yet');
   const box = el('div', 'verdict ' + (v.pass ? 'pass' : 'veto'));
-  box.append(el('p', 'verdict-word', v.pass ? '\u2714 the reviewer passed it' : '\u2717 the reviewer vetoed it'));
+  box.append(el('p', 'verdict-word', (v.pass ? '\u2714 the reviewer passed it' : '\u2717 the reviewer vetoed it') + (v.attempt ? ' (attempt ' + v.attempt + ')' : '')));
   const ul = el('ul');
   for (const r of v.reasons || []) ul.append(el('li', null, r));
   box.append(ul);
@@ -120,7 +133,7 @@ function historyTab(d) {
   if (attempts.length === 0) return el('p', 'empty', 'no attempt yet');
   const table = el('table', 'history');
   const head = el('tr');
-  for (const h of ['#', 'outcome', 'started', 'took', 'cost', 'reason']) head.append(el('th', null, h));
+  for (const h of ['#', 'outcome', 'started', 'took', 'tokens', 'cost', 'diff', 'reason']) head.append(el('th', null, h));
   table.append(head);
   for (const a of attempts) {
     const tr = el('tr');
@@ -130,7 +143,9 @@ function historyTab(d) {
       el('td', 'o-' + (a.outcome || ''), a.outcome || ''),
       el('td', null, a.startedAt ? new Date(a.startedAt).toLocaleTimeString() : ''),
       el('td', null, took),
+      el('td', null, typeof a.tokens === 'number' ? tokens(a.tokens) : ''),
       el('td', null, typeof a.costUsd === 'number' ? usd(a.costUsd) : ''),
+      el('td', 'dim', line(a.diffStat || '')),
       el('td', null, line(a.reason || (a.verdict && !a.verdict.pass ? (a.verdict.reasons || []).join('; ') : ''))),
     );
     table.append(tr);
@@ -139,7 +154,7 @@ function historyTab(d) {
 }
 
 function conflictsTab(d) {
-  const list = Array.isArray(d.conflicts) ? d.conflicts : [];
+  const list = Array.isArray(d.conflictDetails) ? d.conflictDetails : Array.isArray(d.conflicts) ? d.conflicts : [];
   if (list.length === 0) return el('p', 'empty', 'no conflict predicted');
   const ul = el('ul', 'conflicts');
   for (const c of list) {
@@ -150,10 +165,24 @@ function conflictsTab(d) {
   return ul;
 }
 
+/** The plan's text: the API gives {attempt, text}; a plain string is taken as it is. */
+export function planText(d) {
+  if (!d || !d.plan) return '';
+  return typeof d.plan === 'string' ? d.plan : d.plan.text || '';
+}
+
 function planTab(d) {
-  if (!d.plan) return el('p', 'empty', 'no plan yet');
+  const text = planText(d);
   const box = el('div', 'markdown');
-  box.append(renderMarkdown(d.plan));
+  if (d.approvedPlan) {
+    box.append(el('h3', null, 'the approved plan'), renderMarkdown(d.approvedPlan));
+    if (text) box.append(el('h3', null, 'the explorer\u2019s plan'));
+  }
+  if (!text && !d.approvedPlan) return el('p', 'empty', 'no plan yet');
+  if (text) {
+    if (d.plan && d.plan.attempt) box.append(el('p', 'dim', 'attempt ' + d.plan.attempt));
+    box.append(renderMarkdown(text));
+  }
   return box;
 }
 
@@ -169,6 +198,7 @@ export class DetailPane {
     this.loading = false;
     this.again = false;
     this.unlisten = null;
+    this.seeded = new Set();
     this.head = el('div', 'detail-head');
     this.tabBar = el('nav', 'tabs');
     this.tabBar.setAttribute('role', 'tablist');
@@ -235,9 +265,14 @@ export class DetailPane {
     try {
       const d = await get(taskPath(id));
       if (id === this.id) {
+        const fresh = !this.seeded.has(id) && d.output;
+        if (fresh) {
+          this.seeded.add(id);
+          this.output.seed(id, d.output);
+        }
         this.data = d;
         this.root.dataset.loaded = id;
-        if (this.tab !== 'output') this.showTab(this.tab);
+        if (this.tab !== 'output' || fresh) this.showTab(this.tab);
       }
     } catch (e) {
       if (id === this.id) fill(this.body, el('p', 'error', 'could not read ' + id + ': ' + e.message));
@@ -251,6 +286,8 @@ export class DetailPane {
   }
 
   showTab(tab) {
+    // The same tab drawn again (its task changed) keeps where the person had scrolled to.
+    const keep = this.body.dataset.tab === tab ? this.body.scrollTop : 0;
     this.tab = tab;
     for (const t of TABS) this.tabButtons[t].setAttribute('aria-selected', t === tab ? 'true' : 'false');
     this.body.dataset.tab = tab;
@@ -270,6 +307,7 @@ export class DetailPane {
     }
     const view = { plan: planTab, diff: (x) => renderDiff(x.diff || ''), checks: checksTab, review: reviewTab, history: historyTab, conflicts: conflictsTab }[tab];
     fill(this.body, view(d));
+    this.body.scrollTop = keep;
   }
 
   onOutput(part, dropped) {

@@ -13,7 +13,9 @@ const MAX_LINES_PER_FILE = 4000;
 export function parseDiff(text) {
   const files = [];
   let file = null;
-  for (const raw of clean(text).split('\n')) {
+  const lines = clean(text).split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  for (const raw of lines) {
     if (raw.startsWith('diff --git ')) {
       const m = /^diff --git a\/(.*) b\/(.*)$/.exec(raw);
       file = { name: m ? m[2] : raw.slice(11), lines: [], added: 0, removed: 0 };
