@@ -46,6 +46,10 @@ Usage:
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
   loopfleet demo                the whole system on a sample repository with a scripted model
+  loopfleet serve [--port N] [--host ADDR] [--read-only]
+                                the fleet as the interactive view runs it, with a web page and its JSON/SSE
+                                API instead (docs/web-and-api.md); prints the URL with its token once;
+                                stops on SIGINT/SIGTERM, then reports
   loopfleet worker --queue URL --remote URL [--env NAME]... [--allow-host-setup] [--concurrency N]
                    [--cache DIR] [--grace T] [--lock-timeout T] [--queue-secret-file PATH]
                                 on any machine with git, bubblewrap and model credentials: take attempts
@@ -79,6 +83,10 @@ Options (the run commands):
   --grace T                     worker: after SIGTERM, how long running attempts may finish before they
                                 are handed back to other workers (default 10m)
   --lock-timeout T              worker: a job whose worker stopped answering for T goes to another (30s)
+  --port N                      serve: the TCP port (default 7420; 0: any free port, the URL says which)
+  --host ADDR                   serve: the address to listen on (default 127.0.0.1); beyond loopback it
+                                says what that risks
+  --read-only                   serve: the page and API only read; every action (POST) is refused
   --no-color                    no colours in the interactive view (NO_COLOR works too)
   --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
   --limit N                     discover: add at most N proposals, highest priority first
@@ -92,6 +100,7 @@ Environment:
   ANTHROPIC_BASE_URL                          any Anthropic-compatible endpoint (root URL, no /v1)
   OTEL_EXPORTER_OTLP_ENDPOINT                 send traces and metrics over OTLP/HTTP (and the other OTEL_* variables)
   LOOPFLEET_QUEUE_SECRET                      the fleet secret of --queue (several, comma-separated: the current first)
+  LOOPFLEET_SERVE_TOKEN                       serve: the token (at least 16 characters) instead of a new one per start
 
 Exit codes: 0 no task the run touched ended failed or in conflict; 1 one did, or a fleet gate, a full
 disk, a system limit or a deleted BACKLOG.md stopped the run (audit: not ready; doctor: a check failed;
@@ -113,10 +122,12 @@ export const COMMANDS = [
   'discover',
   'sync',
   'worker',
+  'serve',
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
 const DISCOVER_OPTIONS = ['dry-run', 'limit', 'only', 'github-label'] as const;
+const SERVE_OPTIONS = ['port', 'host', 'read-only'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
 export const CLI_OPTIONS = {
@@ -144,6 +155,9 @@ export const CLI_OPTIONS = {
   remote: { type: 'string', multiple: true },
   env: { type: 'string', multiple: true },
   'allow-host-setup': { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'read-only': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsOptionsConfig;
@@ -161,6 +175,12 @@ function option<T>(
   const result = parse(raw);
   if (!result.ok) throw new UsageError(`--${name}: ${result.message}`);
   return result.value;
+}
+
+function portNumber(text: string): { ok: true; value: number } | { ok: false; message: string } {
+  return /^\d{1,5}$/.test(text) && Number(text) <= 65535
+    ? { ok: true, value: Number(text) }
+    : { ok: false, message: `'${text}' is not a port (0 to 65535; 0: any free port)` };
 }
 
 function positiveInt(text: string): { ok: true; value: number } | { ok: false; message: string } {
@@ -254,10 +274,16 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
     };
   }
 
+  const serveStray = SERVE_OPTIONS.find((o) => values[o] !== undefined);
+  if (serveStray !== undefined && command !== 'serve')
+    throw new UsageError(`--${serveStray} is an option of \`loopfleet serve\` only`);
+  if (values.host !== undefined && values.host.trim() === '')
+    throw new UsageError('--host needs an address, e.g. 127.0.0.1');
+
   const workerStray = WORKER_OPTIONS.find((o) => values[o] !== undefined);
   if (workerStray !== undefined && command !== 'worker')
     throw new UsageError(`--${workerStray} is an option of \`loopfleet worker\` only`);
-  if (values.queue !== undefined && command !== undefined && command !== 'worker')
+  if (values.queue !== undefined && command !== undefined && command !== 'worker' && command !== 'serve')
     throw new UsageError(`--queue is not an option of \`loopfleet ${command}\``);
   if (values['queue-secret-file'] !== undefined && values.queue === undefined)
     throw new UsageError('--queue-secret-file goes with --queue (the coordinator) or `loopfleet worker --queue`');
@@ -332,6 +358,24 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       return (await import('./commands/discover.js')).discover(repo, { ...discoverArgs!, env }, out);
     case 'doctor':
       return (await import('./commands/doctor.js')).doctor(repo, env, out);
+    case 'serve': {
+      const { serve, DEFAULT_HOST, DEFAULT_PORT } = await import('./commands/serve.js');
+      return serve(
+        repo,
+        {
+          overrides,
+          autoMerge: values['auto-merge'] === true,
+          noWait: values['no-wait'] === true,
+          watch: true,
+          env,
+          ...(queue === undefined ? {} : { queue }),
+          port: option('port', values.port, portNumber) ?? DEFAULT_PORT,
+          host: values.host?.trim() ?? DEFAULT_HOST,
+          readOnly: values['read-only'] === true,
+        },
+        out,
+      );
+    }
     default: {
       const options = {
         overrides,

@@ -6,10 +6,10 @@ import { formatTokens, formatUsd } from '../core/text/format-units.js';
 import { oneLine } from '../domain/sanitize.js';
 import { taskGates } from '../core/budget/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
-import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
+import type { TaskState, TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 import { prWords } from '../core/report/pr-words.js';
-import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/report/check-facts.js';
+import { recurringFields, statusRow } from '../core/report/status-row.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
@@ -21,15 +21,12 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
   if (text === null) {
     // BACKLOG.md deleted or renamed away: what state knows still stands, in the order it was recorded.
     if (state === null) throw new UsageError(`no BACKLOG.md in ${repo.root}: run \`loopfleet init\` to write one`);
-    return Object.values(state.tasks).map((t) => row(t, t.title, t.maxAttempts, t.status));
+    return Object.values(state.tasks).map((t) => statusRow(t));
   }
   const backlog = parseBacklog(text, repo.backlogPath).backlog;
   return runnableTasks(backlog).map((spec): TaskStatusJson => {
     const t: TaskState | undefined = state?.tasks[spec.id];
-    const recurring =
-      spec.everyMs === undefined
-        ? {}
-        : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
+    const recurring = recurringFields(t, spec.everyMs !== undefined);
     const maxAttempts = taskGates(spec, backlog.config).attempts;
     if (t === undefined) {
       return {
@@ -54,56 +51,8 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         ...recurring,
       };
     }
-    return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
+    return { ...statusRow(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
   });
-}
-
-function row(t: TaskState, title: string, maxAttempts: number, status: TaskStatusJson['status']): TaskStatusJson {
-  // The verification facts are those of the last attempt that ran.
-  const last = realAttempts(t).at(-1);
-  return {
-    id: t.id,
-    title,
-    status,
-    phase: t.phase,
-    attempt: t.attempt,
-    maxAttempts,
-    tokens: totalTokens(t.usage),
-    costUsd: Math.round(t.costUsd * 1e6) / 1e6,
-    branch: t.branch,
-    reason: t.reason,
-    checks: last === undefined ? [] : checksOfAttempt(last).map(checkJson),
-    counts: last === undefined ? null : attemptCounts(last),
-    baseline: (last?.baseline ?? []).map(baselineJson),
-    proof: last?.proof ?? null,
-    // predicted while verified; a task that left verified has no branch to conflict
-    conflictsWith: t.status === 'verified' ? (t.conflictsWith ?? []) : [],
-    conflicts: conflictsJson(t),
-    // queued behind a task whose planned files overlap this one's
-    waitingFor: t.status === 'queued' ? (t.waitingFor?.id ?? null) : null,
-    pr:
-      t.pr === undefined
-        ? null
-        : {
-            number: t.pr.number,
-            url: t.pr.url,
-            state: t.pr.state,
-            draft: t.pr.draft,
-            ci: t.pr.ci,
-            review: t.pr.review,
-          },
-    ...(t.worker === undefined ? {} : { worker: t.worker }),
-    ...(t.workerFlag === undefined ? {} : { workerFlag: { ...t.workerFlag } }),
-  };
-}
-
-/** With whom and in which files: predicted while verified, found in `conflict`. The hunks stay in state. */
-function conflictsJson(t: TaskState): Array<{ with: string; files: string[] }> {
-  if (t.status === 'conflict') return (t.conflicts ?? []).map((c) => ({ with: c.with, files: c.files }));
-  if (t.status !== 'verified') return [];
-  // A forecast recorded before details were kept has the names only.
-  const details = t.conflicts ?? (t.conflictsWith ?? []).map((name) => ({ with: name, files: [] }));
-  return details.map((c) => ({ with: c.with, files: c.files }));
 }
 
 /**

@@ -138,7 +138,7 @@ describe('the import-boundary lint', () => {
      * also close a circle, and the only circle in the copy is {@link CIRCLE}.
      */
     const LEAF = 'planted-leaf';
-    const LEAF_FOLDERS = ['ui', 'commands', 'demo', 'ports', 'domain'];
+    const LEAF_FOLDERS = ['ui', 'web', 'commands', 'demo', 'ports', 'domain'];
     // file (relative to the copy), the line appended to it, and the rule's message
     const violations: Array<[string, string, string]> = [
       [
@@ -180,6 +180,29 @@ describe('the import-boundary lint', () => {
       ],
       ['src/core/task/state.ts', "import { execa } from 'execa';", 'processes run only through src/adapters'],
       [
+        'src/core/fleet/handle.ts',
+        "import type { WebServer } from '../../web/planted-leaf.js';",
+        'src/core never imports src/web',
+      ],
+      ['src/web/server/guard.ts', "import { theme } from '../../ui/planted-leaf.js';", 'src/web never imports src/ui'],
+      [
+        'src/web/server/clean.ts',
+        "import { FsWorkspace } from '../../adapters/workspace/planted-leaf.js';",
+        'src/web never imports src/adapters',
+      ],
+      [
+        'src/web/server/token.ts',
+        "const serve = await import('../../commands/planted-leaf.js');",
+        'src/web never imports src/commands',
+      ],
+      ['src/web/server/timeline.ts', "import { readFile } from 'node:fs/promises';", 'src/web reads no file'],
+      ['src/ui/theme.ts', "import { leaf } from '../web/planted-leaf.js';", 'src/ui never imports src/web'],
+      [
+        'src/adapters/queue/redis-url.ts',
+        "import { leaf } from '../../web/planted-leaf.js';",
+        'an adapter never imports src/ui, src/web, src/commands or src/demo',
+      ],
+      [
         'src/ui/format.ts',
         "import { FsWorkspace } from '../adapters/workspace/planted-leaf.js';",
         'src/ui never imports src/adapters',
@@ -200,12 +223,12 @@ describe('the import-boundary lint', () => {
       [
         'src/adapters/model/agent-presets/launch.ts',
         "import type { Theme } from '../../../ui/planted-leaf.js';",
-        'an adapter never imports src/ui, src/commands or src/demo',
+        'an adapter never imports src/ui, src/web, src/commands or src/demo',
       ],
       [
         'src/adapters/store/file-store.ts',
         "const status = await import('../../commands/planted-leaf.js');",
-        'an adapter never imports src/ui, src/commands or src/demo',
+        'an adapter never imports src/ui, src/web, src/commands or src/demo',
       ],
     ];
     /** the circle planted in src/core/text, one of its imports type-only */
@@ -274,6 +297,10 @@ describe('the import-boundary lint', () => {
           "import type { Usage } from '../domain/types.js';\nimport type { GitPort } from './git.js';",
         ],
         ['src/ui/allowed.ts', "import type { FleetHandle } from '../core/fleet/handle.js';"],
+        [
+          'src/web/server/allowed.ts',
+          "import type { FleetHandle } from '../../core/fleet/handle.js';\nimport { statusRow } from '../../core/report/status-row.js';\nimport { visible } from '../../domain/sanitize.js';",
+        ],
         ['src/core/attempt/pipeline.ts', "import { leaf as verifyLeaf } from '../verify/planted-leaf.js';"],
         ['src/core/roles/marker.ts', "import type { Leaf } from '../verify/planted-leaf.js';"],
         ['src/core/telemetry/metrics-allowed.ts', "import { leaf } from '../report/planted-leaf.js';"],

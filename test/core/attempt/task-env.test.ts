@@ -63,6 +63,14 @@ describe('the task environment is an allow-list', () => {
     expect(env.LOOPFLEET_EXTRA).toBe(host.LOOPFLEET_EXTRA);
     expect('LOOPFLEET_QUEUE_SECRET' in personEnv(withSecret, input)).toBe(false);
   });
+
+  it("never passes serve's token: agent code that reached the API on loopback could merge its own branch", () => {
+    const withToken = { ...host, LOOPFLEET_SERVE_TOKEN: 'the-serve-token-0123456789' };
+    const env = taskEnv(withToken, { ...input, passed: ['LOOPFLEET_SERVE_TOKEN'] });
+    expect('LOOPFLEET_SERVE_TOKEN' in env).toBe(false);
+    expect(env.LOOPFLEET_EXTRA).toBe(host.LOOPFLEET_EXTRA);
+    expect('LOOPFLEET_SERVE_TOKEN' in personEnv(withToken, input)).toBe(false);
+  });
 });
 
 describe('env: in the front matter', () => {

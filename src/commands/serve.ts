@@ -1,0 +1,124 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { REPORTS_DIR } from '../domain/layout.js';
+import { PAGE_ASSETS } from '../web/page/assets.js';
+import { startWebServer, type WebServer } from '../web/server/app.js';
+import { isLoopback } from '../web/server/guard.js';
+import { serveToken } from '../web/server/token.js';
+import { printEvents } from './headless-printer.js';
+import { closeAndReport, notifySummary } from './overnight.js';
+import type { Repo } from './repo.js';
+import { runSandboxNotice } from './sandbox-line.js';
+import { openSession, type SessionOptions } from './session.js';
+
+export interface ServeOptions extends SessionOptions {
+  port: number;
+  host: string;
+  readOnly: boolean;
+}
+
+export const DEFAULT_PORT = 7420;
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** The newest morning report under `.loop-worktrees/reports/` (their names are ISO times, so newest sorts last). */
+export async function latestReport(repo: Repo): Promise<{ name: string; markdown: string } | null> {
+  const dir = join(repo.workDir, REPORTS_DIR);
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw error;
+  });
+  const name = names
+    .filter((n) => n.endsWith('.md'))
+    .sort()
+    .at(-1);
+  if (name === undefined) return null;
+  return { name, markdown: await readFile(join(dir, name), 'utf8') };
+}
+
+/** What a bind beyond loopback risks, said at start; null on loopback. */
+export function exposureWarning(host: string, readOnly: boolean): string | null {
+  if (isLoopback(host)) return null;
+  const where = `listening on ${host}, beyond this machine`;
+  const clear = 'the token and every page cross the network in clear text (no TLS): put it behind a TLS reverse proxy';
+  if (readOnly) return `${where}: anyone who gets the token can read the fleet, its diffs and its output; ${clear}`;
+  return `${where}: anyone who gets the token can merge, discard, retry and approve; ${clear}, or add --read-only`;
+}
+
+/**
+ * `loopfleet serve`: the fleet as the interactive view runs it (the same session, lock and engine), with
+ * the web page and its API over it instead of Ink. The process is the fleet's one writer; the page's
+ * actions are calls of the same {@link FleetCommands}. It runs until SIGINT or SIGTERM, then closes the
+ * event streams and the listener, stops the fleet keeping state, writes the morning report, exits 130.
+ */
+export async function serve(repo: Repo, options: ServeOptions, out: (line: string) => void): Promise<number> {
+  const startedAt = new Date();
+  // Before anything opens: a token that is too short is bad usage (exit 2), nothing written.
+  const token = serveToken(options.env);
+  const forge = new AbortController();
+  const session = await openSession(repo, { ...options, watch: true, forgeSignal: forge.signal });
+  const { fleet } = session;
+  let end!: (why: string) => void;
+  const ended = new Promise<string>((resolve) => (end = resolve));
+  let interrupted = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    out(`received ${signal}: stopping; state is kept and the next start resumes`);
+    forge.abort();
+    end(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let server: WebServer | null = null;
+  let unsubscribe = () => {};
+  try {
+    server = await startWebServer({
+      fleet,
+      token,
+      readOnly: options.readOnly,
+      host: options.host,
+      port: options.port,
+      assets: PAGE_ASSETS,
+      latestReport: () => latestReport(repo),
+      onError: (error) =>
+        fleet.events.emit('log', { level: 'error', message: `serve: ${error.stack ?? error.message}` }),
+    });
+    unsubscribe = printEvents(fleet.events, out);
+    const notice = await runSandboxNotice(fleet.config.sandbox, fleet.sandboxed);
+    if (notice !== null) out(`warning: ${notice}`);
+    for (const warning of session.gitWarnings) out(`warning: ${warning}`);
+    if (session.queueNotice !== null)
+      out(`${session.queueNotice.level === 'warn' ? 'warning: ' : ''}${session.queueNotice.message}`);
+    const exposure = exposureWarning(options.host, options.readOnly);
+    if (exposure !== null) out(`warning: ${exposure}`);
+    out(
+      `loopfleet serve: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}${options.readOnly ? ', read-only' : ''}`,
+    );
+    out(`open ${server.url}`);
+    fleet.start();
+    // As the interactive view: a pull request an earlier run left unopened is opened or adopted behind it.
+    if (fleet.landsByPr)
+      void fleet
+        .openPending()
+        .catch((error: Error) =>
+          fleet.events.emit('log', { level: 'warn', message: `pull requests not opened: ${error.message}` }),
+        );
+    const why = await ended;
+    out(`stopping: ${why}`);
+    await server.close();
+    const { code, report, closeError } = await closeAndReport(repo, session, startedAt, interrupted);
+    const c = fleet.summary().counts;
+    out(
+      `done: ${c.verified} verified, ${c.merged} merged, ${c.failed} failed, ${c.conflict} conflict, ${c.queued} queued; report: ${report}`,
+    );
+    await notifySummary(session, fleet, startedAt, report, code);
+    if (closeError !== null) throw closeError;
+    return code;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    unsubscribe();
+    await server?.close();
+    await session.close(); // idempotent: a no-op after closeAndReport
+  }
+}
