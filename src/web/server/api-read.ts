@@ -20,6 +20,11 @@ export interface ReadSources {
   hub: EventHub;
   tails: OutputTails;
   timeline: Timeline;
+  /**
+   * the token, which `GET /api/session` hands the page for its actions' header: the page cannot read the
+   * HttpOnly cookie, and no other origin can read this answer (no CORS)
+   */
+  token: string;
   /** the newest morning report, or null when none was written */
   latestReport(): Promise<{ name: string; markdown: string } | null>;
   /** called with each open stream's closer, so shutting down ends them all */
@@ -46,6 +51,7 @@ export function readRoutes(app: Hono, s: ReadSources): void {
     json(c, {
       apiVersion: API_VERSION,
       readOnly: s.readOnly,
+      csrfToken: s.token,
       repo: fleet.repoRoot,
       base: fleet.base,
       backlogPath: fleet.backlogPath,

@@ -52,7 +52,13 @@ export function webApp(
   const app = new Hono();
   app.use('*', securityHeaders, hostCheck(guard), authCheck(guard));
   if (options.readOnly) readOnlyRoutes(app);
-  readRoutes(app, { fleet: options.fleet, readOnly: options.readOnly, latestReport: options.latestReport, ...parts });
+  readRoutes(app, {
+    fleet: options.fleet,
+    readOnly: options.readOnly,
+    token: options.token,
+    latestReport: options.latestReport,
+    ...parts,
+  });
   if (!options.readOnly) actionRoutes(app, options.fleet);
   app.get('*', (c) => {
     const asset = options.assets[c.req.path];
