@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PAGE_ASSETS, PAGE_MODULES } from '../../src/web/page/assets.js';
-import { INDEX_HTML } from '../../src/web/page/html.js';
 import { formatDuration, formatTokens, formatUsd } from '../../src/core/text/format-units.js';
 import { HOSTILE, UNSAFE } from '../helpers/hostile-text.js';
 import { ROOT } from '../helpers/paths.js';
@@ -57,6 +56,8 @@ describe('the page source', () => {
   });
 
   it('has no inline script, inline style, event-handler attribute or other origin in its document', () => {
+    const INDEX_HTML = PAGE_ASSETS['/']!.body;
+    expect(INDEX_HTML).toContain('<link rel="modulepreload" href="/assets/dom.js">');
     expect(INDEX_HTML).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
     expect(INDEX_HTML).not.toMatch(/<style|\sstyle=/);
     expect(INDEX_HTML).not.toMatch(/\son[a-z]+=/i);

@@ -15,7 +15,7 @@ import { FORMAT_JS } from './client/format.js';
 import { LIST_JS } from './client/list.js';
 import { MARKDOWN_JS } from './client/markdown.js';
 import { MODEL_JS } from './client/model.js';
-import { INDEX_HTML } from './html.js';
+import { indexHtml } from './html.js';
 import { PAGE_CSS } from './style.js';
 
 export interface PageAsset {
@@ -42,7 +42,7 @@ export const PAGE_MODULES: Readonly<Record<string, string>> = {
 };
 
 export const PAGE_ASSETS: Record<string, PageAsset> = {
-  '/': { type: 'text/html; charset=utf-8', body: INDEX_HTML },
+  '/': { type: 'text/html; charset=utf-8', body: indexHtml(Object.keys(PAGE_MODULES)) },
   '/assets/page.css': { type: 'text/css; charset=utf-8', body: PAGE_CSS },
   ...Object.fromEntries(Object.entries(PAGE_MODULES).map(([name, body]) => [`/assets/${name}`, { type: JS, body }])),
 };

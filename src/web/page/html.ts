@@ -1,9 +1,12 @@
 /**
  * The page's one HTML document (served at `/`). It holds no text from the fleet, no inline script or
  * style (the server's Content-Security-Policy allows only `'self'`), and loads nothing from another
- * origin: the stylesheet and the modules come from `/assets/`, the empty icon is a `data:` URL.
+ * origin: the stylesheet and the modules come from `/assets/`, the empty icon is a `data:` URL. Every
+ * module is named for preloading, so the browser fetches them at once rather than import by import.
  */
-export const INDEX_HTML = `<!doctype html>
+export function indexHtml(modules: readonly string[]): string {
+  const preload = modules.map((name) => `<link rel="modulepreload" href="/assets/${name}">`).join('\n');
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -13,6 +16,7 @@ export const INDEX_HTML = `<!doctype html>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/page.css">
 <script type="module" src="/assets/app.js"></script>
+${preload}
 </head>
 <body>
 <header id="fleet-bar" class="fleet-bar"><strong>loopfleet</strong> loading…</header>
@@ -52,3 +56,4 @@ export const INDEX_HTML = `<!doctype html>
 </body>
 </html>
 `;
+}

@@ -120,9 +120,29 @@ function renderBar() {
   banner.textContent = line(words);
 }
 
-async function loadTasks() {
-  const rows = await get('/api/tasks');
-  model.reset(rows, Date.now());
+/**
+ * Task records that arrived since a list read began, kept until no read is under way. Each read, when it
+ * lands, replaces the rows and applies them all again on top: the model skips a record older than its row
+ * (updatedAt), so a read that was answered before some of them still ends with the newest of each task.
+ */
+let pending = null;
+let reads = 0;
+
+/** Reads the list (or takes a read already sent), then applies what arrived meanwhile; before: what to wait for first. */
+async function loadTasks(reading, before) {
+  if (reads++ === 0) pending = [];
+  let rows;
+  try {
+    rows = await (reading || get('/api/tasks'));
+    await before;
+  } catch (e) {
+    if (--reads === 0) pending = null;
+    throw e;
+  }
+  const now = Date.now();
+  model.reset(rows, now);
+  for (const t of pending) model.apply(t, now);
+  if (--reads === 0) pending = null;
   list.render();
   renderBar();
   if (list.selected === null || !model.get(list.selected)) {
@@ -198,11 +218,13 @@ function buildHelp() {
   }
 }
 
-/** Follows the event stream; resolves once it is live. Each 'ready' (the first, and after a reconnect) reads the list again, so nothing sent while it was away is missed. */
-function follow() {
+/**
+ * Follows the event stream. Each 'ready' says the stream is live from then on; the first list may have been
+ * read before, so every 'ready' (the first, and each after a reconnect) reads the list again, and from then
+ * nothing is missed.
+ */
+function follow(first) {
   const events = new EventSource('/api/events');
-  let live;
-  const first = new Promise((resolve) => (live = resolve));
   const on = (name, f) =>
     events.addEventListener(name, (e) => {
       let data;
@@ -216,13 +238,15 @@ function follow() {
   on('task', (d) => {
     const t = d && d.task ? d.task : d;
     if (!t || typeof t.id !== 'string') return;
+    if (pending !== null) return void pending.push(t);
     if (!model.apply(t, Date.now())) return void loadTasks();
     list.update(t.id);
     renderBar();
     if (t.id === detail.id) detail.changed(model.get(t.id));
   });
   on('usage', (d) => {
-    if (model.apply({ id: d.id, usage: d.task, costUsd: d.taskCostUsd }, Date.now())) list.update(d.id);
+    // While the list is read, the row it brings (and the next report) carries the usage.
+    if (pending === null && model.apply({ id: d.id, usage: d.task, costUsd: d.taskCostUsd }, Date.now())) list.update(d.id);
     if (d.fleet && page.summary) {
       page.summary = Object.assign({}, page.summary, { totals: d.fleet });
       page.summaryAt = Date.now();
@@ -242,16 +266,20 @@ function follow() {
   on('log', (d) => notice((d.id ? d.id + ': ' : '') + d.message, d.level === 'info' ? '' : 'refusal'));
   on('ready', () => {
     document.body.dataset.live = 'true';
-    loadTasks().then(live, (e) => notice('could not read the tasks: ' + e.message, 'refusal'));
+    // After the first read, not beside it: the first screen does not wait for a second list. A failed first
+    // read is boot's to report; this read goes ahead regardless.
+    first
+      .catch(() => null)
+      .then(() => loadTasks())
+      .catch((e) => notice('could not read the tasks: ' + e.message, 'refusal'));
   });
   events.addEventListener('error', () => {
     document.body.dataset.live = 'false';
   });
-  return first;
 }
 
-async function boot() {
-  const s = await session();
+/** What the session says: whether the page may act, the repository, the gates, the fleet's summary. */
+function begin(s) {
   page.readOnly = s.readOnly !== false;
   page.repo = s.repo || s.repoRoot || '';
   page.base = s.base || '';
@@ -268,7 +296,13 @@ async function boot() {
   for (const b of document.querySelectorAll('#views button')) b.addEventListener('click', () => showView(b.dataset.view));
   $('help-close').addEventListener('click', () => $('help').close());
   document.addEventListener('keydown', onKey);
-  await follow();
+}
+
+async function boot() {
+  // The list, the session and the event stream at once: the first screen waits for the slowest, not the sum.
+  const first = loadTasks(get('/api/tasks'), session().then(begin));
+  follow(first);
+  await first;
   performance.mark('loopfleet:first-rows');
   document.body.dataset.ready = 'true';
   setInterval(() => {

@@ -2,7 +2,8 @@
  * The page's model of the fleet (served as `/assets/model.js`): tasks by id in backlog order, the counts per
  * status and the fleet's summary. A row comes either from `GET /api/tasks` (the shape of `status --json`)
  * or from an SSE `task` event (a task's record); {@link MODEL_JS}'s `normalise` reads both into one row.
- * `apply` changes one task and reports which, so the list repaints that row alone.
+ * `apply` changes one task and reports whether it knew it, so the list repaints that row alone; a record
+ * older than the row it has (`updatedAt`) changes nothing.
  */
 export const MODEL_JS = String.raw`
 function totalTokens(u) {
@@ -14,7 +15,7 @@ function totalTokens(u) {
 export function normalise(src, previous, now) {
   const t = src || {};
   const row = Object.assign({}, previous || {});
-  for (const k of ['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'costUsd', 'branch', 'reason']) {
+  for (const k of ['id', 'title', 'status', 'phase', 'attempt', 'maxAttempts', 'costUsd', 'branch', 'reason', 'updatedAt']) {
     if (t[k] !== undefined) row[k] = t[k];
   }
   if (typeof t.tokens === 'number') row.tokens = t.tokens;
@@ -81,6 +82,8 @@ export class FleetModel {
   apply(task, now) {
     const old = this.byId.get(task.id);
     if (old === undefined) return false;
+    // A record older than the row (ISO times compare as strings) changes nothing.
+    if (typeof task.updatedAt === 'string' && typeof old.updatedAt === 'string' && task.updatedAt < old.updatedAt) return true;
     const row = normalise(task, old, now);
     this.byId.set(task.id, row);
     if (old.status !== row.status) {
