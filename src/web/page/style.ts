@@ -70,7 +70,7 @@ pre { margin: 0; white-space: pre-wrap; word-break: break-word; }
 .dl.add { color: var(--green); background: #16261a; } .dl.del { color: var(--red); background: #2a1717; }
 .dl.hunk { color: var(--cyan); } .dl.meta { color: var(--dim); font-weight: bold; }
 .check { border: 1px solid var(--line); border-radius: 4px; padding: 6px 8px; margin-bottom: 8px; }
-.check-head { display: flex; gap: 12px; align-items: baseline; }
+.check-head { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: baseline; }
 .judged { font-weight: bold; } .j-passed { color: var(--green); } .j-failed { color: var(--red); } .j-warning, .j-not-worse { color: var(--yellow); }
 .check-output { margin-top: 6px; padding: 6px; background: #0b0d10; max-height: 320px; overflow: auto; }
 .baseline { color: var(--dim); margin-top: 4px; }

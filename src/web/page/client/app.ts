@@ -22,7 +22,7 @@ const page = { readOnly: true, repo: '', base: '', gates: null, taskGates: null,
 
 function notice(text, cls) {
   const n = $('notice');
-  n.className = cls || '';
+  n.className = cls ? 'notice ' + cls : 'notice';
   n.textContent = line(text);
 }
 

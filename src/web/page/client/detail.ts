@@ -81,10 +81,9 @@ function checkBlock(c, baseline) {
   const ok = c.exitCode === 0 && !c.timedOut;
   const judged = c.judged || (ok ? 'passed' : 'failed');
   const head = el('div', 'check-head');
+  head.append(el('span', 'judged j-' + judged, judged), el('span', 'check-name', c.name || c.command));
+  if (c.name && c.command && c.name !== c.command) head.append(el('code', null, c.command));
   head.append(
-    el('span', 'judged j-' + judged, judged),
-    el('span', 'check-name', c.name || c.command),
-    el('code', null, c.command),
     el('span', 'dim', 'exit ' + (c.timedOut ? 'timed out' : c.exitCode) + (c.durationMs ? ' \u00b7 ' + duration(c.durationMs) : '')),
   );
   const box = el('div', 'check');
