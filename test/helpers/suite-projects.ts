@@ -4,7 +4,18 @@
  */
 
 /** The folders of unit tests: many of their files run in turn in one process. */
-export const UNIT_FOLDERS = ['adapters', 'architecture', 'commands', 'core', 'demo', 'deploy', 'docs', 'domain', 'ui'];
+export const UNIT_FOLDERS = [
+  'adapters',
+  'architecture',
+  'commands',
+  'core',
+  'demo',
+  'deploy',
+  'docs',
+  'domain',
+  'ui',
+  'web',
+];
 
 export const UNIT_GLOBS = UNIT_FOLDERS.flatMap((d) => [`test/${d}/**/*.test.ts`, `test/${d}/**/*.test.tsx`]);
 
