@@ -30,11 +30,13 @@ const SCENARIOS: DemoScenario[] = [
   { taskId: 'T-1', kind: 'pass', edits: [{ path: 'hello.txt', content: 'hello\n' }] },
   { taskId: 'T-2', kind: 'pass', edits: [{ path: 'other.txt', content: 'other\n' }] },
   { taskId: 'T-3', kind: 'pass', edits: [{ path: 'three.txt', content: `three ${HOSTILE}\n` }] },
+  { taskId: 'T-4', kind: 'pass', edits: [{ path: 'four.txt', content: 'four\n' }] },
 ];
 
 const BACKLOG = backlog(
   'check: sh check.sh\nreview: true\nconcurrency: 3\ngates:\n  attempts: 1',
-  '- [ ] T-1 Say hello\n- [ ] T-2 Say something else\n- [ ] T-3 Render <img src=x onerror=alert(6)> safely',
+  '- [ ] T-1 Say hello\n- [ ] T-2 Say something else\n- [ ] T-3 Render <img src=x onerror=alert(6)> safely\n' +
+    '- [ ] T-4 Say four, once a person approved the plan\n  autonomy: plan',
 );
 
 const CHECK =
@@ -171,11 +173,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the page of loopfleet serve in a real br
     // The token left the address bar for an HttpOnly cookie.
     expect(new URL(page.url()).search).toBe('');
     await page.locator('body[data-ready="true"]').waitFor();
-    for (const id of ['T-1', 'T-2', 'T-3']) await row(page, id).waitFor();
+    for (const id of ['T-1', 'T-2', 'T-3', 'T-4']) await row(page, id).waitFor();
     // Nothing has answered yet: every task is queued or running as the page opens.
     expect(await row(page, 'T-1').getAttribute('data-status')).toMatch(/^(queued|running)$/);
     pageOpen();
     for (const id of ['T-1', 'T-2', 'T-3']) await waitStatus(page, id, 'verified');
+    await waitStatus(page, 'T-4', 'awaiting-approval');
     await expect.poll(() => page.locator('.count[data-status="verified"]').textContent()).toContain('3 verified');
     expect(await row(page, 'T-1').locator('.c-attempt').textContent()).toBe('1/1');
     // Fleet text is text: the title's markup shows as written.
@@ -236,6 +239,21 @@ describe.skipIf(!existsSync(CHROMIUM))('the page of loopfleet serve in a real br
     await page.locator('#confirm[open]').waitFor({ state: 'detached' });
     await git(root, 'merge-base', '--is-ancestor', commit, 'main');
     expect(await git(root, 'show', 'main:hello.txt')).toBe('hello');
+  });
+
+  it("approves a plan after the person's edit of it", { timeout: 60_000 }, async () => {
+    await row(page, 'T-4').click();
+    await page.locator('#detail[data-loaded="T-4"]').waitFor();
+    await page.keyboard.press('a');
+    await page.locator('#confirm[open][data-action="approve"]').waitFor();
+    const plan = page.locator('#confirm-plan');
+    expect(await plan.inputValue()).toContain('## Plan for T-4');
+    await plan.fill(`${await plan.inputValue()}\n\nEdited: keep four.txt to one line.`);
+    await page.locator('#confirm-ok').click();
+    await page.locator('#confirm[open]').waitFor({ state: 'detached' });
+    await waitStatus(page, 'T-4', 'verified');
+    await page.keyboard.press('1');
+    await page.locator('#detail .markdown', { hasText: 'Edited: keep four.txt to one line.' }).waitFor();
   });
 
   it('pauses and resumes the fleet behind the same dialog', async () => {
