@@ -17,6 +17,7 @@ a.url { color: var(--cyan); }
 .fleet-bar { display: flex; flex-wrap: wrap; gap: 6px 22px; align-items: center; padding: 8px 14px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .state { font-weight: bold; }
 .st-running { color: var(--cyan); } .st-paused, .st-stopping { color: var(--yellow); } .st-finished { color: var(--green); } .st-idle { color: var(--dim); }
+.bar-info { display: flex; flex-wrap: wrap; gap: 6px 22px; align-items: center; }
 .counts { display: flex; gap: 14px; }
 .gauges { display: flex; gap: 18px; }
 .fleet-actions { margin-left: auto; display: flex; gap: 8px; }

@@ -79,6 +79,26 @@ function fleetElapsed() {
   return s.totals.elapsedMs + (s.state === 'running' ? Math.max(0, Date.now() - page.summaryAt) : 0);
 }
 
+/** The fleet bar: what it says (redrawn), and its buttons (built once, when the session allows actions). */
+const bar = { info: el('span', 'bar-info'), toggle: null };
+
+function buildBar() {
+  const parts = [bar.info];
+  if (!page.readOnly) {
+    const buttons = el('span', 'fleet-actions');
+    for (const name of ['merge-all', 'pause']) {
+      const b = el('button', 'action', ACTIONS[name].label);
+      b.type = 'button';
+      b.dataset.action = name;
+      b.addEventListener('click', () => act(b.dataset.action));
+      buttons.append(b);
+      if (name === 'pause') bar.toggle = b;
+    }
+    parts.push(buttons);
+  } else parts.push(el('span', 'read-only', 'read-only'));
+  fill($('fleet-bar'), ...parts);
+}
+
 function renderBar() {
   const s = page.summary;
   const state = s ? s.state : 'idle';
@@ -98,19 +118,15 @@ function renderBar() {
   const g = page.gates || {};
   const gauges = el('span', 'gauges');
   gauges.append(gauge('tokens', usage, g.tokens, tokens), gauge('cost', totals.costUsd || 0, g.costUsd, usd), gauge('time', fleetElapsed(), g.timeMs, duration));
-  const parts = [head, counts, gauges];
-  if (!page.readOnly) {
-    const buttons = el('span', 'fleet-actions');
-    for (const name of ['merge-all', state === 'paused' && !(s && s.hold) ? 'resume' : 'pause']) {
-      const b = el('button', 'action', ACTIONS[name].label);
-      b.type = 'button';
-      b.dataset.action = name;
-      b.addEventListener('click', () => act(name));
-      buttons.append(b);
+  fill(bar.info, head, counts, gauges);
+  // The buttons stay the same elements (a click is never lost to a redraw); only the pause one changes.
+  if (bar.toggle !== null) {
+    const name = state === 'paused' && !(s && s.hold) ? 'resume' : 'pause';
+    if (bar.toggle.dataset.action !== name) {
+      bar.toggle.dataset.action = name;
+      bar.toggle.textContent = ACTIONS[name].label;
     }
-    parts.push(buttons);
-  } else parts.push(el('span', 'read-only', 'read-only'));
-  fill($('fleet-bar'), ...parts);
+  }
   const banner = $('banner');
   let words = '';
   if (s && s.hold) words = '\u2016 held: ' + s.hold.reason + (s.hold.until ? ' \u2014 until ' + new Date(s.hold.until).toLocaleTimeString() : '');
@@ -293,6 +309,7 @@ function begin(s) {
   if (page.readOnly) $('confirm').remove();
   else confirm = new Confirm($('confirm'), actionDone);
   buildHelp();
+  buildBar();
   for (const b of document.querySelectorAll('#views button')) b.addEventListener('click', () => showView(b.dataset.view));
   $('help-close').addEventListener('click', () => $('help').close());
   document.addEventListener('keydown', onKey);

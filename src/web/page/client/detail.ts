@@ -199,6 +199,10 @@ export class DetailPane {
     this.unlisten = null;
     this.seeded = new Set();
     this.head = el('div', 'detail-head');
+    this.about = el('div', 'detail-about');
+    this.barSlot = el('div', 'detail-actions');
+    this.barKey = null;
+    this.head.append(this.about, this.barSlot);
     this.tabBar = el('nav', 'tabs');
     this.tabBar.setAttribute('role', 'tablist');
     this.body = el('div', 'detail-body');
@@ -240,11 +244,14 @@ export class DetailPane {
     );
     if (row.branch) facts.append(el('code', 'branch', row.branch));
     if (row.pr && row.pr.url) facts.append(link(row.pr.url, 'PR #' + row.pr.number + ' ' + row.pr.state));
-    const parts = [title, facts];
-    if (row.reason) parts.push(el('p', 'reason', line(row.reason)));
-    const bar = this.actions(row);
-    if (bar) parts.push(bar);
-    fill(this.head, ...parts);
+    fill(this.about, title, facts, row.reason ? el('p', 'reason', line(row.reason)) : null);
+    // The action buttons are built again only when the task or its status changed, so a click on one is
+    // never lost to a redraw of the same task.
+    const key = row.id + ' ' + row.status;
+    if (key !== this.barKey) {
+      this.barKey = key;
+      fill(this.barSlot, this.actions(row));
+    }
   }
 
   /** The selected task's record changed: new header now, new body from the server. */
