@@ -21,4 +21,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'claim-check.ts', title: "9. the coordinator's check of workers' claims" },
   { file: 'stop.ts', title: '10. SIGTERM to exit at 2,000 tasks' },
   { file: 'session-open.ts', title: '11. session open and close' },
+  { file: 'web.ts', title: '12. the web page at 2,000 tasks' },
 ];

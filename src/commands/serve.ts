@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPORTS_DIR } from '../domain/layout.js';
 import { PAGE_ASSETS } from '../web/page/assets.js';
-import { startWebServer, type WebServer } from '../web/server/app.js';
+import { openListener, type WebServer } from '../web/server/app.js';
 import { isLoopback } from '../web/server/guard.js';
 import { serveToken } from '../web/server/token.js';
 import { printEvents } from './headless-printer.js';
@@ -54,8 +54,15 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
   const startedAt = new Date();
   // Before anything opens: a token that is too short is bad usage (exit 2), nothing written.
   const token = serveToken(options.env);
+  // Bound before the session opens: a port in use is bad usage too, and nothing has been written yet.
+  const listener = await openListener(options.host, options.port);
   const forge = new AbortController();
-  const session = await openSession(repo, { ...options, watch: true, forgeSignal: forge.signal });
+  const session = await openSession(repo, { ...options, watch: true, forgeSignal: forge.signal }).catch(
+    async (error: unknown) => {
+      await listener.close();
+      throw error;
+    },
+  );
   const { fleet } = session;
   let end!: (why: string) => void;
   const ended = new Promise<string>((resolve) => (end = resolve));
@@ -72,12 +79,10 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
   let server: WebServer | null = null;
   let unsubscribe = () => {};
   try {
-    server = await startWebServer({
+    server = listener.serve({
       fleet,
       token,
       readOnly: options.readOnly,
-      host: options.host,
-      port: options.port,
       assets: PAGE_ASSETS,
       latestReport: () => latestReport(repo),
       onError: (error) =>
@@ -118,7 +123,7 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     unsubscribe();
-    await server?.close();
+    await (server ?? listener).close();
     await session.close(); // idempotent: a no-op after closeAndReport
   }
 }

@@ -65,7 +65,19 @@ export function call(
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        // A connection of its own: one the server ended (a refused body) is never reused by the next call.
+        agent: false,
+        headers: {
+          host: `127.0.0.1:${port}`,
+          ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }),
+          ...headers,
+        },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');

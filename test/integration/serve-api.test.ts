@@ -302,6 +302,19 @@ describe('loopfleet serve: actions', () => {
       expect(reply.status, `${path} ${body}`).toBe(400);
       expect(reply.json<{ error: string }>().error).toMatch(/^the body is not/);
     }
+    // Over the 1 MB limit: refused by its length before it is read. The server may end the connection while
+    // the client still writes; either way the body is never taken.
+    const huge = await call(
+      served.port,
+      'POST',
+      '/api/tasks/T-3/approve',
+      action(),
+      JSON.stringify({ plan: 'x'.repeat(2 ** 20) }),
+    ).then(
+      (reply) => String(reply.status),
+      (error: NodeJS.ErrnoException) => error.code ?? error.message,
+    );
+    expect(['413', 'ECONNRESET', 'EPIPE']).toContain(huge);
     const unknown = await call(served.port, 'POST', '/api/tasks/T-9/merge', action(), '{}');
     expect(unknown.status).toBe(404);
     expect(unknown.json<{ error: string }>().error).toMatch(/^no task T-9 in /);

@@ -91,16 +91,19 @@ describe('loopfleet serve --read-only', () => {
 
 describe('loopfleet serve: refused before it serves', () => {
   // Run side by side: the lock refusal waits out the lock's own patience (LOCK_WAIT_MS) anyway.
-  it('by the lock (a second writer), by a short LOOPFLEET_SERVE_TOKEN, by bad options: exit 2, nothing written', async () => {
+  it('by the lock (a second writer), by a short LOOPFLEET_SERVE_TOKEN, by bad options, by a port in use: exit 2, nothing written', {
+    timeout: 120_000,
+  }, async () => {
     const repo = await makeRepo({ 'BACKLOG.md': backlog('check: "true"', '- [ ] T-1 Anything') });
     cleanups.push(repo.cleanup);
     const run = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
       execa(process.execPath, [CLI, ...args], { cwd, reject: false, env: { ...env(), ...extra }, extendEnv: true });
-    const [second, short, port, stray] = await Promise.all([
+    const [second, short, port, stray, taken] = await Promise.all([
       run(root, ['serve', '--port', '0']),
       run(repo.root, ['serve', '--port', '0'], { LOOPFLEET_SERVE_TOKEN: 'short' }),
       run(repo.root, ['serve', '--port', '70000']),
       run(repo.root, ['status', '--read-only']),
+      run(repo.root, ['serve', '--port', String(served.port)]),
     ]);
     expect(second.exitCode, second.stdout + second.stderr).toBe(2);
     expect(second.stderr).toMatch(/another loopfleet \(pid \d+\) is running on this repository/);
@@ -112,6 +115,8 @@ describe('loopfleet serve: refused before it serves', () => {
     expect(port.stderr).toContain("--port: '70000' is not a port");
     expect(stray.exitCode).toBe(2);
     expect(stray.stderr).toContain('--read-only is an option of `loopfleet serve` only');
+    expect(taken.exitCode).toBe(2);
+    expect(taken.stderr).toContain(`--port ${served.port}: the port is in use on 127.0.0.1`);
     expect(existsSync(join(repo.root, '.loop-worktrees'))).toBe(false);
   });
 });

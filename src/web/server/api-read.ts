@@ -20,6 +20,11 @@ export interface ReadSources {
   hub: EventHub;
   tails: OutputTails;
   timeline: Timeline;
+  /**
+   * the token, which `GET /api/session` hands the page for its actions' header: the page cannot read the
+   * HttpOnly cookie, and no other origin can read this answer (no CORS)
+   */
+  token: string;
   /** the newest morning report, or null when none was written */
   latestReport(): Promise<{ name: string; markdown: string } | null>;
   /** called with each open stream's closer, so shutting down ends them all */
@@ -27,7 +32,7 @@ export interface ReadSources {
 }
 
 /** A JSON body, every string sanitised ({@link clean}) and the text escaped as `status --json`'s is. */
-export function json(c: Context, value: unknown, status: 200 | 400 | 403 | 404 | 409 | 500 = 200): Response {
+export function json(c: Context, value: unknown, status: 200 | 400 | 403 | 404 | 409 | 413 | 500 = 200): Response {
   return c.body(jsonText(clean(value)), status, { 'Content-Type': 'application/json; charset=utf-8' });
 }
 
@@ -46,6 +51,7 @@ export function readRoutes(app: Hono, s: ReadSources): void {
     json(c, {
       apiVersion: API_VERSION,
       readOnly: s.readOnly,
+      csrfToken: s.token,
       repo: fleet.repoRoot,
       base: fleet.base,
       backlogPath: fleet.backlogPath,

@@ -6,9 +6,13 @@ import { UsageError } from '../../domain/errors.js';
 import { actionRoutes, readOnlyRoutes } from './api-actions.js';
 import { json, readRoutes } from './api-read.js';
 import { EventHub } from './event-hub.js';
-import { allowedHosts, authCheck, hostCheck, securityHeaders, type GuardOptions } from './guard.js';
+import { allowedHosts, authCheck, hostCheck, isWildcard, securityHeaders, type GuardOptions } from './guard.js';
+import { bodyLimit } from 'hono/body-limit';
 import { OutputTails } from './output-tails.js';
 import { Timeline } from './timeline.js';
+
+/** The largest request body accepted (an action's JSON; an edited plan is the longest). */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Path → content type and body: the page (`/`) and its files (`/assets/…`), served as they are. */
 export type PageAssets = Record<string, { type: string; body: string }>;
@@ -51,8 +55,22 @@ export function webApp(
 ): Hono {
   const app = new Hono();
   app.use('*', securityHeaders, hostCheck(guard), authCheck(guard));
+  // Read only after the token was checked; the longest body an action takes is an edited plan.
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => json(c, { error: `a body is at most ${MAX_BODY_BYTES} bytes` }, 413),
+    }),
+  );
   if (options.readOnly) readOnlyRoutes(app);
-  readRoutes(app, { fleet: options.fleet, readOnly: options.readOnly, latestReport: options.latestReport, ...parts });
+  readRoutes(app, {
+    fleet: options.fleet,
+    readOnly: options.readOnly,
+    token: options.token,
+    latestReport: options.latestReport,
+    ...parts,
+  });
   if (!options.readOnly) actionRoutes(app, options.fleet);
   app.get('*', (c) => {
     const asset = options.assets[c.req.path];
@@ -72,63 +90,88 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Starts listening; resolves once it does, with the URL that opens the page. */
-export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
-  let port = options.port;
-  let hosts: ReadonlySet<string> = new Set();
-  const guard: GuardOptions = { token: options.token, port: () => port, hosts: () => hosts };
-  const hub = new EventHub(options.fleet.events, options.flushMs);
-  const tails = new OutputTails(options.fleet.events);
-  const timeline = new Timeline(options.fleet.events, () => options.fleet.summary());
-  const streams = new Set<() => void>();
-  const track = (close: () => void) => {
-    streams.add(close);
-    return () => streams.delete(close);
-  };
-  const app = webApp(options, guard, { hub, tails, timeline, track });
-  const closeParts = () => {
-    hub.close();
-    tails.close();
-    timeline.close();
-  };
-  let server: ServerType;
-  try {
-    server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
-      s.once('error', (error: NodeJS.ErrnoException) =>
-        reject(
-          error.code === 'EADDRINUSE'
-            ? new UsageError(
-                `--port ${options.port}: the port is in use on ${options.host}; choose another (0: any free port)`,
-              )
-            : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND'
-              ? new UsageError(`--host ${options.host}: not an address of this machine (${error.code})`)
-              : error,
-        ),
-      );
-    });
-  } catch (error) {
-    closeParts();
-    throw error;
-  }
-  port = (server.address() as AddressInfo).port;
-  hosts = allowedHosts(options.host, port);
-  const shown = urlHost(options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host);
-  const origin = `http://${shown}:${port}`;
+/** A socket bound and listening, answering 503 until {@link Listener.serve} hands it a fleet. */
+export interface Listener {
+  readonly host: string;
+  readonly port: number;
+  serve(options: Omit<WebServerOptions, 'host' | 'port'>): WebServer;
+  close(): Promise<void>;
+}
+
+const STARTING = JSON.stringify({ error: 'loopfleet serve is starting: try again in a moment' });
+
+/**
+ * Binds `host:port` first, before any fleet opens, so a port in use or an address not of this machine is bad
+ * usage (exit 2) with nothing written; the fleet is attached once its session is open.
+ */
+export async function openListener(host: string, port: number): Promise<Listener> {
+  let handler: ((request: Request) => Response | Promise<Response>) | null = null;
+  const fetch = (request: Request) =>
+    handler === null
+      ? new Response(STARTING, {
+          status: 503,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+        })
+      : handler(request);
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch, port, hostname: host }, () => resolve(s));
+    s.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new UsageError(`--port ${port}: the port is in use on ${host}; choose another (0: any free port)`)
+          : error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN'
+            ? new UsageError(`--host ${host}: not an address of this machine (${error.code})`)
+            : error,
+      ),
+    );
+  });
+  const bound = (server.address() as AddressInfo).port;
   let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Keep-alive connections would hold close() open until they time out.
+      if ('closeAllConnections' in server) server.closeAllConnections();
+    }));
   return {
-    port,
-    origin,
-    url: `${origin}/?token=${options.token}`,
-    close: () =>
-      (closing ??= (async () => {
-        for (const end of [...streams]) end();
-        closeParts();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Keep-alive connections would hold close() open until they time out.
-          if ('closeAllConnections' in server) server.closeAllConnections();
-        });
-      })()),
+    host,
+    port: bound,
+    close,
+    serve: (options) => {
+      const hosts = allowedHosts(host, bound);
+      const guard: GuardOptions = { token: options.token, port: () => bound, hosts: () => hosts };
+      const hub = new EventHub(options.fleet.events, options.flushMs);
+      const tails = new OutputTails(options.fleet.events);
+      const timeline = new Timeline(options.fleet.events, () => options.fleet.summary());
+      const streams = new Set<() => void>();
+      const track = (end: () => void) => {
+        streams.add(end);
+        return () => streams.delete(end);
+      };
+      const app = webApp(options, guard, { hub, tails, timeline, track });
+      handler = (request) => app.fetch(request);
+      const shown = urlHost(isWildcard(host) ? '127.0.0.1' : host);
+      const origin = `http://${shown}:${bound}`;
+      let stopping: Promise<void> | null = null;
+      return {
+        port: bound,
+        origin,
+        url: `${origin}/?token=${options.token}`,
+        close: () =>
+          (stopping ??= (async () => {
+            for (const end of [...streams]) end();
+            hub.close();
+            tails.close();
+            timeline.close();
+            await close();
+          })()),
+      };
+    },
   };
+}
+
+/** Binds and serves at once: {@link openListener}, then {@link Listener.serve}. */
+export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const listener = await openListener(options.host, options.port);
+  return listener.serve(options);
 }
