@@ -121,6 +121,7 @@ Environment:
   OTEL_EXPORTER_OTLP_ENDPOINT                 send traces and metrics over OTLP/HTTP (and the other OTEL_* variables)
   LOOPFLEET_QUEUE_SECRET                      the fleet secret of --queue (several, comma-separated: the current first)
   LOOPFLEET_SERVE_TOKEN                       serve: the token (at least 16 characters) instead of a new one per start
+  LOOPFLEET_SERVE_ORIGIN                      serve: the origin a TLS reverse proxy serves the page at
 
 Exit codes: 0 no task the run touched ended failed or in conflict; 1 one did, or a fleet gate, a full
 disk, a system limit or a deleted BACKLOG.md stopped the run (audit: not ready; doctor: a check failed;

@@ -4,7 +4,7 @@ import { REPORTS_DIR } from '../domain/layout.js';
 import { PAGE_ASSETS } from '../web/page/assets.js';
 import { openListener, type WebServer } from '../web/server/app.js';
 import { isLoopback } from '../web/server/guard.js';
-import { serveToken } from '../web/server/token.js';
+import { publicOrigin, serveToken } from '../web/server/token.js';
 import { printEvents } from './headless-printer.js';
 import { closeAndReport, notifySummary } from './overnight.js';
 import type { Repo } from './repo.js';
@@ -54,6 +54,7 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
   const startedAt = new Date();
   // Before anything opens: a token that is too short is bad usage (exit 2), nothing written.
   const token = serveToken(options.env);
+  const origin = publicOrigin(options.env);
   // Bound before the session opens: a port in use is bad usage too, and nothing has been written yet.
   const listener = await openListener(options.host, options.port);
   const forge = new AbortController();
@@ -83,6 +84,7 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
       fleet,
       token,
       readOnly: options.readOnly,
+      publicOrigin: origin,
       assets: PAGE_ASSETS,
       latestReport: () => latestReport(repo),
       onError: (error) =>
@@ -99,7 +101,9 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
     out(
       `loopfleet serve: ${fleet.summary().counts.queued} queued task(s) on base ${fleet.base}, concurrency ${fleet.config.concurrency}${options.readOnly ? ', read-only' : ''}`,
     );
-    out(`open ${server.url}`);
+    // The URL is printed once: behind a proxy it is the proxy's, and the listener is named without the token.
+    if (origin !== null) out(`listening on ${server.origin}, served at ${origin.origin}`);
+    out(`open ${origin === null ? server.url : `${origin.origin}/?token=${token}`}`);
     fleet.start();
     // As the interactive view: a pull request an earlier run left unopened is opened or adopted behind it.
     if (fleet.landsByPr)

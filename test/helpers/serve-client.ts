@@ -39,18 +39,21 @@ export async function startServe(cwd: string, args: string[], env: Record<string
     out += chunk.toString();
   });
   const url = await Promise.race([
-    eventually(() => /^open (http:\/\/\S+)$/m.exec(out)?.[1], 50),
+    eventually(() => /^open (https?:\/\/\S+)$/m.exec(out)?.[1], 50),
     child.then((r) => {
       throw new Error(`serve ended before it printed its URL (exit ${r.exitCode}):\n${r.all}`);
     }),
   ]);
   const parsed = new URL(url);
+  // Behind a proxy (LOOPFLEET_SERVE_ORIGIN) the URL is the proxy's; the listener is named on a line of its own.
+  const listening = /^listening on (http:\/\/\S+), served at /m.exec(out)?.[1];
+  const local = new URL(listening ?? url);
   return {
     process: child,
     output: () => out,
     url,
-    origin: parsed.origin,
-    port: Number(parsed.port),
+    origin: local.origin,
+    port: Number(local.port),
     token: parsed.searchParams.get('token') ?? '',
   };
 }

@@ -18,6 +18,8 @@ import { eventually } from '../helpers/wait.js';
 
 const KEY = 'sk-ant-serve-ro-0123456789abcdefghijklmnopqrstuvwxyz';
 const TOKEN = 'a-token-set-by-a-service-manager_0123';
+/** the origin a TLS reverse proxy serves the page at */
+const PROXY = 'https://fleet.example.com';
 
 let model: RunningModelServer;
 let root: string;
@@ -36,7 +38,11 @@ beforeAll(async () => {
   });
   root = repo.root;
   cleanups.push(repo.cleanup);
-  served = await startServe(root, ['--read-only'], { ...env(), LOOPFLEET_SERVE_TOKEN: TOKEN });
+  served = await startServe(root, ['--read-only'], {
+    ...env(),
+    LOOPFLEET_SERVE_TOKEN: TOKEN,
+    LOOPFLEET_SERVE_ORIGIN: PROXY,
+  });
   await eventually(async () => {
     const rows = (await call(served.port, 'GET', '/api/tasks', auth)).json<Array<{ status: string }>>();
     return rows.map((r) => r.status).join() === 'verified,failed' ? true : undefined;
@@ -81,6 +87,22 @@ describe('loopfleet serve --read-only', () => {
     expect(session.summary.state).not.toBe('paused');
     expect(await git(root, 'rev-parse', 'main')).toBe(before);
     expect(await git(root, 'branch', '--list', 'loop/T-1')).toContain('loop/T-1');
+  });
+
+  it('behind a proxy: prints its URL once, answers its Host, takes its Origin, sets a Secure cookie', async () => {
+    expect(served.url).toBe(`${PROXY}/?token=${TOKEN}`);
+    expect(served.output().split(TOKEN)).toHaveLength(2);
+    const proxied = { ...auth, host: 'fleet.example.com' };
+    expect((await call(served.port, 'GET', '/api/session', proxied)).status).toBe(200);
+    expect((await call(served.port, 'GET', '/api/session', { ...auth, host: 'evil.example' })).status).toBe(403);
+    const opened = await call(served.port, 'GET', `/?token=${TOKEN}`, { host: 'fleet.example.com' });
+    expect(opened.headers['set-cookie']?.[0]).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    const json = { ...proxied, 'content-type': 'application/json' };
+    // Its own origin passes the CSRF guard and meets the read-only refusal; another origin is stopped before.
+    const own = await call(served.port, 'POST', '/api/pause', { ...json, origin: PROXY }, '{"paused":true}');
+    expect(own.json()).toEqual({ error: 'this server is read-only' });
+    const other = await call(served.port, 'POST', '/api/pause', { ...json, origin: 'https://evil.example' }, '{}');
+    expect(other.json<{ error: string }>().error).toContain("origin 'https://evil.example' is refused");
   });
 
   it('without the token, a POST is 401 before the read-only refusal says anything', async () => {

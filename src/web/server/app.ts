@@ -31,6 +31,8 @@ export interface WebServerOptions {
   onError(error: Error): void;
   /** how long the event hub gathers events (default {@link FLUSH_MS}) */
   flushMs?: number;
+  /** the page's origin behind a reverse proxy (`LOOPFLEET_SERVE_ORIGIN`), or null */
+  publicOrigin?: URL | null;
 }
 
 export interface WebServer {
@@ -138,8 +140,14 @@ export async function openListener(host: string, port: number): Promise<Listener
     port: bound,
     close,
     serve: (options) => {
-      const hosts = allowedHosts(host, bound);
-      const guard: GuardOptions = { token: options.token, port: () => bound, hosts: () => hosts };
+      const hosts = new Set(allowedHosts(host, bound));
+      if (options.publicOrigin != null) hosts.add(options.publicOrigin.host.toLowerCase());
+      const guard: GuardOptions = {
+        token: options.token,
+        port: () => bound,
+        hosts: () => hosts,
+        publicOrigin: options.publicOrigin?.origin.toLowerCase() ?? null,
+      };
       const hub = new EventHub(options.fleet.events, options.flushMs);
       const tails = new OutputTails(options.fleet.events);
       const timeline = new Timeline(options.fleet.events, () => options.fleet.summary());

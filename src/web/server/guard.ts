@@ -73,6 +73,8 @@ export interface GuardOptions {
   port: () => number;
   /** Host header values (`name:port`) this server answers to */
   hosts: () => ReadonlySet<string>;
+  /** the origin the page has behind a reverse proxy (`LOOPFLEET_SERVE_ORIGIN`), besides `http://<Host>` */
+  publicOrigin?: string | null;
 }
 
 const error = (c: Context, status: 400 | 401 | 403 | 405 | 415, message: string) => c.json({ error: message }, status);
@@ -119,7 +121,12 @@ export function authCheck(options: GuardOptions): MiddlewareHandler {
     if (fromHeader !== undefined && !isToken(fromHeader, options.token)) return unauthorised(c);
     if (method === 'GET' && c.req.path === '/' && c.req.query('token') !== undefined) {
       if (!isToken(c.req.query('token'), options.token)) return unauthorised(c);
-      c.header('Set-Cookie', `${cookieName(options.port())}=${options.token}; Path=/; HttpOnly; SameSite=Strict`);
+      // Secure when a proxy serves the page over TLS: the browser then never sends the cookie in clear text.
+      const secure = options.publicOrigin?.startsWith('https:') ? '; Secure' : '';
+      c.header(
+        'Set-Cookie',
+        `${cookieName(options.port())}=${options.token}; Path=/; HttpOnly; SameSite=Strict${secure}`,
+      );
       return c.redirect('/', 303);
     }
     if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
@@ -137,7 +144,7 @@ export function authCheck(options: GuardOptions): MiddlewareHandler {
           );
         return unauthorised(c);
       }
-      const refusal = crossSiteRefusal(c);
+      const refusal = crossSiteRefusal(c, options.publicOrigin ?? null);
       if (refusal !== null) return error(c, 403, refusal);
       const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/json') return error(c, 415, 'an action takes Content-Type: application/json');
@@ -151,10 +158,10 @@ export function authCheck(options: GuardOptions): MiddlewareHandler {
 }
 
 /** Why a POST looks cross-site: an Origin other than this server's, or the browser saying it is cross-site. */
-function crossSiteRefusal(c: Context): string | null {
+function crossSiteRefusal(c: Context, publicOrigin: string | null): string | null {
   const origin = c.req.header('origin');
   const own = `http://${(c.req.header('host') ?? '').toLowerCase()}`;
-  if (origin !== undefined && origin.toLowerCase() !== own)
+  if (origin !== undefined && origin.toLowerCase() !== own && origin.toLowerCase() !== publicOrigin)
     return `an action from origin '${origin}' is refused: only this server's own page (${own}) may act`;
   const site = c.req.header('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin' && site !== 'none')

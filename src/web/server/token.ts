@@ -36,3 +36,27 @@ export function isToken(given: string | undefined | null, token: string): boolea
   const b = createHash('sha256').update(token).digest();
   return timingSafeEqual(a, b);
 }
+
+/** The variable that names the page's origin behind a TLS reverse proxy, e.g. `https://fleet.example.com`. */
+export const ORIGIN_ENV = 'LOOPFLEET_SERVE_ORIGIN';
+
+/**
+ * `LOOPFLEET_SERVE_ORIGIN`, when set: the one origin (scheme, host, port; no path) a reverse proxy serves the
+ * page at. Its host joins the Host names the server answers to, and the origin those its actions may come
+ * from. Anything but a bare http(s) origin is bad usage.
+ */
+export function publicOrigin(env: NodeJS.ProcessEnv): URL | null {
+  const given = env[ORIGIN_ENV];
+  if (given === undefined || given === '') return null;
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new UsageError(`${ORIGIN_ENV} is not a URL: '${given}' (e.g. https://fleet.example.com)`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== given.replace(/\/$/, ''))
+    throw new UsageError(
+      `${ORIGIN_ENV} must be an origin alone, scheme and host (and port), e.g. https://fleet.example.com: got '${given}'`,
+    );
+  return url;
+}

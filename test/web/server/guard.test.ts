@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { exposureWarning } from '../../../src/commands/serve.js';
 import { clean } from '../../../src/web/server/clean.js';
 import { allowedHosts, isLoopback } from '../../../src/web/server/guard.js';
-import { isToken, serveToken } from '../../../src/web/server/token.js';
+import { isToken, publicOrigin, serveToken } from '../../../src/web/server/token.js';
 
 describe('the token', () => {
   it('is 32 random bytes as base64url unless LOOPFLEET_SERVE_TOKEN sets it', () => {
@@ -63,5 +63,17 @@ describe('clean', () => {
         u: undefined,
       }),
     ).toEqual({ a: 'xy', n: 1, b: [true, null, 'z␇'], 'k⟨U+202E⟩': { deep: '␛]0;t␛\\' } });
+  });
+});
+
+describe('LOOPFLEET_SERVE_ORIGIN', () => {
+  it('takes a bare http(s) origin and refuses anything else', () => {
+    expect(publicOrigin({})).toBeNull();
+    expect(publicOrigin({ LOOPFLEET_SERVE_ORIGIN: 'https://fleet.example.com' })?.host).toBe('fleet.example.com');
+    expect(publicOrigin({ LOOPFLEET_SERVE_ORIGIN: 'https://fleet.example.com:8443/' })?.origin).toBe(
+      'https://fleet.example.com:8443',
+    );
+    for (const bad of ['fleet.example.com', 'ftp://x.example', 'https://x.example/path', 'https://u:p@x.example'])
+      expect(() => publicOrigin({ LOOPFLEET_SERVE_ORIGIN: bad }), bad).toThrow(/LOOPFLEET_SERVE_ORIGIN/);
   });
 });
