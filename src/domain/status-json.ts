@@ -29,6 +29,11 @@ export interface TaskStatusJson {
   conflicts?: Array<{ with: string; files: string[] }>;
   /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
   waitingFor?: string | null;
+  /**
+   * a queued task that needs a person, while `review_capacity:` is reached: the tasks running and waiting for a
+   * person, and the capacity; null otherwise
+   */
+  waitingForReview?: { running: number; waiting: number; capacity: number } | null;
   /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */
   nextRun?: string | null;
   /** a recurring task's finished runs */

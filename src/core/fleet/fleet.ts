@@ -20,6 +20,8 @@ import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
+import { ReviewPacing } from './review-pacing.js';
+import { needsPerson, reviewLoad } from '../task/review-load.js';
 import { SetupTrust } from '../attempt/setup-trust.js';
 import type { SyncResult } from '../land/pr/pull-requests.js';
 import { FleetLanding } from './landing-routes.js';
@@ -62,6 +64,7 @@ export class Fleet implements FleetHandle {
   #started = false;
   #ranThisRun = new Set<string>();
   readonly #notifier: Notifier;
+  readonly #pacing: ReviewPacing;
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -86,6 +89,12 @@ export class Fleet implements FleetHandle {
       due: () => this.resume(),
     });
     this.#ports = new PortPool(this.#backlog.config.ports);
+    this.#pacing = new ReviewPacing({
+      clock: services.clock,
+      events: this.events,
+      notifier: this.#notifier,
+      emit: () => this.#emitFleet(),
+    });
     this.#scheduler = new Scheduler(
       {
         clock: services.clock,
@@ -104,6 +113,17 @@ export class Fleet implements FleetHandle {
           if (busy && this.#phase.current === 'idle') this.#phase.set('running');
           if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
         },
+        review: (inFlight) =>
+          reviewLoad(
+            this.#backlog.order,
+            (id) => this.#state.get(id),
+            (id) => this.#backlog.specs.get(id),
+            this.#backlog.config,
+            options.autoMerge,
+            inFlight,
+          ),
+        needsPerson: (spec) => needsPerson(spec, this.#backlog.config, options.autoMerge),
+        paced: (load, held) => this.#pacing.update(load, held),
       },
       this.#backlog.config.concurrency,
     );
@@ -216,12 +236,14 @@ export class Fleet implements FleetHandle {
 
   summary(): FleetSnapshotSummary {
     const hold = this.#phase.hold;
+    const review = this.#pacing.summary();
     return {
       state: this.#phase.current,
       counts: this.#backlog.counts(this.#state),
       totals: this.#totals(),
       stoppedBy: this.#causes.gate,
       ...(hold === null ? {} : { hold }),
+      ...(review === undefined ? {} : { review }),
     };
   }
 

@@ -18,6 +18,7 @@ import type { SandboxCause } from '../../domain/sandbox-cause.js';
 import { oneLine, visible } from '../../domain/sanitize.js';
 import { prWords } from './pr-words.js';
 import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
+import { reviewWords } from '../task/review-load.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -265,6 +266,16 @@ function costPerVerified(input: ReportInput): string {
     : `**Cost per verified task:** ${formatUsd(spent / done)} (${formatUsd(spent)} over ${done} verified task${done === 1 ? '' : 's'}, failed attempts included).`;
 }
 
+/** `review_capacity:` over the night: its peak, how long it held new tasks back, and what waits now. */
+function reviewQueue(review: NonNullable<FleetSnapshotSummary['review']>): string {
+  const held =
+    review.heldMs > 0 || review.held
+      ? `it held new tasks back for ${formatDuration(review.heldMs)} in all`
+      : 'it never held a task back';
+  const now = review.held ? `; at the end, ${reviewWords(review)}` : '';
+  return `**Review queue:** capacity ${review.capacity}; at most ${review.peak} task${review.peak === 1 ? '' : 's'} running or waiting for a person at once; ${held}; ${review.waiting} waiting for a person at the end${now}.`;
+}
+
 export function renderReport(input: ReportInput): string {
   const { summary } = input;
   const c = summary.counts;
@@ -278,6 +289,7 @@ export function renderReport(input: ReportInput): string {
     '',
     costPerVerified(input),
   ];
+  if (summary.review !== undefined) lines.push('', reviewQueue(summary.review));
   if (summary.stoppedBy !== null)
     lines.push(
       '',
