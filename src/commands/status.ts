@@ -66,6 +66,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         proof: null,
         conflictsWith: [],
         conflicts: [],
+        parent: spec.parent ?? null,
         waitingFor: null,
         waitingForReview: spec.done ? null : (held.waitingForReview ?? null),
         pr: null,
@@ -73,7 +74,13 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
       };
     }
     const r = row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status));
-    return { ...r, waitingForReview: r.status === 'queued' ? (held.waitingForReview ?? null) : null, ...recurring };
+    return {
+      ...r,
+      parent: spec.parent ?? null,
+      ...(t.parts === undefined ? {} : { parts: [...t.parts] }),
+      waitingForReview: r.status === 'queued' ? (held.waitingForReview ?? null) : null,
+      ...recurring,
+    };
   });
 }
 

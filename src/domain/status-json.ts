@@ -27,6 +27,10 @@ export interface TaskStatusJson {
   conflictsWith?: string[];
   /** a verified task's predicted conflicts, or a `conflict` task's, with the files (no hunks); [] otherwise */
   conflicts?: Array<{ with: string; files: string[] }>;
+  /** a part (`T-7.1`): the task it is a part of; null for every other task */
+  parent?: string | null;
+  /** a task split into parts: their ids, in landing order; absent otherwise */
+  parts?: string[];
   /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
   waitingFor?: string | null;
   /**

@@ -168,3 +168,33 @@ describe('status at the review capacity', () => {
     expect((await statusRows(repo)).map((row) => row.waitingForReview ?? null)).toEqual([null, null, null, null, null]);
   });
 });
+
+describe('status on a split task', () => {
+  it("names each part's parent, and the parts of the task", async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        'check: "true"',
+        '- [ ] T-7 Big\n  split: auto\n- [ ] T-7.1 One\n- [ ] T-7.2 Two\n  after: T-7.1\n- [ ] T-8 Other',
+      ),
+    });
+    cleanups.push(r.cleanup);
+    const repo = await findRepo(r.root);
+    const tasks = [
+      fakeTask('T-7', { title: 'Big', status: 'queued', parts: ['T-7.1', 'T-7.2'] }),
+      fakeTask('T-7.1', { title: 'One', status: 'verified' }),
+    ];
+    await new LowdbStateStore(repo.statePath).save({
+      version: STATE_VERSION,
+      base: 'main',
+      fleet: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null },
+      tasks: Object.fromEntries(tasks.map((t) => [t.id, t])),
+    });
+    const rows = await statusRows(repo);
+    expect(rows.map((row) => [row.id, row.parent, row.parts])).toEqual([
+      ['T-7', null, ['T-7.1', 'T-7.2']],
+      ['T-7.1', 'T-7', undefined],
+      ['T-7.2', 'T-7', undefined],
+      ['T-8', null, undefined],
+    ]);
+  });
+});

@@ -21,6 +21,7 @@ import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
 import { ReviewPacing } from './review-pacing.js';
+import { Decomposition } from './decomposition.js';
 import { needsPerson, reviewLoad } from '../task/review-load.js';
 import { SetupTrust } from '../attempt/setup-trust.js';
 import type { SyncResult } from '../land/pr/pull-requests.js';
@@ -65,6 +66,7 @@ export class Fleet implements FleetHandle {
   #ranThisRun = new Set<string>();
   readonly #notifier: Notifier;
   readonly #pacing: ReviewPacing;
+  readonly #parts: Decomposition;
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -89,6 +91,13 @@ export class Fleet implements FleetHandle {
       due: () => this.resume(),
     });
     this.#ports = new PortPool(this.#backlog.config.ports);
+    this.#parts = new Decomposition({
+      state: () => this.#state,
+      backlog: this.#backlog,
+      events: this.events,
+      ...(services.writeParts === undefined ? {} : { writeParts: services.writeParts }),
+      path: options.backlog.path,
+    });
     this.#pacing = new ReviewPacing({
       clock: services.clock,
       events: this.events,
@@ -203,6 +212,7 @@ export class Fleet implements FleetHandle {
       claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
       limitHit: (error) => this.resourceLimit(error),
+      split: (spec, parts, plan, ended) => this.#parts.split(spec, parts, plan, ended),
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
@@ -316,6 +326,7 @@ export class Fleet implements FleetHandle {
     this.#phase.release();
     this.#scheduler.dispose();
     await this.#landing.settled();
+    await this.#parts.settled();
     await this.#notifier.drained();
     await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
@@ -438,6 +449,14 @@ export class Fleet implements FleetHandle {
     if (task.status === 'verified' || task.status === 'merged') this.#landing.forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
+    // A part that cannot land stops the parts after it and its task, after this change's own listeners.
+    const parent = this.#backlog.specs.get(task.id)?.parent;
+    if (parent !== undefined && (task.status === 'failed' || task.status === 'discarded'))
+      queueMicrotask(() => this.#parts.partStopped(task, parent));
+    // A part that met a conflict landing: the merge refused it, or the merge queue sent it back for one.
+    const sentBack = previousStatus === 'verified' && task.status === 'queued' && /conflict/.test(task.reason ?? '');
+    if (parent !== undefined && this.#state.get(parent) !== undefined && (task.status === 'conflict' || sentBack))
+      this.#state.lifecycle.countPartConflict(parent);
     this.#emitFleet();
     this.#notifier.send({
       event: 'status',
@@ -452,6 +471,8 @@ export class Fleet implements FleetHandle {
 
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
   async #run(spec: TaskSpec): Promise<void> {
+    // A split task runs no attempt of its own once its parts have landed: its check runs on base.
+    if ((this.#state.get(spec.id)?.parts ?? []).length > 0) return this.#landing.finishParent(spec.id);
     await this.#runner.run(spec, this.#backlog.config);
     await this.#landing.afterRun(spec);
   }

@@ -150,6 +150,8 @@ export class Scheduler {
         return;
       }
       if (!spec.after.every((dep) => state.get(dep)?.status === 'merged')) return;
+      // A split task waits until every one of its parts has landed.
+      if (!(task.parts ?? []).every((part) => state.get(part)?.status === 'merged')) return;
       // Waiting for an overlapping task until it is merged, discarded or failed.
       const blocker = task.waitingFor?.id;
       if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status))

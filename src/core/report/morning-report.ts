@@ -19,6 +19,7 @@ import { oneLine, visible } from '../../domain/sanitize.js';
 import { prWords } from './pr-words.js';
 import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
 import { reviewWords } from '../task/review-load.js';
+import { splitFigures, splitWords } from './split-figures.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -202,7 +203,13 @@ export function workerFlagWords(flag: WorkerFlag): string {
   return oneLine(`⚑ worker ${flag.worker} flagged on attempt ${flag.attempt}: ${flag.reason}`);
 }
 
-function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
+function taskSection(
+  task: TaskState,
+  cfg: FleetConfig,
+  base: string,
+  part: (id: string) => TaskState | undefined,
+  endedAt: string,
+): string[] {
   const out = [oneLine(`## ${task.id} ${task.title}`), ''];
   out.push(
     `- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`,
@@ -220,6 +227,8 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
       `- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`,
     );
   if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  const split = splitFigures(task, part, Date.parse(endedAt));
+  if (split !== null) out.push(`- **Parts:** ${splitWords(task, split)}`);
   if (task.workerFlag !== undefined) out.push(`- **Worker:** ${workerFlagWords(task.workerFlag)}`);
   if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
@@ -300,7 +309,9 @@ export function renderReport(input: ReportInput): string {
   lines.push('');
   const ran = input.tasks.filter((t) => input.ran.has(t.id));
   const rest = input.tasks.filter((t) => !input.ran.has(t.id));
-  for (const task of ran) lines.push(...taskSection(task, input.config, input.base));
+  const byId = new Map(input.tasks.map((t) => [t.id, t]));
+  for (const task of ran)
+    lines.push(...taskSection(task, input.config, input.base, (id) => byId.get(id), input.endedAt));
   if (rest.length > 0) {
     lines.push('## Not run this time', '');
     for (const t of rest) {
