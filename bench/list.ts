@@ -19,4 +19,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'state-scale.ts', title: '7. state at scale (50 and 20,000 tasks)' },
   { file: 'workers.ts', title: '8. 40 tasks on 1 vs 4 workers over Redis' },
   { file: 'claim-check.ts', title: "9. the coordinator's check of workers' claims" },
+  { file: 'split.ts', title: '10. a task split into parts against one task' },
 ];
