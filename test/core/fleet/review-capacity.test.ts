@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
 import { InputErrors } from '../../../src/domain/errors.js';
+import { reviewLoad, waitsForPerson } from '../../../src/core/task/review-load.js';
 import { fakeEngine, ManualClock, type FakeEngine } from '../../helpers/fake-engine.js';
 import { backlog as backlogText } from '../../helpers/fleet-harness.js';
 import type { FakeScript } from '../../helpers/fake-model.js';
@@ -145,5 +146,53 @@ describe('review_capacity in BACKLOG.md', () => {
     const read = () => parse(`check: x\n${line}`);
     expect(read).toThrow(InputErrors);
     expect(read).toThrow(message);
+  });
+});
+
+describe('what counts against review_capacity', () => {
+  const config = { autonomy: 'review' as const, land: 'merge' as const, reviewCapacity: 3 };
+  const pr = (review: 'none' | 'approved' | 'changes-requested', state: 'open' | 'merged' = 'open') =>
+    ({ number: 1, url: 'u', state, draft: false, ci: 'passing', review }) as never;
+
+  it('counts what waits for a person: a verified branch or a conflict, an unopened or unapproved PR, a plan', () => {
+    const merge = {};
+    const byPr = { land: 'pr' as const };
+    expect(waitsForPerson({ status: 'verified' }, merge, config)).toBe(true);
+    expect(waitsForPerson({ status: 'conflict' }, merge, config)).toBe(true);
+    expect(waitsForPerson({ status: 'awaiting-approval' }, merge, config)).toBe(true);
+    expect(waitsForPerson({ status: 'verified' }, byPr, config)).toBe(true);
+    expect(waitsForPerson({ status: 'verified', pr: pr('none') }, byPr, config)).toBe(true);
+    expect(waitsForPerson({ status: 'verified', pr: pr('changes-requested') }, byPr, config)).toBe(true);
+    expect(waitsForPerson({ status: 'verified', pr: pr('approved') }, byPr, config)).toBe(false);
+    for (const status of ['queued', 'running', 'failed', 'merged', 'discarded'] as const)
+      expect(waitsForPerson({ status }, merge, config)).toBe(false);
+  });
+
+  it('leaves out tasks that land by themselves, and everything under --auto-merge', () => {
+    const tasks: Record<string, { status: 'running' | 'verified' }> = {
+      'T-1': { status: 'running' },
+      'T-2': { status: 'verified' },
+      'T-3': { status: 'verified' },
+    };
+    const specs: Record<string, { autonomy?: 'auto' }> = { 'T-1': {}, 'T-2': {}, 'T-3': { autonomy: 'auto' } };
+    const load = (autoMerge: boolean) =>
+      reviewLoad(
+        ['T-1', 'T-2', 'T-3'],
+        (id) => tasks[id],
+        (id) => specs[id],
+        config,
+        autoMerge,
+      );
+    expect(load(false)).toEqual({ running: 1, waiting: 1, capacity: 3 });
+    expect(load(true)).toEqual({ running: 0, waiting: 0, capacity: 3 });
+    expect(
+      reviewLoad(
+        [],
+        () => undefined,
+        () => undefined,
+        { ...config, reviewCapacity: null },
+        false,
+      ),
+    ).toBeNull();
   });
 });
