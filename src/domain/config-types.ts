@@ -16,10 +16,10 @@ export const NOTIFY_KINDS = [
   'conflict',
   'awaiting-approval',
   'paused',
-  'review',
   'gate',
   'idle',
   'summary',
+  'review',
 ] as const;
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
