@@ -22,4 +22,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'stop.ts', title: '10. SIGTERM to exit at 2,000 tasks' },
   { file: 'session-open.ts', title: '11. session open and close' },
   { file: 'web.ts', title: '12. the web page at 2,000 tasks' },
+  { file: 'split.ts', title: '13. a task split into parts against one task' },
 ];

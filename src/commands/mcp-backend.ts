@@ -64,7 +64,12 @@ export class FleetMcpBackend implements McpBackend {
   }
 
   /** The backlog (a missing file reads as empty, as merge and discard read it) and the task's state. */
-  async #known(id: string): Promise<{ backlog: Backlog; task: TaskState | undefined; base: string | null }> {
+  async #known(id: string): Promise<{
+    backlog: Backlog;
+    task: TaskState | undefined;
+    base: string | null;
+    tasks: Record<string, TaskState>;
+  }> {
     const backlog = await loadBacklog(this.#repo, false, [], true);
     const state = await new LowdbStateStore(this.#repo.statePath).load();
     const task = state?.tasks[id];
@@ -72,11 +77,11 @@ export class FleetMcpBackend implements McpBackend {
       const known = backlog.tasks.map((t) => t.id).join(', ') || 'none';
       throw new UsageError(`no task ${id} in ${this.#repo.backlogPath} (tasks: ${known})`);
     }
-    return { backlog, task, base: state?.base ?? null };
+    return { backlog, task, base: state?.base ?? null, tasks: state?.tasks ?? {} };
   }
 
   async getTask(id: string): Promise<TaskDetail> {
-    const { backlog, task, base: stateBase } = await this.#known(id);
+    const { backlog, task, base: stateBase, tasks } = await this.#known(id);
     const row = (await statusRows(this.#repo)).find((r) => r.id === id);
     if (row === undefined) {
       const known = backlog.tasks.map((t) => t.id).join(', ') || 'none';
@@ -102,7 +107,7 @@ export class FleetMcpBackend implements McpBackend {
       report:
         task === undefined
           ? `## ${id} ${row.title}\n\n- **Outcome:** · not started`
-          : taskReport(task, backlog.config, base ?? 'base'),
+          : taskReport(task, backlog.config, base ?? 'base', (part) => tasks[part], new Date().toISOString()),
     };
   }
 

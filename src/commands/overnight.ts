@@ -68,6 +68,7 @@ export async function notifySummary(
     elapsedMs: Date.now() - startedAt.getTime(),
     reportPath,
     exitCode,
+    ...(s.review === undefined ? {} : { review: s.review }),
   });
   if (wanted(payload, notifyOn ?? null)) await session.services.notify(notify, payload);
 }

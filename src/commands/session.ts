@@ -1,7 +1,7 @@
 import { acquireLock, type FleetLock } from '../adapters/store/fleet-lock.js';
 import { FsBacklogFile } from '../adapters/store/file-store.js';
 import { watchBacklog, type BacklogWatcher } from '../core/backlog/watch.js';
-import { addIds, tickDone } from '../core/backlog/write-back.js';
+import { addIds, addParts, tickDone } from '../core/backlog/write-back.js';
 import { runnableTasks } from '../core/backlog/parse.js';
 import { Fleet } from '../core/fleet/fleet.js';
 import { FleetState } from '../core/task/state.js';
@@ -158,7 +158,11 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
   const onWrite = (before: string, after: string) => watcher?.expectWrite(before, after);
   const backlogFile = new FsBacklogFile(repo.backlogPath);
-  services = { ...services, tickDone: (id) => tickDone(backlogFile, id, { onWrite }) };
+  services = {
+    ...services,
+    tickDone: (id) => tickDone(backlogFile, id, { onWrite }),
+    writeParts: (parent, lines) => addParts(backlogFile, parent, lines, { onWrite }),
+  };
   const lock: FleetLock = await acquireLock(repo.lockPath).catch(async (error: unknown) => {
     await telemetry.close();
     await remote?.close();

@@ -10,6 +10,7 @@ import type { TaskState, TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 import { prWords } from '../core/report/pr-words.js';
 import { recurringFields, statusRow } from '../core/report/status-row.js';
+import { needsPerson, reviewLoad, reviewWords } from '../core/task/review-load.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
@@ -24,7 +25,23 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     return Object.values(state.tasks).map((t) => statusRow(t));
   }
   const backlog = parseBacklog(text, repo.backlogPath).backlog;
-  return runnableTasks(backlog).map((spec): TaskStatusJson => {
+  const specs = runnableTasks(backlog);
+  const byId = new Map(specs.map((s) => [s.id, s]));
+  // `review_capacity:` reached: every queued task that needs a person waits for one to act.
+  const load = reviewLoad(
+    specs.map((s) => s.id),
+    (id) => {
+      const t = state?.tasks[id];
+      // An item ticked `[x]` is merged, whatever the state file says.
+      return t === undefined ? undefined : { ...t, status: statusWhenTicked(byId.get(id)?.done ?? false, t.status) };
+    },
+    (id) => byId.get(id),
+    backlog.config,
+    false,
+  );
+  const atCap = load !== null && load.running + load.waiting >= load.capacity ? load : null;
+  return specs.map((spec): TaskStatusJson => {
+    const held = atCap !== null && needsPerson(spec, backlog.config, false) ? { waitingForReview: { ...atCap } } : {};
     const t: TaskState | undefined = state?.tasks[spec.id];
     const recurring = recurringFields(t, spec.everyMs !== undefined);
     const maxAttempts = taskGates(spec, backlog.config).attempts;
@@ -46,12 +63,21 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         proof: null,
         conflictsWith: [],
         conflicts: [],
+        parent: spec.parent ?? null,
         waitingFor: null,
+        waitingForReview: spec.done ? null : (held.waitingForReview ?? null),
         pr: null,
         ...recurring,
       };
     }
-    return { ...statusRow(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
+    const r = statusRow(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status));
+    return {
+      ...r,
+      parent: spec.parent ?? null,
+      ...(t.parts === undefined ? {} : { parts: [...t.parts] }),
+      waitingForReview: r.status === 'queued' ? (held.waitingForReview ?? null) : null,
+      ...recurring,
+    };
   });
 }
 
@@ -67,7 +93,8 @@ export function statusTable(rows: TaskStatusJson[]): string {
     const conflicts = (r.conflictsWith ?? []).length === 0 ? '' : ` ⚠ conflicts with ${r.conflictsWith!.join(', ')}`;
     const pr = r.pr == null ? '' : ` · ${prWords(r.pr)} ${r.pr.url}`;
     const flag = r.workerFlag === undefined ? '' : ` · ⚑ worker ${r.workerFlag.worker} flagged`;
-    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + conflicts + pr + flag;
+    const review = r.waitingForReview == null || r.reason !== null ? '' : ` — ${reviewWords(r.waitingForReview)}`;
+    const reason = (r.reason === null ? '' : ` — ${r.reason}`) + review + conflicts + pr + flag;
     return oneLine(
       `${r.id.padEnd(7)} ${(r.status + phase).padEnd(18)} ${`${r.attempt}/${r.maxAttempts}`.padEnd(5)} ${formatTokens(r.tokens).padStart(7)}  ${formatUsd(r.costUsd).padStart(9)}  ${r.title}${reason}`,
     );

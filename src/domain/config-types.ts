@@ -19,6 +19,7 @@ export const NOTIFY_KINDS = [
   'gate',
   'idle',
   'summary',
+  'review',
 ] as const;
 export type NotifyKind = (typeof NOTIFY_KINDS)[number];
 
@@ -115,6 +116,11 @@ export interface FleetConfig {
   forge?: ForgeSetting;
   /** `pr:` — how pull requests are opened */
   pr?: PrSettings;
+  /**
+   * `review_capacity:` — at most this many tasks running or waiting for a person (verified unlanded branches,
+   * open unreviewed pull requests, plans awaiting approval); null (absent): no cap
+   */
+  reviewCapacity?: number | null;
 }
 
 export const LAND_MODES = ['merge', 'pr'] as const;

@@ -27,8 +27,17 @@ export interface TaskStatusJson {
   conflictsWith?: string[];
   /** a verified task's predicted conflicts, or a `conflict` task's, with the files (no hunks); [] otherwise */
   conflicts?: Array<{ with: string; files: string[] }>;
+  /** a part (`T-7.1`): the task it is a part of; null for every other task */
+  parent?: string | null;
+  /** a task split into parts: their ids, in landing order; absent otherwise */
+  parts?: string[];
   /** a queued task waiting for the task whose planned files overlap its own; null otherwise */
   waitingFor?: string | null;
+  /**
+   * a queued task that needs a person, while `review_capacity:` is reached: the tasks running and waiting for a
+   * person, and the capacity; null otherwise
+   */
+  waitingForReview?: { running: number; waiting: number; capacity: number } | null;
   /** a recurring task (`every:`): when it runs next, ISO time; null when it is not waiting. Absent otherwise. */
   nextRun?: string | null;
   /** a recurring task's finished runs */

@@ -33,6 +33,10 @@ export interface TaskSpec {
   everyMs?: number;
   /** `land:` of this task, over the front matter's */
   land?: LandMode;
+  /** `split: auto` — the explorer may answer with parts instead of a plan (see Decomposition) */
+  split?: 'auto';
+  /** a part (`T-7.1`): the task it is a part of (`T-7`); its unset keys are the parent's */
+  parent?: string;
 }
 
 export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;

@@ -120,6 +120,10 @@ export interface TaskState {
   worker?: string;
   /** the last worker whose claim the coordinator's own check contradicted; absent when none was */
   workerFlag?: WorkerFlag;
+  /** a task split into parts (`split: auto`): the parts' ids, in their landing order; absent otherwise */
+  parts?: string[];
+  /** a split task: how many times one of its parts met a conflict on its way to base */
+  partConflicts?: number;
 }
 
 /** A worker flagged on a task: it said an attempt was verified, and the coordinator's check of the commit disagreed. */

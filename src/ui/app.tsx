@@ -127,6 +127,7 @@ export function App({
           state={state.summary.state}
           stoppedBy={state.summary.stoppedBy}
           hold={state.summary.hold}
+          review={state.summary.review}
           now={now}
           counts={counts}
           tokens={fleetTokens(totals)}

@@ -3,6 +3,7 @@ import { Box, Text } from 'ink';
 import type { FleetSnapshotSummary } from '../core/task/events.js';
 import { sandboxNotice } from '../core/report/sandbox-notice.js';
 import { holdText } from '../core/budget/rate-limits.js';
+import { reviewWords } from '../core/task/review-load.js';
 import type { SandboxCause } from '../domain/sandbox-cause.js';
 import { costFigures, totalTokens, type FleetGates, type TaskStatus } from '../domain/types.js';
 import { againstLimit, formatDuration, formatLimitDuration, formatTokens, formatUsd, meter, width } from './format.js';
@@ -16,6 +17,8 @@ export interface FleetBarProps {
   stoppedBy: FleetSnapshotSummary['stoppedBy'];
   /** the fleet holds for a usage or rate limit: shown instead of the bare state */
   hold?: FleetSnapshotSummary['hold'];
+  /** `review_capacity:` set: the load against it; while it holds tasks back the state says `waiting for review: 2 of 2` */
+  review?: FleetSnapshotSummary['review'];
   /** epoch ms, for "resumes in 2m" */
   now?: number;
   counts: Record<TaskStatus, number>;
@@ -68,7 +71,8 @@ export const FleetBar = memo(function FleetBar(props: FleetBarProps): ReactNode 
   const { repo, base, state, stoppedBy, counts, tokens, costUsd, elapsedMs, gates, sandboxed, columns, rows } = props;
   if (rows <= 0) return null;
   const label = FLEET_STATE_LABEL[state];
-  const stateText = props.hold === undefined ? state : holdText(props.hold, props.now ?? Date.now());
+  const bare = props.hold === undefined ? state : holdText(props.hold, props.now ?? Date.now());
+  const stateText = props.review?.held === true ? `${bare} · ${reviewWords(props.review)}` : bare;
   const shown = STATUS_ORDER.filter((s) => counts[s] > 0 || s === 'running' || s === 'queued');
   const head = `loopfleet ${repo} → ${base}  ${label.symbol} ${stateText}${stoppedBy === null ? '' : ` (stopped by the ${stoppedBy} gate)`}  `;
   // Narrower and narrower forms until the counts fit: `▶ 2 running  `, `▶2 running `, `▶2 `.

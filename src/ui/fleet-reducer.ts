@@ -1,3 +1,4 @@
+import { parentOf } from '../core/backlog/scan.js';
 import type { FleetEvents, FleetSnapshotSummary } from '../core/task/events.js';
 import type { FleetHandle } from '../core/fleet/handle.js';
 import { TASK_STATUSES, type GateName, type TaskState, type TaskStatus } from '../domain/types.js';
@@ -18,7 +19,7 @@ export interface Notice {
  * Everything the TUI knows about the fleet, built only from `fleet.tasks()`, `fleet.summary()` and events.
  *
  * Invariants: `order` holds each id once, in backlog order (first snapshot order, then later tasks appended
- * as they appear); every id in `order` has an entry in `tasks` and vice versa. Entries, logs and the maps
+ * as they appear, a split task's parts right under it); every id in `order` has an entry in `tasks` and vice versa. Entries, logs and the maps
  * are replaced, never mutated, so unchanged tasks keep their identity across updates.
  */
 export interface FleetUiState {
@@ -82,8 +83,21 @@ function putTask(state: FleetUiState, task: TaskState, at: number, draft: Draft 
   const tasks = own(draft, 'tasks', state.tasks);
   const known = state.tasks.has(task.id);
   tasks.set(task.id, { task, receivedAt: at });
-  const order = known ? state.order : [...state.order, task.id];
+  const order = known ? state.order : withNewTask(state.order, task.id);
   return { ...state, tasks, order };
+}
+
+/**
+ * `order` with a task the view has not seen: at the end, except a part (`T-7.1`), which goes right after its
+ * task and the parts already under it, as BACKLOG.md lists them.
+ */
+function withNewTask(order: readonly string[], id: string): string[] {
+  const parent = parentOf(id);
+  const at = parent === null ? -1 : order.indexOf(parent);
+  if (at < 0) return [...order, id];
+  let end = at + 1;
+  while (end < order.length && parentOf(order[end]!) === parent) end++;
+  return [...order.slice(0, end), id, ...order.slice(end)];
 }
 
 function updateLog(

@@ -1,3 +1,4 @@
+import { parentOf } from '../core/backlog/scan.js';
 /**
  * Column widths of the task list for a terminal width. The title is what a person reads first: the other
  * columns give way to it until it has room for its first TITLE_KEEP characters — the meters first, then the
@@ -66,6 +67,7 @@ export function rowColumns(totalWidth: number, idWidth: number, options: { phase
 /** The widest id among the tasks, for a stable id column. */
 export function idWidthOf(ids: readonly string[]): number {
   let w = 2;
-  for (const id of ids) w = Math.max(w, id.length);
+  // A part's id is drawn under its task's, after `└ `.
+  for (const id of ids) w = Math.max(w, parentOf(id) === null ? id.length : id.length + 2);
   return w;
 }

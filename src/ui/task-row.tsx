@@ -1,3 +1,4 @@
+import { parentOf } from '../core/backlog/scan.js';
 import { memo, type ReactNode } from 'react';
 import { Text } from 'ink';
 import { totalTokens, type TaskGates, type TaskState } from '../domain/types.js';
@@ -137,11 +138,13 @@ export const TaskRow = memo(function TaskRow({ task, selected, elapsedMs, cols, 
   const spent = tokens > 0 || task.costUsd > 0;
   // A task's own `tokens:` / `cost:` limits win over the front matter's.
   const limits = task.gates ?? gates;
+  // A part (`T-7.1`) sits under its task, which the backlog lists just above it.
+  const id = parentOf(task.id) === null ? task.id : `└ ${task.id}`;
   return (
     <Styled wrap="truncate-end" bold={selected}>
       <Styled color="cyan">{selected ? '› ' : '  '}</Styled>
-      <Styled inverse={selected}>{truncate(task.id, cols.id - 1)}</Styled>
-      <Text>{' '.repeat(Math.max(1, cols.id - Math.min(task.id.length, cols.id - 1)))}</Text>
+      <Styled inverse={selected}>{truncate(id, cols.id - 1)}</Styled>
+      <Text>{' '.repeat(Math.max(1, cols.id - Math.min(id.length, cols.id - 1)))}</Text>
       <Styled color={STATUS_COLOR[task.status]}>{padEnd(status, cols.status)}</Styled>
       <TitleCell task={task} size={cols.title} now={now} />
       {cols.phase > 0 && <Styled dim>{padEnd(task.phase ?? '', cols.phase)}</Styled>}

@@ -456,7 +456,7 @@ describe('the checks catch what they are for (planted pages)', () => {
     const page = planted(
       'docs/d.md',
       [
-        'Run `loopfleet evals` or `loopfleet --overnight --rewind DIR`; set `review_capacity:` and `gates.budget`.',
+        'Run `loopfleet evals` or `loopfleet --overnight --rewind DIR`; set `review_quota:` and `gates.budget`.',
         "Press `Z` to zoom; `--bind` is bubblewrap's, `--frobnicate` is nobody's.",
         '',
         '```sh',
@@ -468,7 +468,7 @@ describe('the checks catch what they are for (planted pages)', () => {
       "docs/d.md: `loopfleet evals` names the command 'evals', which loopfleet does not have",
       'docs/d.md: `loopfleet --overnight --rewind DIR` names --rewind, not an option of loopfleet',
       'docs/d.md: `loopfleet worker --queue redis://h --drain` names --drain, not an option of loopfleet',
-      'docs/d.md: `review_capacity:` is not a setting, a task key or a role key',
+      'docs/d.md: `review_quota:` is not a setting, a task key or a role key',
       'docs/d.md: `gates.budget` is not a gate',
       'docs/d.md: `--frobnicate` names --frobnicate, not an option of loopfleet',
       'docs/d.md: `Z` is not a key of the interactive view',

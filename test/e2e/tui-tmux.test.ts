@@ -25,17 +25,18 @@ const SCENARIOS: DemoScenario[] = [
   { taskId: 'T-2', kind: 'pass', edits: [{ path: 'other.txt', content: 'other\n' }] },
 ];
 
-const BACKLOG = backlog(
-  'check: test -f hello.txt || test -f other.txt\nreview: true\nconcurrency: 1\ngates:\n  attempts: 2',
-  '- [ ] T-1 Say hello\n- [ ] T-2 Say something else',
-);
+const FRONT = 'check: test -f hello.txt || test -f other.txt\nreview: true\nconcurrency: 1\ngates:\n  attempts: 2';
+const ITEMS = '- [ ] T-1 Say hello\n- [ ] T-2 Say something else';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function setup(script: Script): Promise<{
+async function setup(
+  script: Script,
+  front = FRONT,
+): Promise<{
   root: string;
   server: RunningModelServer;
   term: Terminal;
@@ -43,7 +44,7 @@ async function setup(script: Script): Promise<{
   exitFile: string;
 }> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  const { root, cleanup } = await makeRepo({ 'BACKLOG.md': BACKLOG });
+  const { root, cleanup } = await makeRepo({ 'BACKLOG.md': backlog(front, ITEMS) });
   cleanups.push(cleanup);
   // Outside the repository, so the checkout stays exactly as git and loopfleet left it.
   const scratch = await mkdtemp(join(tmpdir(), 'loopfleet-tmux-'));
@@ -68,16 +69,26 @@ async function state(
 }
 
 describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () => {
-  it('runs the backlog, merges T-1 with m then y, and quits with q keeping state', { timeout: 120_000 }, async () => {
-    const { root, term, env, exitFile } = await setup(demoScript(SCENARIOS, { chunkDelayMs: 5, delayMs: 20 }));
+  it('runs the backlog paced to one review, merges T-1 with m then y, and quits with q keeping state', {
+    timeout: 120_000,
+  }, async () => {
+    const { root, term, env, exitFile } = await setup(
+      demoScript(SCENARIOS, { chunkDelayMs: 5, delayMs: 20 }),
+      `${FRONT}\nreview_capacity: 1`,
+    );
     await term.start(root, env, exitFile);
 
-    const first = await term.waitFor(/T-1 ✔ verified/, 'T-1 verified', 60_000);
+    // One verified branch waits for a person: the fleet bar says so and T-2 does not start.
+    const first = await term.waitFor(
+      (s) => /T-1 ✔ verified/.test(s) && /waiting for review: 1 of 1/.test(s),
+      'T-1 verified and the fleet waiting for review',
+      60_000,
+    );
     // The fleet bar names the repository and base; the footer lists the keys.
     expect(first).toMatch(/loopfleet \S+ → main/);
     expect(first).toMatch(/m merge .* q quit/);
     expect(row(first, 'T-1')).toMatch(/Say hello/);
-    await term.waitFor(/T-2 ✔ verified/, 'T-2 verified', 60_000);
+    expect(row(first, 'T-2')).toMatch(/queued/);
 
     // T-1 is the first row and selected when the view opens; `g` selects the first row either way.
     await term.keys('g');
@@ -88,9 +99,10 @@ describe.skipIf(!hasTmux)('the interactive view in a real terminal (tmux)', () =
     expect(await git(root, 'log', '-1', '--format=%s', 'main')).toBe('initial');
     await term.keys('y');
 
-    const merged = await term.waitFor((s) => /✓ merged/.test(row(s, 'T-1')), 'T-1 merged');
+    await term.waitFor((s) => /✓ merged/.test(row(s, 'T-1')), 'T-1 merged');
     await term.waitFor(/Merged loop\/T-1 into main/, 'the merge confirmation in the status line');
-    expect(row(merged, 'T-2')).toMatch(/✔ verified/);
+    // The merge made room: T-2 starts at once and is verified.
+    await term.waitFor((s) => /✔ verified/.test(row(s, 'T-2')), 'T-2 verified after the merge', 60_000);
     expect(await git(root, 'log', '-1', '--format=%s', 'main')).toMatch(/^Merge loop\/T-1/);
     expect(await read(root, 'hello.txt')).toBe('hello\n');
     expect(await read(root, 'BACKLOG.md')).toContain('- [x] T-1 Say hello');

@@ -1,7 +1,7 @@
 import type { QueueResult } from '../../src/core/land/merge-queue.js';
 import { newAttempt } from '../../src/core/task/attempt-record.js';
 import { FleetEmitter, type FleetSnapshotSummary } from '../../src/core/task/events.js';
-import type { FleetHandle } from '../../src/core/fleet/handle.js';
+import type { FleetHandle, ReviewWait } from '../../src/core/fleet/handle.js';
 import { RefusedError } from '../../src/domain/errors.js';
 import { commandRefusal, type TaskCommand } from '../../src/domain/task-rules.js';
 import {
@@ -237,6 +237,13 @@ export class FakeFleet implements FleetHandle {
     const counts = Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])) as Record<TaskStatus, number>;
     for (const t of this.byId.values()) counts[t.status]++;
     return { state: this.state, counts, totals: this.totals, stoppedBy: this.stoppedBy };
+  }
+
+  /** set by a test to play `review_capacity:` being reached */
+  reviewWaits = new Map<string, ReviewWait>();
+
+  waitingForReview(id: string): ReviewWait | null {
+    return this.reviewWaits.get(id) ?? null;
   }
 
   async diff(id: string): Promise<string> {

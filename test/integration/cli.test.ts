@@ -94,6 +94,8 @@ describe('the built CLI as a subprocess', () => {
         'conflicts',
         'waitingFor',
         'pr',
+        'parent',
+        'waitingForReview',
       ]);
       expect(rows[0]!.tokens).toBeGreaterThan(0);
       expect(rows[0]!.costUsd).toBeGreaterThan(0);

@@ -186,7 +186,7 @@ describe('loopfleet serve: reading', () => {
     const page = await call(served.port, 'GET', '/', jar);
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(page.text).toContain('<script src="/assets/app.js"></script>');
+    expect(page.text).toContain('<script type="module" src="/assets/app.js"></script>');
     const script = await call(served.port, 'GET', '/assets/app.js', jar);
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
@@ -212,6 +212,7 @@ describe('loopfleet serve: reading', () => {
         'backlogPath',
         'base',
         'concurrency',
+        'csrfToken',
         'fleetGates',
         'gates',
         'readOnly',

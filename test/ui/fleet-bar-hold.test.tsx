@@ -27,4 +27,14 @@ describe('fleet bar while the fleet holds for a limit', () => {
     await waitFor(() => expect(t.lines()[0]).toContain('▶ running'));
     expect(t.lines()[0]).not.toContain('resumes');
   });
+
+  test('says the review capacity holds new tasks back, and stops saying it once it holds nothing', async () => {
+    const t = await setup({ tasks: mixedTasks(), columns: 160 });
+    const review = { running: 0, waiting: 2, capacity: 2, held: true, peak: 2, heldMs: 0 };
+    t.fleet.events.emit('fleet', { ...t.fleet.summary(), state: 'idle', review });
+    await waitFor(() => expect(t.lines()[0]).toContain('idle · waiting for review: 2 of 2'));
+    t.fleet.events.emit('fleet', { ...t.fleet.summary(), state: 'running', review: { ...review, held: false } });
+    await waitFor(() => expect(t.lines()[0]).toContain('▶ running'));
+    expect(t.lines()[0]).not.toContain('waiting for review');
+  });
 });

@@ -7,6 +7,27 @@ import { KEY, rowOf, selectedRow, setup, waitFor } from '../helpers/ui-render.js
 afterEach(cleanup);
 
 describe('fleet view', () => {
+  test("a split task's parts sit under it, marked └", async () => {
+    const t = await setup({
+      tasks: [
+        fakeTask('T-7', { title: 'Migrate the tests', status: 'queued', parts: ['T-7.1', 'T-7.2'] }),
+        fakeTask('T-7.1', { title: 'Migrate the button tests', status: 'running', phase: 'implement' }),
+        fakeTask('T-7.2', { title: 'Migrate the form tests', status: 'queued' }),
+        fakeTask('T-8', { title: 'Something else', status: 'queued' }),
+      ],
+    });
+    const rows = t
+      .lines()
+      .filter((l) => / T-\d/.test(l))
+      .map((l) => /^[ ›] (└ )?(T-[\d.]+) +(\S+ \S+) +(.*?)\s{2}/.exec(l));
+    expect(rows.map((m) => [m?.[1] ?? '', m?.[2], m?.[3]])).toEqual([
+      ['', 'T-7', '· queued'],
+      ['└ ', 'T-7.1', '▶ running'],
+      ['└ ', 'T-7.2', '· queued'],
+      ['', 'T-8', '· queued'],
+    ]);
+  });
+
   test('one row per task in backlog order, each with a status symbol and word', async () => {
     const t = await setup({ tasks: mixedTasks() });
     const frame = t.frame();

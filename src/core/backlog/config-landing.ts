@@ -1,6 +1,6 @@
 /**
- * The front matter's settings of how verified work lands: `land: merge | pr`, `remote:`, `forge:` and
- * `pr: { draft, labels, reviewers, sync, allow, timeout }`. Every problem is reported at the line of its key; a reader returns
+ * The front matter's settings of how verified work lands: `land: merge | pr`, `remote:`, `forge:`,
+ * `pr: { draft, labels, reviewers, sync, allow, timeout }` and `review_capacity:`. Every problem is reported at the line of its key; a reader returns
  * undefined after reporting one, so the caller keeps the default.
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
@@ -43,6 +43,18 @@ export function readRemote(r: Reader, node: Node | null, at: Node): string | und
   if (v === null) return r.fail(at, 'remote needs the name of a git remote, e.g. origin');
   if (!REMOTE_NAME.test(v)) return r.fail(at, `remote must name a git remote (letters, digits, . _ / -), got '${v}'`);
   return v;
+}
+
+/**
+ * `review_capacity: N` — how many tasks may be running or waiting for a person at once; `none` (or `off`,
+ * `unlimited`) or an empty value: no cap. Anything but a whole number of at least 1 is refused at its line.
+ */
+export function readReviewCapacity(r: Reader, node: Node | null, at: Node): number | null | undefined {
+  const v = r.scalar('review_capacity', node, at);
+  if (v === undefined) return undefined;
+  if (v === null || (typeof v === 'string' && ['none', 'off', 'unlimited'].includes(v.trim().toLowerCase())))
+    return null;
+  return r.wholeNumber('review_capacity', node, at, 1, false);
 }
 
 /** `forge: auto | github | gitlab | none`, or `forge: { type: github, repo: owner/name }`. */

@@ -9,7 +9,7 @@ import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } fro
 import { parseDuration, parseSize, parseUsd } from '../text/parse-units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
-import { DEFAULT_PR, readForge, readLand, readPr, readRemote } from './config-landing.js';
+import { DEFAULT_PR, readForge, readLand, readPr, readRemote, readReviewCapacity } from './config-landing.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -91,6 +91,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   remote: 'origin',
   // `forge:` stays unset unless written: doctor checks a forge only for a fleet that asks for one.
   pr: DEFAULT_PR,
+  reviewCapacity: null,
 }) as Readonly<FleetConfig>;
 
 /** A fresh, mutable copy of the defaults. */
@@ -140,6 +141,7 @@ export const CONFIG_KEYS = [
   'remote',
   'forge',
   'pr',
+  'review_capacity',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -343,6 +345,9 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         break;
       case 'pr':
         assign('pr', readPr(r, value, keyNode));
+        break;
+      case 'review_capacity':
+        assign('reviewCapacity', readReviewCapacity(r, value, keyNode));
         break;
       case 'lessons': {
         const v = r.scalar(key, value, keyNode);

@@ -17,7 +17,7 @@ import { parseDuration, parseInterval, parseSize, parseUsd, type Parsed } from '
 import { checksFromText } from './check-list.js';
 import { readConfig } from './config.js';
 import { readFrontMatter, splitLines } from './front-matter.js';
-import { canonicalId, scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
+import { canonicalId, parentOf, scanItems, TASK_ID_RE, type BodyLine, type ScannedItem } from './scan.js';
 
 export { DEFAULT_CONFIG, DEFAULT_PROTECT, DEFAULT_MODEL, defaultConfig } from './config.js';
 export { TASK_ID_RE } from './scan.js';
@@ -39,6 +39,7 @@ export const TASK_KEYS = [
   'autonomy',
   'every',
   'land',
+  'split',
 ] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
@@ -173,6 +174,11 @@ function applyField(task: TaskSpec, f: Field): string | null {
       task.autonomy = v as Autonomy;
       return null;
     }
+    case 'split': {
+      if (f.value.toLowerCase() !== 'auto') return `split: must be auto, got '${f.value}'`;
+      task.split = 'auto';
+      return null;
+    }
     case 'land': {
       const v = f.value.toLowerCase();
       if (!(LAND_MODES as readonly string[]).includes(v))
@@ -215,6 +221,58 @@ function toTask(item: ScannedItem, path: string, errors: InputError[]): { task: 
     if (problem) errors.push(new InputError(path, f.line, problem));
   }
   return { task, afterLine };
+}
+
+/** What a part (`T-7.1`) takes from its task when it does not say it itself. */
+const INHERITED = [
+  'check',
+  'checks',
+  'setup',
+  'model',
+  'attempts',
+  'tokens',
+  'timeMs',
+  'costUsd',
+  'review',
+  'prove',
+  'autonomy',
+  'land',
+  'priority',
+] as const satisfies ReadonlyArray<keyof TaskSpec>;
+
+/**
+ * Links each part (`T-7.1`) to its task (`T-7`) and gives it the task's keys it does not set; a part whose
+ * task is not in the backlog, or that splits again, is an error at its line.
+ */
+function partsOf(tasks: TaskSpec[], path: string, errors: InputError[]): void {
+  const byId = new Map(tasks.map((t) => [t.id, t] as const));
+  for (const task of tasks) {
+    const parentId = parentOf(task.id);
+    if (parentId === null) continue;
+    const parent = byId.get(parentId);
+    if (parent === undefined) {
+      errors.push(
+        new InputError(
+          path,
+          task.line,
+          `part ${task.id} names no task ${parentId} (a part's id is its task's id, a dot and a number)`,
+        ),
+      );
+      continue;
+    }
+    if (task.split !== undefined) {
+      errors.push(new InputError(path, task.line, `split: part ${task.id} cannot be split again`));
+      continue;
+    }
+    inheritFromParent(task, parent);
+  }
+}
+
+/** Makes `part` a part of `parent`: it takes the parent's keys it does not set itself. */
+export function inheritFromParent(part: TaskSpec, parent: TaskSpec): void {
+  part.parent = parent.id;
+  const fill = part as unknown as Record<string, unknown>;
+  for (const key of INHERITED) if (fill[key] === undefined && parent[key] !== undefined) fill[key] = parent[key];
 }
 
 /** Reports each `after:` cycle once, at the `after:` line of its first task in file order. */
@@ -331,6 +389,7 @@ export function parseBacklog(text: string, path: string, options: { takenIds?: I
   }
 
   const known = new Set(tasks.map((t) => t.id));
+  partsOf(tasks, path, errors);
   for (const t of [...tasks, ...duplicates]) {
     for (const ref of t.after) {
       if (!known.has(ref)) {

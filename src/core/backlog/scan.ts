@@ -10,7 +10,15 @@
  * - every column reported lies in the ASCII prefix of the line, so it is also a byte offset in UTF-8.
  */
 
-export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
+export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+(?:\.\d+)?$/;
+
+/** A part's id: its parent's id, a dot and its number (`T-7.1`). */
+export const PART_ID_RE = /^([A-Z][A-Z0-9]*-\d+)\.(\d+)$/;
+
+/** The task a part (`T-7.1`) belongs to (`T-7`); null for an id that is not a part's. */
+export function parentOf(id: string): string | null {
+  return PART_ID_RE.exec(id)?.[1] ?? null;
+}
 
 /**
  * The task an id names: its prefix and its number as a whole number of any size (a string of digits
@@ -19,6 +27,8 @@ export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
  * collide wherever a number is compared: a backlog holding both is refused.
  */
 export function canonicalId(id: string): string {
+  const part = PART_ID_RE.exec(id);
+  if (part !== null) return `${canonicalId(part[1]!)}.${BigInt(part[2]!).toString()}`;
   const dash = id.lastIndexOf('-');
   return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)).toString()}`;
 }

@@ -1,5 +1,6 @@
 /**
- * The only edits loopfleet makes to BACKLOG.md: adding missing ids and ticking merged items.
+ * The only edits loopfleet makes to BACKLOG.md: adding missing ids, ticking merged items and writing a split
+ * task's parts under it.
  *
  * Invariants:
  * - every byte outside the edit is kept (line endings, trailing newline, invalid UTF-8 elsewhere);
@@ -129,6 +130,44 @@ export async function addIds(
         written.push(m.id);
       }
       return { edits, result: written };
+    },
+    options,
+  );
+}
+
+/**
+ * Writes `lines` (a split task's part items, `- [ ] T-7.1 …`) right after the item of `parent` and the
+ * lines it owns. Returns false when the item is gone, or its parts are there already (nothing is written
+ * twice).
+ */
+export async function addParts(
+  file: BacklogFile,
+  parent: string,
+  lines: string,
+  options: WriteBackOptions = {},
+): Promise<boolean> {
+  if ((await file.readIfPresent()) === null) return false;
+  return edit(
+    file,
+    (text) => {
+      const items = itemsOf(text);
+      const index = items.findIndex((i) => i.id === parent);
+      const item = items[index];
+      if (item === undefined || items.some((i) => i.id?.startsWith(`${parent}.`))) return { edits: [], result: false };
+      // After the item's last non-blank line: blank lines before the next item stay where they are.
+      const last = [...item.body].reverse().find((b) => b.text.trim() !== '')?.line ?? item.line;
+      const eol = text.includes('\r\n') ? '\r\n' : '\n';
+      const insert = `${lines.split('\n').join(eol)}${eol}`;
+      const endsWithoutNewline = !text.endsWith('\n') && last === text.split('\n').length;
+      const edit: Edit = endsWithoutNewline
+        ? {
+            line: last,
+            col: Buffer.byteLength(text.split('\n')[last - 1]!, 'utf8'),
+            remove: 0,
+            insert: `${eol}${insert.slice(0, -eol.length)}`,
+          }
+        : { line: last + 1, col: 0, remove: 0, insert };
+      return { edits: [edit], result: true };
     },
     options,
   );

@@ -52,6 +52,21 @@ export class BacklogView {
     return { added, removed };
   }
 
+  /**
+   * A split task's parts, listed right after it (and after parts it has already) until BACKLOG.md, which
+   * they are written to, is read again.
+   */
+  addParts(parent: string, parts: readonly TaskSpec[]): string[] {
+    const fresh = parts.filter((p) => !this.#specs.has(p.id));
+    const at = this.#order.indexOf(parent);
+    if (at < 0 || fresh.length === 0) return [];
+    let end = at + 1;
+    while (end < this.#order.length && this.#specs.get(this.#order[end]!)?.parent === parent) end++;
+    this.#order = [...this.#order.slice(0, end), ...fresh.map((p) => p.id), ...this.#order.slice(end)];
+    for (const p of fresh) this.#specs.set(p.id, p);
+    return fresh.map((p) => p.id);
+  }
+
   /** Every listed task has a record, with the gates its spec and the settings give it. */
   ensure(state: FleetState): void {
     for (const spec of this.#specs.values()) state.lifecycle.ensure(spec, taskGates(spec, this.#config));

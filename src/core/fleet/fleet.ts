@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { StopError, type DiskFullError, type ResourceLimitError } from '../../domain/errors.js';
 import { StopCauses } from './stops.js';
 import { FleetEmitter, type FleetSnapshotSummary } from '../task/events.js';
-import type { FleetHandle } from './handle.js';
+import type { FleetHandle, ReviewWait } from './handle.js';
 import { FleetBudget } from '../budget/gates.js';
 import { BacklogView } from './backlog-view.js';
 import { Pipeline } from '../attempt/pipeline.js';
@@ -20,6 +20,9 @@ import { Accounting } from './accounting.js';
 import { pruneWorktrees, type PruneResult } from './prune.js';
 import { Notifier } from './notify-digest.js';
 import { Scheduler } from './scheduler.js';
+import { ReviewPacing } from './review-pacing.js';
+import { Decomposition } from './decomposition.js';
+import { needsPerson, reviewLoad } from '../task/review-load.js';
 import { SetupTrust } from '../attempt/setup-trust.js';
 import type { SyncResult } from '../land/pr/pull-requests.js';
 import { FleetLanding } from './landing-routes.js';
@@ -62,6 +65,8 @@ export class Fleet implements FleetHandle {
   #started = false;
   #ranThisRun = new Set<string>();
   readonly #notifier: Notifier;
+  readonly #pacing: ReviewPacing;
+  readonly #parts: Decomposition;
 
   constructor(services: FleetServices, options: FleetOptions) {
     this.#s = services;
@@ -86,6 +91,19 @@ export class Fleet implements FleetHandle {
       due: () => this.resume(),
     });
     this.#ports = new PortPool(this.#backlog.config.ports);
+    this.#parts = new Decomposition({
+      state: () => this.#state,
+      backlog: this.#backlog,
+      events: this.events,
+      ...(services.writeParts === undefined ? {} : { writeParts: services.writeParts }),
+      path: options.backlog.path,
+    });
+    this.#pacing = new ReviewPacing({
+      clock: services.clock,
+      events: this.events,
+      notifier: this.#notifier,
+      emit: () => this.#emitFleet(),
+    });
     this.#scheduler = new Scheduler(
       {
         clock: services.clock,
@@ -104,6 +122,17 @@ export class Fleet implements FleetHandle {
           if (busy && this.#phase.current === 'idle') this.#phase.set('running');
           if (!busy && this.#phase.current === 'running') this.#phase.set('idle');
         },
+        review: (inFlight) =>
+          reviewLoad(
+            this.#backlog.order,
+            (id) => this.#state.get(id),
+            (id) => this.#backlog.specs.get(id),
+            this.#backlog.config,
+            options.autoMerge,
+            inFlight,
+          ),
+        needsPerson: (spec) => needsPerson(spec, this.#backlog.config, options.autoMerge),
+        paced: (load, held) => this.#pacing.update(load, held),
       },
       this.#backlog.config.concurrency,
     );
@@ -183,6 +212,7 @@ export class Fleet implements FleetHandle {
       claims: (id) => this.#scheduler.claims(id),
       stop: this.#stop.signal,
       limitHit: (error) => this.resourceLimit(error),
+      split: (spec, parts, plan, ended) => this.#parts.split(spec, parts, plan, ended),
     });
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
@@ -214,14 +244,29 @@ export class Fleet implements FleetHandle {
     return task === undefined ? undefined : structuredClone(task as TaskState);
   }
 
+  /**
+   * What a queued task waits behind when `review_capacity:` is reached and the task needs a person; null
+   * otherwise. The same rule `status --json` applies to state, so both say the same of one task.
+   */
+  waitingForReview(id: string): ReviewWait | null {
+    const review = this.#pacing.summary();
+    const spec = this.#backlog.specs.get(id);
+    if (review === undefined || spec === undefined || this.#state.get(id)?.status !== 'queued') return null;
+    if (review.running + review.waiting < review.capacity) return null;
+    if (!needsPerson(spec, this.#backlog.config, this.#opts.autoMerge)) return null;
+    return { running: review.running, waiting: review.waiting, capacity: review.capacity };
+  }
+
   summary(): FleetSnapshotSummary {
     const hold = this.#phase.hold;
+    const review = this.#pacing.summary();
     return {
       state: this.#phase.current,
       counts: this.#backlog.counts(this.#state),
       totals: this.#totals(),
       stoppedBy: this.#causes.gate,
       ...(hold === null ? {} : { hold }),
+      ...(review === undefined ? {} : { review }),
     };
   }
 
@@ -294,6 +339,7 @@ export class Fleet implements FleetHandle {
     this.#phase.release();
     this.#scheduler.dispose();
     await this.#landing.settled();
+    await this.#parts.settled();
     await this.#notifier.drained();
     await this.#state.flush({ closing: true });
     await this.#s.workspace.flush();
@@ -416,6 +462,14 @@ export class Fleet implements FleetHandle {
     if (task.status === 'verified' || task.status === 'merged') this.#landing.forecast();
     if (task.status === 'running') this.#ranThisRun.add(task.id);
     if (task.status === 'merged' || task.status === 'discarded') this.#scheduler.recur(task.id);
+    // A part that cannot land stops the parts after it and its task, after this change's own listeners.
+    const parent = this.#backlog.specs.get(task.id)?.parent;
+    if (parent !== undefined && (task.status === 'failed' || task.status === 'discarded'))
+      queueMicrotask(() => this.#parts.partStopped(task, parent));
+    // A part that met a conflict landing: the merge refused it, or the merge queue sent it back for one.
+    const sentBack = previousStatus === 'verified' && task.status === 'queued' && /conflict/.test(task.reason ?? '');
+    if (parent !== undefined && this.#state.get(parent) !== undefined && (task.status === 'conflict' || sentBack))
+      this.#state.lifecycle.countPartConflict(parent);
     this.#emitFleet();
     this.#notifier.send({
       event: 'status',
@@ -430,6 +484,8 @@ export class Fleet implements FleetHandle {
 
   /** One queued task's attempt; a verified one whose autonomy lets it land goes through the merge queue. */
   async #run(spec: TaskSpec): Promise<void> {
+    // A split task runs no attempt of its own once its parts have landed: its check runs on base.
+    if ((this.#state.get(spec.id)?.parts ?? []).length > 0) return this.#landing.finishParent(spec.id);
     await this.#runner.run(spec, this.#backlog.config);
     await this.#landing.afterRun(spec);
   }

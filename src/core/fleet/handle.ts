@@ -25,6 +25,8 @@ export interface FleetCommands {
 export interface FleetView {
   tasks(): TaskState[];
   summary(): FleetSnapshotSummary;
+  /** `review_capacity:` reached and this queued task needs a person: the load it waits behind; else null */
+  waitingForReview(id: string): ReviewWait | null;
   /** unified diff of the task branch against base ('' when none) */
   diff(id: string): Promise<string>;
   readonly repoRoot: string;
@@ -32,6 +34,13 @@ export interface FleetView {
   readonly backlogPath: string;
   readonly sandboxed: boolean;
   readonly config: FleetConfig;
+}
+
+/** The review queue a task waits behind: `status --json`'s `waitingForReview`. */
+export interface ReviewWait {
+  running: number;
+  waiting: number;
+  capacity: number;
 }
 
 export interface FleetHandle extends FleetCommands, FleetView {

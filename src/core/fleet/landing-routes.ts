@@ -216,6 +216,30 @@ export class FleetLanding {
     if (await this.#actions.retry(id)) this.#s.schedule();
   }
 
+  /**
+   * A split task whose parts have all landed: its own check runs on base as it is now; passing, the task is
+   * merged with them (its worktree and empty branch removed, its item ticked), failing, it fails saying so.
+   */
+  async finishParent(id: string): Promise<void> {
+    const { lifecycle, paths, base } = this.#s.shared;
+    const parts = this.#s.state.get(id)?.parts ?? [];
+    const outcome = await this.#landing.checkOnBase(id, this.#s.specs(), this.#s.config(), this.#s.stop);
+    if (this.#s.stop.aborted || lifecycle.get(id)?.status !== 'queued') return;
+    this.#s.markRan(id);
+    if (!outcome.pass) {
+      lifecycle.fail(id, { gate: null, reason: `its parts landed, but its check fails on ${base}: ${outcome.reason}` });
+      return;
+    }
+    await this.#s.git.removeWorktree(paths.worktreeOf(id), true);
+    const branch = paths.branchOf(id);
+    if (await this.#s.git.isMerged(branch, base)) await this.#s.git.deleteBranch(branch, true);
+    const ticked = await this.#s.tickDone(id);
+    lifecycle.partsLanded(
+      id,
+      `its ${parts.length} parts landed (${parts.join(', ')}) and its check passes on ${base}${ticked ? '' : '; its item was no longer in BACKLOG.md to tick'}`,
+    );
+  }
+
   /** Resolves once every merge, forecast and pull request pass started so far has ended. */
   async settled(): Promise<void> {
     await this.#merges.settled();

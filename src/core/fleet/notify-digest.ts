@@ -6,11 +6,13 @@
 import { jsonText, oneLine } from '../../domain/sanitize.js';
 import { NOTIFY_KINDS, type NotifyKind } from '../../domain/types.js';
 import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
+import type { ReviewPacingSummary } from '../task/events.js';
+import { reviewWords } from '../task/review-load.js';
 
 /** The payload kinds the fleet sends to the notify command. */
 export type NotifyPayload =
   | { event: 'status'; id: string; status: string; [key: string]: unknown }
-  | { event: 'idle' | 'paused' | 'gate' | 'summary'; [key: string]: unknown };
+  | { event: 'idle' | 'paused' | 'review' | 'gate' | 'summary'; [key: string]: unknown };
 
 /** The kind a payload counts as for `notify_on:`; null for a status change no kind names (running, merged…). */
 export function kindOf(payload: NotifyPayload): NotifyKind | null {
@@ -33,6 +35,8 @@ export interface RunSummary {
   elapsedMs: number;
   reportPath: string | null;
   exitCode: number;
+  /** `review_capacity:` set: the review queue at the end and over the run */
+  review?: ReviewPacingSummary;
 }
 
 /**
@@ -43,7 +47,8 @@ export function summaryPayload(summary: RunSummary): NotifyPayload {
   const c = summary.counts;
   const text =
     `loopfleet: ${c.verified ?? 0} verified, ${c.merged ?? 0} merged, ${c.failed ?? 0} failed, ${c.conflict ?? 0} conflict; ` +
-    `${formatTokens(summary.tokens)} tokens, ${formatUsd(summary.costUsd)}, ${formatDuration(summary.elapsedMs)}`;
+    `${formatTokens(summary.tokens)} tokens, ${formatUsd(summary.costUsd)}, ${formatDuration(summary.elapsedMs)}` +
+    (summary.review?.held === true ? `; ${reviewWords(summary.review)}` : '');
   return { event: 'summary', text, ...summary };
 }
 

@@ -6,6 +6,7 @@ import type { FleetEmitter } from '../task/events.js';
 import { plannedFiles, type Claim } from '../roles/plan-files.js';
 import type { FleetState } from '../task/state.js';
 import { allowedFrom } from '../task/transitions.js';
+import type { ReviewLoad } from '../task/review-load.js';
 
 /**
  * Which queued task starts when, over one p-queue. Invariants:
@@ -15,7 +16,10 @@ import { allowedFrom } from '../task/transitions.js';
  *   their `nextRunAt`, and not while the task they wait for (overlapping plans) is still in play;
  * - one timer stands for the earliest recurring task still waiting; it never keeps the process alive;
  * - nothing queued, running or scheduled is idle: every whenIdle() waiter is resolved then; work started
- *   with {@link Scheduler.alongside} (a merge queue resumed at start) counts as running until it ends.
+ *   with {@link Scheduler.alongside} (a merge queue resumed at start) counts as running until it ends;
+ * - under `review_capacity:` a task that needs a person starts only while the tasks running or waiting for a
+ *   person number fewer than the capacity; a pass that holds one back says so ({@link SchedulerServices.paced}),
+ *   and the next pass — after a person's merge, discard, approval or a sync's review — starts it. No timer.
  */
 
 export interface SchedulerServices {
@@ -33,6 +37,12 @@ export interface SchedulerServices {
   run: (spec: TaskSpec) => Promise<void>;
   /** a task was enqueued (true), or nothing runs and nothing more can start (false) */
   busy: (busy: boolean) => void;
+  /** the load against `review_capacity:` (`inFlight`: enqueued to run); null without a cap */
+  review: (inFlight: (id: string) => boolean) => ReviewLoad | null;
+  /** whether the task lands only through a person, so it counts against the capacity */
+  needsPerson: (spec: TaskSpec) => boolean;
+  /** after each pass of an open fleet: the load, and whether the capacity held back a task that could start */
+  paced: (load: ReviewLoad | null, held: boolean) => void;
 }
 
 export class Scheduler {
@@ -128,6 +138,8 @@ export class Scheduler {
     const now = this.#s.clock.now();
     let wake = Infinity;
     let room = this.#queue.concurrency - this.#scheduled.size;
+    const review = this.#s.review((id) => this.#scheduled.has(id));
+    let held = false;
     order.forEach((id, index) => {
       const task = state.get(id);
       const spec = specs.get(id);
@@ -138,15 +150,26 @@ export class Scheduler {
         return;
       }
       if (!spec.after.every((dep) => state.get(dep)?.status === 'merged')) return;
+      // A split task waits until every one of its parts has landed.
+      if (!(task.parts ?? []).every((part) => state.get(part)?.status === 'merged')) return;
       // Waiting for an overlapping task until it is merged, discarded or failed.
       const blocker = task.waitingFor?.id;
       if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status))
         return;
       if (room <= 0) return;
+      if (review !== null && this.#s.needsPerson(spec)) {
+        // At the cap: it starts once a person has merged, discarded, approved or reviewed something.
+        if (review.running + review.waiting >= review.capacity) {
+          held = true;
+          return;
+        }
+        review.running++;
+      }
       room--;
       this.#s.busy(true);
       this.#enqueue(id, -index);
     });
+    this.#s.paced(review, held);
     this.#wakeAt(wake);
     this.#resolveIdle();
   }

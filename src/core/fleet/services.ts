@@ -13,6 +13,11 @@ export interface FleetServices extends PipelineServices {
   workspace: Workspace;
   /** ticks `[x]` on the task's item in BACKLOG.md; false when the item is gone */
   tickDone: (id: string) => Promise<boolean>;
+  /**
+   * writes a split task's parts (BACKLOG.md lines) right under its item; false when the item is gone or its
+   * parts are there already. Absent: the parts live in this run's memory only.
+   */
+  writeParts?: (parent: string, lines: string) => Promise<boolean>;
   /** runs the `notify:` command with the event on stdin; resolves when it has ended (it never rejects) */
   notify: (command: string, payload: Record<string, unknown>) => Promise<void>;
   /** the forge pull requests go to (`land: pr`); null or absent: none configured */

@@ -8,6 +8,7 @@ import type { FleetActions } from './branch-commands.js';
 import type { TaskPaths } from '../../domain/layout.js';
 import { runMergeQueue, type QueueResult, type QueueSteps } from './merge-queue.js';
 import type { Pipeline } from '../attempt/pipeline.js';
+import type { RecheckOutcome } from '../attempt/attempt-io.js';
 import type { PortPool } from '../attempt/port-pool.js';
 import { taskEnv } from '../attempt/task-env.js';
 import type { TaskLifecycle } from '../task/lifecycle.js';
@@ -94,6 +95,29 @@ export class Landing {
       `On the commit that was to be merged, the check fails.\n\n${recheck.evidence}`,
     );
     return false;
+  }
+
+  /**
+   * The checks of a split task whose parts have all landed, on base as it is now: its worktree (which holds
+   * no commit of its own) is brought up to base, then checked as the merge queue checks a branch.
+   */
+  async checkOnBase(
+    id: string,
+    specs: ReadonlyMap<string, TaskSpec>,
+    config: FleetConfig,
+    signal: AbortSignal,
+  ): Promise<RecheckOutcome> {
+    const worktree = this.#s.paths.worktreeOf(id);
+    try {
+      if (!(await this.#s.git.rebase(worktree, this.#s.base))) {
+        const reason = `its worktree does not come up to ${this.#s.base}`;
+        return { pass: false, reason, evidence: reason };
+      }
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { pass: false, reason, evidence: reason };
+    }
+    return this.#steps(specs, config, signal).recheck(id);
   }
 
   /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */

@@ -19,6 +19,8 @@ import type { SandboxCause } from '../../domain/sandbox-cause.js';
 import { oneLine, visible } from '../../domain/sanitize.js';
 import { prWords } from './pr-words.js';
 import { formatDuration, formatTokens, formatUsd } from '../text/format-units.js';
+import { reviewWords } from '../task/review-load.js';
+import { splitFigures, splitWords } from './split-figures.js';
 
 /**
  * The morning report: enough to review the night's work without reading transcripts. Pure text.
@@ -202,7 +204,13 @@ export function workerFlagWords(flag: WorkerFlag): string {
   return oneLine(`⚑ worker ${flag.worker} flagged on attempt ${flag.attempt}: ${flag.reason}`);
 }
 
-function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] {
+function taskSection(
+  task: TaskState,
+  cfg: FleetConfig,
+  base: string,
+  part: (id: string) => TaskState | undefined,
+  endedAt: string,
+): string[] {
   const out = [oneLine(`## ${task.id} ${task.title}`), ''];
   out.push(
     `- **Outcome:** ${OUTCOME_WORD[task.status] ?? task.status}${task.reason === null ? '' : ` — ${oneLine(task.reason)}`}`,
@@ -220,6 +228,8 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
       `- **Unpriced models** (cost not counted): ${task.unpricedModels.join(', ')}; set \`prices:\` in the front matter`,
     );
   if (task.pr !== undefined) out.push(oneLine(`- **Pull request:** ${prWords(task.pr)} — ${task.pr.url}`));
+  const split = splitFigures(task, part, Date.parse(endedAt));
+  if (split !== null) out.push(`- **Parts:** ${splitWords(task, split)}`);
   if (task.workerFlag !== undefined) out.push(`- **Worker:** ${workerFlagWords(task.workerFlag)}`);
   if (task.branch !== null && task.pr?.state !== 'open') {
     const next: Partial<Record<TaskState['status'], string>> = {
@@ -257,8 +267,14 @@ function taskSection(task: TaskState, cfg: FleetConfig, base: string): string[] 
 }
 
 /** One task's section of the report, as it would read now (`get_task` of `loopfleet mcp` returns it). */
-export function taskReport(task: TaskState, config: FleetConfig, base: string): string {
-  return visible(taskSection(task, config, base).join('\n')).trimEnd();
+export function taskReport(
+  task: TaskState,
+  config: FleetConfig,
+  base: string,
+  part: (id: string) => TaskState | undefined,
+  now: string,
+): string {
+  return visible(taskSection(task, config, base, part, now).join('\n')).trimEnd();
 }
 
 /**
@@ -277,6 +293,16 @@ function costPerVerified(input: ReportInput): string {
     : `${verified} **Cost per merged task:** ${formatUsd(c.costPerMerged)} (${c.merged} merged).`;
 }
 
+/** `review_capacity:` over the night: its peak, how long it held new tasks back, and what waits now. */
+function reviewQueue(review: NonNullable<FleetSnapshotSummary['review']>): string {
+  const held =
+    review.heldMs > 0 || review.held
+      ? `it held new tasks back for ${formatDuration(review.heldMs)} in all`
+      : 'it never held a task back';
+  const now = review.held ? `; at the end, ${reviewWords(review)}` : '';
+  return `**Review queue:** capacity ${review.capacity}; at most ${review.peak} task${review.peak === 1 ? '' : 's'} running or waiting for a person at once; ${held}; ${review.waiting} waiting for a person at the end${now}.`;
+}
+
 export function renderReport(input: ReportInput): string {
   const { summary } = input;
   const c = summary.counts;
@@ -290,6 +316,7 @@ export function renderReport(input: ReportInput): string {
     '',
     costPerVerified(input),
   ];
+  if (summary.review !== undefined) lines.push('', reviewQueue(summary.review));
   if (summary.stoppedBy !== null)
     lines.push(
       '',
@@ -300,7 +327,9 @@ export function renderReport(input: ReportInput): string {
   lines.push('');
   const ran = input.tasks.filter((t) => input.ran.has(t.id));
   const rest = input.tasks.filter((t) => !input.ran.has(t.id));
-  for (const task of ran) lines.push(...taskSection(task, input.config, input.base));
+  const byId = new Map(input.tasks.map((t) => [t.id, t]));
+  for (const task of ran)
+    lines.push(...taskSection(task, input.config, input.base, (id) => byId.get(id), input.endedAt));
   if (rest.length > 0) {
     lines.push('## Not run this time', '');
     for (const t of rest) {

@@ -1,6 +1,7 @@
 import { attemptMarker, roleMarker, taskMarker } from './marker.js';
 import type { CheckResult, Role, TaskSpec } from '../../domain/types.js';
 import { FILES_INSTRUCTION } from './plan-files.js';
+import { PARTS_INSTRUCTION } from './plan-parts.js';
 import type { ReviewDiff } from '../verify/review-diff.js';
 import { formatCounts } from '../verify/test-counts.js';
 import { END_OF_QUOTES, quoteUntrusted } from '../text/untrusted.js';
@@ -73,7 +74,8 @@ export function explorerPrompt(
   lessons = '',
 ): string {
   const lessonsBlock = lessons.trim() === '' ? '' : `\n\n## Notes from earlier tasks\n\n${lessons.trim()}`;
-  return `${header(spec, attempt)}\n\n${checkLine(check)}${lessonsBlock}${evidenceBlock(evidence)}\n\n${END_OF_QUOTES}\n\nStudy the repository and write the plan.\n\n${FILES_INSTRUCTION}`;
+  const split = spec.split === 'auto' && spec.parent === undefined ? `\n\n${PARTS_INSTRUCTION}` : '';
+  return `${header(spec, attempt)}\n\n${checkLine(check)}${lessonsBlock}${evidenceBlock(evidence)}\n\n${END_OF_QUOTES}\n\nStudy the repository and write the plan.\n\n${FILES_INSTRUCTION}${split}`;
 }
 
 export function implementerPrompt(

@@ -37,6 +37,23 @@ export interface FleetSnapshotSummary {
   stoppedBy: GateName | null;
   /** while `paused` by a hold (a usage or rate limit) rather than by a person: why, and until when (ISO time) */
   hold?: { reason: string; until: string | null; backoff?: boolean };
+  /** with `review_capacity:` set: the load against it and over this run its peak and how long it held */
+  review?: ReviewPacingSummary;
+}
+
+/** The review queue (`review_capacity:`): now, and over this run. */
+export interface ReviewPacingSummary {
+  /** tasks that need a person, running (or enqueued to run) */
+  running: number;
+  /** tasks waiting for a person to merge, discard, approve or review */
+  waiting: number;
+  capacity: number;
+  /** the capacity holds back a task that could otherwise start */
+  held: boolean;
+  /** the most tasks running or waiting for a person at once during this run */
+  peak: number;
+  /** how long, in all, the capacity held tasks back during this run */
+  heldMs: number;
 }
 
 export class FleetEmitter extends EventEmitter<FleetEvents> {}

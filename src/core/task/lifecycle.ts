@@ -206,6 +206,38 @@ export class TaskLifecycle {
     });
   }
 
+  /**
+   * The explorer answered with parts (`split: auto`): the task waits `queued` until every part has landed,
+   * then only its check runs, on base. The attempt is recorded `interrupted`: splitting uses up no attempt.
+   */
+  split(id: string, parts: string[], plan: string, ended?: EndedAttempt): void {
+    this.#transition(id, 'split', 'queued', (t) => {
+      endAttempt(t, ended);
+      t.phase = null;
+      t.parts = [...parts];
+      t.waitingFor = null;
+      t.approvedPlan = plan;
+      t.currentPlan = null;
+      t.reason = `split into ${parts.length} parts: ${parts.join(', ')}; done once they have landed and its check passes`;
+    });
+  }
+
+  /** Every part of a split task landed and its check passed on base: the task's work is on base. */
+  partsLanded(id: string, reason: string): void {
+    this.#transition(id, 'partsLanded', 'merged', (t) => {
+      t.phase = null;
+      t.reason = reason;
+      t.branch = null;
+    });
+  }
+
+  /** A part of split task `id` met a conflict on its way to base (bookkeeping: no event). */
+  countPartConflict(id: string): void {
+    this.#write(id, (t) => {
+      t.partConflicts = (t.partConflicts ?? 0) + 1;
+    });
+  }
+
   /** The running attempt's plan, as soon as its explorer wrote it (bookkeeping: no event). */
   recordPlan(id: string, plan: string): void {
     this.#write(id, (t) => {

@@ -26,6 +26,7 @@ import {
 } from '../../domain/types.js';
 import { firstOverlap, plannedFiles, type Claim } from '../roles/plan-files.js';
 import { failureEvidence } from '../roles/prompts.js';
+import { plannedParts, type PlannedPart } from '../roles/plan-parts.js';
 
 /** Books one usage report (prices it, adds it to the task, its attempt, the fleet) and tells subscribers. */
 export interface UsageBook {
@@ -51,6 +52,11 @@ export interface TaskRunnerServices {
   claims: (id: string) => Claim[];
   /** the fleet's own stop signal: quit, SIGINT, or a fleet gate */
   stop: AbortSignal;
+  /**
+   * A `split: auto` task's explorer answered with parts: the fleet writes them under the task and the task
+   * waits for them (see {@link TaskLifecycle.split}); `ended` is the attempt that planned them.
+   */
+  split: (spec: TaskSpec, parts: PlannedPart[], plan: string, ended: EndedAttempt) => void;
   /** the machine ran out of open files or memory: the fleet stops (see Fleet.resourceLimit) */
   limitHit: (error: ResourceLimitError) => void;
   repoRoot: string;
@@ -145,6 +151,8 @@ export class TaskRunner {
       },
       remainingMs: () => budget.remainingMs(task, elapsedBefore + (clock.now() - started)),
     };
+    /** the parts the explorer answered with, once planned() has read them */
+    let splitInto: PlannedPart[] | null = null;
     const observer: AttemptObserver = {
       phase: (phase) => {
         tick();
@@ -163,6 +171,20 @@ export class TaskRunner {
       },
       notice: (message, level) => this.#s.events.emit('log', { level, id, message }),
       planned: (plan) => {
+        if (spec.split === 'auto' && spec.parent === undefined) {
+          const read = plannedParts(plan);
+          // The task itself stands as the one it waits for: its parts, which the split below writes.
+          if (read !== null && 'parts' in read) {
+            splitInto = read.parts;
+            return { id, files: [] };
+          }
+          if (read !== null)
+            this.#s.events.emit('log', {
+              level: 'warn',
+              id,
+              message: `the explorer's parts were not taken (${read.problem}): its answer is implemented as a plan`,
+            });
+        }
         const files = plannedFiles(plan);
         const blocker = files === null ? null : firstOverlap(files, this.#s.claims(id));
         if (blocker === null) life.recordPlan(id, plan);
@@ -241,6 +263,11 @@ export class TaskRunner {
         proof: r.proof,
       },
     };
+    if (splitInto !== null && r.waitingFor?.id === id) {
+      this.#s.split(spec, splitInto, r.plan ?? '', ended);
+      this.#attemptEnd(id, ended);
+      return { done: true };
+    }
     if (r.waitingFor !== undefined) {
       life.waitFor(id, r.waitingFor, r.plan ?? '', ended);
       this.#attemptEnd(id, ended);

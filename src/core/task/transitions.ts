@@ -64,6 +64,10 @@ export const FROM = {
   awaitApproval: ['running'],
   /** its plan overlaps another task's: back to the queue until that one lands or ends */
   waitFor: ['running'],
+  /** the explorer answered with parts (`split: auto`): the task waits for them to land */
+  split: ['running'],
+  /** every part of a split task landed and its own check passed on base: its work is on base */
+  partsLanded: ['queued'],
   /** a person approved the plan: the task runs again, implementing it */
   approve: ['awaiting-approval'],
   requeueInterrupted: ['running'],

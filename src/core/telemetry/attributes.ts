@@ -103,7 +103,7 @@ export function allowed(attributes: Readonly<Record<string, AttributeValue>> | u
 }
 
 /** Span names are fixed shapes too: `task <id>`, `attempt <n>`, `phase <name>`. */
-const SPAN_NAME = /^(task [A-Z][A-Z0-9]*-\d+|attempt \d+|phase (setup|explore|implement|verify))$/;
+const SPAN_NAME = /^(task [A-Z][A-Z0-9]*-\d+(?:\.\d+)?|attempt \d+|phase (setup|explore|implement|verify))$/;
 
 /**
  * `telemetry` behind the allow-list: every attribute of every span, counter, histogram and gauge goes

@@ -63,13 +63,18 @@ export function readRoutes(app: Hono, s: ReadSources): void {
       summary: fleet.summary(),
     }),
   );
-  app.get('/api/tasks', (c) => json(c, fleet.tasks().map(taskRow)));
+  app.get('/api/tasks', (c) =>
+    json(
+      c,
+      fleet.tasks().map((t) => taskRow(t, fleet.waitingForReview(t.id))),
+    ),
+  );
   app.get('/api/tasks/:id', async (c) => {
     const id = c.req.param('id');
     const task = fleet.tasks().find((t) => t.id === id);
     if (task === undefined) return json(c, { error: unknownTask(fleet, id) }, 404);
     const diff = await fleet.diff(id);
-    return json(c, taskDetail(task, diff, s.tails.of(id)));
+    return json(c, taskDetail(task, diff, s.tails.of(id), fleet.waitingForReview(id)));
   });
   app.get('/api/report', async (c) => {
     const report = await s.latestReport();

@@ -148,7 +148,7 @@ export async function openListener(host: string, port: number): Promise<Listener
         hosts: () => hosts,
         publicOrigin: options.publicOrigin?.origin.toLowerCase() ?? null,
       };
-      const hub = new EventHub(options.fleet.events, options.flushMs);
+      const hub = new EventHub(options.fleet.events, options.flushMs, (id) => options.fleet.waitingForReview(id));
       const tails = new OutputTails(options.fleet.events);
       const timeline = new Timeline(options.fleet.events, () => options.fleet.summary());
       const streams = new Set<() => void>();

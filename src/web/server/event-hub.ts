@@ -1,3 +1,4 @@
+import type { ReviewWait } from '../../core/fleet/handle.js';
 import type { FleetEmitter, FleetEvents } from '../../core/task/events.js';
 import { jsonText } from '../../domain/sanitize.js';
 import { clean } from './clean.js';
@@ -41,7 +42,12 @@ export class EventHub {
   #seq = 0;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(events: FleetEmitter, flushMs = FLUSH_MS) {
+  /** `waitingForReview`: the row's review wait ({@link FleetView.waitingForReview}); none when absent */
+  constructor(
+    events: FleetEmitter,
+    flushMs = FLUSH_MS,
+    waitingForReview: (id: string) => ReviewWait | null = () => null,
+  ) {
     this.#flushMs = flushMs;
     const handlers: Array<[keyof FleetEvents, (payload: never) => void]> = [];
     const on = <K extends keyof FleetEvents>(name: K, handler: (...args: FleetEvents[K]) => void) => {
@@ -49,7 +55,7 @@ export class EventHub {
       handlers.push([name, handler as never]);
     };
     on('task', ({ task, previousStatus }) =>
-      this.#queue(`task:${task.id}`, 'task', { task: taskRow(task), previousStatus }),
+      this.#queue(`task:${task.id}`, 'task', { task: taskRow(task, waitingForReview(task.id)), previousStatus }),
     );
     on('fleet', (summary) => this.#queue('fleet', 'fleet', summary));
     for (const name of EVENT_NAMES) {

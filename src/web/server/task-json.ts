@@ -1,5 +1,7 @@
 import { checkJson, checksOfAttempt, realAttempts } from '../../core/report/check-facts.js';
 import { recurringFields, statusRow } from '../../core/report/status-row.js';
+import { parentOf } from '../../core/backlog/scan.js';
+import type { ReviewWait } from '../../core/fleet/handle.js';
 import type { CheckStatusJson, TaskState, TaskStatusJson, Verdict } from '../../domain/types.js';
 import { totalTokens } from '../../domain/types.js';
 
@@ -15,9 +17,13 @@ export interface TaskRowJson extends TaskStatusJson {
   gates: TaskState['gates'] | null;
 }
 
-export function taskRow(t: TaskState): TaskRowJson {
+/** `review`: what the task waits behind at `review_capacity:` ({@link FleetView.waitingForReview}) */
+export function taskRow(t: TaskState, review: ReviewWait | null = null): TaskRowJson {
   return {
     ...statusRow(t),
+    parent: parentOf(t.id),
+    ...(t.parts === undefined ? {} : { parts: [...t.parts] }),
+    waitingForReview: review,
     ...recurringFields(t, t.everyMs !== undefined),
     elapsedMs: t.elapsedMs,
     startedAt: t.startedAt,
@@ -73,12 +79,17 @@ export interface TaskDetailJson extends TaskRowJson {
   output: { agent: string[]; phase: string[] };
 }
 
-export function taskDetail(t: TaskState, diff: string, output: TaskDetailJson['output']): TaskDetailJson {
+export function taskDetail(
+  t: TaskState,
+  diff: string,
+  output: TaskDetailJson['output'],
+  review: ReviewWait | null = null,
+): TaskDetailJson {
   const attempts = realAttempts(t);
   const withPlan = attempts.findLast((a) => a.plan !== null && a.plan.trim() !== '');
   const withChecks = attempts.findLast((a) => a.check !== null || a.setup !== null || (a.checks?.length ?? 0) > 0);
   const withVerdict = attempts.findLast((a) => a.verdict !== null);
-  const row = taskRow(t);
+  const row = taskRow(t, review);
   return {
     ...row,
     plan:

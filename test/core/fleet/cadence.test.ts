@@ -146,7 +146,7 @@ describe('discover: in the front matter', () => {
 describe('notify_on', () => {
   it('refuses an unknown kind with its line', () => {
     expect(parseErrors('notify: cat\nnotify_on: [verified, finished]', '- [ ] T-1 A')).toEqual([
-      "BACKLOG.md:3: notify_on: unknown name 'finished'; known: verified, failed, conflict, awaiting-approval, paused, gate, idle, summary",
+      "BACKLOG.md:3: notify_on: unknown name 'finished'; known: verified, failed, conflict, awaiting-approval, paused, gate, idle, summary, review",
     ]);
   });
 

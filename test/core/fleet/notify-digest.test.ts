@@ -27,4 +27,24 @@ describe('notify digest', () => {
     expect(wanted(p, ['summary'])).toBe(true);
     expect(wanted(p, ['verified'])).toBe(false);
   });
+
+  it('says the review capacity holds work back in the summary, and review is a kind of its own', () => {
+    const review = { running: 0, waiting: 5, capacity: 5, held: true, peak: 5, heldMs: 3_600_000 };
+    const p = summaryPayload({
+      counts: { verified: 5 },
+      tokens: 0,
+      costUsd: 0,
+      elapsedMs: 1000,
+      reportPath: null,
+      exitCode: 0,
+      review,
+    });
+    expect(p.text).toBe(
+      'loopfleet: 5 verified, 0 merged, 0 failed, 0 conflict; 0 tokens, $0.00, 1s; waiting for review: 5 of 5',
+    );
+    expect(p).toMatchObject({ review });
+    const held = { event: 'review' as const, text: 'loopfleet: waiting for review: 5 of 5' };
+    expect(kindOf(held)).toBe('review');
+    expect([wanted(held, ['review']), wanted(held, ['idle'])]).toEqual([true, false]);
+  });
 });

@@ -2,8 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../../src/core/report/morning-report.js';
 import type { ConflictDetail, TaskState, TaskStatus } from '../../../src/domain/types.js';
 import { defaultConfig, fakeTask } from '../../helpers/fake-fleet.js';
+import type { FleetSnapshotSummary } from '../../../src/core/task/events.js';
 
-function report(tasks: TaskState[], ran: string[] = tasks.map((t) => t.id)): string {
+function report(
+  tasks: TaskState[],
+  ran: string[] = tasks.map((t) => t.id),
+  review?: FleetSnapshotSummary['review'],
+): string {
   const counts = {
     queued: 0,
     running: 0,
@@ -25,6 +30,7 @@ function report(tasks: TaskState[], ran: string[] = tasks.map((t) => t.id)): str
       counts,
       totals: { usage: tasks[0]!.usage, costUsd: 0, elapsedMs: 0, startedAt: null },
       stoppedBy: null,
+      ...(review === undefined ? {} : { review }),
     },
     tasks,
     ran: new Set(ran),
@@ -116,3 +122,18 @@ function section(text: string, id: string): string {
   const next = text.indexOf('\n## ', start + 1);
   return text.slice(start, next === -1 ? undefined : next);
 }
+
+describe('the morning report on the review queue', () => {
+  it('gives the capacity, the peak, how long it held and what waits at the end; nothing without the setting', () => {
+    const tasks = [fakeTask('T-1', { status: 'verified' }), fakeTask('T-2', { status: 'verified' })];
+    const held = { running: 0, waiting: 2, capacity: 2, held: true, peak: 2, heldMs: 5_400_000 };
+    expect(report(tasks, undefined, held)).toContain(
+      '**Review queue:** capacity 2; at most 2 tasks running or waiting for a person at once; it held new tasks back for 1h 30m in all; 2 waiting for a person at the end; at the end, waiting for review: 2 of 2.',
+    );
+    const never = { running: 0, waiting: 1, capacity: 3, held: false, peak: 1, heldMs: 0 };
+    expect(report(tasks, undefined, never)).toContain(
+      '**Review queue:** capacity 3; at most 1 task running or waiting for a person at once; it never held a task back; 1 waiting for a person at the end.',
+    );
+    expect(report(tasks)).not.toContain('Review queue');
+  });
+});
