@@ -19,6 +19,7 @@ import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js'
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { openQueue } from './queue-executor.js';
+import { openTracker, type TrackerTuning } from './tracker-session.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -47,6 +48,8 @@ export interface SessionOptions {
   needForge?: boolean;
   /** aborts every forge request in flight, and those to come (a signal to `loopfleet sync`) */
   forgeSignal?: AbortSignal;
+  /** the tracker's client waits (tests shorten them, never skip them) */
+  trackerTuning?: TrackerTuning;
 }
 
 export interface Session {
@@ -125,6 +128,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   ) {
     services = { ...services, ...(await forgeServices(checked, git, options)) };
   }
+  // `tracker:` without a repository or a token refuses a run here (exit 2), before anything is written.
+  const tracker = await openTracker(checked, git, options.env, !fromState, options.trackerTuning);
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
@@ -161,6 +166,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   try {
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
+    // The tracker's new issues join BACKLOG.md before it is read; a tracker that is down is said, not fatal.
+    if (tracker !== null && !fromState) await tracker.pass();
     const known = state.all().map((t) => t.id);
     const backlog = applyOverrides(await loadBacklog(repo, true, known, fromState), options.overrides);
     const fleet = new Fleet(services, {
@@ -207,6 +214,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
         { takenIds: () => fleet.tasks().map((t) => t.id) },
       );
     }
+    // Last before the session is handed over: the tracker's first lines reach whoever subscribes to it.
+    tracker?.attach(fleet, options.watch);
     let closing: Promise<void> | null = null;
     return {
       fleet,
@@ -220,6 +229,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
           watcher?.close();
           try {
             await fleet.stop();
+            await tracker?.close();
           } finally {
             unguard();
             await telemetry.close();

@@ -9,6 +9,7 @@ import { statusWhenTicked } from '../domain/task-rules.js';
 import { totalTokens, type TaskState, type TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 import { prWords } from '../core/report/pr-words.js';
+import { issueUrlOf } from '../core/tracker/issue-item.js';
 import { attemptCounts, baselineJson, checkJson, checksOfAttempt, realAttempts } from '../core/report/check-facts.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
@@ -31,6 +32,12 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         ? {}
         : { nextRun: t?.status === 'queued' ? (t.nextRunAt ?? null) : null, runs: t?.runs ?? [] };
     const maxAttempts = taskGates(spec, backlog.config).attempts;
+    // A tracker task: its item's id is its issue's, and the item states the issue's address.
+    const tracked = backlog.config.tracker;
+    const source =
+      tracked !== undefined && spec.source === spec.id && /^gh#\d+$/.test(spec.id)
+        ? { source: { type: tracked.type, id: spec.id, url: issueUrlOf(spec.id, spec.description) } }
+        : {};
     if (t === undefined) {
       return {
         id: spec.id,
@@ -51,10 +58,11 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         conflicts: [],
         waitingFor: null,
         pr: null,
+        ...source,
         ...recurring,
       };
     }
-    return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...recurring };
+    return { ...row(t, spec.title, t.maxAttempts, statusWhenTicked(spec.done, t.status)), ...source, ...recurring };
   });
 }
 

@@ -10,6 +10,7 @@ import { parseDuration, parseSize, parseUsd } from '../text/parse-units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
 import { DEFAULT_PR, readForge, readLand, readPr, readRemote } from './config-landing.js';
+import { readTracker } from './config-tracker.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -140,6 +141,7 @@ export const CONFIG_KEYS = [
   'remote',
   'forge',
   'pr',
+  'tracker',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -343,6 +345,9 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         break;
       case 'pr':
         assign('pr', readPr(r, value, keyNode));
+        break;
+      case 'tracker':
+        assign('tracker', readTracker(r, value, keyNode));
         break;
       case 'lessons': {
         const v = r.scalar(key, value, keyNode);

@@ -10,7 +10,8 @@
  * - every column reported lies in the ASCII prefix of the line, so it is also a byte offset in UTF-8.
  */
 
-export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
+/** `T-4` (any `LETTERS-<n>`, Linear's `LIN-812` too), or a tracker issue's id: `gh#123` (GitHub), `gl#45` (GitLab). */
+export const TASK_ID_RE = /^(?:[A-Z][A-Z0-9]*-\d+|g[hl]#\d+)$/;
 
 /**
  * The task an id names: its prefix and its number as a whole number of any size (a string of digits
@@ -19,8 +20,8 @@ export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+$/;
  * collide wherever a number is compared: a backlog holding both is refused.
  */
 export function canonicalId(id: string): string {
-  const dash = id.lastIndexOf('-');
-  return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)).toString()}`;
+  const m = /^(.*[-#])(\d+)$/.exec(id);
+  return m === null ? id : `${m[1]}${BigInt(m[2]!).toString()}`;
 }
 
 /** An ATX heading (`## Discovered`) at column 0, outside fences and comments. */
