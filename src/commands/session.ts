@@ -48,8 +48,9 @@ export interface SessionOptions {
   needForge?: boolean;
   /** aborts every forge request in flight, and those to come (a signal to `loopfleet sync`) */
   forgeSignal?: AbortSignal;
-  /** the tracker's client waits (tests shorten them, never skip them) */
+  /** the tracker's and the forge's client waits (tests shorten them, never skip them) */
   trackerTuning?: TrackerTuning;
+  forgeTuning?: TrackerTuning;
 }
 
 export interface Session {
@@ -95,6 +96,7 @@ async function forgeServices(
     env: options.env,
     ...(pr === undefined ? {} : { allow: pr.allow, timeoutMs: pr.timeoutMs }),
     ...(options.forgeSignal === undefined ? {} : { signal: options.forgeSignal }),
+    ...(options.forgeTuning === undefined ? {} : { tuning: options.forgeTuning }),
   };
   // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
   const opened =

@@ -6,8 +6,8 @@ import type { FakeGitHub } from './fake-github.js';
 
 /**
  * A real session on `root` whose tracker is the loopback GitHub: the scripted model, GH_TOKEN and
- * GITHUB_API_URL pointing at `github`, the tracker's writes unspaced (GitHub asks for a second between
- * writes; the fake does not, and the spacing is Octokit's own, tested there).
+ * GITHUB_API_URL pointing at `github`, the tracker's and the forge's writes unspaced (GitHub asks for a
+ * second between writes; the fake does not, and the spacing is Octokit's own, tested with the PR path).
  */
 export async function openTrackerFleet(
   root: string,
@@ -32,6 +32,7 @@ export async function openTrackerFleet(
     },
     services: (s) => ({ ...s, model, cliModel: model }),
     trackerTuning: { writeSpacingMs: 0, msPerSecond: 10 },
+    forgeTuning: { writeSpacingMs: 0, msPerSecond: 10 },
   });
   const logs: string[] = [];
   session.fleet.events.on('log', (e: { message: string }) => logs.push(e.message));

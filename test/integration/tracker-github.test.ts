@@ -6,7 +6,7 @@ import { statusRows } from '../../src/commands/status.js';
 import { backlogRepo } from '../helpers/fleet-harness.js';
 import type { FakeScript } from '../helpers/fake-model.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
-import { bareOrigin } from '../helpers/pr-remote.js';
+import { bareOrigin, mergeOnRemote, remoteHead } from '../helpers/pr-remote.js';
 import { openTrackerFleet, statusComments } from '../helpers/tracker-github.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -24,6 +24,7 @@ const fixIt: FakeScript = ({ role, attempt }) =>
 const cleanups: Array<() => Promise<void>> = [];
 let github: FakeGitHub;
 let root: string;
+let bare: string;
 const logs: string[] = [];
 const started: string[] = [];
 let commentsWhileRunning: string[] = [];
@@ -56,11 +57,11 @@ beforeAll(async () => {
   github.issue(4).blockedBy.push(3);
   root = await backlogRepo(
     cleanups,
-    'land: pr\nforge: { type: github, repo: acme/widgets }\ntracker: { type: github, label: loopfleet }\ncheck: sh check.sh\nsandbox: off\nreview: false\nconcurrency: 1\npr: { draft: false, labels: [], reviewers: [] }',
+    'land: pr\nforge: { type: github, repo: acme/widgets }\ntracker: { type: github, label: loopfleet }\ncheck: sh check.sh\nsandbox: off\nreview: false\nconcurrency: 3\npr: { draft: false, labels: [], reviewers: [] }',
     '- [ ] T-1 Keep the changelog tidy\n  check: true',
     { 'check.sh': `${CHECK}\n` },
   );
-  await bareOrigin(root, cleanups);
+  bare = await bareOrigin(root, cleanups);
 
   // The first session is stopped while gh#1's explorer is at work.
   const first = await openTrackerFleet(root, github, ({ role, task, request }) =>
@@ -153,5 +154,42 @@ describe('GitHub Issues as a task source', () => {
     expect(comment).toContain(`[#${pr1.number}](https://github.example/acme/widgets/pull/${pr1.number}) (open)`);
     // The running label came and went through the label events, on the issue itself.
     expect(github.issue(1).events.some((e) => e.event === 'labeled' && e.label === 'loopfleet:running')).toBe(true);
+  });
+
+  it('runs the blocked task once its blocker is merged on the forge, and shows the merge on the blocker', async () => {
+    const pr3 = github.pulls.find((p) => p.head === 'loop/gh#3')!;
+    github.pushHead(pr3.number, (await remoteHead(bare, 'loop/gh#3'))!);
+    await mergeOnRemote(bare, 'loop/gh#3');
+    github.mergeOnForge(pr3.number);
+    const third = await openTrackerFleet(root, github, fixIt);
+    const order: string[] = [];
+    third.fleet.events.on('task', ({ task, previousStatus }) => {
+      if (task.status !== previousStatus) order.push(`${task.id} ${task.status}`);
+    });
+    await third.fleet.sync();
+    third.fleet.start();
+    await third.fleet.whenIdle();
+    await third.session.close();
+    expect(order.indexOf('gh#3 merged')).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf('gh#4 running')).toBeGreaterThan(order.indexOf('gh#3 merged'));
+    expect(third.fleet.task('gh#4')?.status).toBe('verified');
+    expect(github.issue(3).labels.filter((l) => l.startsWith('loopfleet:'))).toEqual(['loopfleet:merged']);
+    expect(statusComments(github, 3)).toHaveLength(1);
+    expect(statusComments(github, 3)[0]).toContain('| status | merged |');
+    expect(statusComments(github, 4)).toHaveLength(1);
+    expect(github.pulls.find((p) => p.head === 'loop/gh#4')?.body).toContain('Fixes #4');
+    // loopfleet closes no issue: the merged pull request does, on the forge.
+    expect(github.issues.every((i) => i.state === 'open')).toBe(true);
+  });
+
+  it('keeps running when GitHub is down, and says so', async () => {
+    github.failNext(1000, 503, 'Service Unavailable');
+    const down = await openTrackerFleet(root, github, fixIt);
+    down.fleet.start();
+    await down.fleet.whenIdle();
+    await down.session.close();
+    expect(down.logs.filter((l) => l.startsWith('tracker: github could not be read'))).toHaveLength(1);
+    expect(down.logs.some((l) => l.includes('the fleet runs on what BACKLOG.md holds'))).toBe(true);
+    expect(down.fleet.tasks().map((t) => t.id)).toContain('gh#4');
   });
 });
