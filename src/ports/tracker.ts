@@ -62,4 +62,8 @@ export interface TrackerPort {
   /** posts a comment; never repeated on a 5xx (it may have been posted) */
   createComment(number: number, body: string): Promise<StatusComment>;
   editComment(id: number, body: string): Promise<void>;
+  /** the user the token authenticates as */
+  self(): Promise<string>;
+  /** whether the repository has the label (its issues can carry it) */
+  hasLabel(label: string): Promise<boolean>;
 }

@@ -17,6 +17,12 @@ export function githubIssueRoutes(gh: FakeGitHub): void {
     const i = gh.issue(number);
     return { number: i.number, title: i.title, state: i.state, html_url: `https://github.example/i/${i.number}` };
   };
+  // The repository's labels: those its issues and pull requests carry, and those made for it.
+  http.route('GET', `${repo}/labels/:name`, (_req, p) =>
+    gh.labels.has(p.name ?? '') || [...gh.issues, ...gh.pulls].some((i) => i.labels.includes(p.name ?? ''))
+      ? { status: 200, body: { name: p.name, color: 'ededed' } }
+      : { status: 404, body: { message: 'Not Found' } },
+  );
   http.route('DELETE', `${repo}/issues/:n/labels/:name`, (_req, p) =>
     withIssue(p.n, (issue) => {
       if (!issue.labels.includes(p.name ?? '')) return { status: 404, body: { message: 'Label does not exist' } };

@@ -116,6 +116,8 @@ export class FakeGitHub {
   readonly name: string;
   readonly pulls: FakePull[] = [];
   readonly issues: FakeIssue[] = [];
+  /** labels the repository has besides those its issues and pull requests carry */
+  readonly labels = new Set<string>();
   /** what the API routes (fake-github-api.ts) read and write */
   readonly state = {
     comments: new Map<number, GitHubComment[]>(),

@@ -184,6 +184,20 @@ export class GitHubTracker implements TrackerPort {
     );
   }
 
+  self(): Promise<string> {
+    return this.#login();
+  }
+
+  async hasLabel(label: string): Promise<boolean> {
+    try {
+      await this.#call(`reading the label ${label}`, (o, where) => o.rest.issues.getLabel({ ...where, name: label }));
+      return true;
+    } catch (error) {
+      if (error instanceof ForgeError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
   #login(): Promise<string> {
     this.#self ??= this.#call('reading the token’s user', (o) => o.rest.users.getAuthenticated()).then(
       ({ data }) => data.login,
