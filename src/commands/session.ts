@@ -19,7 +19,7 @@ import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js'
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { openQueue } from './queue-executor.js';
-import { openTracker, type TrackerTuning } from './tracker-session.js';
+import { openTracker, type TrackerSession, type TrackerTuning } from './tracker-session.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -63,6 +63,8 @@ export interface Session {
   telemetry: SessionTelemetry;
   /** with --queue: the workers live at start (a warning when none takes jobs), said once at start */
   queueNotice: { level: 'info' | 'warn'; message: string } | null;
+  /** the tracker (`tracker:`), for a server that hears its webhooks ({@link TrackerSession.hear}); null without one */
+  tracker: TrackerSession | null;
   close(): Promise<void>;
 }
 
@@ -226,6 +228,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       gitWarnings: gitConfig.warnings,
       telemetry,
       queueNotice,
+      tracker,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();

@@ -2,6 +2,7 @@ import { FsBacklogFile } from '../adapters/store/file-store.js';
 import type { FleetHandle } from '../core/fleet/handle.js';
 import { TrackerPass } from '../core/tracker/tracker-pass.js';
 import { TrackerReporter } from '../core/tracker/reporter.js';
+import type { TrackerChange } from '../core/tracker/webhook-change.js';
 import { InputError } from '../domain/errors.js';
 import type { TrackerSetting } from '../domain/tracker-setting.js';
 import type { Backlog } from '../domain/types.js';
@@ -32,6 +33,7 @@ export class TrackerSession {
   #log: Log = (level, message) => this.#early.push([level, message]);
   #timer: NodeJS.Timeout | null = null;
   #polling: Promise<void> | null = null;
+  #again: Promise<void> | null = null;
   #down = false;
 
   constructor(port: TrackerPort, setting: TrackerSetting, backlogPath: string) {
@@ -57,6 +59,25 @@ export class TrackerSession {
       this.#down = true;
     }
     this.#reporter.retry();
+  }
+
+  /**
+   * A verified webhook's change ({@link webhookChange}): an issue opened, edited, labelled or reopened reads
+   * the tracker now rather than at the next poll (one pass at a time; a change that arrives during a pass
+   * is read by one more pass after it). Other changes are the pull request path's; they read nothing here.
+   */
+  hear(change: TrackerChange): Promise<void> {
+    if (change.kind !== 'issue' || change.forge !== this.#setting.type || change.action === 'closed')
+      return Promise.resolve();
+    if (this.#polling !== null) {
+      this.#again ??= this.#polling.then(() => {
+        this.#again = null;
+        return this.hear(change);
+      });
+      return this.#again;
+    }
+    this.#polling = this.pass().finally(() => (this.#polling = null));
+    return this.#polling;
   }
 
   /** The fleet exists: its log takes the lines, each tracker task's issue is brought in step, and kept so. */

@@ -1,8 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findRepo } from '../../src/commands/repo.js';
 import { statusRows } from '../../src/commands/status.js';
+import { verifyGithubWebhook } from '../../src/core/tracker/webhook.js';
+import { webhookChange } from '../../src/core/tracker/webhook-change.js';
 import { backlogRepo } from '../helpers/fleet-harness.js';
 import type { FakeScript } from '../helpers/fake-model.js';
 import { FakeGitHub } from '../helpers/fake-github.js';
@@ -180,6 +183,34 @@ describe('GitHub Issues as a task source', () => {
     expect(github.pulls.find((p) => p.head === 'loop/gh#4')?.body).toContain('Fixes #4');
     // loopfleet closes no issue: the merged pull request does, on the forge.
     expect(github.issues.every((i) => i.state === 'open')).toBe(true);
+  });
+
+  it('reads the tracker at once when a signed webhook says an issue was labelled, and not for a forged one', async () => {
+    const h = await openTrackerFleet(root, github, fixIt, { watch: true });
+    h.fleet.start();
+    // Labelled after the session read the tracker; its next poll is a minute away.
+    const n = github.addIssue('Trim trailing spaces', 'In every line.', ['loopfleet'], 'open', { author: 'alice' });
+    const body = JSON.stringify({
+      action: 'labeled',
+      issue: { number: n },
+      label: { name: 'loopfleet' },
+      sender: { login: 'alice' },
+    });
+    const headers = (secret: string) => ({
+      'x-github-event': 'issues',
+      'x-github-delivery': `d-${n}`,
+      'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    });
+    expect(verifyGithubWebhook(body, headers('guess'), 'hook-secret')).toMatchObject({ ok: false, status: 401 });
+    const verified = verifyGithubWebhook(body, headers('hook-secret'), 'hook-secret');
+    if (!verified.ok) throw new Error(verified.reason);
+    await h.session.tracker!.hear(webhookChange(verified));
+    // The watcher applies the new item; the task starts and ends verified without a poll in between.
+    await eventually(() => (h.fleet.task(`gh#${n}`)?.status === 'verified' ? true : undefined));
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(github.issue(n).labels).toContain('loopfleet:verified');
+    expect(statusComments(github, n)).toHaveLength(1);
   });
 
   it('keeps running when GitHub is down, and says so', async () => {
