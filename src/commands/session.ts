@@ -219,7 +219,7 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       );
     }
     // Last before the session is handed over: the tracker's first lines reach whoever subscribes to it.
-    tracker?.attach(fleet, options.watch);
+    tracker?.attach(fleet, options.watch, !fromState);
     let closing: Promise<void> | null = null;
     return {
       fleet,

@@ -80,8 +80,8 @@ export class TrackerSession {
     return this.#polling;
   }
 
-  /** The fleet exists: its log takes the lines, each tracker task's issue is brought in step, and kept so. */
-  attach(fleet: FleetHandle, watch: boolean): void {
+  /** The fleet exists: its log takes the lines, each tracker task's issue is brought in step (`catchUp`), and kept so. */
+  attach(fleet: FleetHandle, watch: boolean, catchUp = true): void {
     const early = this.#early;
     this.#early = [];
     this.#log = (level, message) => fleet.events.emit('log', { level, message });
@@ -90,7 +90,8 @@ export class TrackerSession {
       for (const [level, message] of early) this.#log(level, message);
     });
     fleet.events.on('task', ({ task }) => this.#reporter.update(task));
-    for (const task of fleet.tasks()) this.#reporter.update(task);
+    // A run brings every tracker task's issue in step first; a merge or discard only reports what it changes.
+    if (catchUp) for (const task of fleet.tasks()) this.#reporter.update(task);
     if (watch) {
       this.#timer = setInterval(() => {
         this.#polling ??= this.pass().finally(() => (this.#polling = null));
