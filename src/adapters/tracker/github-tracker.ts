@@ -93,25 +93,32 @@ export class GitHubTracker implements TrackerPort {
     return list;
   }
 
+  /**
+   * The issue's events come oldest first: the newest pages are read, from the last backwards (at most
+   * {@link PAGES_PER_ISSUE}), so a long history cannot hide who labelled it last.
+   */
   async labelledBy(number: number, label: string): Promise<string | null> {
-    let actor: string | null = null;
-    for (let page = 1; page <= PAGES_PER_ISSUE; page++) {
-      const { data, headers } = await this.#call(`reading the events of issue #${number}`, (o, where) =>
+    type Event = { event?: string; label?: { name?: string }; actor?: { login?: string } | null };
+    const page = (n: number) =>
+      this.#call(`reading the events of issue #${number}`, (o, where) =>
         o.request('GET /repos/{owner}/{repo}/issues/{issue_number}/events', {
           ...where,
           issue_number: number,
           per_page: 100,
-          page,
+          page: n,
         }),
       );
-      for (const e of data as Array<{ event?: string; label?: { name?: string }; actor?: { login?: string } | null }>) {
-        if (e.event === 'labeled' && e.label?.name === label && typeof e.actor?.login === 'string')
-          actor = e.actor.login;
-        if (e.event === 'unlabeled' && e.label?.name === label) actor = null;
+    const first = await page(1);
+    const last = Number(/[?&]page=(\d+)[^>]*>;\s*rel="last"/.exec(String(first.headers.link ?? ''))?.[1] ?? '1');
+    for (let n = last, read = 0; n >= 1 && read < PAGES_PER_ISSUE; n--, read++) {
+      const events = (n === 1 ? first : await page(n)).data as Event[];
+      for (const e of [...events].reverse()) {
+        if (e.label?.name !== label) continue;
+        if (e.event === 'unlabeled') return null;
+        if (e.event === 'labeled') return typeof e.actor?.login === 'string' ? e.actor.login : null;
       }
-      if (!/\brel="next"/.test(String(headers.link ?? ''))) break;
     }
-    return actor;
+    return null;
   }
 
   permission(login: string): Promise<TrackerPermission> {

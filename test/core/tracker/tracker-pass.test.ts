@@ -75,6 +75,27 @@ describe('who may ask', () => {
   });
 });
 
+describe('a long history', () => {
+  it('reads who labelled last from the newest events, however many came before', async () => {
+    const early = github.addIssue('Early writer', 'a', ['loopfleet'], 'open', {
+      author: 'mallory',
+      labelledBy: 'alice',
+    });
+    const late = github.addIssue('Late writer', 'b', [], 'open', { author: 'mallory' });
+    github.label(late, 'loopfleet', 'mallory');
+    for (let i = 0; i < 350; i++) {
+      github.issue(early).events.push({ event: 'labeled', label: `noise-${i}`, actor: 'mallory' });
+      github.issue(late).events.push({ event: 'labeled', label: `noise-${i}`, actor: 'mallory' });
+    }
+    // The writer's label on #1 was taken off and put back by a reader; #2's reader label was put on again by alice.
+    github.issue(early).events.push({ event: 'unlabeled', label: 'loopfleet', actor: 'mallory' });
+    github.label(early, 'loopfleet', 'mallory');
+    github.label(late, 'loopfleet', 'alice');
+    expect((await pass.run()).added).toEqual([`gh#${late}`]);
+    expect(logs.some((l) => l.includes(`gh#${early} ignored`) && l.includes('labelled by mallory'))).toBe(true);
+  });
+});
+
 describe('the issue as an item', () => {
   it('writes keys from the loopfleet block, after: from its relations, and the text fenced', async () => {
     const blocker = github.addIssue('First', 'a', ['loopfleet'], 'open', { author: 'alice' });
