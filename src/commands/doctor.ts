@@ -20,6 +20,7 @@ import { systemPrompt } from '../core/roles/prompts.js';
 import { isSecretName } from '../core/attempt/task-env.js';
 import { ROLES, type Backlog, type FleetConfig, type Role } from '../domain/types.js';
 import { forgeChecks } from './doctor-forge.js';
+import { trackerChecks } from './doctor-tracker.js';
 import { formatTokens } from '../core/text/format-units.js';
 import { loadBacklog, type Repo } from './repo.js';
 
@@ -339,6 +340,7 @@ export async function doctor(
   if (sandboxed) checks.push({ ok: true, role: 'fleet', what: 'processes', detail: await processLimit() });
   checks.push(...(await checkSetupNetwork(backlog, env, repo.root)));
   checks.push(...(await forgeChecks(config, { git: new SimpleGitAdapter(repo.root), env })));
+  checks.push(...(await trackerChecks(config, { git: new SimpleGitAdapter(repo.root), env })));
   for (const role of ROLES) {
     if (role === 'verifier' && !config.review) continue;
     const def = roles[role];

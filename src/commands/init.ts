@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { exists } from '../adapters/fs/paths.js';
 import { join } from 'node:path';
+import { parseRemoteUrl } from '../adapters/forge/select.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { WORK_DIR } from '../domain/layout.js';
 import { discoverProject, type Proposal } from './init-detect.js';
@@ -42,6 +43,29 @@ export function fillTemplate(template: string, found: { check: Proposal | null; 
   return out;
 }
 
+/**
+ * The tracker line init offers when `origin` is a GitHub repository: commented out, so nothing changes until
+ * the person removes the `#`; null for any other remote (or none).
+ */
+export function trackerOffer(remoteUrl: string | null): { line: string; repo: string } | null {
+  const location = remoteUrl === null ? null : parseRemoteUrl(remoteUrl);
+  if (location === null || !['github.com', 'ssh.github.com'].includes(location.host)) return null;
+  const repo = location.path
+    .split('/')
+    .filter((p) => p !== '')
+    .join('/');
+  return {
+    repo,
+    line: `# tracker: { type: github, label: loopfleet }   # ${repo} is on GitHub: its issues labelled loopfleet become tasks`,
+  };
+}
+
+/** `text` with `line` as the last line of its front matter. */
+export function withFrontMatterLine(text: string, line: string): string {
+  const end = text.indexOf('\n---', 4);
+  return end < 0 ? text : `${text.slice(0, end)}\n${line}${text.slice(end)}`;
+}
+
 /** `loopfleet init`: BACKLOG.md, agents/ and the ignore rule. Never overwrites a file. */
 export async function init(repo: Repo, out: (line: string) => void): Promise<number> {
   const backlog = join(repo.root, BACKLOG_FILE);
@@ -50,7 +74,9 @@ export async function init(repo: Repo, out: (line: string) => void): Promise<num
   } else {
     const found = await discoverProject(repo.root);
     const template = await readFile(join(PACKAGE_ROOT, 'backlog', 'init-template.md'), 'utf8');
-    await writeFile(backlog, fillTemplate(template, found), { flag: 'wx' });
+    const offer = trackerOffer(await new SimpleGitAdapter(repo.root).remoteUrl('origin'));
+    const text = fillTemplate(template, found);
+    await writeFile(backlog, offer === null ? text : withFrontMatterLine(text, offer.line), { flag: 'wx' });
     for (const key of ['check', 'setup'] as const) {
       const p = found[key];
       out(
@@ -59,6 +85,10 @@ export async function init(repo: Repo, out: (line: string) => void): Promise<num
           : `${key}: ${p.command}   (from ${p.source})`,
       );
     }
+    if (offer !== null)
+      out(
+        `tracker: origin is ${offer.repo} on GitHub; remove the # before tracker: in ${BACKLOG_FILE} to run its issues labelled loopfleet`,
+      );
     out(
       `wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``,
     );

@@ -20,6 +20,7 @@ import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
 import { openQueue } from './queue-executor.js';
 import { openExchanges, type ExchangesOption } from './exchanges.js';
+import { openTracker, type TrackerSession, type TrackerTuning } from './tracker-session.js';
 
 export interface Overrides {
   concurrency?: number;
@@ -50,6 +51,9 @@ export interface SessionOptions {
   forgeSignal?: AbortSignal;
   /** `--record DIR` / `--replay DIR`: every model exchange kept, or played back with no model */
   exchanges?: ExchangesOption;
+  /** the tracker's and the forge's client waits (tests shorten them, never skip them) */
+  trackerTuning?: TrackerTuning;
+  forgeTuning?: TrackerTuning;
 }
 
 export interface Session {
@@ -62,6 +66,8 @@ export interface Session {
   telemetry: SessionTelemetry;
   /** with --queue: the workers live at start (a warning when none takes jobs), said once at start */
   queueNotice: { level: 'info' | 'warn'; message: string } | null;
+  /** the tracker (`tracker:`), for a server that hears its webhooks ({@link TrackerSession.hear}); null without one */
+  tracker: TrackerSession | null;
   close(): Promise<void>;
 }
 
@@ -95,6 +101,7 @@ async function forgeServices(
     env: options.env,
     ...(pr === undefined ? {} : { allow: pr.allow, timeoutMs: pr.timeoutMs }),
     ...(options.forgeSignal === undefined ? {} : { signal: options.forgeSignal }),
+    ...(options.forgeTuning === undefined ? {} : { tuning: options.forgeTuning }),
   };
   // A run (the TUI, --overnight, --watch) must not spend a night on work that cannot land: exit 2 naming what is missing.
   const opened =
@@ -132,6 +139,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   ) {
     services = { ...services, ...(await forgeServices(checked, git, options)) };
   }
+  // `tracker:` without a repository or a token refuses a run here (exit 2), before anything is written.
+  const tracker = await openTracker(checked, git, options.env, !fromState, options.trackerTuning);
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
   if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
@@ -173,6 +182,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     await exchanges?.start();
     await services.git.ensureExcluded(`/${WORK_DIR}/`);
     const state = await FleetState.open(services.store, services.clock);
+    // The tracker's new issues join BACKLOG.md before it is read; a tracker that is down is said, not fatal.
+    if (tracker !== null && !fromState) await tracker.pass();
     const known = state.all().map((t) => t.id);
     // Read again under the lock; parsed again only when it changed or a task gets an id now.
     const backlog = applyOverrides((await readBacklog(repo, true, known, fromState, first)).backlog, options.overrides);
@@ -220,6 +231,8 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
         { takenIds: () => fleet.tasks().map((t) => t.id) },
       );
     }
+    // Last before the session is handed over: the tracker's first lines reach whoever subscribes to it.
+    tracker?.attach(fleet, options.watch, !fromState);
     let closing: Promise<void> | null = null;
     return {
       fleet,
@@ -228,11 +241,13 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
       gitWarnings: gitConfig.warnings,
       telemetry,
       queueNotice,
+      tracker,
       close: () =>
         (closing ??= (async () => {
           watcher?.close();
           try {
             await fleet.stop();
+            await tracker?.close();
           } finally {
             unguard();
             await telemetry.close();

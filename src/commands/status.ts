@@ -11,6 +11,7 @@ import type { Repo } from './repo.js';
 import { prWords } from '../core/report/pr-words.js';
 import { recurringFields, statusRow } from '../core/report/status-row.js';
 import { needsPerson, reviewLoad, reviewWords } from '../core/task/review-load.js';
+import { issueUrlOf } from '../core/tracker/issue-item.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
@@ -45,6 +46,12 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     const t: TaskState | undefined = state?.tasks[spec.id];
     const recurring = recurringFields(t, spec.everyMs !== undefined);
     const maxAttempts = taskGates(spec, backlog.config).attempts;
+    // A tracker task: its item's id is its issue's, and the item states the issue's address.
+    const tracked = backlog.config.tracker;
+    const source =
+      tracked !== undefined && spec.source === spec.id && /^gh#\d+$/.test(spec.id)
+        ? { source: { type: tracked.type, id: spec.id, url: issueUrlOf(spec.id, spec.description) } }
+        : {};
     if (t === undefined) {
       return {
         id: spec.id,
@@ -67,6 +74,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
         waitingFor: null,
         waitingForReview: spec.done ? null : (held.waitingForReview ?? null),
         pr: null,
+        ...source,
         ...recurring,
       };
     }
@@ -76,6 +84,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
       parent: spec.parent ?? null,
       ...(t.parts === undefined ? {} : { parts: [...t.parts] }),
       waitingForReview: r.status === 'queued' ? (held.waitingForReview ?? null) : null,
+      ...source,
       ...recurring,
     };
   });

@@ -1,6 +1,7 @@
 /** Fleet and task settings from BACKLOG.md's front matter, defaults applied. Plain data only: every value survives a JSON round-trip. */
 import type { CheckSpec } from './check-types.js';
 import type { ForgeSetting } from './forge-setting.js';
+import type { TrackerSetting } from './tracker-setting.js';
 
 /**
  * How far a task goes on its own: `plan` waits for a person to approve the explorer's plan, `review` (the
@@ -121,6 +122,8 @@ export interface FleetConfig {
    * open unreviewed pull requests, plans awaiting approval); null (absent): no cap
    */
   reviewCapacity?: number | null;
+  /** `tracker:` — an issue tracker whose labelled issues are tasks too, and which hears back */
+  tracker?: TrackerSetting;
 }
 
 export const LAND_MODES = ['merge', 'pr'] as const;

@@ -42,6 +42,8 @@ export interface TaskStatusJson {
   nextRun?: string | null;
   /** a recurring task's finished runs */
   runs?: RunRecord[];
+  /** a tracker task's issue (`tracker:`): which tracker, the task id, the issue's address; absent otherwise */
+  source?: { type: string; id: string; url: string | null };
   /** the task's pull request (`land: pr`); null when it has none */
   pr?: PrStatusJson | null;
   /** the worker that runs the attempt, or ran the last one that ran on a worker; absent without a queue */

@@ -32,6 +32,7 @@ coreRow('task', 'everything below');
 coreRow('report', 'everything below');
 coreRow('telemetry', 'everything below');
 coreRow('land', 'everything below');
+coreRow('tracker', 'everything below');
 coreRow('fleet', 'everything below');
 
 /** `src/core`, bottom to top (LAYOUT.md's table) */
@@ -39,7 +40,7 @@ export const CORE_PARTS: readonly Part[] = core;
 
 /**
  * `src/adapters`, bottom to top: fs < git < workspace, sandbox (egress below sandbox) < model; forge uses
- * git; store, queue and telemetry stand apart and import no other adapter part.
+ * git; tracker uses forge; store, queue and telemetry stand apart and import no other adapter part.
  */
 export const ADAPTER_PARTS: readonly Part[] = [
   { name: 'fs', imports: [] },
@@ -49,6 +50,7 @@ export const ADAPTER_PARTS: readonly Part[] = [
   { name: 'sandbox', imports: ['fs', 'egress', 'git'] },
   { name: 'model', imports: ['fs', 'egress', 'git', 'workspace', 'sandbox'] },
   { name: 'forge', imports: ['fs', 'git'] },
+  { name: 'tracker', imports: ['fs', 'git', 'forge'] },
   { name: 'store', imports: [] },
   { name: 'queue', imports: [] },
   { name: 'telemetry', imports: [] },

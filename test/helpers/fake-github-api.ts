@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import type { FakeGitHub, FakePull, GitHubComment } from './fake-github.js';
 import { type RecordedRequest, type Reply, paged } from './fake-forge-http.js';
+import { githubIssueRoutes } from './fake-github-issues.js';
 
 /** The REST and GraphQL routes of FakeGitHub, over its state: as GitHub answers them for one repository. */
 
@@ -81,12 +83,15 @@ export function githubRoutes(gh: FakeGitHub): void {
     const id = gh.addComment(Number(p.n), gh.login, body, 'OWNER');
     return { status: 201, body: { id, body } };
   });
+  githubIssueRoutes(gh);
   http.route('POST', `${repo}/issues/:n/labels`, (req, p) =>
-    withPull(gh, p, (pull) => {
-      const { labels } = req.body as { labels?: string[] };
-      pull.labels.push(...(labels ?? []));
-      return { status: 200, body: pull.labels.map((name) => ({ name })) };
-    }),
+    gh.issues.some((i) => i.number === Number(p.n))
+      ? addIssueLabels(gh, Number(p.n), req)
+      : withPull(gh, p, (pull) => {
+          const { labels } = req.body as { labels?: string[] };
+          pull.labels.push(...(labels ?? []));
+          return { status: 200, body: pull.labels.map((name) => ({ name })) };
+        }),
   );
   http.route('GET', `${repo}/issues`, (req) => listIssues(gh, req));
   http.route('GET', `${repo}/commits/:ref/check-runs`, (req, p) => {
@@ -167,6 +172,12 @@ function permission(gh: FakeGitHub, user: string): Reply {
     status: 200,
     body: { permission: legacy, role_name: role, user: { login: user, type: 'User', permissions: {} } },
   };
+}
+
+function addIssueLabels(gh: FakeGitHub, number: number, req: RecordedRequest): Reply {
+  const { labels } = req.body as { labels?: string[] };
+  for (const label of labels ?? []) gh.label(number, label, gh.login);
+  return { status: 200, body: gh.issue(number).labels.map((name) => ({ name })) };
 }
 
 function withPull(gh: FakeGitHub, params: Record<string, string>, answer: (pull: FakePull) => Reply): Reply {
@@ -254,6 +265,7 @@ function listIssues(gh: FakeGitHub, req: RecordedRequest): Reply {
     body: i.body,
     state: i.state,
     labels: i.labels,
+    author: i.author,
     pull: false,
   }));
   // GitHub's issues list includes pull requests (with a `pull_request` key): clients filter them out.
@@ -263,25 +275,31 @@ function listIssues(gh: FakeGitHub, req: RecordedRequest): Reply {
     body: p.body,
     state: p.state,
     labels: p.labels,
+    author: gh.login,
     pull: true,
   }));
   const matching = [...asIssues, ...asPulls]
     .filter((i) => state === 'all' || i.state === state)
     .filter((i) => labels.every((l) => i.labels.includes(l)))
     .sort((a, b) => b.number - a.number);
-  return paged(
+  const page = paged(
     req,
     matching.map((i) => ({
       number: i.number,
       title: i.title,
       body: i.body,
       state: i.state,
+      user: { login: i.author },
       labels: i.labels.map((name) => ({ name })),
       html_url: `https://github.example/${gh.owner}/${gh.name}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
       ...(i.pull ? { pull_request: { url: `${gh.url}/repos/${gh.owner}/${gh.name}/pulls/${i.number}` } } : {}),
     })),
     gh.url,
   );
+  // A conditional request: GitHub answers an unchanged resource 304, with no body.
+  const etag = `"${createHash('sha256').update(JSON.stringify(page.body)).digest('hex').slice(0, 32)}"`;
+  if (req.headers['if-none-match'] === etag) return { status: 304, headers: { etag } };
+  return { ...page, headers: { ...page.headers, etag } };
 }
 
 function graphql(gh: FakeGitHub, req: RecordedRequest): Reply {

@@ -38,6 +38,13 @@ export interface FakeIssue {
   body: string;
   state: 'open' | 'closed';
   labels: string[];
+  /** who opened it */
+  author: string;
+  /** its timeline's label events, oldest first (`GET …/issues/{n}/events`) */
+  events: Array<{ event: 'labeled' | 'unlabeled'; label: string; actor: string }>;
+  /** the issues it is blocked by (issue dependencies) and its sub-issues */
+  blockedBy: number[];
+  subIssues: number[];
 }
 
 export interface GitHubComment {
@@ -109,6 +116,8 @@ export class FakeGitHub {
   readonly name: string;
   readonly pulls: FakePull[] = [];
   readonly issues: FakeIssue[] = [];
+  /** labels the repository has besides those its issues and pull requests carry */
+  readonly labels = new Set<string>();
   /** what the API routes (fake-github-api.ts) read and write */
   readonly state = {
     comments: new Map<number, GitHubComment[]>(),
@@ -221,10 +230,33 @@ export class FakeGitHub {
     this.state.protection.set(branch, protection);
   }
 
-  addIssue(title: string, body: string, labels: string[], state: 'open' | 'closed' = 'open'): number {
+  /** An issue opened by `author`; its labels were put on by `labelledBy` (default: its author). */
+  addIssue(
+    title: string,
+    body: string,
+    labels: string[],
+    state: 'open' | 'closed' = 'open',
+    people: { author?: string; labelledBy?: string } = {},
+  ): number {
     const number = this.nextNumber();
-    this.issues.push({ number, title, body, labels, state });
+    const author = people.author ?? this.login;
+    const actor = people.labelledBy ?? author;
+    const events = labels.map((label) => ({ event: 'labeled' as const, label, actor }));
+    this.issues.push({ number, title, body, labels, state, author, events, blockedBy: [], subIssues: [] });
     return number;
+  }
+
+  issue(number: number): FakeIssue {
+    const issue = this.issues.find((i) => i.number === number);
+    if (issue === undefined) throw new Error(`fake GitHub: no issue #${number}`);
+    return issue;
+  }
+
+  /** `actor` puts `label` on the issue, as the web page does. */
+  label(number: number, label: string, actor: string): void {
+    const issue = this.issue(number);
+    if (!issue.labels.includes(label)) issue.labels.push(label);
+    issue.events.push({ event: 'labeled', label, actor });
   }
 
   addComment(pr: number, user: string, body: string, association: Association = 'MEMBER'): number {

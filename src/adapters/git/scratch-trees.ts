@@ -4,8 +4,8 @@ import type { ScratchTrees } from '../../ports/verification.js';
 import { GitExec, IDENTITY_ENV, assertRefName, fields, gitEnvironment } from './exec.js';
 import type { SimpleGitAdapter } from './simple-git.js';
 
-/** Letters, digits, '-' and single dots (a part's id, `T-7.1`), never `..`. */
-const NAME_RE = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9.-]*$/;
+/** Letters, digits, '-', '#' (a tracker task's id, `gh#12`) and single dots (a part's id, `T-7.1`), never `..`. */
+const NAME_RE = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9.#-]*$/;
 
 /**
  * Scratch worktrees for baselines and proofs: detached, at `.loop-worktrees/.<name>` (a dot name is never a
@@ -20,7 +20,8 @@ export class GitScratchTrees implements ScratchTrees {
   }
 
   #dir(name: string): string {
-    if (!NAME_RE.test(name)) throw new Error(`scratch worktree name '${name}' must be letters, digits, '-' and '.'`);
+    if (!NAME_RE.test(name))
+      throw new Error(`scratch worktree name '${name}' must be letters, digits, '-', '#' and single dots`);
     return path.join(this.#git.root, WORK_DIR, `.${name}`);
   }
 

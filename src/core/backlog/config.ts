@@ -10,6 +10,7 @@ import { parseDuration, parseSize, parseUsd } from '../text/parse-units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
 import { DEFAULT_PR, readForge, readLand, readPr, readRemote, readReviewCapacity } from './config-landing.js';
+import { readTracker } from './config-tracker.js';
 import { didYouMean } from './closest.js';
 import { Reader, readEnvNames, readPorts, readPrices, readProtect } from './config-values.js';
 import type { FrontMatter } from './front-matter.js';
@@ -142,6 +143,7 @@ export const CONFIG_KEYS = [
   'forge',
   'pr',
   'review_capacity',
+  'tracker',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -348,6 +350,9 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
         break;
       case 'review_capacity':
         assign('reviewCapacity', readReviewCapacity(r, value, keyNode));
+        break;
+      case 'tracker':
+        assign('tracker', readTracker(r, value, keyNode));
         break;
       case 'lessons': {
         const v = r.scalar(key, value, keyNode);

@@ -10,7 +10,11 @@
  * - every column reported lies in the ASCII prefix of the line, so it is also a byte offset in UTF-8.
  */
 
-export const TASK_ID_RE = /^[A-Z][A-Z0-9]*-\d+(?:\.\d+)?$/;
+/**
+ * `T-4` (any `LETTERS-<n>`, Linear's `LIN-812` too), a part's `T-4.1`, or a tracker issue's id: `gh#123`
+ * (GitHub), `gl#45` (GitLab).
+ */
+export const TASK_ID_RE = /^(?:[A-Z][A-Z0-9]*-\d+(?:\.\d+)?|g[hl]#\d+)$/;
 
 /** A part's id: its parent's id, a dot and its number (`T-7.1`). */
 export const PART_ID_RE = /^([A-Z][A-Z0-9]*-\d+)\.(\d+)$/;
@@ -29,8 +33,8 @@ export function parentOf(id: string): string | null {
 export function canonicalId(id: string): string {
   const part = PART_ID_RE.exec(id);
   if (part !== null) return `${canonicalId(part[1]!)}.${BigInt(part[2]!).toString()}`;
-  const dash = id.lastIndexOf('-');
-  return `${id.slice(0, dash)}-${BigInt(id.slice(dash + 1)).toString()}`;
+  const m = /^(.*[-#])(\d+)$/.exec(id);
+  return m === null ? id : `${m[1]}${BigInt(m[2]!).toString()}`;
 }
 
 /** An ATX heading (`## Discovered`) at column 0, outside fences and comments. */

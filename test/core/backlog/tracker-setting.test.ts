@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { parseBacklog } from '../../../src/core/backlog/parse.js';
+
+const parse = (front: string) => parseBacklog(`---\n${front}\n---\n\n- [ ] T-1 Do it\n`, 'BACKLOG.md').backlog.config;
+const problem = (front: string) => {
+  try {
+    parse(front);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return null;
+};
+
+describe('tracker:', () => {
+  it('reads the type and label, with the defaults for the rest', () => {
+    expect(parse('tracker: { type: github, label: loopfleet }').tracker).toEqual({
+      type: 'github',
+      label: 'loopfleet',
+      labelPrefix: 'loopfleet:',
+      pollEveryMs: 60_000,
+      maxPages: 3,
+    });
+    expect(
+      parse("tracker: { type: github, label: agent, labels: { prefix: 'lf/' }, poll: 30s, pages: 5 }").tracker,
+    ).toMatchObject({ labelPrefix: 'lf/', pollEveryMs: 30_000, maxPages: 5 });
+    expect(parse('check: true').tracker).toBeUndefined();
+  });
+
+  it('reports bad values at their line, with the backlog’s words', () => {
+    expect(problem('tracker: { type: jira, label: x }')).toBe("BACKLOG.md:2: tracker.type must be github, got 'jira'");
+    expect(problem('tracker: { type: linear, label: x }')).toMatch(/linear is not supported yet/);
+    expect(problem('tracker: { type: github }')).toMatch(/BACKLOG.md:2: tracker.label must name the label/);
+    expect(problem('tracker: { type: github, label: x, lable: y }')).toMatch(
+      /unknown key 'tracker.lable' \(did you mean/,
+    );
+    expect(problem('tracker: { type: github, label: x, poll: 1s }')).toMatch(
+      /tracker.poll must be an interval of 10s or more/,
+    );
+    expect(problem('tracker: { type: github, label: "loopfleet:x" }')).toMatch(
+      /must not start with the state labels' prefix/,
+    );
+    expect(problem('tracker: github')).toMatch(/tracker must be a mapping/);
+  });
+
+  it('takes ids of tracker issues as task ids, in after: too', () => {
+    const tasks = parseBacklog('- [ ] gh#12 Fix it\n- [ ] T-1 Then this\n  after: gh#12\n', 'BACKLOG.md').backlog.tasks;
+    expect(tasks.map((t) => [t.id, t.after])).toEqual([
+      ['gh#12', []],
+      ['T-1', ['gh#12']],
+    ]);
+    expect(() => parseBacklog('- [ ] gh#12 One\n- [ ] gh#012 Two\n', 'BACKLOG.md')).toThrow(
+      /names the same task as gh#12/,
+    );
+  });
+});
