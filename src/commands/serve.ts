@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPORTS_DIR } from '../domain/layout.js';
+import { WEBHOOK_SECRET_ENV } from '../core/tracker/webhook.js';
 import { PAGE_ASSETS } from '../web/page/assets.js';
 import { openListener, type WebServer } from '../web/server/app.js';
 import { isLoopback } from '../web/server/guard.js';
@@ -87,6 +88,18 @@ export async function serve(repo: Repo, options: ServeOptions, out: (line: strin
       publicOrigin: origin,
       assets: PAGE_ASSETS,
       latestReport: () => latestReport(repo),
+      webhooks:
+        session.tracker === null
+          ? null
+          : {
+              secret: options.env[WEBHOOK_SECRET_ENV],
+              hear: (change) => session.tracker!.hear(change),
+              refused: (forge, status, reason) =>
+                fleet.events.emit('log', {
+                  level: 'warn',
+                  message: `webhook from ${forge} refused (${status}): ${reason}`,
+                }),
+            },
       onError: (error) =>
         fleet.events.emit('log', { level: 'error', message: `serve: ${error.stack ?? error.message}` }),
     });

@@ -1,7 +1,7 @@
 /**
  * What the MCP server asks of the fleet: reading the state as `status --json` does, one task in detail, adding
  * a task through the backlog's parser, and the CLI's merge / discard / retry. The server holds no state and
- * touches no file or git itself: `loopfleet mcp` (src/commands) hands it an implementation.
+ * touches no file or git itself: `loopfleet mcp` hands it an implementation.
  */
 import type { Autonomy, CheckStatusJson, ProofResult, TaskStatusJson, TestCounts } from '../domain/types.js';
 

@@ -32,7 +32,11 @@ export interface ReadSources {
 }
 
 /** A JSON body, every string sanitised ({@link clean}) and the text escaped as `status --json`'s is. */
-export function json(c: Context, value: unknown, status: 200 | 400 | 403 | 404 | 409 | 413 | 500 = 200): Response {
+export function json(
+  c: Context,
+  value: unknown,
+  status: 200 | 202 | 400 | 401 | 403 | 404 | 409 | 413 | 500 = 200,
+): Response {
   return c.body(jsonText(clean(value)), status, { 'Content-Type': 'application/json; charset=utf-8' });
 }
 

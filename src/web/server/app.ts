@@ -8,6 +8,7 @@ import { json, readRoutes } from './api-read.js';
 import { EventHub } from './event-hub.js';
 import { allowedHosts, authCheck, hostCheck, isWildcard, securityHeaders, type GuardOptions } from './guard.js';
 import { bodyLimit } from 'hono/body-limit';
+import { hookRoutes, type WebhookReceiver } from './hooks.js';
 import { OutputTails } from './output-tails.js';
 import { Timeline } from './timeline.js';
 
@@ -33,6 +34,8 @@ export interface WebServerOptions {
   flushMs?: number;
   /** the page's origin behind a reverse proxy (`LOOPFLEET_SERVE_ORIGIN`), or null */
   publicOrigin?: URL | null;
+  /** the tracker's webhooks (`POST /hooks/github`, `/hooks/gitlab`); absent or null: they answer 404 */
+  webhooks?: WebhookReceiver | null;
 }
 
 export interface WebServer {
@@ -56,6 +59,8 @@ export function webApp(
   parts: { hub: EventHub; tails: OutputTails; timeline: Timeline; track: (close: () => void) => () => void },
 ): Hono {
   const app = new Hono();
+  // Before the token guard: a forge signs its deliveries and cannot carry the page's token.
+  hookRoutes(app, options.webhooks ?? null, [securityHeaders, hostCheck(guard)]);
   app.use('*', securityHeaders, hostCheck(guard), authCheck(guard));
   // Read only after the token was checked; the longest body an action takes is an edited plan.
   app.use(

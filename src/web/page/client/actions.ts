@@ -1,5 +1,5 @@
 /**
- * The person's actions and the page's keys, as data (served as `/assets/actions.js`). Every action —
+ * The person's actions and the page's keys, as data. Every action —
  * merge, merge queue, discard, retry, approve (with its plan editable first), pause and resume — opens
  * the one confirmation dialog; only its confirm button sends the POST, and a refusal is shown in the
  * server's own words. In read-only mode no action control is built at all, and the action keys do nothing.

@@ -1,5 +1,5 @@
 /**
- * The page's calls to the API it is served with (served as `/assets/api.js`): the same routes any client
+ * The page's calls to the API it is served with: the same routes any client
  * uses, no private back door. Reads carry the session cookie; an action is a POST with a JSON body and the
  * `X-Loopfleet-Token` header (the CSRF token `GET /api/session` gives), so no other origin can make one.
  * A refusal rejects with the server's own `{error}` words.

@@ -1,5 +1,5 @@
 /**
- * The page's entry (served as `/assets/app.js`): reads the session, the task list and then follows the
+ * The page's entry: reads the session, the task list and then follows the
  * fleet's events. Invariants: the list is fetched whole only at the start, when the backlog changes and
  * after the event stream reconnects; every `task` event changes one row of the model and repaints that
  * row alone; until the session says the page may act, no action control exists.

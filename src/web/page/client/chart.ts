@@ -1,5 +1,5 @@
 /**
- * The night in one picture (served as `/assets/chart.js`): spend (dollars, a filled area) and throughput
+ * The night in one picture: spend (dollars, a filled area) and throughput
  * (tasks verified and merged, a line) over time, from `GET /api/timeline`, as inline SVG built with
  * `createElementNS`. Every label is a text node; no chart library.
  */

@@ -1,5 +1,5 @@
 /**
- * The selected task's detail (served as `/assets/detail.js`): its header and actions, then tabs for the
+ * The selected task's detail: its header and actions, then tabs for the
  * plan, the live agent output, the diff, the checks (counts, output and the baseline), the reviewer's
  * verdict, the attempt history and the predicted conflicts. The body comes from `GET /api/tasks/:id` and is
  * fetched again when the task's record changes (one request at a time; a change during one asks for one

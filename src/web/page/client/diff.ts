@@ -1,5 +1,5 @@
 /**
- * A unified diff as the page shows it (served as `/assets/diff.js`): one fold per file (a `<details>`
+ * A unified diff as the page shows it: one fold per file (a `<details>`
  * element, open), each line a text node in a span whose class colours it — added, removed, hunk header,
  * file header — and nothing else read from the text. No highlighting library: the diff's own line marks
  * are the syntax.

@@ -1,6 +1,5 @@
 /**
- * The page's one way of putting text into the document, as browser JavaScript (served as
- * `/assets/dom.js`). Invariant: every string that came from the fleet (titles, reasons, agent output, diffs,
+ * The page's one way of putting text into the document, as browser JavaScript. Invariant: every string that came from the fleet (titles, reasons, agent output, diffs,
  * check output, reports) reaches the DOM through `textContent` or `createTextNode`, after {@link
  * DOM_JS}'s `clean` has dropped colour and cursor sequences and shown every other control character as a
  * picture, as the terminal sanitiser does; a link is only ever made from an `http:` or `https:` URL.

@@ -1,5 +1,5 @@
 /**
- * How the page writes tokens, dollars and durations (served as `/assets/format.js`): the same forms as the
+ * How the page writes tokens, dollars and durations: the same forms as the
  * terminal view and the report (`1.2M`, `$0.42`, `3m 05s`), and the five-cell meter against a gate.
  */
 export const FORMAT_JS = String.raw`

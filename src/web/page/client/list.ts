@@ -1,5 +1,5 @@
 /**
- * The task list (served as `/assets/list.js`), windowed: only the rows in view (and a few either side)
+ * The task list, windowed: only the rows in view (and a few either side)
  * exist in the document, each a pooled element re-filled in place, so 2,000 tasks cost what 40 do. A task
  * event repaints its own row, and only the cells whose text changed (`setText`); nothing re-renders the
  * list as a whole except a scroll, a resize or a new backlog.

@@ -1,5 +1,5 @@
 /**
- * The morning report as a page (served as `/assets/markdown.js`): a small Markdown reader for what the
+ * The morning report as a page: a small Markdown reader for what the
  * report writes — headings, paragraphs, lists, fenced code, tables, `code` and **bold** — that builds
  * elements and text nodes only. No HTML in the Markdown is ever parsed as HTML, and no link is made from it:
  * a report quotes agents, and an agent's Markdown link shows as its words.

@@ -1,5 +1,5 @@
 /**
- * The page's model of the fleet (served as `/assets/model.js`): tasks by id in backlog order, the counts per
+ * The page's model of the fleet: tasks by id in backlog order, the counts per
  * status and the fleet's summary. A row comes either from `GET /api/tasks` (the shape of `status --json`)
  * or from an SSE `task` event (a task's record); {@link MODEL_JS}'s `normalise` reads both into one row.
  * `apply` changes one task and reports whether it knew it, so the list repaints that row alone; a record
