@@ -64,8 +64,9 @@ const ROUNDS: string[][][] = [
 
 describe('two commands at once', () => {
   const exits = new Set<number>();
-  // Twenty rounds, each a test of its own: a loaded machine makes a round slower, and no budget covers them all.
-  it.for(Array.from({ length: 20 }, (_, round) => round))(
+  // Ten rounds, each shape twice, each a test of its own: a loaded machine makes a round slower, and no budget
+  // covers them all.
+  it.for(Array.from({ length: 2 * ROUNDS.length }, (_, round) => round))(
     'never run alongside: after round %i of concurrent merge / discard / merge --all, state and git agree',
     { timeout: 60_000 },
     async (round) => {
