@@ -11,8 +11,7 @@
  *   fleet holding the lock is refused at once in the lock's own words; one action runs at a time here, so
  *   two calls of one client never meet at the lock.
  */
-import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { lockHolder } from '../adapters/store/fleet-lock.js';
@@ -31,6 +30,7 @@ import {
 import { taskReport } from '../core/report/morning-report.js';
 import { LockedError, UsageError } from '../domain/errors.js';
 import { REPORTS_DIR } from '../domain/layout.js';
+import { newestReport } from './newest-report.js';
 import { autonomyOf } from '../domain/task-rules.js';
 import { totalTokens, type Autonomy, type Backlog, type TaskState } from '../domain/types.js';
 import type { ActionResult, AddedTask, AddTaskInput, McpAction, McpBackend, TaskDetail } from '../mcp/backend.js';
@@ -167,27 +167,12 @@ export class FleetMcpBackend implements McpBackend {
   }
 
   async latestReport(): Promise<{ name: string; text: string }> {
-    const dir = join(this.#repo.workDir, REPORTS_DIR);
-    const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return [] as string[];
-      throw error;
-    });
-    // Named by the time the run ended (ISO, `:` and `.` as `-`): the last in order is the newest.
-    const name = names
-      .filter((n) => n.endsWith('.md'))
-      .sort()
-      .at(-1);
-    if (name === undefined)
+    const report = await newestReport(this.#repo);
+    if (report === null)
       throw new UsageError(
-        `no report yet in ${dir}: \`loopfleet --overnight\` writes one when it ends, \`loopfleet --watch\` when it stops`,
+        `no report yet in ${join(this.#repo.workDir, REPORTS_DIR)}: \`loopfleet --overnight\` writes one when it ends, \`loopfleet --watch\` when it stops`,
       );
-    // Never through a link planted in its place.
-    const handle = await open(join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      return { name, text: await handle.readFile('utf8') };
-    } finally {
-      await handle.close();
-    }
+    return { name: report.name, text: report.markdown };
   }
 }
 

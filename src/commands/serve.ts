@@ -1,6 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { REPORTS_DIR } from '../domain/layout.js';
+import { newestReport } from './newest-report.js';
 import { WEBHOOK_SECRET_ENV } from '../core/tracker/webhook.js';
 import { PAGE_ASSETS } from '../web/page/assets.js';
 import { openListener, type WebServer } from '../web/server/app.js';
@@ -21,19 +19,10 @@ export interface ServeOptions extends SessionOptions {
 export const DEFAULT_PORT = 7420;
 export const DEFAULT_HOST = '127.0.0.1';
 
-/** The newest morning report under `.loop-worktrees/reports/` (their names are ISO times, so newest sorts last). */
+/** The newest morning report ({@link newestReport}) as the API answers it. */
 export async function latestReport(repo: Repo): Promise<{ name: string; markdown: string } | null> {
-  const dir = join(repo.workDir, REPORTS_DIR);
-  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return [] as string[];
-    throw error;
-  });
-  const name = names
-    .filter((n) => n.endsWith('.md'))
-    .sort()
-    .at(-1);
-  if (name === undefined) return null;
-  return { name, markdown: await readFile(join(dir, name), 'utf8') };
+  const report = await newestReport(repo);
+  return report === null ? null : { name: report.name, markdown: report.markdown };
 }
 
 /** What a bind beyond loopback risks, said at start; null on loopback. */
