@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { notifyJson } from '../core/fleet/notify-digest.js';
 import { visible } from '../domain/sanitize.js';
 import { fileURLToPath } from 'node:url';
-import { AnthropicModelClient } from '../adapters/model/anthropic-model.js';
+import { LazyAnthropicModelClient } from '../adapters/model/lazy-anthropic-model.js';
 import { CliAgentClient } from '../adapters/model/cli-agent.js';
 import { costOf, priceOf } from '../core/budget/pricing.js';
 import { ExecaRunner } from '../adapters/sandbox/execa-runner.js';
@@ -98,7 +98,7 @@ export async function buildServices(
   const sandboxAvailable = await runner.sandboxAvailable();
   const sandboxOff = backlog.config.sandbox === 'off';
   const sandboxed = sandboxAvailable && !sandboxOff;
-  const model = new AnthropicModelClient({
+  const model = new LazyAnthropicModelClient({
     ...creds,
     maxRetries: 4,
     processRunner: runner,

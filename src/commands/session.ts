@@ -18,7 +18,6 @@ import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
-import { openQueue } from './queue-executor.js';
 import { openExchanges, type ExchangesOption } from './exchanges.js';
 import { openTracker, type TrackerSession, type TrackerTuning } from './tracker-session.js';
 
@@ -152,16 +151,18 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const remote =
     options.queue === undefined
       ? null
-      : await openQueue(
-          options.queue,
-          services,
-          (level, message) => log(level, message),
-          telemetry.traceparentOf,
-          checked.config.remote ?? 'origin',
-        ).catch(async (error: unknown) => {
-          await telemetry.close();
-          throw error;
-        });
+      : await (await import('./queue-executor.js'))
+          .openQueue(
+            options.queue,
+            services,
+            (level, message) => log(level, message),
+            telemetry.traceparentOf,
+            checked.config.remote ?? 'origin',
+          )
+          .catch(async (error: unknown) => {
+            await telemetry.close();
+            throw error;
+          });
   if (remote !== null) services = remote.services;
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.

@@ -1,15 +1,16 @@
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LowdbStateStore } from '../../src/adapters/store/lowdb-state.js';
 import { backlog, runFleet } from '../helpers/fleet-harness.js';
 import { git, makeRepo } from '../helpers/git-repo.js';
+import { type KeptFolder, keepFolder } from '../helpers/kept-folder.js';
 import { CLI } from '../helpers/paths.js';
 
 const TASKS = ['T-1', 'T-2', 'T-3'];
 let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups) await c();
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
   cleanups = [];
 });
 
@@ -64,26 +65,38 @@ const ROUNDS: string[][][] = [
 
 describe('two commands at once', () => {
   const exits = new Set<number>();
-  // Ten rounds, each shape twice, each a test of its own: a loaded machine makes a round slower, and no budget
-  // covers them all.
+  /** The repository after one run: three verified tasks, each round's starting point. */
+  let root = '';
+  let kept: KeptFolder;
+  let tips: Record<string, string> = {};
+  beforeAll(async () => {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog('check: "true"\nconcurrency: 3', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'),
+    });
+    cleanups.push(r.cleanup);
+    root = r.root;
+    await runFleet(root, ({ role, task }) =>
+      role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {},
+    );
+    tips = Object.fromEntries(
+      await Promise.all(TASKS.map(async (id) => [id, await git(root, 'rev-parse', `loop/${id}`)] as const)),
+    );
+    kept = await keepFolder(root);
+    cleanups.push(() => kept.dispose());
+  }, 120_000);
+
+  // Eight rounds, each shape twice, each a test of its own on the same three verified tasks: a loaded machine
+  // makes a round slower, and no budget covers them all.
   it.for(Array.from({ length: 2 * ROUNDS.length }, (_, round) => round))(
     'never run alongside: after round %i of concurrent merge / discard / merge --all, state and git agree',
     { timeout: 60_000 },
     async (round) => {
-      const r = await makeRepo({
-        'BACKLOG.md': backlog('check: "true"\nconcurrency: 3', '- [ ] T-1 One\n- [ ] T-2 Two\n- [ ] T-3 Three'),
-      });
-      cleanups.push(r.cleanup);
-      await runFleet(r.root, ({ role, task }) =>
-        role === 'implementer' ? { edits: { [`${task}.txt`]: `${task}\n` } } : {},
-      );
-      const tips = Object.fromEntries(
-        await Promise.all(TASKS.map(async (id) => [id, await git(r.root, 'rev-parse', `loop/${id}`)] as const)),
-      );
+      await kept.restore();
+      for (const id of TASKS) expect(await git(root, 'rev-parse', `loop/${id}`)).toBe(tips[id]);
       const commands = ROUNDS[round % ROUNDS.length]!;
       const results = await Promise.all(
         commands.map((args) =>
-          execa(process.execPath, [CLI, ...args], { cwd: r.root, reject: false, env: { NO_COLOR: '1' } }),
+          execa(process.execPath, [CLI, ...args], { cwd: root, reject: false, env: { NO_COLOR: '1' } }),
         ),
       );
       for (const [i, result] of results.entries()) {
@@ -92,7 +105,7 @@ describe('two commands at once', () => {
         expect(`${result.stdout}\n${result.stderr}`, `${commands[i]!.join(' ')}`).not.toMatch(/\n\s+at |ENOENT/);
         expect([0, 1, 2], `${commands[i]!.join(' ')}: ${result.stderr}`).toContain(result.exitCode);
       }
-      expect(await disagreements(r.root, tips), commands.map((c) => c.join(' ')).join(' | ')).toEqual([]);
+      expect(await disagreements(root, tips), commands.map((c) => c.join(' ')).join(' | ')).toEqual([]);
     },
   );
 
