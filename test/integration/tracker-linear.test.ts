@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LinearTracker } from '../../src/adapters/tracker/linear-tracker.js';
+import { trackerChecks } from '../../src/commands/doctor-tracker.js';
 import { findRepo } from '../../src/commands/repo.js';
 import { statusRows } from '../../src/commands/status.js';
 import { UsageError } from '../../src/domain/errors.js';
+import { DEFAULT_TRACKER } from '../../src/domain/tracker-setting.js';
 import { ForgeRateLimitError } from '../../src/ports/forge.js';
 import { backlogRepo } from '../helpers/fleet-harness.js';
 import { FakeLinear, type LinearUser } from '../helpers/fake-linear.js';
@@ -249,5 +251,48 @@ describe('the Linear adapter’s reads', () => {
     expect(lin.issue('ENG-1').comments).toEqual([]);
     lin.failNext(1, { kind: 'down', status: 502 });
     await expect(tracker.blockers(1)).resolves.toEqual([]);
+  });
+
+  it('is what doctor checks: the key, the team, the label and the states, never printing the key', async () => {
+    const setting = {
+      type: 'linear' as const,
+      team: 'ENG',
+      label: 'loopfleet',
+      ...DEFAULT_TRACKER,
+      states: { running: 'In Progress', merged: 'Shipped' },
+    };
+    const doctor = (env: Record<string, string>, s = setting) =>
+      trackerChecks({ tracker: s }, { git: { remoteUrl: async () => null }, env, tuning: { msPerSecond: 1 } });
+    const env = { LINEAR_API_KEY: lin.key, LINEAR_API_URL: lin.url };
+    expect((await doctor(env)).map((c) => [c.ok, c.what, c.detail])).toEqual([
+      [
+        true,
+        'tracker',
+        'Linear issues of ENG (Engineering) labelled loopfleet, as loopfleet-bot (through LINEAR_API_KEY)',
+      ],
+      [true, 'tracker label', 'loopfleet exists for ENG'],
+      [
+        false,
+        'tracker states',
+        "tracker.states.merged: the team ENG has no workflow state named 'Shipped' (it has 'Backlog', 'Todo', 'In Progress', 'In Review', 'Done', 'Canceled')",
+      ],
+    ]);
+    const elsewhere = await doctor(env, {
+      ...setting,
+      team: 'OPS',
+      label: 'agent',
+      states: { running: 'Todo', merged: 'Done' },
+    });
+    expect(elsewhere.map((c) => [c.ok, c.detail])).toEqual([
+      [false, 'LINEAR_API_KEY is accepted (as loopfleet-bot), but Linear has no team with the key OPS'],
+    ]);
+    const wrong = await doctor({ ...env, LINEAR_API_KEY: 'lin_api_guess_0000' });
+    expect(wrong).toEqual([
+      expect.objectContaining({ ok: false, what: 'tracker', detail: expect.stringContaining('AUTHENTICATION_ERROR') }),
+    ]);
+    expect(JSON.stringify(wrong)).not.toContain('lin_api_guess_0000');
+    expect(await doctor({ LINEAR_API_URL: lin.url })).toEqual([
+      expect.objectContaining({ ok: false, detail: expect.stringContaining('needs LINEAR_API_KEY') }),
+    ]);
   });
 });
