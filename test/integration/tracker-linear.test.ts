@@ -36,6 +36,7 @@ let mallory: LinearUser;
 const logs: string[] = [];
 const order: string[] = [];
 let commentsWhileRunning: string[] = [];
+let prompts: Array<{ task: string; prompt: string }> = [];
 
 beforeAll(async () => {
   linear = await new FakeLinear().start();
@@ -85,6 +86,7 @@ beforeAll(async () => {
   await second.fleet.whenIdle();
   await second.session.close();
   logs.push(...second.logs);
+  prompts = second.model.calls;
 });
 
 afterAll(async () => {
@@ -112,6 +114,12 @@ describe('Linear issues as a task source', () => {
     );
     expect(linear.issue('ENG-2').comments).toEqual([]);
     expect(linear.stateOf('ENG-2')).toBe('Todo');
+  });
+
+  it('quotes the issue to the agents as somebody else’s words', () => {
+    const prompt = prompts.find((c) => c.task === 'ENG-3')?.prompt ?? '';
+    expect(prompt).toContain('This task is an issue of the tracker, written by whoever opened it.');
+    expect(prompt).toMatch(/the title and text of an issue, as its author wrote them[\s\S]*An empty file crashes\./);
   });
 
   it('runs and lands the tracker tasks, the blocked one only after its blocker merged', async () => {
@@ -251,6 +259,16 @@ describe('the Linear adapter’s reads', () => {
     expect(lin.issue('ENG-1').comments).toEqual([]);
     lin.failNext(1, { kind: 'down', status: 502 });
     await expect(tracker.blockers(1)).resolves.toEqual([]);
+  });
+
+  it('keeps the state labels when asked to: created on the team once, the tracker label untouched', async () => {
+    const tracker = port();
+    await tracker.relabel(2, ['loopfleet:running'], []);
+    expect(lin.labelsOf('ENG-2')).toEqual(['loopfleet', 'loopfleet:running']);
+    await tracker.relabel(2, ['loopfleet:verified'], ['loopfleet:running', 'loopfleet:failed']);
+    expect(lin.labelsOf('ENG-2')).toEqual(['loopfleet', 'loopfleet:verified']);
+    expect(lin.calls('issueLabelCreate')).toBe(2);
+    expect(lin.labels.filter((l) => l.name.startsWith('loopfleet:')).every((l) => l.teamId === lin.team.id)).toBe(true);
   });
 
   it('is what doctor checks: the key, the team, the label and the states, never printing the key', async () => {
