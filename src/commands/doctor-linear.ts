@@ -1,6 +1,5 @@
 import { LinearTracker } from '../adapters/tracker/linear-tracker.js';
 import type { TrackerSetting } from '../domain/tracker-setting.js';
-import type { ForgeCheck } from './doctor-forge.js';
 
 /**
  * doctor's tracker section for Linear: the key (LINEAR_API_KEY, accepted: `viewer` answers), the team, the
