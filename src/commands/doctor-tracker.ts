@@ -6,9 +6,10 @@ import type { ForgeSetting } from '../domain/forge-setting.js';
 import type { TrackerSetting } from '../domain/tracker-setting.js';
 import type { GitPort } from '../ports/git.js';
 import type { ForgeCheck } from './doctor-forge.js';
+import { linearChecks } from './doctor-linear.js';
 
 /**
- * doctor's tracker section (only with `tracker:`): the repository it names, the token, that the token's
+ * doctor's tracker section (only with `tracker:`; Linear's is {@link linearChecks}): the repository it names, the token, that the token's
  * user may write there (the state labels and the status comment need it), and that the label exists.
  * Never prints the token, only where it came from.
  */
@@ -33,6 +34,10 @@ export async function trackerChecks(config: TrackerDoctorConfig, input: TrackerD
   const check = (ok: boolean, what: string, detail: string): void => {
     checks.push({ ok, role: 'fleet', what, detail: oneLine(detail) });
   };
+  if (setting.type === 'linear') {
+    await linearChecks(setting, input.env, input.tuning, check);
+    return checks;
+  }
   const remote = config.remote ?? 'origin';
   const choice = chooseForge(config.forge ?? 'auto', await input.git.remoteUrl(remote), input.env, remote);
   if (choice.kind === 'none') {

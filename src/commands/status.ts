@@ -6,6 +6,7 @@ import { formatTokens, formatUsd } from '../core/text/format-units.js';
 import { oneLine } from '../domain/sanitize.js';
 import { taskGates } from '../core/budget/gates.js';
 import { statusWhenTicked } from '../domain/task-rules.js';
+import { isTrackerTaskId } from '../domain/tracker-setting.js';
 import type { TaskState, TaskStatusJson } from '../domain/types.js';
 import type { Repo } from './repo.js';
 import { prWords } from '../core/report/pr-words.js';
@@ -49,7 +50,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     // A tracker task: its item's id is its issue's, and the item states the issue's address.
     const tracked = backlog.config.tracker;
     const source =
-      tracked !== undefined && spec.source === spec.id && /^gh#\d+$/.test(spec.id)
+      tracked !== undefined && spec.source === spec.id && isTrackerTaskId(tracked, spec.id)
         ? { source: { type: tracked.type, id: spec.id, url: issueUrlOf(spec.id, spec.description) } }
         : {};
     if (t === undefined) {

@@ -121,6 +121,12 @@ export async function openTracker(
 ): Promise<TrackerSession | null> {
   const setting = backlog.config.tracker;
   if (setting === undefined) return null;
+  if (setting.type === 'linear') {
+    const { openLinearTracker } = await import('./tracker-linear.js');
+    const options = { ...tuning, timeoutMs: backlog.config.pr?.timeoutMs ?? 30_000 };
+    const port = await openLinearTracker(setting, backlog.path, env, run, options);
+    return port === null ? null : new TrackerSession(port, setting, backlog.path);
+  }
   const { chooseForge } = await import('../adapters/forge/select.js');
   const { findForgeToken } = await import('../adapters/forge/token.js');
   const { GitHubTracker } = await import('../adapters/tracker/github-tracker.js');

@@ -5,14 +5,14 @@
 
 /**
  * Credentials loopfleet holds: the model keys every agent preset reads (their `credentialEnv`, see
- * {@link AgentPreset}) and the forge tokens. Setup on the person's code gets their environment minus
+ * {@link AgentPreset}) and the forge and tracker tokens (`LINEAR_API_KEY`). Setup on the person's code gets their environment minus
  * these, and the sandbox never gets them, not even when `env:` lists one; the presets' test checks that
  * each preset's own prefix is covered. `CI_JOB_TOKEN` is GitLab CI's own token, when loopfleet runs in a job;
  * `LOOPFLEET_QUEUE_SECRET` signs the queue's messages (whoever holds it can command every worker);
  * `LOOPFLEET_SERVE_TOKEN` opens `loopfleet serve` (whoever holds it can merge and discard).
  */
 const CREDENTIAL =
-  /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN|LOOPFLEET_QUEUE_SECRET|LOOPFLEET_SERVE_TOKEN)$/;
+  /^(ANTHROPIC_|CLAUDE_|OPENAI_|CODEX_|GEMINI_|GOOGLE_|OPENCODE_)|^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|GITLAB_TOKEN|CI_JOB_TOKEN|LINEAR_API_KEY|LOOPFLEET_QUEUE_SECRET|LOOPFLEET_SERVE_TOKEN)$/;
 
 export function isLoopfleetCredential(name: string): boolean {
   return CREDENTIAL.test(name);

@@ -1,5 +1,5 @@
 /**
- * What the engine asks of an issue tracker (GitHub Issues): the open issues carrying a label, who may ask
+ * What the engine asks of an issue tracker (GitHub Issues, Linear): the open issues carrying a label, who may ask
  * for work, the issues' relations, and the two ways the tracker hears back — state labels and one status
  * comment per issue. One instance is bound to one repository.
  *
@@ -11,15 +11,16 @@
  *   sees it;
  * - nothing here closes an issue.
  */
-import type { TrackerType } from '../domain/tracker-setting.js';
+import type { TrackerState, TrackerType } from '../domain/tracker-setting.js';
 
 export interface TrackerIssue {
+  /** the issue's number (GitHub's `#12`; Linear's within its team, `ENG-12` → 12) */
   number: number;
   title: string;
   body: string;
   /** the issue's web address */
   url: string;
-  /** who opened it */
+  /** who opened it (GitHub: the login; Linear: the user's id) */
   author: string;
   labels: string[];
 }
@@ -39,7 +40,8 @@ export interface TrackerPermission {
 }
 
 export interface StatusComment {
-  id: number;
+  /** GitHub's number, Linear's id */
+  id: number | string;
   body: string;
 }
 
@@ -61,7 +63,12 @@ export interface TrackerPort {
   findComment(number: number, marker: string): Promise<StatusComment | null>;
   /** posts a comment; never repeated on a 5xx (it may have been posted) */
   createComment(number: number, body: string): Promise<StatusComment>;
-  editComment(id: number, body: string): Promise<void>;
+  editComment(id: StatusComment['id'], body: string): Promise<void>;
+  /**
+   * Linear: moves the issue to the workflow state the setting names for `state` (none named: nothing
+   * happens). Trackers without workflow states have no such method.
+   */
+  moveTo?(number: number, state: TrackerState): Promise<void>;
   /** the user the token authenticates as */
   self(): Promise<string>;
   /** whether the repository has the label (its issues can carry it) */

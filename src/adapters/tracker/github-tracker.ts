@@ -185,9 +185,9 @@ export class GitHubTracker implements TrackerPort {
     return { id: data.id, body };
   }
 
-  async editComment(id: number, body: string): Promise<void> {
+  async editComment(id: StatusComment['id'], body: string): Promise<void> {
     await this.#call(`editing comment ${id}`, (o, where) =>
-      o.rest.issues.updateComment({ ...where, comment_id: id, body }),
+      o.rest.issues.updateComment({ ...where, comment_id: Number(id), body }),
     );
   }
 

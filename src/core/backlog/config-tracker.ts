@@ -1,19 +1,22 @@
 /**
- * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }`, with the optional
- * `labels: { prefix }`, `poll:` and `pages:`. Every problem is reported at the line of its key; the reader
+ * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }` or `tracker: { type:
+ * linear, team: ENG, label: loopfleet }`, with the optional `labels: { prefix }`, `poll:`, `pages:` and
+ * (Linear) `states: { running: "In Progress", … }`. Every problem is reported at the line of its key; the reader
  * returns undefined after reporting one, so the tracker stays off.
  */
 import { isMap, isScalar, type Node } from 'yaml';
-import { DEFAULT_TRACKER, TRACKER_TYPES, type TrackerSetting } from '../../domain/tracker-setting.js';
+import { DEFAULT_TRACKER, TRACKER_STATES, TRACKER_TYPES, type TrackerSetting } from '../../domain/tracker-setting.js';
 import { parseInterval } from '../text/parse-units.js';
 import { didYouMean } from './closest.js';
 import type { Reader } from './config-values.js';
 
-const TRACKER_KEYS = ['type', 'label', 'labels', 'poll', 'pages'] as const;
+const TRACKER_KEYS = ['type', 'label', 'labels', 'poll', 'pages', 'team', 'states'] as const;
 /** A label as the forges allow it: no comma, no line break, at most 50 characters. */
 const LABEL = /^[^\s,][^,\n]{0,49}$/;
 /** Planned trackers: named in the refusal so that nobody mistakes them for a typing error. */
-const LATER = ['gitlab', 'linear'];
+const LATER = ['gitlab'];
+/** A Linear team's key, as Linear allows it: a letter, then letters and digits. */
+const TEAM_KEY = /^[A-Z][A-Z0-9]{0,9}$/;
 
 function keyOf(node: Node): string {
   return isScalar(node) ? String(node.value) : '?';
@@ -24,6 +27,7 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
   if (!isMap(node)) return r.fail(at, 'tracker must be a mapping, e.g. tracker: { type: github, label: loopfleet }');
   let type: string | null = null;
   let label: string | null = null;
+  let labelsGiven = false;
   const setting: Omit<TrackerSetting, 'type' | 'label'> = { ...DEFAULT_TRACKER };
   for (const pair of node.items) {
     const keyNode = pair.key as Node;
@@ -41,6 +45,7 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
       case 'labels': {
         if (!isMap(value))
           return r.fail(keyNode, "tracker.labels must be a mapping, e.g. labels: { prefix: 'loopfleet:' }");
+        labelsGiven = true;
         for (const inner of value.items) {
           const innerKey = inner.key as Node;
           if (keyOf(innerKey) !== 'prefix')
@@ -72,6 +77,20 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
         setting.maxPages = v;
         break;
       }
+      case 'team': {
+        const v = r.text('tracker.team', value, keyNode);
+        if (v === undefined) return undefined;
+        if (v === null || !TEAM_KEY.test(v))
+          return r.fail(keyNode, `tracker.team must be a Linear team's key such as ENG, got '${v ?? ''}'`);
+        setting.team = v;
+        break;
+      }
+      case 'states': {
+        const states = readStates(r, keyNode, value);
+        if (states === undefined) return undefined;
+        setting.states = states;
+        break;
+      }
       default:
         return r.fail(
           keyNode,
@@ -83,6 +102,11 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
     const later = type !== null && LATER.includes(type) ? ` (${type} is not supported yet)` : '';
     return r.fail(at, `tracker.type must be ${TRACKER_TYPES.join(' or ')}, got '${type ?? ''}'${later}`);
   }
+  if (type === 'linear' && setting.team === undefined)
+    return r.fail(at, 'tracker: linear needs team: the key of the Linear team whose issues are tasks, e.g. team: ENG');
+  if (type !== 'linear' && (setting.team !== undefined || setting.states !== undefined))
+    return r.fail(at, `tracker.team and tracker.states are Linear's; tracker: ${type} takes neither`);
+  if (type === 'linear' && !labelsGiven) setting.stateLabels = false;
   if (label === null || !LABEL.test(label))
     return r.fail(
       at,
@@ -91,4 +115,26 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
   if (label.startsWith(setting.labelPrefix))
     return r.fail(at, `tracker.label '${label}' must not start with the state labels' prefix '${setting.labelPrefix}'`);
   return { type: type as TrackerSetting['type'], label, ...setting };
+}
+
+/** `states: { running: "In Progress", verified: "In Review", merged: "Done" }`: a workflow state's name per task state. */
+function readStates(r: Reader, keyNode: Node, value: Node | null): TrackerSetting['states'] | undefined {
+  if (!isMap(value))
+    return r.fail(keyNode, 'tracker.states must be a mapping, e.g. states: { running: "In Progress", merged: "Done" }');
+  const states: NonNullable<TrackerSetting['states']> = {};
+  for (const inner of value.items) {
+    const innerKey = inner.key as Node;
+    const state = keyOf(innerKey);
+    if (!(TRACKER_STATES as readonly string[]).includes(state))
+      return r.fail(
+        innerKey,
+        `unknown key 'tracker.states.${state}'${didYouMean(state, TRACKER_STATES)}; tracker.states takes ${TRACKER_STATES.join(', ')}`,
+      );
+    const v = r.text(`tracker.states.${state}`, (inner.value ?? null) as Node | null, innerKey);
+    if (v === undefined) return undefined;
+    if (v === null || v.trim() === '' || v.length > 100 || /[\n\r]/.test(v))
+      return r.fail(innerKey, `tracker.states.${state} must name a workflow state of the team, got '${v ?? ''}'`);
+    states[state as keyof typeof states] = v.trim();
+  }
+  return states;
 }

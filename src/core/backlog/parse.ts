@@ -55,8 +55,8 @@ export interface ParsedBacklog {
   missingIds: MissingId[];
 }
 
-/** `source:` as discover writes it: `todo <path>:<line>`, `test <file or command>`, `lint <path>`, `dep <package>`, `gh#<n>`. */
-export const SOURCE_RE = /^(?:todo .+:\d+|test .+|lint .+|dep \S+|gh#\d+|gl#\d+)$/;
+/** `source:` as discover writes it: `todo <path>:<line>`, `test <file or command>`, `lint <path>`, `dep <package>`, `gh#<n>`, Linear's `ENG-<n>`. */
+export const SOURCE_RE = /^(?:todo .+:\d+|test .+|lint .+|dep \S+|gh#\d+|gl#\d+|[A-Z][A-Z0-9]*-\d+)$/;
 
 /** Items under a heading with this title are proposals (see `discovered:`). */
 export const DISCOVERED_HEADING = 'Discovered';
@@ -151,7 +151,7 @@ function applyField(task: TaskSpec, f: Field): string | null {
     }
     case 'source':
       if (!SOURCE_RE.test(f.value))
-        return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number> or gl#<number>)`;
+        return `source: '${f.value}' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number>, gl#<number> or a Linear key such as ENG-12)`;
       task.source = f.value;
       return null;
     case 'every': {

@@ -10,20 +10,24 @@
  *   text changed;
  * - state labels other than the wanted one are removed, the tracker label itself is never touched, and the
  *   issue is never closed;
+ * - a tracker with workflow states (Linear) is moved only to the states the setting names, so an issue
+ *   reaches a completed state only when the person named one for `merged`;
  * - a tracker that fails leaves the fleet running: the failure is logged, the issue is tried again with
  *   its latest state by {@link TrackerReporter.retry} (each poll) or the next change.
  */
 import type { TaskState } from '../../domain/types.js';
 import { type TrackerSetting, trackerIssueNumber } from '../../domain/tracker-setting.js';
-import type { TrackerPort } from '../../ports/tracker.js';
-import { STATUS_MARKER, stateLabels, statusComment } from './status-comment.js';
+import type { StatusComment, TrackerPort } from '../../ports/tracker.js';
+import { STATUS_MARKER, stateLabels, statusComment, trackerState } from './status-comment.js';
 
 type Log = (level: 'info' | 'warn', message: string) => void;
 
 interface IssueMemory {
   /** the state labels the issue carries, as last read or written; null when not known */
   labels: Set<string> | null;
-  commentId: number | null;
+  commentId: StatusComment['id'] | null;
+  /** the workflow state last moved to (Linear), or null */
+  moved: string | null;
   commentBody: string | null;
   /** what the last update was made for: a change of anything else (tokens, cost) alone writes nothing */
   key: string | null;
@@ -52,7 +56,7 @@ export class TrackerReporter {
 
   /** A task changed: its issue is brought in step (a task that names no issue of this tracker is ignored). */
   update(task: Readonly<TaskState>): void {
-    const number = trackerIssueNumber(this.#setting.type, task.id);
+    const number = trackerIssueNumber(this.#setting, task.id);
     if (number === null) return;
     this.#pending.set(number, structuredClone(task as TaskState));
     this.#failed.delete(number);
@@ -91,13 +95,12 @@ export class TrackerReporter {
     const memory = this.#remember(number);
     const key = [task.status, task.phase, task.attempt, task.pr?.number, task.pr?.state, task.reason].join('|');
     if (memory.key === key) return;
-    const { all, wanted } = stateLabels(this.#setting.labelPrefix, task.status);
-    const present = memory.labels ?? new Set(all);
-    const add = wanted !== null && (memory.labels === null || !present.has(wanted)) ? [wanted] : [];
-    const remove = all.filter((l) => l !== wanted && present.has(l));
-    if (add.length > 0 || remove.length > 0) {
-      await this.#port.relabel(number, add, remove);
-      memory.labels = new Set(wanted === null ? [] : [wanted]);
+    if (this.#setting.stateLabels !== false) await this.#relabel(number, memory, task);
+    const state = trackerState(task.status);
+    if (state !== null && this.#port.moveTo !== undefined && this.#setting.states?.[state] !== undefined) {
+      const name = this.#setting.states[state]!;
+      if (memory.moved !== name) await this.#port.moveTo(number, state);
+      memory.moved = name;
     }
     const body = statusComment(task);
     if (memory.commentId === null) {
@@ -114,10 +117,21 @@ export class TrackerReporter {
     memory.key = key;
   }
 
+  async #relabel(number: number, memory: IssueMemory, task: TaskState): Promise<void> {
+    const { all, wanted } = stateLabels(this.#setting.labelPrefix, task.status);
+    const present = memory.labels ?? new Set(all);
+    const add = wanted !== null && (memory.labels === null || !present.has(wanted)) ? [wanted] : [];
+    const remove = all.filter((l) => l !== wanted && present.has(l));
+    if (add.length > 0 || remove.length > 0) {
+      await this.#port.relabel(number, add, remove);
+      memory.labels = new Set(wanted === null ? [] : [wanted]);
+    }
+  }
+
   #remember(number: number): IssueMemory {
     let memory = this.#memory.get(number);
     if (memory === undefined) {
-      memory = { labels: null, commentId: null, commentBody: null, key: null };
+      memory = { labels: null, commentId: null, commentBody: null, key: null, moved: null };
       this.#memory.set(number, memory);
     }
     return memory;

@@ -53,11 +53,11 @@ export class TrackerPass {
         `tracker: more issues are labelled ${this.#setting.label} than ${this.#setting.maxPages} page(s) hold; the newest are read (tracker.pages)`,
       );
     const held = heldIds((await this.#file.read()).toString('utf8'), this.#file.path);
-    const fresh = list.issues.filter((i) => !held.has(trackerTaskId(this.#setting.type, i.number)));
+    const fresh = list.issues.filter((i) => !held.has(trackerTaskId(this.#setting, i.number)));
     if (fresh.length === 0) return result;
     const allowed: Array<{ issue: TrackerIssue; keys: string[]; rest: string }> = [];
     for (const issue of fresh) {
-      const id = trackerTaskId(this.#setting.type, issue.number);
+      const id = trackerTaskId(this.#setting, issue.number);
       const asker = await this.#asker(issue);
       if (asker === null) continue;
       const keys = blockKeys(id, issue.body);
@@ -69,12 +69,12 @@ export class TrackerPass {
     }
     // Oldest first, so that the section reads in the order the issues were opened.
     allowed.sort((a, b) => a.issue.number - b.issue.number);
-    const writing = new Set(allowed.map((a) => trackerTaskId(this.#setting.type, a.issue.number)));
+    const writing = new Set(allowed.map((a) => trackerTaskId(this.#setting, a.issue.number)));
     const items: NewItem[] = [];
     for (const { issue, keys, rest } of allowed) {
-      const id = trackerTaskId(this.#setting.type, issue.number);
+      const id = trackerTaskId(this.#setting, issue.number);
       const blockers = (await this.#port.blockers(issue.number))
-        .map((n) => trackerTaskId(this.#setting.type, n))
+        .map((n) => trackerTaskId(this.#setting, n))
         .filter((b) => b !== id && (held.has(b) || writing.has(b)));
       items.push({
         id,
@@ -88,7 +88,7 @@ export class TrackerPass {
 
   /** Who with write access asked for the issue (its author, else who labelled it), or null — logged once. */
   async #asker(issue: TrackerIssue): Promise<string | null> {
-    const id = trackerTaskId(this.#setting.type, issue.number);
+    const id = trackerTaskId(this.#setting, issue.number);
     const author = await this.#port.permission(issue.author);
     if (author.canWrite) return issue.author;
     const labeller = await this.#port.labelledBy(issue.number, this.#setting.label);

@@ -6,7 +6,7 @@ import { ExecaRunner } from '../../../src/adapters/sandbox/execa-runner.js';
 import { personEnv, taskEnv } from '../../../src/core/attempt/task-env.js';
 
 /**
- * Forge tokens stay with loopfleet's own process: a real sandboxed command (bubblewrap) and a real host
+ * Forge and tracker tokens stay with loopfleet's own process: a real sandboxed command (bubblewrap) and a real host
  * setup command print their whole environment, and no token's name or value is in it.
  */
 
@@ -17,6 +17,7 @@ const TOKENS: Record<string, string> = {
   GITHUB_ENTERPRISE_TOKEN: 'ghp_sentinel_enterprise_0004',
   GITLAB_TOKEN: 'glpat-sentinel-gitlab-0005',
   CI_JOB_TOKEN: 'sentinel-ci-job-token-0006',
+  LINEAR_API_KEY: 'lin_api_sentinel_0007',
 };
 
 const runner = new ExecaRunner();

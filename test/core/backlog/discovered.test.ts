@@ -71,7 +71,7 @@ describe('## Discovered', () => {
   it('validates the new keys, with the line', () => {
     expect(problems(md('- [ ] T-1 A', '  priority: urgent', '  source: somewhere'))).toEqual([
       "2: priority: must be high, normal, low, got 'urgent'",
-      "3: source: 'somewhere' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number> or gl#<number>)",
+      "3: source: 'somewhere' is not a source (todo <file>:<line>, test <file>, lint <file>, dep <package>, gh#<number>, gl#<number> or a Linear key such as ENG-12)",
     ]);
     expect(problems(md('---', 'discovered: yes', 'lessons: maybe', '---', '- [ ] T-1 A'))).toEqual([
       "2: discovered must be hold (proposals under ## Discovered wait for a person) or run, got 'yes'",

@@ -27,8 +27,10 @@ describe('tracker:', () => {
   });
 
   it('reports bad values at their line, with the backlog’s words', () => {
-    expect(problem('tracker: { type: jira, label: x }')).toBe("BACKLOG.md:2: tracker.type must be github, got 'jira'");
-    expect(problem('tracker: { type: linear, label: x }')).toMatch(/linear is not supported yet/);
+    expect(problem('tracker: { type: jira, label: x }')).toBe(
+      "BACKLOG.md:2: tracker.type must be github or linear, got 'jira'",
+    );
+    expect(problem('tracker: { type: gitlab, label: x }')).toMatch(/gitlab is not supported yet/);
     expect(problem('tracker: { type: github }')).toMatch(/BACKLOG.md:2: tracker.label must name the label/);
     expect(problem('tracker: { type: github, label: x, lable: y }')).toMatch(
       /unknown key 'tracker.lable' \(did you mean/,
@@ -40,6 +42,45 @@ describe('tracker:', () => {
       /must not start with the state labels' prefix/,
     );
     expect(problem('tracker: github')).toMatch(/tracker must be a mapping/);
+  });
+
+  it('reads a Linear tracker: its team, its states, state labels only when asked for', () => {
+    expect(parse('tracker: { type: linear, team: ENG, label: loopfleet }').tracker).toEqual({
+      type: 'linear',
+      team: 'ENG',
+      label: 'loopfleet',
+      labelPrefix: 'loopfleet:',
+      pollEveryMs: 60_000,
+      maxPages: 3,
+      stateLabels: false,
+    });
+    expect(
+      parse(
+        "tracker: { type: linear, team: ENG, label: x, labels: { prefix: 'lf:' }, states: { running: In Progress, merged: Done } }",
+      ).tracker,
+    ).toMatchObject({ labelPrefix: 'lf:', states: { running: 'In Progress', merged: 'Done' } });
+    expect(
+      parse("tracker: { type: linear, team: ENG, label: x, labels: { prefix: 'lf:' } }").tracker?.stateLabels,
+    ).toBeUndefined();
+    expect(problem('tracker: { type: linear, label: x }')).toMatch(/BACKLOG.md:2: tracker: linear needs team/);
+    expect(problem('tracker: { type: linear, team: eng, label: x }')).toMatch(
+      /tracker.team must be a Linear team's key/,
+    );
+    expect(problem('tracker: { type: linear, team: ENG, label: x, states: { runing: Doing } }')).toMatch(
+      /unknown key 'tracker.states.runing' \(did you mean/,
+    );
+    expect(problem('tracker: { type: github, label: x, team: ENG }')).toMatch(/are Linear's/);
+  });
+
+  it('takes Linear keys as tracker ids and sources, in after: too', () => {
+    const tasks = parseBacklog(
+      '- [ ] ENG-12 Fix it\n  source: ENG-12\n- [ ] T-1 Then this\n  after: ENG-12\n',
+      'BACKLOG.md',
+    ).backlog.tasks;
+    expect(tasks.map((t) => [t.id, t.source, t.after])).toEqual([
+      ['ENG-12', 'ENG-12', []],
+      ['T-1', undefined, ['ENG-12']],
+    ]);
   });
 
   it('takes ids of tracker issues as task ids, in after: too', () => {
