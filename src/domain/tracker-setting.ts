@@ -3,7 +3,7 @@
  * fleet, and which hears back from it (state labels, one status comment per issue). Plain data only.
  */
 
-export const TRACKER_TYPES = ['github'] as const;
+export const TRACKER_TYPES = ['github', 'gitlab'] as const;
 export type TrackerType = (typeof TRACKER_TYPES)[number];
 
 /** The task states a tracker shows as labels, in the order a task passes them. */
@@ -29,13 +29,18 @@ export const DEFAULT_TRACKER = Object.freeze({
   maxPages: 3,
 });
 
-/** The id of a tracker's issue as a task id: `gh#123`. */
+/** How each tracker's issue ids begin (`gh#123`, `gl#45`); a tracker not named here keys its ids otherwise. */
+const ISSUE_ID_PREFIX: Partial<Record<TrackerType, string>> = { github: 'gh#', gitlab: 'gl#' };
+
+/** The id of a tracker's issue as a task id: `gh#123`, `gl#45`. */
 export function trackerTaskId(type: TrackerType, number: number): string {
-  return type === 'github' ? `gh#${number}` : `${type}#${number}`;
+  return `${ISSUE_ID_PREFIX[type] ?? `${type}#`}${number}`;
 }
 
 /** The issue number a task id names on a tracker of `type`, or null. */
 export function trackerIssueNumber(type: TrackerType, id: string): number | null {
-  const m = /^gh#(\d+)$/.exec(id);
-  return type === 'github' && m !== null ? Number(m[1]) : null;
+  const prefix = ISSUE_ID_PREFIX[type];
+  if (prefix === undefined || !id.startsWith(prefix)) return null;
+  const digits = id.slice(prefix.length);
+  return /^\d+$/.test(digits) ? Number(digits) : null;
 }

@@ -1,7 +1,7 @@
 /**
- * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }`, with the optional
- * `labels: { prefix }`, `poll:` and `pages:`. Every problem is reported at the line of its key; the reader
- * returns undefined after reporting one, so the tracker stays off.
+ * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }` (or `type: gitlab`),
+ * with the optional `labels: { prefix }`, `poll:` and `pages:`. Every problem is reported at the line of its
+ * key; the reader returns undefined after reporting one, so the tracker stays off.
  */
 import { isMap, isScalar, type Node } from 'yaml';
 import { DEFAULT_TRACKER, TRACKER_TYPES, type TrackerSetting } from '../../domain/tracker-setting.js';
@@ -13,7 +13,7 @@ const TRACKER_KEYS = ['type', 'label', 'labels', 'poll', 'pages'] as const;
 /** A label as the forges allow it: no comma, no line break, at most 50 characters. */
 const LABEL = /^[^\s,][^,\n]{0,49}$/;
 /** Planned trackers: named in the refusal so that nobody mistakes them for a typing error. */
-const LATER = ['gitlab', 'linear'];
+const LATER = ['linear'];
 
 function keyOf(node: Node): string {
   return isScalar(node) ? String(node.value) : '?';

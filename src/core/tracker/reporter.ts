@@ -99,7 +99,7 @@ export class TrackerReporter {
       await this.#port.relabel(number, add, remove);
       memory.labels = new Set(wanted === null ? [] : [wanted]);
     }
-    const body = statusComment(task);
+    const body = statusComment(task, this.#setting.type);
     if (memory.commentId === null) {
       const found = await this.#port.findComment(number, STATUS_MARKER);
       if (found !== null) Object.assign(memory, { commentId: found.id, commentBody: found.body });
