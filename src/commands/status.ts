@@ -12,6 +12,7 @@ import { prWords } from '../core/report/pr-words.js';
 import { recurringFields, statusRow } from '../core/report/status-row.js';
 import { needsPerson, reviewLoad, reviewWords } from '../core/task/review-load.js';
 import { issueUrlOf } from '../core/tracker/issue-item.js';
+import { trackerIssueNumber } from '../domain/tracker-setting.js';
 
 /** status reads state and backlog and writes nothing, so it works while a fleet runs. */
 export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
@@ -49,7 +50,7 @@ export async function statusRows(repo: Repo): Promise<TaskStatusJson[]> {
     // A tracker task: its item's id is its issue's, and the item states the issue's address.
     const tracked = backlog.config.tracker;
     const source =
-      tracked !== undefined && spec.source === spec.id && /^gh#\d+$/.test(spec.id)
+      tracked !== undefined && spec.source === spec.id && trackerIssueNumber(tracked.type, spec.id) !== null
         ? { source: { type: tracked.type, id: spec.id, url: issueUrlOf(spec.id, spec.description) } }
         : {};
     if (t === undefined) {
