@@ -163,12 +163,17 @@ export function gitlabIssueRoutes(gl: FakeGitLab, p: string, withProject: WithPr
     `${p}/issues/:iid/links`,
     withIssue((_req, issue) => {
       const blockers = issue.blockedBy.map((n) => ({ ...json(gl.issue(n)), link_type: 'is_blocked_by' }));
+      const elsewhere = issue.blockedByElsewhere.map((n) => ({
+        ...json({ ...issue, iid: n, title: `Elsewhere ${n}`, state: 'opened' }),
+        project_id: PROJECT_ID + 1,
+        link_type: 'is_blocked_by',
+      }));
       const blocked = gl.issues
         .filter((i) => i.blockedBy.includes(issue.iid))
         .map((i) => ({ ...json(i), link_type: 'blocks' }));
       return {
         status: 200,
-        body: [...blockers, ...blocked].map((i, n) => ({ ...i, issue_link_id: n + 1 })),
+        body: [...blockers, ...elsewhere, ...blocked].map((i, n) => ({ ...i, issue_link_id: n + 1 })),
       };
     }),
   );

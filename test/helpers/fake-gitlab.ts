@@ -22,6 +22,8 @@ export interface FakeGitLabIssue {
   labelEvents: { userId: number; label: string; action: 'add' | 'remove'; createdAt: string }[];
   /** iids of the issues that block this one (a `blocks` link from each of them) */
   blockedBy: number[];
+  /** iids of open issues of another project (id 78) that block this one */
+  blockedByElsewhere: number[];
   notes: { id: number; userId: number; body: string; system: boolean; createdAt: string }[];
 }
 
@@ -213,6 +215,7 @@ export class FakeGitLab {
       updatedAt: at,
       labelEvents: labels.map((label) => ({ userId: labeller, label, action: 'add' as const, createdAt: at })),
       blockedBy: [],
+      blockedByElsewhere: [],
       notes: [],
     });
     return iid;

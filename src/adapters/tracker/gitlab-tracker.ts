@@ -2,6 +2,7 @@ import { ForgeError } from '../../ports/forge.js';
 import type { IssueList, StatusComment, TrackerIssue, TrackerPermission, TrackerPort } from '../../ports/tracker.js';
 import { GitLabClient, type GitLabClientOptions, type GitLabResponse } from '../forge/gitlab-client.js';
 import { GitLabMembers } from '../forge/gitlab-members.js';
+import { GitLabIssueList, hasNext, type RawIssue } from './gitlab-issue-list.js';
 
 /**
  * TrackerPort on GitLab issues through the forge's REST client ({@link GitLabClient}: the token only as
@@ -9,42 +10,17 @@ import { GitLabMembers } from '../forge/gitlab-members.js';
  * token redacted). Who labelled an issue comes from its resource label events, who may ask from the members
  * API ({@link GitLabMembers}: Developer, level 30, or higher); the status note is edited in place
  * (`PUT …/issues/:iid/notes/:id`); the labels move in one `PUT …/issues/:iid` with `add_labels` and
- * `remove_labels`, which never closes the issue.
- *
- * GitLab's REST API answers lists without honouring `If-None-Match`, so a later read asks only for the
- * project's issues `updated_after` the newest one seen (an issue labelled, unlabelled, closed or edited is
- * updated) and folds them into the last list: a quiet project costs one request of an empty page. The first
- * read, and any read after a truncated one or a change larger than `maxPages` pages, lists the labelled
- * open issues again, newest first.
+ * `remove_labels`, which never closes the issue. The labelled issues are read by {@link GitLabIssueList}.
  */
 
 /** Pages of label events or notes read per issue: the label and the status note are found among them. */
 const PAGES_PER_ISSUE = 3;
-
-interface RawIssue {
-  iid: number;
-  project_id?: number;
-  title: string;
-  description?: string | null;
-  web_url: string;
-  state: string;
-  labels?: string[];
-  updated_at?: string;
-  author?: { id?: number; username?: string } | null;
-}
 
 interface RawNote {
   id: number;
   body?: string;
   system?: boolean;
   author?: { id?: number; username?: string } | null;
-}
-
-interface Kept {
-  label: string;
-  issues: Map<number, { issue: TrackerIssue; updatedAt: string }>;
-  since: string;
-  truncated: boolean;
 }
 
 export class GitLabTracker implements TrackerPort {
@@ -57,8 +33,8 @@ export class GitLabTracker implements TrackerPort {
   readonly #ids = new Map<string, number>();
   /** the issue each of this tracker's notes is on: GitLab edits a note through its issue */
   readonly #noteIssue = new Map<number, number>();
+  readonly #list: GitLabIssueList;
   #projectId: number | null = null;
-  #kept: Kept | null = null;
   #self: Promise<{ id: number; username: string }> | null = null;
 
   constructor(repo: string, options: GitLabClientOptions) {
@@ -68,65 +44,11 @@ export class GitLabTracker implements TrackerPort {
     this.#client = new GitLabClient(options);
     this.#project = `/projects/${encodeURIComponent(repo)}`;
     this.#members = new GitLabMembers(this.#client, this.#project);
+    this.#list = new GitLabIssueList(this.#client, this.#project, (raw) => this.#issueOf(raw));
   }
 
-  async issues(label: string, maxPages: number): Promise<IssueList> {
-    const kept = this.#kept?.label === label && !this.#kept.truncated ? this.#kept : null;
-    if (kept !== null) {
-      const delta = await this.#pages('listing the issues updated lately', '/issues', maxPages, {
-        updated_after: kept.since,
-        order_by: 'updated_at',
-        sort: 'desc',
-      });
-      if (!delta.truncated) return this.#fold(kept, delta.items);
-    }
-    const all = await this.#pages(`listing issues labelled ${label}`, '/issues', maxPages, {
-      labels: label,
-      state: 'opened',
-      order_by: 'created_at',
-      sort: 'desc',
-    });
-    const issues = new Map<number, { issue: TrackerIssue; updatedAt: string }>();
-    for (const raw of all.items) issues.set(raw.iid, { issue: this.#issueOf(raw), updatedAt: raw.updated_at ?? '' });
-    this.#kept = { label, issues, since: newest(all.items, ''), truncated: all.truncated };
-    return { issues: listOf(issues), changed: true, truncated: all.truncated };
-  }
-
-  /** The issues updated since the last read, folded in: those still open and labelled stay, the rest go. */
-  #fold(kept: Kept, updated: RawIssue[]): IssueList {
-    let changed = false;
-    for (const raw of updated) {
-      const before = kept.issues.get(raw.iid);
-      if (before !== undefined && before.updatedAt === raw.updated_at) continue;
-      if (raw.state === 'opened' && (raw.labels ?? []).includes(kept.label)) {
-        kept.issues.set(raw.iid, { issue: this.#issueOf(raw), updatedAt: raw.updated_at ?? '' });
-        changed = true;
-      } else if (before !== undefined) {
-        kept.issues.delete(raw.iid);
-        changed = true;
-      }
-    }
-    kept.since = newest(updated, kept.since);
-    return { issues: listOf(kept.issues), changed, truncated: false };
-  }
-
-  /** At most `maxPages` pages of a project list; `truncated` when GitLab names a page after the last read. */
-  async #pages(
-    what: string,
-    path: string,
-    maxPages: number,
-    query: Record<string, string>,
-  ): Promise<{ items: RawIssue[]; truncated: boolean }> {
-    const items: RawIssue[] = [];
-    for (let page = 1; page <= maxPages; page++) {
-      const answer = await this.#client.request<RawIssue[]>(what, 'GET', `${this.#project}${path}`, {
-        query: { ...query, per_page: 100, page },
-      });
-      if (!Array.isArray(answer.data)) throw new ForgeError(`GitLab ${what}: the answer is not a list`, null);
-      items.push(...answer.data);
-      if (!hasNext(answer)) return { items, truncated: false };
-    }
-    return { items, truncated: true };
+  issues(label: string, maxPages: number): Promise<IssueList> {
+    return this.#list.read(label, maxPages);
   }
 
   /**
@@ -175,11 +97,11 @@ export class GitLabTracker implements TrackerPort {
       'GET',
       `${this.#project}/issues/${number}/links`,
     );
+    const own = await this.#ownId();
     const out = new Set<number>();
     for (const i of Array.isArray(data) ? data : []) {
       // Only this project's issues: an iid names another issue in another project.
-      const here = this.#projectId === null || i.project_id === this.#projectId;
-      if (i.link_type === 'is_blocked_by' && i.state === 'opened' && here && Number.isInteger(i.iid))
+      if (i.link_type === 'is_blocked_by' && i.state === 'opened' && i.project_id === own && Number.isInteger(i.iid))
         out.add(i.iid as number);
     }
     return [...out].sort((a, b) => a - b);
@@ -252,6 +174,15 @@ export class GitLabTracker implements TrackerPort {
     return status === 200;
   }
 
+  /** The project's numeric id: from the issues already listed, else asked once. */
+  async #ownId(): Promise<number> {
+    if (this.#projectId === null) {
+      const { data } = await this.#client.request<{ id: number }>('reading the project', 'GET', this.#project);
+      this.#projectId = data.id;
+    }
+    return this.#projectId;
+  }
+
   #login(): Promise<{ id: number; username: string }> {
     this.#self ??= this.#client
       .request<{ id: number; username: string }>('reading the token’s user', 'GET', '/user')
@@ -296,32 +227,10 @@ export class GitLabTracker implements TrackerPort {
   }
 }
 
-/** Whether GitLab names a page after this one: `x-next-page` (empty on the last), else the `link` header. */
-function hasNext(answer: GitLabResponse<unknown>): boolean {
-  const next = answer.headers.get('x-next-page');
-  if (next !== null) return next.trim() !== '';
-  return /\brel="?next"?/.test(answer.headers.get('link') ?? '');
-}
-
 /** The last page's number: `x-total-pages` (absent beyond 10,000 rows), else the `link` header's `last`. */
 function lastPage(answer: GitLabResponse<unknown>): number {
   const total = Number(answer.headers.get('x-total-pages') ?? '');
   if (Number.isInteger(total) && total >= 1) return total;
   const link = /[?&]page=(\d+)[^>]*>\s*;\s*rel="?last"?/.exec(answer.headers.get('link') ?? '');
   return Number(link?.[1] ?? '1');
-}
-
-/** The latest `updated_at` among `items` and `since`, as GitLab wrote it (compared as times, not as text). */
-function newest(items: readonly RawIssue[], since: string): string {
-  let out = since;
-  for (const i of items) {
-    const at = Date.parse(i.updated_at ?? '');
-    if (Number.isFinite(at) && (out === '' || at > Date.parse(out))) out = i.updated_at as string;
-  }
-  return out;
-}
-
-/** The kept issues newest first, as the first read listed them. */
-function listOf(issues: Map<number, { issue: TrackerIssue }>): TrackerIssue[] {
-  return [...issues.values()].map((k) => k.issue).sort((a, b) => b.number - a.number);
 }

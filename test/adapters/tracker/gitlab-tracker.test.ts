@@ -73,6 +73,13 @@ describe('GitLabTracker', () => {
     expect((await t.issues('loopfleet', 3)).issues.map((i) => i.number)).toContain(5);
   });
 
+  it('lists again while no issue carries the label, never asking for updates after no time', async () => {
+    expect((await t.issues('unused-label', 1)).issues).toEqual([]);
+    expect((await t.issues('unused-label', 1)).issues).toEqual([]);
+    const last = listReads().at(-1)!.query;
+    expect([last.get('labels'), last.has('updated_after')]).toEqual(['unused-label', false]);
+  });
+
   it('names who last put the label on, and asks the members API whether they may write', async () => {
     const n = gitlab.addIssue('Labelled twice', '', [], 'opened', { author: 'rita' });
     gitlab.relabelIssue(n, 'rita', ['loopfleet'], []);
@@ -91,6 +98,9 @@ describe('GitLabTracker', () => {
     const b = gitlab.addIssue('Closed blocker', '', ['loopfleet'], 'closed');
     const c = gitlab.addIssue('Blocked', '', ['loopfleet']);
     gitlab.issue(c).blockedBy.push(a, b);
+    // Issue #1 of another project blocks it too: an iid there names another issue than #1 here.
+    gitlab.issue(c).blockedByElsewhere.push(1);
+    expect(await t.blockers(c)).toEqual([a]);
     await t.issues('loopfleet', 1);
     expect(await t.blockers(c)).toEqual([a]);
     // The blocker sees a `blocks` link, which blocks nothing of its own.
