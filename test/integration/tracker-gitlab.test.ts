@@ -253,6 +253,21 @@ describe('GitLab issues as a task source', () => {
     expect(lists.at(-1)?.query.has('labels')).toBe(false);
   });
 
+  it('discards a gl#N task as any task: no state label left, the one note says so, the issue stays open', async () => {
+    const h = await openGitLabTrackerFleet(root, gitlab, fixIt);
+    try {
+      await h.fleet.discard('gl#1');
+      await h.fleet.whenIdle();
+    } finally {
+      await h.session.close();
+    }
+    expect(h.fleet.task('gl#1')?.status).toBe('discarded');
+    expect(stateLabelsOn(gitlab, 1)).toEqual([]);
+    expect(gitlab.issue(1)).toMatchObject({ state: 'opened', labels: ['loopfleet'] });
+    expect(statusNotes(gitlab, 1)).toHaveLength(1);
+    expect(statusNotes(gitlab, 1)[0]).toContain('| status | discarded |');
+  });
+
   it('keeps running when GitLab is down, and says so once', async () => {
     gitlab.failNext(1000, 503, '503 Service Unavailable');
     const down = await openGitLabTrackerFleet(root, gitlab, fixIt);
