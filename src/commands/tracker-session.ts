@@ -109,8 +109,9 @@ export class TrackerSession {
 }
 
 /**
- * The session's tracker, or null without `tracker:`. A tracker that names no repository on its forge (GitHub,
- * GitLab), or has no token, is an InputError at `backlog.path` (exit 2, nothing started) for a run, and no tracker otherwise.
+ * The session's tracker, or null without `tracker:`. A tracker that names no repository on its forge
+ * (GitHub, GitLab), or has no token, is an InputError at `backlog.path` (exit 2, nothing started) for a run,
+ * and no tracker otherwise.
  */
 export async function openTracker(
   backlog: Backlog,
