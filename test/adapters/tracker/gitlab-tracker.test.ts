@@ -88,6 +88,14 @@ describe('GitLabTracker', () => {
     expect(await t.labelledBy(n, 'loopfleet')).toBe('dana');
     gitlab.relabelIssue(n, 'dana', [], ['loopfleet']);
     expect(await t.labelledBy(n, 'loopfleet')).toBeNull();
+    // A long history: the newest page of events names who labelled it last.
+    const long = gitlab.addIssue('Long history', '', ['loopfleet'], 'opened', { author: 'rita' });
+    for (let i = 0; i < 120; i++) gitlab.relabelIssue(long, 'rita', [`noise-${i}`], []);
+    gitlab.relabelIssue(long, 'rita', [], ['loopfleet']);
+    gitlab.relabelIssue(long, 'dana', ['loopfleet'], []);
+    expect(await t.labelledBy(long, 'loopfleet')).toBe('dana');
+    const pages = gitlab.requests.filter((r) => r.path.endsWith(`/issues/${long}/resource_label_events`));
+    expect(pages.map((r) => r.query.get('page'))).toEqual(['1', '2']);
     expect(await t.permission('dana')).toEqual({ canWrite: true, permission: 'Developer' });
     expect(await t.permission('rita')).toEqual({ canWrite: false, permission: 'Reporter' });
     expect(await t.permission('nobody-here')).toEqual({ canWrite: false, permission: 'none' });
