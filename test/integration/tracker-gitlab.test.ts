@@ -33,6 +33,7 @@ const logs: string[] = [];
 const started: string[] = [];
 let notesWhileRunning: string[] = [];
 
+// Two sessions of real git work: on a loaded machine this takes longer than a hook's default 30 s.
 beforeAll(async () => {
   gitlab = await new FakeGitLab(PROJECT).start();
   gitlab.addUser('alice', 30);
@@ -89,7 +90,7 @@ beforeAll(async () => {
   await second.fleet.whenIdle();
   await second.session.close();
   logs.push(...second.logs);
-});
+}, 180_000);
 
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
@@ -160,7 +161,9 @@ describe('GitLab issues as a task source', () => {
     expect(running.at(-1)).toBe('remove');
   });
 
-  it('runs the blocked task once its blocker is merged on GitLab, and shows the merge on the blocker', async () => {
+  it('runs the blocked task once its blocker is merged on GitLab, and shows the merge on the blocker', {
+    timeout: 120_000,
+  }, async () => {
     const mr3 = mrOf('gl#3')!;
     gitlab.pushHead(mr3.iid, (await remoteHead(bare, 'loop/gl#3'))!);
     await mergeOnRemote(bare, 'loop/gl#3');
@@ -186,7 +189,9 @@ describe('GitLab issues as a task source', () => {
     expect(gitlab.issues.every((i) => i.state === 'opened')).toBe(true);
   });
 
-  it('refuses a GitLab webhook with a wrong or missing token, and reads at once for a right one', async () => {
+  it('refuses a GitLab webhook with a wrong or missing token, and reads at once for a right one', {
+    timeout: 120_000,
+  }, async () => {
     const h = await openGitLabTrackerFleet(root, gitlab, fixIt, { watch: true });
     h.fleet.start();
     let n = 0;
