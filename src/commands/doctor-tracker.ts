@@ -1,6 +1,8 @@
 import { chooseForge } from '../adapters/forge/select.js';
 import { findForgeToken } from '../adapters/forge/token.js';
+import { GitLabForge } from '../adapters/forge/gitlab-forge.js';
 import { GitHubTracker } from '../adapters/tracker/github-tracker.js';
+import { GitLabTracker } from '../adapters/tracker/gitlab-tracker.js';
 import { oneLine } from '../domain/sanitize.js';
 import type { ForgeSetting } from '../domain/forge-setting.js';
 import type { TrackerSetting } from '../domain/tracker-setting.js';
@@ -9,9 +11,9 @@ import type { ForgeCheck } from './doctor-forge.js';
 import { linearChecks } from './doctor-linear.js';
 
 /**
- * doctor's tracker section (only with `tracker:`; Linear's is {@link linearChecks}): the repository it names, the token, that the token's
- * user may write there (the state labels and the status comment need it), and that the label exists.
- * Never prints the token, only where it came from.
+ * doctor's tracker section (only with `tracker:`; Linear's is {@link linearChecks}): the repository it names,
+ * the token (on GitLab its `api` scope), that the token's user may write there (the state labels and the
+ * status comment need it), and that the label exists. Never prints the token, only where it came from.
  */
 
 export interface TrackerDoctorConfig {
@@ -54,13 +56,10 @@ export async function trackerChecks(config: TrackerDoctorConfig, input: TrackerD
     check(false, 'tracker', token.missing);
     return checks;
   }
-  const port = new GitHubTracker(target.repo, {
-    token: token.token,
-    apiUrl: target.apiUrl,
-    maxRetries: 1,
-    maxWaitSeconds: 10,
-    ...input.tuning,
-  });
+  const options = { token: token.token, apiUrl: target.apiUrl, maxRetries: 1, maxWaitSeconds: 10, ...input.tuning };
+  const port =
+    target.kind === 'gitlab' ? new GitLabTracker(target.repo, options) : new GitHubTracker(target.repo, options);
+  const forge = target.kind === 'gitlab' ? 'GitLab' : 'GitHub';
   try {
     const user = await port.self();
     const permission = await port.permission(user);
@@ -68,9 +67,19 @@ export async function trackerChecks(config: TrackerDoctorConfig, input: TrackerD
       permission.canWrite,
       'tracker',
       permission.canWrite
-        ? `GitHub issues of ${target.repo} labelled ${setting.label}, as ${user} (${permission.permission}, through ${token.from})`
+        ? `${forge} issues of ${target.repo} labelled ${setting.label}, as ${user} (${permission.permission}, through ${token.from})`
         : `${user} (${token.from}) may only ${permission.permission} ${target.repo}: the state labels and the status comment need write access`,
     );
+    // GitLab names a personal token's scopes: without `api` the labels and the note cannot be written.
+    if (target.kind === 'gitlab') {
+      const facts = await new GitLabForge(target.repo, options).tokenFacts();
+      if (facts.missing.length > 0)
+        check(
+          false,
+          'tracker token',
+          `${token.from} lacks the ${facts.missing.join(', ')} scope: labels and notes need it`,
+        );
+    }
     const has = await port.hasLabel(setting.label);
     check(
       has,

@@ -43,20 +43,30 @@ export function fillTemplate(template: string, found: { check: Proposal | null; 
   return out;
 }
 
+/** The forges init recognises a remote of by its host alone, and the `tracker:` type each one's issues are. */
+const TRACKER_HOSTS: Record<string, { type: 'github' | 'gitlab'; name: string }> = {
+  'github.com': { type: 'github', name: 'GitHub' },
+  'ssh.github.com': { type: 'github', name: 'GitHub' },
+  'gitlab.com': { type: 'gitlab', name: 'GitLab' },
+  'altssh.gitlab.com': { type: 'gitlab', name: 'GitLab' },
+};
+
 /**
- * The tracker line init offers when `origin` is a GitHub repository: commented out, so nothing changes until
- * the person removes the `#`; null for any other remote (or none).
+ * The tracker line init offers when `origin` is a GitHub or GitLab repository: commented out, so nothing
+ * changes until the person removes the `#`; null for any other remote (or none).
  */
-export function trackerOffer(remoteUrl: string | null): { line: string; repo: string } | null {
+export function trackerOffer(remoteUrl: string | null): { line: string; repo: string; forge: string } | null {
   const location = remoteUrl === null ? null : parseRemoteUrl(remoteUrl);
-  if (location === null || !['github.com', 'ssh.github.com'].includes(location.host)) return null;
+  const forge = location === null ? undefined : TRACKER_HOSTS[location.host];
+  if (location === null || forge === undefined) return null;
   const repo = location.path
     .split('/')
     .filter((p) => p !== '')
     .join('/');
   return {
     repo,
-    line: `# tracker: { type: github, label: loopfleet }   # ${repo} is on GitHub: its issues labelled loopfleet become tasks`,
+    forge: forge.name,
+    line: `# tracker: { type: ${forge.type}, label: loopfleet }   # ${repo} is on ${forge.name}: its issues labelled loopfleet become tasks`,
   };
 }
 
@@ -87,7 +97,7 @@ export async function init(repo: Repo, out: (line: string) => void): Promise<num
     }
     if (offer !== null)
       out(
-        `tracker: origin is ${offer.repo} on GitHub; remove the # before tracker: in ${BACKLOG_FILE} to run its issues labelled loopfleet`,
+        `tracker: origin is ${offer.repo} on ${offer.forge}; remove the # before tracker: in ${BACKLOG_FILE} to run its issues labelled loopfleet`,
       );
     out(
       `wrote ${BACKLOG_FILE}: add tasks as \`- [ ] Title\` items, then run \`loopfleet\` or \`loopfleet --overnight\``,

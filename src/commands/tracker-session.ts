@@ -109,8 +109,9 @@ export class TrackerSession {
 }
 
 /**
- * The session's tracker, or null without `tracker:`. A tracker that names no GitHub repository, or has no
- * token, is an InputError at `backlog.path` (exit 2, nothing started) for a run, and no tracker otherwise.
+ * The session's tracker, or null without `tracker:`. A tracker that names no repository on its forge
+ * (GitHub, GitLab), or has no token, is an InputError at `backlog.path` (exit 2, nothing started) for a run,
+ * and no tracker otherwise.
  */
 export async function openTracker(
   backlog: Backlog,
@@ -140,12 +141,16 @@ export async function openTracker(
     const token = await findForgeToken(choice.target, env);
     if (token.token === null) missing = token.missing;
     else {
-      const port = new GitHubTracker(choice.target.repo, {
+      const options = {
         token: token.token,
         apiUrl: choice.target.apiUrl,
         timeoutMs: backlog.config.pr?.timeoutMs ?? 30_000,
         ...tuning,
-      });
+      };
+      const port =
+        setting.type === 'gitlab'
+          ? new (await import('../adapters/tracker/gitlab-tracker.js')).GitLabTracker(choice.target.repo, options)
+          : new GitHubTracker(choice.target.repo, options);
       return new TrackerSession(port, setting, backlog.path);
     }
   }

@@ -3,7 +3,7 @@
  * fleet, and which hears back from it (state labels, one status comment per issue). Plain data only.
  */
 
-export const TRACKER_TYPES = ['github', 'linear'] as const;
+export const TRACKER_TYPES = ['github', 'gitlab', 'linear'] as const;
 export type TrackerType = (typeof TRACKER_TYPES)[number];
 
 /** The task states a tracker shows as labels, in the order a task passes them. */
@@ -38,13 +38,14 @@ export const DEFAULT_TRACKER = Object.freeze({
 /** What a task id of a tracker issue looks like, per tracker type (the scope is the setting: Linear's team key). */
 const ID_FORMS: Record<TrackerType, { id: (scope: TrackerScope, n: number) => string; number: RegExp }> = {
   github: { id: (_, n) => `gh#${n}`, number: /^gh#(\d+)$/ },
+  gitlab: { id: (_, n) => `gl#${n}`, number: /^gl#(\d+)$/ },
   // Linear's own key: the team's key and the issue's number within the team.
   linear: { id: (s, n) => `${s.team ?? 'LIN'}-${n}`, number: /^([A-Z][A-Z0-9]*)-(\d+)$/ },
 };
 
 export type TrackerScope = Pick<TrackerSetting, 'type' | 'team'>;
 
-/** The id of a tracker's issue as a task id: `gh#123`, `ENG-12`. */
+/** The id of a tracker's issue as a task id: `gh#123`, `gl#45`, `ENG-12`. */
 export function trackerTaskId(scope: TrackerScope, number: number): string {
   return ID_FORMS[scope.type].id(scope, number);
 }

@@ -1,12 +1,31 @@
 import { FakeHttp, type RecordedRequest, type Reply, Upcoming, paged } from './fake-forge-http.js';
+import { gitlabIssueRoutes } from './fake-gitlab-issues.js';
 
 /**
  * An in-memory GitLab REST API v4 on 127.0.0.1 for one project: merge requests (draft by title prefix,
  * labels, reviewers by id, merge with a sha check, merge when the pipeline succeeds), notes and discussions,
  * approvals and reviewers' states, pipelines, jobs and their logs, commit statuses, issues, protected
  * branches and approval rules, users, members, `/user` and `/personal_access_tokens/self`. `rateLimit` makes
- * the next requests 429 with `Retry-After` / `RateLimit-Reset`. Tests drive state through its methods.
+ * the next requests 429 with `Retry-After` / `RateLimit-Reset`. Tests drive state through its methods. The
+ * issue routes a tracker calls (notes, label events, links, labels) are {@link gitlabIssueRoutes}'.
  */
+
+/** A project issue: its author, its label events (oldest first), its blocking links and its own notes. */
+export interface FakeGitLabIssue {
+  iid: number;
+  title: string;
+  description: string;
+  state: 'opened' | 'closed';
+  labels: string[];
+  authorId: number;
+  updatedAt: string;
+  labelEvents: { userId: number; label: string; action: 'add' | 'remove'; createdAt: string }[];
+  /** iids of the issues that block this one (a `blocks` link from each of them) */
+  blockedBy: number[];
+  /** iids of open issues of another project (id 78) that block this one */
+  blockedByElsewhere: number[];
+  notes: { id: number; userId: number; body: string; system: boolean; createdAt: string }[];
+}
 
 interface MergeRequest {
   iid: number;
@@ -52,8 +71,9 @@ export class FakeGitLab {
   reviewerStates = true;
   readonly project: string;
   readonly mergeRequests: MergeRequest[] = [];
-  readonly issues: { iid: number; title: string; description: string; state: 'opened' | 'closed'; labels: string[] }[] =
-    [];
+  readonly issues: FakeGitLabIssue[] = [];
+  /** the project's labels (GET …/labels/:name finds these and those its issues carry) */
+  readonly labels = new Set<string>();
   #users = new Map<number, { username: string; access: number }>([[1, { username: 'loopfleet-bot', access: 40 }]]);
   #notes = new Map<number, Note[]>();
   #approvals = new Map<number, number[]>();
@@ -170,10 +190,92 @@ export class FakeGitLab {
     this.#protected.set(branch, approvalsRequired);
   }
 
-  addIssue(title: string, description: string, labels: string[], state: 'opened' | 'closed' = 'opened'): number {
+  /**
+   * An issue opened by `author` (the token's own user by default); each label is put on by `labelledBy`
+   * (else the author), as its label events say.
+   */
+  addIssue(
+    title: string,
+    description: string,
+    labels: string[],
+    state: 'opened' | 'closed' = 'opened',
+    people: { author?: string; labelledBy?: string } = {},
+  ): number {
     const iid = this.issues.length + 1;
-    this.issues.push({ iid, title, description, labels, state });
+    const authorId = this.userIdOf(people.author ?? 'loopfleet-bot');
+    const labeller = people.labelledBy === undefined ? authorId : this.userIdOf(people.labelledBy);
+    const at = this.tick();
+    this.issues.push({
+      iid,
+      title,
+      description,
+      labels: [...labels],
+      state,
+      authorId,
+      updatedAt: at,
+      labelEvents: labels.map((label) => ({ userId: labeller, label, action: 'add' as const, createdAt: at })),
+      blockedBy: [],
+      blockedByElsewhere: [],
+      notes: [],
+    });
     return iid;
+  }
+
+  issue(iid: number): FakeGitLabIssue {
+    const found = this.issues.find((i) => i.iid === iid);
+    if (found === undefined) throw new Error(`fake GitLab: no issue #${iid}`);
+    return found;
+  }
+
+  /** `username` adds and removes labels on the issue, as GitLab records it (label events, `updated_at`). */
+  relabelIssue(iid: number, username: string, add: readonly string[], remove: readonly string[]): void {
+    const issue = this.issue(iid);
+    const userId = this.userIdOf(username);
+    const at = this.tick();
+    for (const label of add)
+      if (!issue.labels.includes(label)) {
+        issue.labels.push(label);
+        issue.labelEvents.push({ userId, label, action: 'add', createdAt: at });
+      }
+    for (const label of remove)
+      if (issue.labels.includes(label)) {
+        issue.labels = issue.labels.filter((l) => l !== label);
+        issue.labelEvents.push({ userId, label, action: 'remove', createdAt: at });
+      }
+    if (add.length + remove.length > 0) issue.updatedAt = at;
+  }
+
+  /** The bodies of an issue's notes, oldest first. */
+  issueNotesOn(iid: number): string[] {
+    return this.issue(iid).notes.map((n) => n.body);
+  }
+
+  /** The user's access level on the project changes (0: no member). */
+  grant(username: string, access: number): void {
+    this.#users.set(this.userIdOf(username), { username, access });
+  }
+
+  userIdOf(username: string): number {
+    for (const [id, user] of this.#users) if (user.username === username) return id;
+    throw new Error(`fake GitLab: no user ${username}`);
+  }
+
+  userJson(id: number): { id: number; username: string } {
+    return { id, username: this.#users.get(id)?.username ?? 'ghost' };
+  }
+
+  newId(): number {
+    return this.#nextId++;
+  }
+
+  /** The fake's clock: one second later at every call, as GitLab's timestamps (ISO 8601, UTC). */
+  tick(): string {
+    return this.#tick();
+  }
+
+  /** The scheme, host and port links point at. */
+  get server(): string {
+    return this.#server;
   }
 
   pushHead(iid: number, sha: string): void {
@@ -412,29 +514,7 @@ export class FakeGitLab {
         return paged(req, all, this.#server);
       }),
     );
-    http.route(
-      'GET',
-      `${p}/issues`,
-      withProject((req) => {
-        const labels = (req.query.get('labels') ?? '').split(',').filter((l) => l !== '');
-        const state = req.query.get('state');
-        const matching = this.issues.filter(
-          (i) => (state === null || i.state === state) && labels.every((l) => i.labels.includes(l)),
-        );
-        return paged(
-          req,
-          matching.map((i) => ({
-            iid: i.iid,
-            id: 9000 + i.iid,
-            title: i.title,
-            description: i.description,
-            state: i.state,
-            web_url: `https://gitlab.example/${this.project}/-/issues/${i.iid}`,
-          })),
-          this.#server,
-        );
-      }),
-    );
+    gitlabIssueRoutes(this, p, withProject);
     http.route(
       'GET',
       `${p}/protected_branches/:branch*`,

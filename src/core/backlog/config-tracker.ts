@@ -1,8 +1,8 @@
 /**
- * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }` or `tracker: { type:
- * linear, team: ENG, label: loopfleet }`, with the optional `labels: { prefix }`, `poll:`, `pages:` and
- * (Linear) `states: { running: "In Progress", … }`. Every problem is reported at the line of its key; the reader
- * returns undefined after reporting one, so the tracker stays off.
+ * The front matter's `tracker:` setting: `tracker: { type: github, label: loopfleet }` (or `type: gitlab`), or
+ * `tracker: { type: linear, team: ENG, label: loopfleet }`, with the optional `labels: { prefix }`, `poll:`,
+ * `pages:` and (Linear) `states: { running: "In Progress", … }`. Every problem is reported at the line of its
+ * key; the reader returns undefined after reporting one, so the tracker stays off.
  */
 import { isMap, isScalar, type Node } from 'yaml';
 import { DEFAULT_TRACKER, TRACKER_STATES, TRACKER_TYPES, type TrackerSetting } from '../../domain/tracker-setting.js';
@@ -13,8 +13,6 @@ import type { Reader } from './config-values.js';
 const TRACKER_KEYS = ['type', 'label', 'labels', 'poll', 'pages', 'team', 'states'] as const;
 /** A label as the forges allow it: no comma, no line break, at most 50 characters. */
 const LABEL = /^[^\s,][^,\n]{0,49}$/;
-/** Planned trackers: named in the refusal so that nobody mistakes them for a typing error. */
-const LATER = ['gitlab'];
 /** A Linear team's key, as Linear allows it: a letter, then letters and digits. */
 const TEAM_KEY = /^[A-Z][A-Z0-9]{0,9}$/;
 
@@ -99,8 +97,10 @@ export function readTracker(r: Reader, node: Node | null, at: Node): TrackerSett
     }
   }
   if (type === null || !(TRACKER_TYPES as readonly string[]).includes(type)) {
-    const later = type !== null && LATER.includes(type) ? ` (${type} is not supported yet)` : '';
-    return r.fail(at, `tracker.type must be ${TRACKER_TYPES.join(' or ')}, got '${type ?? ''}'${later}`);
+    return r.fail(
+      at,
+      `tracker.type must be ${TRACKER_TYPES.slice(0, -1).join(', ')} or ${TRACKER_TYPES.at(-1)}, got '${type ?? ''}'`,
+    );
   }
   if (type === 'linear' && setting.team === undefined)
     return r.fail(at, 'tracker: linear needs team: the key of the Linear team whose issues are tasks, e.g. team: ENG');

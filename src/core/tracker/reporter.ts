@@ -102,7 +102,7 @@ export class TrackerReporter {
       if (memory.moved !== name) await this.#port.moveTo(number, state);
       memory.moved = name;
     }
-    const body = statusComment(task);
+    const body = statusComment(task, this.#setting.type);
     if (memory.commentId === null) {
       const found = await this.#port.findComment(number, STATUS_MARKER);
       if (found !== null) Object.assign(memory, { commentId: found.id, commentBody: found.body });

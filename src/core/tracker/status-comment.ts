@@ -8,7 +8,7 @@
  * - the money is {@link formatUsd}'s, the one formatter of dollars.
  */
 import type { TaskState, TaskStatus } from '../../domain/types.js';
-import type { TrackerState } from '../../domain/tracker-setting.js';
+import type { TrackerState, TrackerType } from '../../domain/tracker-setting.js';
 import { TRACKER_STATES } from '../../domain/tracker-setting.js';
 import { inertLine } from '../land/pr/text.js';
 import { attemptCounts, realAttempts } from '../report/check-facts.js';
@@ -42,8 +42,14 @@ export function stateLabels(prefix: string, status: TaskStatus): { all: string[]
   return { all: TRACKER_STATES.map((s) => `${prefix}${s}`), wanted: state === null ? null : `${prefix}${state}` };
 }
 
+/** What a tracker's forge calls a change to merge, and how it refers to one: GitLab's merge request `!7`. */
+const CHANGE_WORDS: Partial<Record<TrackerType, { name: string; ref: string }>> = {
+  gitlab: { name: 'merge request', ref: '!' },
+};
+
 /** The status comment of `task`: the marker, then the state, attempts, tests, cost, branch or PR, reason. */
-export function statusComment(task: Readonly<TaskState>): string {
+export function statusComment(task: Readonly<TaskState>, tracker?: TrackerType): string {
+  const change = (tracker === undefined ? undefined : CHANGE_WORDS[tracker]) ?? { name: 'pull request', ref: '#' };
   const rows: Array<[string, string]> = [
     ['status', task.phase === null ? task.status : `${task.status} (${task.phase})`],
     ['attempts', `${task.attempt} of ${task.maxAttempts}`],
@@ -56,7 +62,8 @@ export function statusComment(task: Readonly<TaskState>): string {
       `${counts.passed}/${counts.total} passing${counts.failed > 0 ? `, ${counts.failed} failing` : ''}`,
     ]);
   rows.push(['cost so far', formatUsd(task.costUsd)]);
-  if (task.pr !== undefined) rows.push(['pull request', `[#${task.pr.number}](${task.pr.url}) (${task.pr.state})`]);
+  if (task.pr !== undefined)
+    rows.push([change.name, `[${change.ref}${task.pr.number}](${task.pr.url}) (${task.pr.state})`]);
   else if (task.branch !== null) rows.push(['branch', `\`${task.branch.replace(/`/g, '')}\``]);
   if (task.reason !== null && task.status !== 'merged') rows.push(['reason', inertLine(task.reason).slice(0, 500)]);
   return [
@@ -67,6 +74,6 @@ export function statusComment(task: Readonly<TaskState>): string {
     '| --- | --- |',
     ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`),
     '',
-    'loopfleet edits this comment as the task moves on; it never closes the issue (the pull request does when it is merged).',
+    `loopfleet edits this comment as the task moves on; it never closes the issue (the ${change.name} does when it is merged).`,
   ].join('\n');
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
+import { trackerIssueNumber, trackerTaskId } from '../../../src/domain/tracker-setting.js';
 
 const parse = (front: string) => parseBacklog(`---\n${front}\n---\n\n- [ ] T-1 Do it\n`, 'BACKLOG.md').backlog.config;
 const problem = (front: string) => {
@@ -24,13 +25,17 @@ describe('tracker:', () => {
       parse("tracker: { type: github, label: agent, labels: { prefix: 'lf/' }, poll: 30s, pages: 5 }").tracker,
     ).toMatchObject({ labelPrefix: 'lf/', pollEveryMs: 30_000, maxPages: 5 });
     expect(parse('check: true').tracker).toBeUndefined();
+    expect(parse('tracker: { type: gitlab, label: loopfleet, pages: 2 }').tracker).toMatchObject({
+      type: 'gitlab',
+      label: 'loopfleet',
+      maxPages: 2,
+    });
   });
 
   it('reports bad values at their line, with the backlog’s words', () => {
     expect(problem('tracker: { type: jira, label: x }')).toBe(
-      "BACKLOG.md:2: tracker.type must be github or linear, got 'jira'",
+      "BACKLOG.md:2: tracker.type must be github, gitlab or linear, got 'jira'",
     );
-    expect(problem('tracker: { type: gitlab, label: x }')).toMatch(/gitlab is not supported yet/);
     expect(problem('tracker: { type: github }')).toMatch(/BACKLOG.md:2: tracker.label must name the label/);
     expect(problem('tracker: { type: github, label: x, lable: y }')).toMatch(
       /unknown key 'tracker.lable' \(did you mean/,
@@ -89,6 +94,15 @@ describe('tracker:', () => {
       ['gh#12', []],
       ['T-1', ['gh#12']],
     ]);
+    const gl = parseBacklog('- [ ] gl#45 Fix it\n- [ ] T-1 Then this\n  after: gl#45\n', 'BACKLOG.md').backlog.tasks;
+    expect(gl.map((t) => [t.id, t.after])).toEqual([
+      ['gl#45', []],
+      ['T-1', ['gl#45']],
+    ]);
+    expect(trackerTaskId({ type: 'gitlab' }, 45)).toBe('gl#45');
+    expect(trackerIssueNumber({ type: 'gitlab' }, 'gl#45')).toBe(45);
+    expect(trackerIssueNumber({ type: 'github' }, 'gl#45')).toBeNull();
+    expect(trackerIssueNumber({ type: 'gitlab' }, 'gl#4x')).toBeNull();
     expect(() => parseBacklog('- [ ] gh#12 One\n- [ ] gh#012 Two\n', 'BACKLOG.md')).toThrow(
       /names the same task as gh#12/,
     );
