@@ -99,7 +99,8 @@ export class Landing {
 
   /**
    * The checks of a split task whose parts have all landed, on base as it is now: its worktree (which holds
-   * no commit of its own) is brought up to base, then checked as the merge queue checks a branch.
+   * no commit of its own; made on base when it is missing) is brought up to base, then checked as the merge
+   * queue checks a branch.
    */
   async checkOnBase(
     id: string,
@@ -109,6 +110,8 @@ export class Landing {
   ): Promise<RecheckOutcome> {
     const worktree = this.#s.paths.worktreeOf(id);
     try {
+      // On workers the task's explorer ran elsewhere: its worktree is made here, on base, when it is missing.
+      await this.#s.git.addWorktree(worktree, this.#s.paths.branchOf(id), this.#s.base);
       if (!(await this.#s.git.rebase(worktree, this.#s.base))) {
         const reason = `its worktree does not come up to ${this.#s.base}`;
         return { pass: false, reason, evidence: reason };
