@@ -11,7 +11,7 @@ import { splitFigures } from '../../../src/core/report/split-figures.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  for (const c of cleanups) await c();
+  for (const c of cleanups.reverse()) await c();
   cleanups = [];
 });
 
