@@ -173,4 +173,57 @@ describe('pull requests on a loopback GitHub', () => {
     ).rejects.toThrow(/land: pr needs a forge: no GitHub token/);
     expect(await readdir(other.root)).toEqual(before);
   });
+  it('a split task under land: pr: one PR per part; the task waits until they merge, then its check passes on the remote base', {
+    timeout: 120_000,
+  }, async () => {
+    // The check passes on a part's branch (its own file) and on the remote's base once both parts merged; it
+    // fails on the local main, which no pull request moves.
+    const root = await backlogRepo(
+      cleanups,
+      'land: pr\nforge: { type: github, repo: acme/widgets }\ncheck: test -f T-1.1.txt || test -f T-1.2.txt\nsandbox: off\nreview: false\npr: { draft: false }\nconcurrency: 2',
+      '- [ ] T-1 Do the big thing\n  split: auto',
+    );
+    const bare = await bareOrigin(root, cleanups);
+    const parts = `\`\`\`parts\n${JSON.stringify([
+      { title: 'Add one', files: ['T-1.1.txt'] },
+      { title: 'Add two', files: ['T-1.2.txt'] },
+    ])}\n\`\`\``;
+    const script: FakeScript = ({ role, task }) =>
+      role === 'explorer' && task === 'T-1'
+        ? { text: parts }
+        : role === 'implementer'
+          ? { edits: { [`${task}.txt`]: `${task}\n` } }
+          : {};
+    const first = await runFleet(root, script, { env: env() });
+    expect(github.pulls.map((p) => `#${p.number} ${p.head} ${p.state}`).sort()).toEqual([
+      '#1 loop/T-1.1 open',
+      '#2 loop/T-1.2 open',
+    ]);
+    expect(first.fleet.task('T-1')).toMatchObject({
+      status: 'queued',
+      parts: ['T-1.1', 'T-1.2'],
+      reason: 'split into 2 parts: T-1.1, T-1.2; done once they have landed and its check passes',
+    });
+    // The task itself has no pull request: it is done with its parts.
+    expect(first.fleet.task('T-1')!.pr).toBeUndefined();
+
+    await forgeSeesPushes(bare);
+    for (const p of github.pulls) {
+      await mergeOnRemote(bare, p.head);
+      github.mergeOnForge(p.number);
+    }
+    const h = await openFleet(root, script, { env: env() });
+    expect((await h.fleet.sync()).merged.sort()).toEqual(['T-1.1', 'T-1.2']);
+    h.fleet.start();
+    await h.fleet.whenIdle();
+    await h.session.close();
+    expect(h.fleet.task('T-1')).toMatchObject({
+      status: 'merged',
+      reason: 'its 2 parts landed (T-1.1, T-1.2) and its check passes on main as the remote holds it',
+    });
+    expect(github.pulls).toHaveLength(2);
+    expect(await readFile(join(root, 'BACKLOG.md'), 'utf8')).toContain('- [x] T-1 Do the big thing');
+    // The local main was never moved: the check ran on the remote's.
+    expect(await git(root, 'ls-tree', '--name-only', 'main')).not.toContain('T-1.1.txt');
+  });
 });

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Script } from '../../src/demo/script-types.js';
 import { git } from '../helpers/git-repo.js';
@@ -111,5 +113,41 @@ describe('a coordinator and workers in processes of their own, over a real Redis
     const startedIds = workers.flatMap((w) => [...w.output().matchAll(/job (\S+): started/g)].map((m) => m[1]));
     expect(startedIds.length).toBeLessThan(ids.length);
     expect(await fleet.redis.command('LLEN', 'lf:loopfleet:attempts:wait')).toBe(':0\r\n');
+  });
+  it('a split task on workers: its parts are parsed and written on the coordinator and run on the workers', {
+    timeout: 120_000,
+  }, async () => {
+    const parts = ['T-1.1', 'T-1.2'];
+    const base = pass(parts);
+    const split = `Too big for one attempt.\n\n\`\`\`parts\n${JSON.stringify([
+      { title: 'Write T-1.1.txt', files: ['T-1.1.txt'] },
+      { title: 'Write T-1.2.txt', files: ['T-1.2.txt'] },
+    ])}\n\`\`\`\n`;
+    const script: Script = (req) =>
+      req.role === 'explorer' && req.taskId === 'T-1' ? { text: split, chunkDelayMs: 5 } : base(req);
+    fleet = await startFleet({
+      ids: ['T-1'],
+      script,
+      front: 'check: test -n "$(ls T-*.txt)"\nconcurrency: 2\nautonomy: auto\nreview: false',
+    });
+    const text = (await readFile(join(fleet.root, 'BACKLOG.md'), 'utf8')).replace(
+      'Write T-1.txt',
+      'Write T-1.txt\n  split: auto',
+    );
+    await writeFile(join(fleet.root, 'BACKLOG.md'), text);
+    await git(fleet.root, 'commit', '--quiet', '-am', 'T-1 may be split');
+    const w1 = await fleet.worker('w1');
+    const done = await fleet.coordinator().child;
+    expect(done.exitCode, done.all).toBe(0);
+    const s = (await fleet.state())!;
+    expect(parts.map((id) => `${id} ${s.tasks[id]?.status}`)).toEqual(['T-1.1 merged', 'T-1.2 merged']);
+    expect(s.tasks['T-1']).toMatchObject({ status: 'merged', parts });
+    // The explorer ran on a worker; the parts were written to BACKLOG.md by the coordinator, each ran as a job.
+    expect(w1.output()).toMatch(/job T-1:1: started/);
+    for (const id of parts) expect(w1.output()).toMatch(new RegExp(`job ${id.replace('.', '\\.')}:1: started`));
+    expect(await readFile(join(fleet.root, 'BACKLOG.md'), 'utf8')).toContain(
+      '- [x] T-1.1 Write T-1.1.txt\n  Part of T-1. Planned files: T-1.1.txt\n- [x] T-1.2 Write T-1.2.txt',
+    );
+    expect(await git(fleet.root, 'show', 'main:T-1.2.txt')).toBe('T-1.2');
   });
 });

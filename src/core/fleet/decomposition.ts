@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import type { EndedAttempt } from '../task/transitions.js';
 import type { FleetEmitter } from '../task/events.js';
 import type { FleetState } from '../task/state.js';
@@ -23,12 +24,18 @@ export interface DecompositionServices {
  *   written, so a later read changes nothing; its unset keys are its task's;
  * - parts that share a planned file land one after another (`after:`), the others run at once;
  * - a part that fails or is discarded stops the parts that land after it, and its task fails naming it; the
- *   other parts keep what they did.
+ *   other parts keep what they did;
+ * - BACKLOG.md is the person's: once its parts are written, a split task waits for the parts it lists — a
+ *   part removed before it landed is no longer waited for, an item `T-7.n` added by hand is waited for too,
+ *   and a task left with no part fails saying which were removed (`r` then plans it afresh). A part that
+ *   landed stays one when its line goes: its work is on base.
  */
 export class Decomposition {
   readonly #s: DecompositionServices;
   /** work started and not yet ended: writes to BACKLOG.md */
   #writes: Promise<unknown> = Promise.resolve();
+  /** split tasks whose parts are not written to BACKLOG.md yet: a read of it does not list them */
+  readonly #unwritten = new Set<string>();
 
   constructor(services: DecompositionServices) {
     this.#s = services;
@@ -55,23 +62,26 @@ export class Decomposition {
     this.#s.events.emit('backlog', { added: ids, removed: [] });
     const write = this.#s.writeParts;
     if (write === undefined) return;
+    this.#unwritten.add(spec.id);
     this.#writes = this.#writes.then(() =>
-      write(spec.id, lines).then(
-        (written) => {
-          if (!written)
+      write(spec.id, lines)
+        .finally(() => this.#unwritten.delete(spec.id))
+        .then(
+          (written) => {
+            if (!written)
+              this.#s.events.emit('log', {
+                level: 'warn',
+                id: spec.id,
+                message: `its parts were not written to ${this.#s.path}: the item is gone or has parts already`,
+              });
+          },
+          (error: unknown) =>
             this.#s.events.emit('log', {
-              level: 'warn',
+              level: 'error',
               id: spec.id,
-              message: `its parts were not written to ${this.#s.path}: the item is gone or has parts already`,
-            });
-        },
-        (error: unknown) =>
-          this.#s.events.emit('log', {
-            level: 'error',
-            id: spec.id,
-            message: `could not write its parts to ${this.#s.path}: ${error instanceof Error ? error.message : String(error)}`,
-          }),
-      ),
+              message: `could not write its parts to ${this.#s.path}: ${error instanceof Error ? error.message : String(error)}`,
+            }),
+        ),
     );
   }
 
@@ -100,8 +110,45 @@ export class Decomposition {
       });
   }
 
+  /**
+   * BACKLOG.md was read again (or at start): each split task, queued or failed, waits for the parts it lists
+   * now — see the class invariants. Says what changed in the log.
+   */
+  reconcile(): void {
+    const { lifecycle } = this.#s.state();
+    const { specs, order } = this.#s.backlog;
+    for (const task of lifecycle.all()) {
+      const before = task.parts ?? [];
+      if (before.length === 0 || this.#unwritten.has(task.id)) continue;
+      if (task.status !== 'queued' && task.status !== 'failed') continue;
+      const gone = before.filter((id) => !specs.has(id) && lifecycle.get(id)?.status !== 'merged');
+      const added = order.filter((id) => specs.get(id)?.parent === task.id && !before.includes(id));
+      if (gone.length === 0 && added.length === 0) continue;
+      const parts = [...before.filter((id) => !gone.includes(id)), ...added];
+      lifecycle.setParts(task.id, parts);
+      const removed = `${gone.length === 1 ? `its part ${gone[0]} was` : `its parts ${gone.join(', ')} were`} removed from ${basename(this.#s.path)}`;
+      if (parts.length === 0) {
+        if (task.status === 'queued') lifecycle.fail(task.id, { gate: null, reason: `${removed}; r plans it again` });
+        else this.#say(task.id, 'warn', `${removed}: it has no part left; r plans it again`);
+        continue;
+      }
+      if (gone.length > 0)
+        this.#say(task.id, 'info', `${removed}: it no longer waits for ${gone.length === 1 ? 'it' : 'them'}`);
+      if (added.length > 0)
+        this.#say(
+          task.id,
+          'info',
+          `${added.join(', ')} added under it in ${basename(this.#s.path)}: it waits for ${added.length === 1 ? 'it' : 'them'} too`,
+        );
+    }
+  }
+
   /** Resolves once every write to BACKLOG.md started so far has ended. */
   settled(): Promise<unknown> {
     return this.#writes;
+  }
+
+  #say(id: string, level: 'info' | 'warn', message: string): void {
+    this.#s.events.emit('log', { level, id, message });
   }
 }

@@ -217,6 +217,7 @@ export class Fleet implements FleetHandle {
     this.#state.base = this.base;
     lifecycle.requeueCrashed();
     this.#backlog.ensure(this.#state);
+    this.#parts.reconcile();
     await this.#state.flush();
   }
 
@@ -354,7 +355,11 @@ export class Fleet implements FleetHandle {
   applyBacklog(backlog: Backlog): void {
     const { added, removed } = this.#backlog.replace(backlog);
     this.#scheduler.concurrency = this.#limits.probing ? 1 : this.#backlog.config.concurrency;
-    if (this.#state !== undefined) this.#backlog.ensure(this.#state);
+    if (this.#state !== undefined) {
+      this.#backlog.ensure(this.#state);
+      // A split task waits for the parts BACKLOG.md lists now: a person may have removed or added some.
+      this.#parts.reconcile();
+    }
     for (const id of removed) {
       if (this.#state.get(id)?.status === 'queued') this.#scheduler.forget(id);
     }

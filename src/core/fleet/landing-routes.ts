@@ -223,20 +223,42 @@ export class FleetLanding {
   async finishParent(id: string): Promise<void> {
     const { lifecycle, paths, base } = this.#s.shared;
     const parts = this.#s.state.get(id)?.parts ?? [];
-    const outcome = await this.#landing.checkOnBase(id, this.#s.specs(), this.#s.config(), this.#s.stop);
+    // Parts that landed as pull requests are on the remote's base, not on the local one: checked there.
+    const byPr = this.#pulls.lands(id);
+    let unfetched = '';
+    const onto = byPr
+      ? await this.#pulls.fetchedBase().catch((error: Error) => {
+          unfetched = ` (${error.message})`;
+          return null;
+        })
+      : base;
+    if (this.#s.stop.aborted || lifecycle.get(id)?.status !== 'queued') return;
+    if (onto === null) {
+      this.#s.markRan(id);
+      lifecycle.fail(id, {
+        gate: null,
+        reason: `its parts landed, but ${base} could not be fetched to check it${unfetched}`,
+      });
+      return;
+    }
+    const outcome = await this.#landing.checkOnBase(id, this.#s.specs(), this.#s.config(), this.#s.stop, onto);
     if (this.#s.stop.aborted || lifecycle.get(id)?.status !== 'queued') return;
     this.#s.markRan(id);
+    const where = byPr ? `${base} as the remote holds it` : base;
     if (!outcome.pass) {
-      lifecycle.fail(id, { gate: null, reason: `its parts landed, but its check fails on ${base}: ${outcome.reason}` });
+      lifecycle.fail(id, {
+        gate: null,
+        reason: `its parts landed, but its check fails on ${where}: ${outcome.reason}`,
+      });
       return;
     }
     await this.#s.git.removeWorktree(paths.worktreeOf(id), true);
     const branch = paths.branchOf(id);
-    if (await this.#s.git.isMerged(branch, base)) await this.#s.git.deleteBranch(branch, true);
+    if (await this.#s.git.isMerged(branch, onto)) await this.#s.git.deleteBranch(branch, true);
     const ticked = await this.#s.tickDone(id);
     lifecycle.partsLanded(
       id,
-      `its ${parts.length} parts landed (${parts.join(', ')}) and its check passes on ${base}${ticked ? '' : '; its item was no longer in BACKLOG.md to tick'}`,
+      `its ${parts.length} parts landed (${parts.join(', ')}) and its check passes on ${where}${ticked ? '' : '; its item was no longer in BACKLOG.md to tick'}`,
     );
   }
 

@@ -99,25 +99,30 @@ export class Landing {
 
   /**
    * The checks of a split task whose parts have all landed, on base as it is now: its worktree (which holds
-   * no commit of its own) is brought up to base, then checked as the merge queue checks a branch.
+   * no commit of its own; made on base when it is missing) is brought up to base, then checked as the merge
+   * queue checks a branch. `onto`: the ref it is checked on — the remote's base, fetched, when its parts
+   * landed as pull requests.
    */
   async checkOnBase(
     id: string,
     specs: ReadonlyMap<string, TaskSpec>,
     config: FleetConfig,
     signal: AbortSignal,
+    onto = this.#s.base,
   ): Promise<RecheckOutcome> {
     const worktree = this.#s.paths.worktreeOf(id);
     try {
-      if (!(await this.#s.git.rebase(worktree, this.#s.base))) {
-        const reason = `its worktree does not come up to ${this.#s.base}`;
+      // On workers the task's explorer ran elsewhere: its worktree is made here, on base, when it is missing.
+      await this.#s.git.addWorktree(worktree, this.#s.paths.branchOf(id), this.#s.base);
+      if (!(await this.#s.git.rebase(worktree, onto))) {
+        const reason = `its worktree does not come up to ${onto}`;
         return { pass: false, reason, evidence: reason };
       }
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return { pass: false, reason, evidence: reason };
     }
-    return this.#steps(specs, config, signal).recheck(id);
+    return this.#steps(specs, config, signal, onto).recheck(id);
   }
 
   /** Predicts, touching nothing, the conflicts of every verified branch among `ids` (backlog order). */

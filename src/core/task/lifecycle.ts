@@ -231,6 +231,23 @@ export class TaskLifecycle {
     });
   }
 
+  /**
+   * A person edited a split task's parts in BACKLOG.md: it waits for `parts` now (an empty list: it has none
+   * left, and runs as an unsplit task once it runs again). No status change; one `task` event.
+   */
+  setParts(id: string, parts: readonly string[]): void {
+    const task = this.#need(id);
+    this.#write(
+      id,
+      (t) => {
+        if (parts.length === 0) delete t.parts;
+        else t.parts = [...parts];
+      },
+      true,
+    );
+    this.#tell(task, task.status);
+  }
+
   /** A part of split task `id` met a conflict on its way to base (bookkeeping: no event). */
   countPartConflict(id: string): void {
     this.#write(id, (t) => {

@@ -5,12 +5,13 @@ import type { Fleet } from '../../../src/core/fleet/fleet.js';
 import { backlog, openFleet } from '../../helpers/fleet-harness.js';
 import { fakeEngine, type FakeEngine } from '../../helpers/fake-engine.js';
 import { git, makeRepo, read } from '../../helpers/git-repo.js';
+import { eventually } from '../../helpers/wait.js';
 import type { FakeScript, FakeTurn } from '../../helpers/fake-model.js';
 import { splitFigures } from '../../../src/core/report/split-figures.js';
 
 let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  for (const c of cleanups) await c();
+  for (const c of cleanups.reverse()) await c();
   cleanups = [];
 });
 
@@ -108,6 +109,98 @@ describe('a task split into parts, on a real repository', () => {
     expect(figures).toMatchObject({ parts: 4, conflicts: 0 });
     expect(figures.atOnce).toBeGreaterThanOrEqual(3);
     expect(figures.serialMs).toBeGreaterThan(figures.wallMs);
+  });
+});
+
+describe('a person edits the parts in BACKLOG.md', () => {
+  /**
+   * A fleet watching BACKLOG.md on a real repository whose T-1 splits into T-1.1 (a.txt) and T-1.2 (b.txt);
+   * the fleet pauses the moment it splits, so the parts stay queued until the test has edited them.
+   */
+  async function splitAndPause(implement: (task: string) => FakeTurn, plan: () => FakeTurn = () => ({})) {
+    const r = await makeRepo({
+      'BACKLOG.md': backlog(
+        'check: test ! -f bad.txt\nreview: false\nconcurrency: 2\nautonomy: auto\nsandbox: off',
+        '- [ ] T-1 Do the big thing\n  split: auto\n- [ ] T-2 Something else',
+      ),
+    });
+    cleanups.push(r.cleanup);
+    let splits = 0;
+    const script: FakeScript = ({ role, task }) => {
+      if (role === 'explorer' && task === 'T-1')
+        return splits++ === 0
+          ? {
+              text: partsBlock([
+                { title: 'Add a', files: ['a.txt'] },
+                { title: 'Add b', files: ['b.txt'] },
+              ]),
+            }
+          : plan();
+      return role === 'implementer' ? implement(task) : {};
+    };
+    const h = await openFleet(r.root, script, { watch: true });
+    cleanups.push(() => h.session.close());
+    h.fleet.events.on('backlog', ({ added }) => {
+      if (added.includes('T-1.1')) h.fleet.pause();
+    });
+    h.fleet.start();
+    // The parts are written under their task, and nothing else has started.
+    await eventually(async () => ((await read(r.root, 'BACKLOG.md')).includes('T-1.2 Add b') ? true : undefined));
+    await eventually(() => (h.fleet.tasks().some((t) => t.status === 'running') ? undefined : true));
+    const edit = async (change: (text: string) => string) =>
+      writeFile(join(r.root, 'BACKLOG.md'), change(await read(r.root, 'BACKLOG.md')));
+    return { root: r.root, h, edit };
+  }
+
+  it('waits for a part added by hand and no longer for a removed one; the task lands with the parts it lists', async () => {
+    const { root, h, edit } = await splitAndPause((task) => ({ edits: { [`${task}.txt`]: `${task}\n` } }));
+    const logs: string[] = [];
+    h.fleet.events.on('log', ({ id, message }) => logs.push(`${id} ${message}`));
+    await edit((text) =>
+      text.replace('- [ ] T-1.2 Add b\n  Part of T-1. Planned files: b.txt\n', '- [ ] T-1.5 Add c, written by hand\n'),
+    );
+    await eventually(() => (h.fleet.task('T-1')!.parts!.includes('T-1.5') ? true : undefined));
+    expect(h.fleet.task('T-1')!.parts).toEqual(['T-1.1', 'T-1.5']);
+    expect(logs).toContain('T-1 its part T-1.2 was removed from BACKLOG.md: it no longer waits for it');
+    expect(logs).toContain('T-1 T-1.5 added under it in BACKLOG.md: it waits for it too');
+    h.fleet.resume();
+    await h.fleet.whenIdle();
+    const status = (id: string) => `${id} ${h.fleet.task(id)?.status}`;
+    expect(['T-1.1', 'T-1.5', 'T-1', 'T-2'].map(status)).toEqual([
+      'T-1.1 merged',
+      'T-1.5 merged',
+      'T-1 merged',
+      'T-2 merged',
+    ]);
+    expect(h.fleet.task('T-1')!.reason).toMatch(/^its 2 parts landed \(T-1\.1, T-1\.5\)/);
+    // The removed part never ran; the one added by hand did, on main.
+    expect(h.model.calls.some((c) => c.task === 'T-1.2')).toBe(false);
+    expect(await read(root, 'T-1.5.txt')).toBe('T-1.5\n');
+  });
+
+  it('fails a task whose parts were all removed, naming them; r plans it again', async () => {
+    const { root, h, edit } = await splitAndPause(
+      (task) => ({ edits: { [`${task}.txt`]: 'x\n' } }),
+      () => ({ text: 'Plan: do it in one go.' }),
+    );
+    await edit((text) => text.replace(/- \[ \] T-1\.1[\s\S]*?(?=- \[ \] T-2)/, ''));
+    await eventually(() => (h.fleet.task('T-1')!.status === 'failed' ? true : undefined));
+    expect(h.fleet.task('T-1')).toMatchObject({
+      reason: 'its parts T-1.1, T-1.2 were removed from BACKLOG.md; r plans it again',
+    });
+    expect(h.fleet.task('T-1')!.parts).toBeUndefined();
+    await h.fleet.retry('T-1');
+    h.fleet.resume();
+    await h.fleet.whenIdle();
+    // Planned afresh as one task: its explorer ran again and its implementer landed the work itself.
+    expect(h.fleet.task('T-1')!.status).toBe('merged');
+    expect(h.model.calls.filter((c) => c.task === 'T-1').map((c) => c.role)).toEqual([
+      'explorer',
+      'explorer',
+      'implementer',
+    ]);
+    expect(await read(root, 'T-1.txt')).toBe('x\n');
+    expect(h.model.calls.some((c) => c.task.startsWith('T-1.'))).toBe(false);
   });
 });
 

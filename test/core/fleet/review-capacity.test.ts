@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBacklog } from '../../../src/core/backlog/parse.js';
+import { renderReport } from '../../../src/core/report/morning-report.js';
 import { InputErrors } from '../../../src/domain/errors.js';
 import { reviewLoad, waitsForPerson } from '../../../src/core/task/review-load.js';
 import { fakeEngine, ManualClock, type FakeEngine } from '../../helpers/fake-engine.js';
@@ -82,6 +83,22 @@ describe('review_capacity', () => {
       peak: 2,
       heldMs: 100_000,
     });
+    // The morning report gives the review queue over the run from the same summary.
+    const report = renderReport({
+      repoRoot: '/repo',
+      base: 'main',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      endedAt: '2026-01-01T08:00:00.000Z',
+      summary: e.fleet.summary(),
+      tasks: e.fleet.tasks(),
+      ran: e.fleet.ranThisRun,
+      config: e.fleet.config,
+      sandboxed: true,
+      exitCode: 0,
+    });
+    expect(report).toContain(
+      '**Review queue:** capacity 2; at most 2 tasks running or waiting for a person at once; it held new tasks back for 1m 40s in all; 2 waiting for a person at the end.',
+    );
   });
 
   it('does not count tasks that land by themselves: autonomy auto runs on at the cap', async () => {

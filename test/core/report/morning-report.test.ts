@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderReport } from '../../../src/core/report/morning-report.js';
 import type { ConflictDetail, TaskState, TaskStatus } from '../../../src/domain/types.js';
-import { defaultConfig, fakeTask } from '../../helpers/fake-fleet.js';
+import { defaultConfig, fakeAttempt, fakeTask } from '../../helpers/fake-fleet.js';
 import type { FleetSnapshotSummary } from '../../../src/core/task/events.js';
 
 function report(
@@ -135,5 +135,41 @@ describe('the morning report on the review queue', () => {
       '**Review queue:** capacity 3; at most 1 task running or waiting for a person at once; it never held a task back; 1 waiting for a person at the end.',
     );
     expect(report(tasks)).not.toContain('Review queue');
+  });
+});
+
+describe('the morning report on a split task', () => {
+  const at = (minute: number) => new Date(Date.parse('2026-01-01T01:00:00.000Z') + minute * 60_000).toISOString();
+  const ran = (n: number, from: number, to: number, outcome: 'verified' | 'check-failed' = 'verified') =>
+    fakeAttempt(n, { startedAt: at(from), endedAt: at(to), outcome });
+
+  it('gives its parts, how many ran at once, the conflicts met landing and the wall time against one after another', () => {
+    const text = report([
+      fakeTask('T-7', { status: 'merged', parts: ['T-7.1', 'T-7.2', 'T-7.3'], partConflicts: 1 }),
+      fakeTask('T-7.1', { status: 'merged', attempts: [ran(1, 0, 10)] }),
+      fakeTask('T-7.2', { status: 'merged', attempts: [ran(1, 5, 15)] }),
+      fakeTask('T-7.3', { status: 'merged', attempts: [ran(1, 15, 25)] }),
+    ]);
+    expect(section(text, 'T-7')).toContain(
+      '- **Parts:** 3 (T-7.1, T-7.2, T-7.3); at most 2 ran at once; 1 conflict met at landing; wall time 25m 00s against 30m 00s for the same attempts one after another',
+    );
+    expect(section(text, 'T-7.1')).not.toContain('**Parts:**');
+  });
+
+  it('names the part that could not be done, and why', () => {
+    const text = report([
+      fakeTask('T-7', {
+        status: 'failed',
+        parts: ['T-7.1', 'T-7.2'],
+        reason: 'part T-7.1 failed: the attempts gate: 2 of 2 attempts used',
+      }),
+      fakeTask('T-7.1', { status: 'failed', attempts: [ran(1, 0, 5, 'check-failed'), ran(2, 5, 10, 'check-failed')] }),
+      fakeTask('T-7.2', { status: 'failed', reason: 'stopped: it lands after T-7.1, which failed' }),
+    ]);
+    expect(section(text, 'T-7')).toContain('part T-7.1 failed: the attempts gate: 2 of 2 attempts used');
+    expect(section(text, 'T-7')).toContain(
+      '- **Parts:** 2 (T-7.1, T-7.2); at most 1 ran at once; 0 conflicts met at landing',
+    );
+    expect(section(text, 'T-7.2')).toContain('stopped: it lands after T-7.1, which failed');
   });
 });

@@ -82,6 +82,14 @@ export class PullRequests {
   }
 
   /**
+   * Base as the remote holds it, fetched now: the ref it was fetched into, or null (said in the log) when it
+   * could not be fetched. Refused (RefusedError) without a forge.
+   */
+  fetchedBase(): Promise<string | null> {
+    return this.#then(() => fetchBase({ ...this.#s, link: this.#need().link }));
+  }
+
+  /**
    * Verified tasks with no open PR have theirs opened or found again ({@link publishPending}): what a run
    * does at its start, so a creation that failed or was cut short in an earlier run is made good.
    */
