@@ -1,3 +1,4 @@
+import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WORK_DIR } from '../../domain/layout.js';
 import type { ScratchTrees } from '../../ports/verification.js';
@@ -58,6 +59,34 @@ export class GitScratchTrees implements ScratchTrees {
     const absent = paths.filter((p) => !there.has(p));
     if (present.length > 0) await git.run(['checkout', commit, '--', ...present]);
     if (absent.length > 0) await git.run(['rm', '-q', '-f', '--ignore-unmatch', '--', ...absent]);
+  }
+
+  /**
+   * Plain writes, not git: the files never enter an object store an agent's later attempt could read. Each
+   * folder on the way that is not a real folder (a link an agent committed, a file) is removed and made a
+   * folder, and whatever is at the path itself is removed first; nothing else runs in a scratch worktree
+   * meanwhile, so nothing can put a link back between the look and the write.
+   */
+  async overlay(dir: string, files: Readonly<Record<string, string>>): Promise<void> {
+    for (const [relative, content] of Object.entries(files)) {
+      const parts = relative.split('/');
+      if (
+        path.posix.isAbsolute(relative) ||
+        parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git' || p.includes('\\'))
+      )
+        throw new Error(`overlay path '${relative}' must be relative, inside the worktree and outside .git`);
+      let at = dir;
+      for (const part of parts.slice(0, -1)) {
+        at = path.join(at, part);
+        const s = await lstat(at).catch(() => null);
+        if (s?.isDirectory() === true) continue;
+        if (s !== null) await rm(at, { force: true });
+        await mkdir(at);
+      }
+      const file = path.join(dir, ...parts);
+      await rm(file, { recursive: true, force: true });
+      await writeFile(file, content, { flag: 'wx' });
+    }
   }
 
   async remove(dir: string): Promise<void> {
