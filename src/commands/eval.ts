@@ -5,7 +5,8 @@
  * check. A commit is kept when tests fail before and pass after and nothing that passed before breaks
  * ({@link judgeCandidate}). Every candidate, kept or dropped and why, goes to
  * `.loop-worktrees/evals/<timestamp>/candidates.json` (and a Markdown table beside it): the same range
- * gives the same tasks.
+ * gives the same tasks. Then every kept task runs under each configuration ({@link runEvalSet}), and the
+ * figures per configuration go beside the candidates as `report.md`, `result.json` and `chart.svg`.
  *
  * Invariant: the person's checkout, index and branches are never touched — the runs happen in detached
  * scratch worktrees, removed afterwards whatever happened.
