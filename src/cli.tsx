@@ -2,7 +2,7 @@
 import { restoreNodeEnv } from './production-react.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { InputError, InputErrors, ResourceLimitError, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
@@ -51,8 +51,8 @@ Usage:
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
-  loopfleet eval [--range A..B | --since 90d] [--limit N] [--config NAME=DIR ...] [--max-cost USD]
-                 [--dry-run] [--json]
+  loopfleet eval [--range A..B | --since 90d | --from FILE] [--limit N] [--config NAME=DIR ...]
+                 [--max-cost USD] [--dry-run] [--json]
                                 the eval tasks of this repository's history: commits whose tests fail at
                                 their parent and pass at the commit, the rest of the suite still passing
                                 (the check runs at both, sandboxed); every candidate and why it was kept
@@ -115,6 +115,8 @@ Options (the run commands):
                                 at the N newest commits of the range (default 50)
   --range A..B                  eval: the commits of this range (git's A..B)
   --since T                     eval: the commits of HEAD since 90d, 12w or a date (default 90d)
+  --from FILE                   eval: the tasks of a candidates.json (an earlier eval's, edited) instead
+                                of mining history again
   --config NAME=DIR             eval: a configuration to run the tasks under (repeatable): DIR's agents/*.md
                                 and BACKLOG.md front matter over the repository's (default: its own setup)
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
@@ -158,7 +160,7 @@ const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
 const DISCOVER_OPTIONS = ['only', 'github-label'] as const;
 const SERVE_OPTIONS = ['port', 'host', 'read-only'] as const;
-const EVAL_OPTIONS = ['range', 'since', 'config'] as const;
+const EVAL_OPTIONS = ['range', 'since', 'config', 'from'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
 export const CLI_OPTIONS = {
@@ -182,6 +184,7 @@ export const CLI_OPTIONS = {
   range: { type: 'string' },
   since: { type: 'string' },
   config: { type: 'string', multiple: true },
+  from: { type: 'string' },
   only: { type: 'string' },
   'github-label': { type: 'string' },
   queue: { type: 'string' },
@@ -325,6 +328,11 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (evalStray !== undefined && command !== 'eval')
     throw new UsageError(`--${evalStray} is an option of \`loopfleet eval\` only`);
   if (values.range !== undefined && values.since !== undefined) throw new UsageError('--range and --since: choose one');
+  if (
+    values.from !== undefined &&
+    (values.range !== undefined || values.since !== undefined || values.limit !== undefined)
+  )
+    throw new UsageError('--from takes the tasks from a file: --range, --since and --limit do not go with it');
 
   let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
   if (command === 'discover') {
@@ -461,6 +469,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
           configs: (values.config ?? []).map((raw) => parseConfigArg(raw, process.cwd())),
           maxCostUsd: overrides.fleetGates?.costUsd ?? null,
           dryRun: values['dry-run'] === true,
+          from: values.from === undefined ? null : resolve(process.cwd(), values.from),
         },
         out,
       );

@@ -30,6 +30,7 @@ import { evalChart } from '../core/report/eval-chart.js';
 import { evalMarkdown, type EvalResult } from '../core/report/eval-result.js';
 import { loadEvalConfigs } from './eval-configs.js';
 import { runEvalSet } from './eval-run.js';
+import { type Candidate, readCandidates } from './eval-from.js';
 import { sharedRunner } from './services.js';
 
 export interface EvalOptions {
@@ -43,23 +44,8 @@ export interface EvalOptions {
   maxCostUsd: number | null;
   /** `--dry-run`: find the tasks, run none */
   dryRun: boolean;
-}
-
-/** One commit looked at, and what became of it. */
-export interface Candidate {
-  commit: string;
-  parent: string | null;
-  title: string;
-  /** the task an agent gets: the commit message */
-  text: string;
-  kept: boolean;
-  why: string;
-  /** test files the commit adds or changes: hidden from the agents, applied only for the check */
-  tests: string[];
-  /** the other files it changes (the human change) */
-  code: string[];
-  failToPass: string[];
-  passToPass: number;
+  /** `--from FILE`: the candidates of this file (an edited candidates.json) instead of mining history */
+  from: string | null;
 }
 
 const EVALS_DIR = 'evals';
@@ -146,11 +132,10 @@ function markdown(candidates: readonly Candidate[], heading: string): string {
   ].join('\n');
 }
 
-export async function evaluate(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<number> {
+/** The candidates of the range, each judged by running the check before and after it. */
+async function mine(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<Candidate[]> {
   const backlog = await loadBacklog(repo, false);
   const runs = await checkRunner(repo, backlog, options.env);
-  // Every configuration is read and checked before anything is written.
-  const configs = options.dryRun ? [] : await loadEvalConfigs(repo, options.configs);
   const commits = await historyCommits(repo.root, options.history, options.limit).catch((error: Error) => {
     throw new UsageError(`loopfleet eval: git cannot list that history: ${error.message.split('\n')[0]}`);
   });
@@ -172,6 +157,14 @@ export async function evaluate(repo: Repo, options: EvalOptions, out: (line: str
     candidates.push(c);
     if (!options.json) out(`${c.kept ? 'kept   ' : 'dropped'} ${c.commit.slice(0, 12)} ${oneLine(c.title)} — ${c.why}`);
   }
+  return candidates;
+}
+
+export async function evaluate(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<number> {
+  // Every configuration is read and checked before anything is written.
+  const configs = options.dryRun ? [] : await loadEvalConfigs(repo, options.configs);
+  const candidates =
+    options.from === null ? await mine(repo, options, out) : await readCandidates(repo.root, options.from);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = join(repo.workDir, EVALS_DIR, stamp);
   await mkdir(dir, { recursive: true });

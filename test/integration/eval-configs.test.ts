@@ -291,4 +291,52 @@ describe('loopfleet eval --config', () => {
       medianSeconds: null,
     });
   });
+
+  it('takes the tasks from an edited candidates file with --from, and refuses one that lies', {
+    timeout: 120_000,
+  }, async () => {
+    const evals = join(root, '.loop-worktrees', 'evals');
+    const [first] = (await readdir(evals)).sort();
+    const candidates = JSON.parse(await readFile(join(evals, first!, 'candidates.json'), 'utf8')) as Array<{
+      commit: string;
+      parent: string;
+      kept: boolean;
+      title: string;
+      tests: string[];
+    }>;
+    // The person keeps only sub, and gives it a sharper title.
+    const edited = candidates.map((c) => ({
+      ...c,
+      kept: c.kept && c.commit === shas.sub,
+      title: c.commit === shas.sub ? 'Add sub (a - b)' : c.title,
+    }));
+    const file = join(root, '.evalcfg', 'edited.json');
+    const sub = edited.findIndex((c) => c.commit === shas.sub);
+    const lies: Array<[unknown, RegExp]> = [
+      [
+        edited.map((c, i) => (i === sub ? { ...c, tests: ['../outside.js'] } : c)),
+        /test path '\.\.\/outside\.js' must be relative/,
+      ],
+      [
+        edited.map((c, i) => (i === sub ? { ...c, parent: shas.mul } : c)),
+        /not a commit of this repository whose first parent is/,
+      ],
+      [edited.map((c, i) => (i === sub ? { ...c, commit: 'HEAD' } : c)), /at \d+\.commit: a full commit id/],
+      ['not a list', /at the top/],
+    ];
+    const stamps = (await readdir(evals)).length;
+    for (const [content, message] of lies) {
+      await writeFiles(root, { '.evalcfg/edited.json': JSON.stringify(content) });
+      const bad = await cli(['eval', '--from', file]);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toMatch(message);
+    }
+    expect((await readdir(evals)).length).toBe(stamps);
+    await writeFiles(root, { '.evalcfg/edited.json': JSON.stringify(edited) });
+    const run = await cli(['eval', '--json', '--from', file, '--config', `one=${join(root, '.evalcfg', 'full')}`]);
+    expect(run.stderr).toBe('');
+    const json = JSON.parse(run.stdout) as Json;
+    expect(json.tasks.map((t) => [t.commit, t.title])).toEqual([[shas.sub, 'Add sub (a - b)']]);
+    expect(json.configs[0]).toMatchObject({ tasks: 1, verified: 1, perTask: { [shas.sub!]: 'verified' } });
+  });
 });

@@ -54,3 +54,11 @@ export async function changedLines(root: string, from: string, to: string, paths
   }
   return lines;
 }
+
+/** The first parent of `commit`, or null when it has none or is not a commit of `root`. */
+export async function firstParent(root: string, commit: string): Promise<string | null> {
+  assertRefName(commit, 'commit');
+  const git = new GitExec(root, gitEnvironment());
+  const r = await git.run(['rev-parse', '--verify', '--quiet', `${commit}^1^{commit}`], { ok: [0, 1, 128] });
+  return r.exitCode === 0 ? r.stdout.trim() : null;
+}

@@ -8,6 +8,14 @@ import type { SimpleGitAdapter } from './simple-git.js';
 /** Letters, digits, '-', '#' (a tracker task's id, `gh#12`) and single dots (a part's id, `T-7.1`), never `..`. */
 const NAME_RE = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9.#-]*$/;
 
+/** A path {@link GitScratchTrees.overlay} writes: relative, `/`-separated, no `.`, `..`, `.git` or empty part. */
+export function isOverlayPath(relative: string): boolean {
+  return (
+    !path.posix.isAbsolute(relative) &&
+    !relative.split('/').some((p) => p === '' || p === '.' || p === '..' || p === '.git' || p.includes('\\'))
+  );
+}
+
 /**
  * Scratch worktrees for baselines and proofs: detached, at `.loop-worktrees/.<name>` (a dot name is never a
  * task id, so prune and task worktrees never meet them), created and removed only here.
@@ -69,12 +77,9 @@ export class GitScratchTrees implements ScratchTrees {
    */
   async overlay(dir: string, files: Readonly<Record<string, string>>): Promise<void> {
     for (const [relative, content] of Object.entries(files)) {
-      const parts = relative.split('/');
-      if (
-        path.posix.isAbsolute(relative) ||
-        parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git' || p.includes('\\'))
-      )
+      if (!isOverlayPath(relative))
         throw new Error(`overlay path '${relative}' must be relative, inside the worktree and outside .git`);
+      const parts = relative.split('/');
       let at = dir;
       for (const part of parts.slice(0, -1)) {
         at = path.join(at, part);
