@@ -2,7 +2,7 @@
 import { restoreNodeEnv } from './production-react.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { InputError, InputErrors, ResourceLimitError, UsageError } from './domain/errors.js';
 import { parseDuration, parseSize, parseUsd } from './core/text/parse-units.js';
@@ -51,11 +51,15 @@ Usage:
   loopfleet doctor              check each role's agent (installed, logged in, reachable, can write), the
                                 sandbox's process limit, setup's network, git settings turned off, and
                                 the forge (land: pr or forge:): remote, token, scopes, branch protection
-  loopfleet eval [--range A..B | --since 90d] [--limit N] [--json]
+  loopfleet eval [--range A..B | --since 90d | --from FILE] [--limit N] [--config NAME=DIR ...]
+                 [--max-cost USD] [--dry-run] [--json]
                                 the eval tasks of this repository's history: commits whose tests fail at
                                 their parent and pass at the commit, the rest of the suite still passing
                                 (the check runs at both, sandboxed); every candidate and why it was kept
-                                or dropped goes to .loop-worktrees/evals/<timestamp>/candidates.json
+                                or dropped goes to .loop-worktrees/evals/<timestamp>/candidates.json. Then
+                                each task runs under each configuration (the normal pipeline, its tests
+                                hidden from the agents): verified share with its 95 % interval, cost per
+                                verified task, time, attempts, vetoes, in report.md, result.json, chart.svg
   loopfleet demo                the whole system on a sample repository with a scripted model
   loopfleet mcp                 an MCP server over stdio for coding agents (Claude Code, Codex, Gemini CLI):
                                 list and read tasks, add one to BACKLOG.md, retry; merge or discard only
@@ -73,7 +77,7 @@ Options (the run commands):
   --concurrency N               pipelines at once (overrides the front matter); worker: attempts at once
                                 on this machine (default 1)
   --max-tokens N                fleet token gate, e.g. 5M
-  --max-cost USD                fleet cost gate in dollars
+  --max-cost USD                fleet cost gate in dollars; eval: what the whole eval may spend
   --max-time T                  fleet wall-clock gate, e.g. 8h
   --auto-merge                  land each verified task through the merge queue (rebased, checked again)
   --no-wait                     on a usage or rate limit, fail the task and end the run (exit 1)
@@ -105,11 +109,16 @@ Options (the run commands):
                                 says what that risks
   --read-only                   serve: the page and API only read; every action (POST) is refused
   --no-color                    no colours in the interactive view (NO_COLOR works too)
-  --dry-run                     discover: print the proposals, leave BACKLOG.md as it is
+  --dry-run                     discover: print the proposals, leave BACKLOG.md as it is; eval: find the
+                                tasks, run none
   --limit N                     discover: add at most N proposals, highest priority first; eval: look
                                 at the N newest commits of the range (default 50)
   --range A..B                  eval: the commits of this range (git's A..B)
   --since T                     eval: the commits of HEAD since 90d, 12w or a date (default 90d)
+  --from FILE                   eval: the tasks of a candidates.json (an earlier eval's, edited) instead
+                                of mining history again
+  --config NAME=DIR             eval: a configuration to run the tasks under (repeatable): DIR's agents/*.md
+                                and BACKLOG.md front matter over the repository's (default: its own setup)
   --only LIST                   discover: only these finders, e.g. todo,tests (todo, tests, lint, deps, issues)
   --github-label L              discover: the label of the issues to propose, on GitHub or GitLab (default loopfleet)
   -h, --help                    this help
@@ -149,9 +158,9 @@ export const COMMANDS = [
 ] as const;
 const COMMAND_NAMES: ReadonlySet<string> = new Set(COMMANDS);
 const WORKER_OPTIONS = ['cache', 'grace', 'lock-timeout', 'remote', 'env', 'allow-host-setup'] as const;
-const DISCOVER_OPTIONS = ['dry-run', 'only', 'github-label'] as const;
+const DISCOVER_OPTIONS = ['only', 'github-label'] as const;
 const SERVE_OPTIONS = ['port', 'host', 'read-only'] as const;
-const EVAL_OPTIONS = ['range', 'since'] as const;
+const EVAL_OPTIONS = ['range', 'since', 'config', 'from'] as const;
 
 /** Every option the command line accepts, as `parseArgs` reads them; which command takes which is checked below. */
 export const CLI_OPTIONS = {
@@ -174,6 +183,8 @@ export const CLI_OPTIONS = {
   limit: { type: 'string' },
   range: { type: 'string' },
   since: { type: 'string' },
+  config: { type: 'string', multiple: true },
+  from: { type: 'string' },
   only: { type: 'string' },
   'github-label': { type: 'string' },
   queue: { type: 'string' },
@@ -309,12 +320,19 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
   if (stray !== undefined && command !== 'discover')
     throw new UsageError(`--${stray} is an option of \`loopfleet discover\` only`);
 
+  if (values['dry-run'] !== undefined && command !== 'discover' && command !== 'eval')
+    throw new UsageError('--dry-run is an option of `loopfleet discover` and `loopfleet eval` only');
   if (values.limit !== undefined && command !== 'discover' && command !== 'eval')
     throw new UsageError('--limit is an option of `loopfleet discover` and `loopfleet eval` only');
   const evalStray = EVAL_OPTIONS.find((o) => values[o] !== undefined);
   if (evalStray !== undefined && command !== 'eval')
     throw new UsageError(`--${evalStray} is an option of \`loopfleet eval\` only`);
   if (values.range !== undefined && values.since !== undefined) throw new UsageError('--range and --since: choose one');
+  if (
+    values.from !== undefined &&
+    (values.range !== undefined || values.since !== undefined || values.limit !== undefined)
+  )
+    throw new UsageError('--from takes the tasks from a file: --range, --since and --limit do not go with it');
 
   let discoverArgs: Omit<DiscoverOptions, 'env'> | undefined;
   if (command === 'discover') {
@@ -440,6 +458,7 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
       if (range !== undefined && !/^[^.\s][^\s]*\.\.[^.\s][^\s]*$|^[^.\s][^\s]*\.\.$/.test(range))
         throw new UsageError(`--range: '${range}' is not a range of commits such as v1.2..main`);
       const since = option('since', values.since ?? '90d', (t) => parseSince(t, Date.now()))!;
+      const { parseConfigArg } = await import('./commands/eval-configs.js');
       return (await import('./commands/eval.js')).evaluate(
         repo,
         {
@@ -447,6 +466,10 @@ export async function main(argv: string[], out: (line: string) => void = stdoutL
           limit: option('limit', values.limit, positiveInt) ?? 50,
           json: values.json === true,
           env,
+          configs: (values.config ?? []).map((raw) => parseConfigArg(raw, process.cwd())),
+          maxCostUsd: overrides.fleetGates?.costUsd ?? null,
+          dryRun: values['dry-run'] === true,
+          from: values.from === undefined ? null : resolve(process.cwd(), values.from),
         },
         out,
       );

@@ -5,7 +5,8 @@
  * check. A commit is kept when tests fail before and pass after and nothing that passed before breaks
  * ({@link judgeCandidate}). Every candidate, kept or dropped and why, goes to
  * `.loop-worktrees/evals/<timestamp>/candidates.json` (and a Markdown table beside it): the same range
- * gives the same tasks.
+ * gives the same tasks. Then every kept task runs under each configuration ({@link runEvalSet}), and the
+ * figures per configuration go beside the candidates as `report.md`, `result.json` and `chart.svg`.
  *
  * Invariant: the person's checkout, index and branches are never touched — the runs happen in detached
  * scratch worktrees, removed afterwards whatever happened.
@@ -25,6 +26,11 @@ import { UsageError } from '../domain/errors.js';
 import { jsonText, oneLine } from '../domain/sanitize.js';
 import type { Backlog } from '../domain/types.js';
 import { loadBacklog, type Repo } from './repo.js';
+import { evalChart } from '../core/report/eval-chart.js';
+import { evalMarkdown, type EvalResult } from '../core/report/eval-result.js';
+import { loadEvalConfigs } from './eval-configs.js';
+import { runEvalSet } from './eval-run.js';
+import { type Candidate, readCandidates } from './eval-from.js';
 import { sharedRunner } from './services.js';
 
 export interface EvalOptions {
@@ -32,28 +38,14 @@ export interface EvalOptions {
   limit: number;
   json: boolean;
   env: NodeJS.ProcessEnv;
-}
-
-/** One commit looked at, and what became of it. */
-export interface Candidate {
-  commit: string;
-  parent: string | null;
-  title: string;
-  /** the task an agent gets: the commit message */
-  text: string;
-  kept: boolean;
-  why: string;
-  /** test files the commit adds or changes: hidden from the agents, applied only for the check */
-  tests: string[];
-  /** the other files it changes (the human change) */
-  code: string[];
-  failToPass: string[];
-  passToPass: number;
-}
-
-/** What `loopfleet eval --json` prints. */
-export interface EvalJson {
-  tasks: Array<{ commit: string; title: string; failToPass: string[]; passToPass: number }>;
+  /** `--config NAME=DIR`, as given; none: the repository's own setup */
+  configs: ReadonlyArray<{ name: string; dir: string }>;
+  /** `--max-cost`: what the whole eval may spend */
+  maxCostUsd: number | null;
+  /** `--dry-run`: find the tasks, run none */
+  dryRun: boolean;
+  /** `--from FILE`: the candidates of this file (an edited candidates.json) instead of mining history */
+  from: string | null;
 }
 
 const EVALS_DIR = 'evals';
@@ -140,7 +132,8 @@ function markdown(candidates: readonly Candidate[], heading: string): string {
   ].join('\n');
 }
 
-export async function evaluate(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<number> {
+/** The candidates of the range, each judged by running the check before and after it. */
+async function mine(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<Candidate[]> {
   const backlog = await loadBacklog(repo, false);
   const runs = await checkRunner(repo, backlog, options.env);
   const commits = await historyCommits(repo.root, options.history, options.limit).catch((error: Error) => {
@@ -164,6 +157,14 @@ export async function evaluate(repo: Repo, options: EvalOptions, out: (line: str
     candidates.push(c);
     if (!options.json) out(`${c.kept ? 'kept   ' : 'dropped'} ${c.commit.slice(0, 12)} ${oneLine(c.title)} — ${c.why}`);
   }
+  return candidates;
+}
+
+export async function evaluate(repo: Repo, options: EvalOptions, out: (line: string) => void): Promise<number> {
+  // Every configuration is read and checked before anything is written.
+  const configs = options.dryRun ? [] : await loadEvalConfigs(repo, options.configs);
+  const candidates =
+    options.from === null ? await mine(repo, options, out) : await readCandidates(repo.root, options.from);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = join(repo.workDir, EVALS_DIR, stamp);
   await mkdir(dir, { recursive: true });
@@ -173,20 +174,51 @@ export async function evaluate(repo: Repo, options: EvalOptions, out: (line: str
     join(dir, 'candidates.md'),
     markdown(candidates, `loopfleet eval — ${kept.length} of ${candidates.length} commits are eval tasks`),
   );
-  if (options.json) {
-    const json: EvalJson = {
-      tasks: kept.map((c) => ({
+  const shown = join(WORK_DIR, EVALS_DIR, stamp);
+  if (!options.json)
+    out(`${kept.length} of ${candidates.length} commits are eval tasks; candidates: ${join(shown, 'candidates.json')}`);
+  const result: EvalResult = {
+    tasks: kept.map((c) => ({ commit: c.commit, title: c.title, failToPass: c.failToPass, passToPass: c.passToPass })),
+    configs: [],
+  };
+  if (configs.length > 0 && kept.length > 0) {
+    const ran = await runEvalSet(
+      repo,
+      configs,
+      kept.map((c) => ({
         commit: c.commit,
+        parent: c.parent!,
         title: c.title,
-        failToPass: c.failToPass,
-        passToPass: c.passToPass,
+        text: c.text,
+        tests: c.tests,
+        code: c.code,
       })),
-    };
-    out(jsonText(json, 2));
-  } else {
-    out(
-      `${kept.length} of ${candidates.length} commits are eval tasks; candidates: ${join(WORK_DIR, EVALS_DIR, stamp, 'candidates.json')}`,
+      { dir, maxCostUsd: options.maxCostUsd, env: options.env, progress: options.json ? null : out },
     );
+    result.configs = ran.results;
+    await writeNew(join(dir, 'result.json'), `${jsonText({ ...result, outcomes: ran.outcomes }, 2)}\n`);
+    const heading = `loopfleet eval — ${kept.length} task(s) under ${configs.length} configuration(s)`;
+    await writeNew(join(dir, 'report.md'), evalMarkdown(result, heading));
+    await writeNew(
+      join(dir, 'chart.svg'),
+      evalChart(
+        result.configs.map((c) => ({
+          name: c.name,
+          share: c.verifiedShare,
+          ci95: c.ci95,
+          costPerVerified: c.costPerVerified,
+        })),
+        heading,
+      ),
+    );
+    if (!options.json) {
+      for (const c of result.configs)
+        out(
+          `${c.name}: ${c.verified} of ${c.tasks} verified (95 % interval ${Math.round(c.ci95[0] * 100)}–${Math.round(c.ci95[1] * 100)} %), $${c.costUsd.toFixed(4)} spent, ${c.costPerVerified === null ? 'none verified' : `$${c.costPerVerified.toFixed(4)} per verified task`}`,
+        );
+      out(`report: ${join(shown, 'report.md')}`);
+    }
   }
+  if (options.json) out(jsonText(result, 2));
   return 0;
 }

@@ -6,7 +6,7 @@ import { runnableTasks } from '../core/backlog/parse.js';
 import { Fleet } from '../core/fleet/fleet.js';
 import { FleetState } from '../core/task/state.js';
 import { WORK_DIR } from '../domain/layout.js';
-import type { Backlog, FleetGates } from '../domain/types.js';
+import type { Backlog, FleetGates, TaskSpec } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet/fleet.js';
 import { readBacklog, resolveBase, type Repo } from './repo.js';
 import { scanGitConfig } from '../adapters/git/config-scan.js';
@@ -26,6 +26,8 @@ export interface Overrides {
   fleetGates?: Partial<FleetGates>;
   /** only `loopfleet demo` sets it, for its own repository where bubblewrap is missing (see {@link demo}) */
   sandbox?: 'off';
+  /** what the backlog cannot say of a task: `loopfleet eval` gives each eval task its text and hidden tests */
+  amend?: (spec: TaskSpec) => TaskSpec;
 }
 
 export interface SessionOptions {
@@ -77,7 +79,8 @@ function applyOverrides(backlog: Backlog, overrides: Overrides): Backlog {
   for (const [key, value] of Object.entries(overrides.fleetGates ?? {})) {
     if (value !== undefined) (config.fleetGates as unknown as Record<string, number | null>)[key] = value;
   }
-  return { ...backlog, config, tasks: runnableTasks(backlog) };
+  const tasks = runnableTasks(backlog);
+  return { ...backlog, config, tasks: overrides.amend === undefined ? tasks : tasks.map(overrides.amend) };
 }
 
 /**

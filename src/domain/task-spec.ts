@@ -37,6 +37,11 @@ export interface TaskSpec {
   split?: 'auto';
   /** a part (`T-7.1`): the task it is a part of (`T-7`); its unset keys are the parent's */
   parent?: string;
+  /**
+   * An eval task's test files (path → content): never in the agents' worktree, written over the attempt's
+   * commit in a scratch checkout for the check only ({@link checkTree}); the hidden version wins.
+   */
+  hiddenTests?: Record<string, string>;
 }
 
 export const TASK_PRIORITIES = ['high', 'normal', 'low'] as const;

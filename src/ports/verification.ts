@@ -23,6 +23,11 @@ export interface ScratchTrees {
   create(name: string, commit: string): Promise<string>;
   /** sets each path in `dir` to its content at `commit`, deleting the paths `commit` does not have */
   restore(dir: string, commit: string, paths: readonly string[]): Promise<void>;
+  /**
+   * writes each file (relative path → content) into the scratch worktree `dir`, replacing whatever is at
+   * the path or in the way of it (a link, a file where a folder must be); never writes outside `dir`
+   */
+  overlay(dir: string, files: Readonly<Record<string, string>>): Promise<void>;
   /** removes a scratch worktree made by `create` */
   remove(dir: string): Promise<void>;
 }

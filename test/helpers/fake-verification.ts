@@ -51,6 +51,10 @@ export class FakeScratchTrees implements ScratchTrees {
       else files.set(p, text);
     }
   }
+  async overlay(dir: string, files: Readonly<Record<string, string>>): Promise<void> {
+    const tree = this.git.files(dir);
+    for (const [p, text] of Object.entries(files)) tree.set(p, text);
+  }
   async remove(dir: string): Promise<void> {
     this.git.removeDetached(dir);
   }

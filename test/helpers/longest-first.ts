@@ -33,6 +33,7 @@ export const LONGEST_FILES: readonly string[] = [
   'test/integration/merge-queue.test.ts',
   'test/e2e/web-page.test.ts',
   'test/security/guard-attacks.test.ts',
+  'test/integration/eval-configs.test.ts',
   'test/integration/record-replay.test.ts',
   'test/e2e/tui-tmux.test.ts',
   'test/integration/resume.test.ts',

@@ -88,7 +88,7 @@ describe('loopfleet discover, the built CLI', () => {
         [['discover', '--only', 'todo,nope'], /--only: unknown finder 'nope'; known: todo, tests, lint, deps, issues/],
         [['discover', '--limit', '0'], /--limit: '0' is not a positive whole number/],
         [['discover', '--github-label', ' '], /--github-label needs a label name/],
-        [['status', '--dry-run'], /--dry-run is an option of `loopfleet discover` only/],
+        [['status', '--dry-run'], /--dry-run is an option of `loopfleet discover` and `loopfleet eval` only/],
         [['discover', 'extra'], /unexpected argument 'extra'/],
       ] as const) {
         const bad = await cli(r.root, [...args]);

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backlog } from '../helpers/fleet-harness.js';
-import { git, makeRepo, writeFiles } from '../helpers/git-repo.js';
+import { commitFiles, LIB, TESTS } from '../helpers/eval-history.js';
+import { git, makeRepo } from '../helpers/git-repo.js';
 import { CLI } from '../helpers/paths.js';
 
 /**
@@ -12,26 +13,12 @@ import { CLI } from '../helpers/paths.js';
  * one that breaks the suite (dropped, each for its reason).
  */
 
-const LIB = (fns: Record<string, string>) =>
-  `${Object.entries(fns)
-    .map(([name, body]) => `exports.${name} = ${body};`)
-    .join('\n')}\n`;
-const TESTS = (cases: Record<string, string>) =>
-  `const test = require('node:test');\nconst assert = require('node:assert');\nconst m = require('../src/math.js');\n${Object.entries(
-    cases,
-  )
-    .map(([name, expr]) => `test('${name}', () => { assert.strictEqual(${expr}); });`)
-    .join('\n')}\n`;
-
 let root: string;
 let cleanup: () => Promise<void>;
 const shas: Record<string, string> = {};
 
 async function commit(label: string, files: Record<string, string>, message = label): Promise<void> {
-  await writeFiles(root, files);
-  await git(root, 'add', '-A');
-  await git(root, 'commit', '--quiet', '-m', message);
-  shas[label] = await git(root, 'rev-parse', 'HEAD');
+  shas[label] = await commitFiles(root, files, message);
 }
 
 function cli(args: string[]) {
@@ -114,7 +101,7 @@ describe('loopfleet eval', () => {
   it('finds exactly the commits whose tests fail before and pass after, and says why each other was dropped', {
     timeout: 180_000,
   }, async () => {
-    const run = await cli(['eval', '--json']);
+    const run = await cli(['eval', '--dry-run', '--json']);
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     const json = JSON.parse(run.stdout) as {
@@ -159,7 +146,7 @@ describe('loopfleet eval', () => {
   });
 
   it('takes a range and a limit: the same range gives the same tasks', { timeout: 120_000 }, async () => {
-    const run = await cli(['eval', '--range', `${shas['docs 2']}..${shas['docs 3']}`]);
+    const run = await cli(['eval', '--dry-run', '--range', `${shas['docs 2']}..${shas['docs 3']}`]);
     expect(run.stderr).toBe('');
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(
@@ -170,7 +157,7 @@ describe('loopfleet eval', () => {
     expect(run.stdout).toMatch(
       /1 of 4 commits are eval tasks; candidates: \.loop-worktrees\/evals\/.+\/candidates\.json/,
     );
-    const limited = await cli(['eval', '--range', `${shas['docs 2']}..${shas['docs 3']}`, '--limit', '2']);
+    const limited = await cli(['eval', '--dry-run', '--range', `${shas['docs 2']}..${shas['docs 3']}`, '--limit', '2']);
     expect(limited.stdout).toMatch(/0 of 2 commits are eval tasks/);
     const bad = await cli(['eval', '--since', 'yesterday']);
     expect(bad.exitCode).toBe(2);

@@ -1,3 +1,4 @@
+import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { WORK_DIR } from '../../domain/layout.js';
 import type { ScratchTrees } from '../../ports/verification.js';
@@ -6,6 +7,14 @@ import type { SimpleGitAdapter } from './simple-git.js';
 
 /** Letters, digits, '-', '#' (a tracker task's id, `gh#12`) and single dots (a part's id, `T-7.1`), never `..`. */
 const NAME_RE = /^(?!.*\.\.)[A-Za-z0-9][A-Za-z0-9.#-]*$/;
+
+/** A path {@link GitScratchTrees.overlay} writes: relative, `/`-separated, no `.`, `..`, `.git` or empty part. */
+export function isOverlayPath(relative: string): boolean {
+  return (
+    !path.posix.isAbsolute(relative) &&
+    !relative.split('/').some((p) => p === '' || p === '.' || p === '..' || p === '.git' || p.includes('\\'))
+  );
+}
 
 /**
  * Scratch worktrees for baselines and proofs: detached, at `.loop-worktrees/.<name>` (a dot name is never a
@@ -58,6 +67,31 @@ export class GitScratchTrees implements ScratchTrees {
     const absent = paths.filter((p) => !there.has(p));
     if (present.length > 0) await git.run(['checkout', commit, '--', ...present]);
     if (absent.length > 0) await git.run(['rm', '-q', '-f', '--ignore-unmatch', '--', ...absent]);
+  }
+
+  /**
+   * Plain writes, not git: the files never enter an object store an agent's later attempt could read. Each
+   * folder on the way that is not a real folder (a link an agent committed, a file) is removed and made a
+   * folder, and whatever is at the path itself is removed first; nothing else runs in a scratch worktree
+   * meanwhile, so nothing can put a link back between the look and the write.
+   */
+  async overlay(dir: string, files: Readonly<Record<string, string>>): Promise<void> {
+    for (const [relative, content] of Object.entries(files)) {
+      if (!isOverlayPath(relative))
+        throw new Error(`overlay path '${relative}' must be relative, inside the worktree and outside .git`);
+      const parts = relative.split('/');
+      let at = dir;
+      for (const part of parts.slice(0, -1)) {
+        at = path.join(at, part);
+        const s = await lstat(at).catch(() => null);
+        if (s?.isDirectory() === true) continue;
+        if (s !== null) await rm(at, { force: true });
+        await mkdir(at);
+      }
+      const file = path.join(dir, ...parts);
+      await rm(file, { recursive: true, force: true });
+      await writeFile(file, content, { flag: 'wx' });
+    }
   }
 
   async remove(dir: string): Promise<void> {

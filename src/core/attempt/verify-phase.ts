@@ -9,6 +9,7 @@ import { failAttempt, type AttemptCommands } from './commands.js';
 import { baseFailure, baselinesFor } from '../verify/baseline.js';
 import { watchTracked } from '../verify/check-integrity.js';
 import { judgeCheck, ownChecks } from '../verify/checks.js';
+import { inCheckTree } from '../verify/hidden-tests.js';
 import { proveAttempt } from '../verify/prove.js';
 
 export class AttemptChecks {
@@ -30,7 +31,20 @@ export class AttemptChecks {
     baselines: readonly BaselineResult[],
   ): Promise<{ results: CheckResult[]; changed: string | null }> {
     if (checks.length === 0) return { results: [], changed: null };
-    const { value: results, changed } = await watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
+    // An eval task's checks run on its commit with the hidden tests over it, in a scratch checkout.
+    const tree = {
+      scratch: this.#s.scratch,
+      prepare: (dir: string) => this.#run.prepareScratch(input, dir),
+      commit: () => this.#s.git.revParse(`refs/heads/${input.branch}`),
+    };
+    const { value: results, changed } = await inCheckTree(input.spec, input.worktree, tree, (dir) =>
+      this.#checksIn({ ...input, worktree: dir }, checks, baselines),
+    );
+    return { results, changed };
+  }
+
+  #checksIn(input: AttemptInput, checks: readonly CheckSpec[], baselines: readonly BaselineResult[]) {
+    return watchTracked(this.#s.tracked, input.worktree, async (pinned) => {
       const results: CheckResult[] = [];
       for (const c of checks) {
         const run = await this.#run.command(
@@ -48,7 +62,6 @@ export class AttemptChecks {
       }
       return results;
     });
-    return { results, changed };
   }
 
   /** The checks on the commit the task started from: cached, or run now in a scratch checkout of it. */

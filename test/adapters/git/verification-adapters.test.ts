@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JsonBaselineStore } from '../../../src/adapters/store/baseline-store.js';
 import { GitScratchTrees } from '../../../src/adapters/git/scratch-trees.js';
@@ -87,5 +88,49 @@ describe('scratch worktrees', () => {
     expect(await git(r.root, 'rev-parse', 'work')).toBe(work);
     await expect(scratch.remove(join(r.root, '.loop-worktrees', 'T-1'))).rejects.toThrow(/not a scratch worktree/);
     await expect(scratch.create('../escape', work)).rejects.toThrow(/letters, digits/);
+  });
+});
+
+describe('a scratch worktree with hidden tests written over it', () => {
+  it('replaces what an agent committed at the path or in its way, and never writes outside the worktree', async () => {
+    const outside = await mkdtemp(join(tmpdir(), 'loopfleet-outside-'));
+    cleanups.push(() => rm(outside, { recursive: true, force: true }));
+    const r = await makeRepo({ 'src/a.js': 'a\n' });
+    cleanups.push(r.cleanup);
+    // The agent's commit: `test` is a link to a folder outside, `spec.js` a link to a file outside, and
+    // `lib` a file where a hidden test needs a folder.
+    await writeFile(join(outside, 'target.js'), 'outside\n');
+    await git(r.root, 'checkout', '-q', '-b', 'agent');
+    await symlink(outside, join(r.root, 'test'));
+    await symlink(join(outside, 'target.js'), join(r.root, 'spec.js'));
+    await writeFiles(r.root, { lib: 'a file\n', 'own.test.js': 'the agent version\n' });
+    await git(r.root, 'add', '-A');
+    await git(r.root, 'commit', '-qm', 'agent');
+    const commit = await git(r.root, 'rev-parse', 'HEAD');
+
+    const scratch = new GitScratchTrees(new SimpleGitAdapter(r.root));
+    const dir = await scratch.create('hidden-E-1', commit);
+    await scratch.overlay(dir, {
+      'test/neg.test.js': 'hidden neg\n',
+      'spec.js': 'hidden spec\n',
+      'lib/deep/x.test.js': 'hidden deep\n',
+      'own.test.js': 'the hidden version\n',
+    });
+    expect(await readFile(join(dir, 'test', 'neg.test.js'), 'utf8')).toBe('hidden neg\n');
+    expect(await readFile(join(dir, 'spec.js'), 'utf8')).toBe('hidden spec\n');
+    expect(await readFile(join(dir, 'lib', 'deep', 'x.test.js'), 'utf8')).toBe('hidden deep\n');
+    expect(await readFile(join(dir, 'own.test.js'), 'utf8')).toBe('the hidden version\n');
+    // Nothing went through the links.
+    expect(existsSync(join(outside, 'neg.test.js'))).toBe(false);
+    expect(await readFile(join(outside, 'target.js'), 'utf8')).toBe('outside\n');
+    // Nothing entered git's object store: no blob of a hidden file is there for a later attempt to find.
+    const objects = await git(r.root, 'cat-file', '--batch-all-objects', '--batch-check');
+    for (const text of ['hidden neg\n', 'the hidden version\n']) {
+      const sha = (await execa('git', ['hash-object', '--stdin'], { cwd: r.root, input: text })).stdout.trim();
+      expect(objects).not.toContain(sha);
+    }
+    for (const bad of ['../x.js', '/etc/x.js', '.git/config', 'a/../../x.js', 'a//b.js'])
+      await expect(scratch.overlay(dir, { [bad]: 'x' })).rejects.toThrow(/must be relative, inside the worktree/);
+    await scratch.remove(dir);
   });
 });
