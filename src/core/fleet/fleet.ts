@@ -205,6 +205,7 @@ export class Fleet implements FleetHandle {
       executor: this.#s.executor ?? new InProcessExecutor(this.#pipeline),
       clock: this.#s.clock,
       workspace: this.#s.workspace,
+      git: this.#s.git,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
       limits: this.#limits,

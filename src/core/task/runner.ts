@@ -1,7 +1,7 @@
 import { GateError, RateLimitError, ResourceLimitError, StopError } from '../../domain/errors.js';
 import { FleetHeldError, type LimitGate } from '../budget/rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from '../budget/gates.js';
-import type { AttemptObserver, AttemptResult, CallBudget } from '../attempt/attempt-io.js';
+import type { AttemptInput, AttemptObserver, AttemptResult, CallBudget } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from '../executor/attempt-executor.js';
 import type { FleetEmitter } from './events.js';
 import type { TaskLifecycle } from './lifecycle.js';
@@ -10,6 +10,8 @@ import type { TaskPaths } from '../../domain/layout.js';
 import type { AgentEvent } from '../../ports/model.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Workspace } from '../../ports/workspace.js';
+import type { GitPort } from '../../ports/git.js';
+import { CandidateRound, type RoundResult } from './candidates.js';
 import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { vetoesOf, type Lessons } from '../roles/lessons.js';
 import { autonomyOf } from '../../domain/task-rules.js';
@@ -41,6 +43,8 @@ export interface TaskRunnerServices {
   events: FleetEmitter;
   clock: Clock;
   workspace: Workspace;
+  /** best-of-N rounds keep and remove their candidates' branches and worktrees */
+  git: GitPort;
   ports: PortPool;
   paths: TaskPaths;
   usage: UsageBook;
@@ -77,9 +81,11 @@ type Settled = { done: true } | { done: false; evidence: string | null };
  */
 export class TaskRunner {
   readonly #s: TaskRunnerServices;
+  readonly #round: CandidateRound;
 
   constructor(services: TaskRunnerServices) {
     this.#s = services;
+    this.#round = new CandidateRound(services);
   }
 
   async run(spec: TaskSpec, config: FleetConfig): Promise<void> {
@@ -114,13 +120,16 @@ export class TaskRunner {
     const id = spec.id;
     const worktree = paths.worktreeOf(id);
     const branch = paths.branchOf(id);
-    const n = task.budget.fromAttempt + budget.attemptsUsed(task) + 1;
+    const n = task.budget.fromAttempt + budget.roundsUsed(task) + 1;
     const started = clock.now();
     const elapsedBefore = task.elapsedMs;
     const verifyOnly = task.verifyOnly;
     // Read before startAttempt clears it: a task that waited implements on base as it is now.
     const waited = (task.waitingFor ?? null) !== null;
     const previousPlan = task.attempts.findLast((a) => a.plan !== null)?.plan ?? null;
+    // Read before startAttempt adds this round's record: how many candidates the gates leave it.
+    const candidates = verifyOnly || !this.#round.supported ? 1 : budget.candidatesLeft(task, parallelOf(spec, config));
+    const firstK = 1 + task.attempts.reduce((sum, a) => sum + (a.candidates?.length ?? 0), 0);
 
     const controller = new AbortController();
     const onStop = () => controller.abort(this.#s.stop.reason);
@@ -199,6 +208,7 @@ export class TaskRunner {
     };
 
     let result: AttemptResult | null = null;
+    let round: Pick<RoundResult, 'candidates' | 'chosen'> | null = null;
     let error: unknown = null;
     const envInput = {
       taskId: id,
@@ -210,7 +220,7 @@ export class TaskRunner {
       passed: config.env,
     };
     try {
-      result = await this.#s.executor.run({
+      const input: AttemptInput = {
         spec,
         config,
         base: this.#s.base,
@@ -231,7 +241,20 @@ export class TaskRunner {
         signal: controller.signal,
         observer,
         budget: callBudget,
-      });
+      };
+      if (candidates >= 2) {
+        const ran = await this.#round.run(input, {
+          count: candidates,
+          firstK,
+          review: spec.review ?? config.review,
+          envFor: (cWorktree, cBranch, cPort) => {
+            const cInput = { ...envInput, worktree: cWorktree, branch: cBranch, port: cPort };
+            return { env: taskEnv(this.#s.parentEnv, cInput), hostEnv: personEnv(this.#s.parentEnv, cInput) };
+          },
+        });
+        result = ran.result;
+        if (ran.candidates.length > 0) round = { candidates: ran.candidates, chosen: ran.chosen };
+      } else result = await this.#s.executor.run(input);
     } catch (caught) {
       error = controller.signal.aborted && controller.signal.reason !== undefined ? controller.signal.reason : caught;
     } finally {
@@ -261,6 +284,7 @@ export class TaskRunner {
         checks: r.checks,
         baseline: r.baseline,
         proof: r.proof,
+        ...(round === null ? {} : { candidates: round.candidates, chosen: round.chosen }),
       },
     };
     if (splitInto !== null && r.waitingFor?.id === id) {
@@ -450,4 +474,9 @@ function lastEvidence(attempts: readonly AttemptRecord[]): string | null {
     if (a.outcome !== 'interrupted' && a.outcome !== 'running') return a.evidence;
   }
   return null;
+}
+
+/** A task's candidates per attempt round: its own `parallel:` over the front matter's. */
+function parallelOf(spec: TaskSpec, config: FleetConfig): number {
+  return spec.parallel ?? config.parallel ?? 1;
 }
