@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskBudget, taskGates } from '../../src/core/budget/gates.js';
+import { taskReport } from '../../src/core/report/morning-report.js';
 import { statusRow } from '../../src/core/report/status-row.js';
+import { historyLines } from '../../src/ui/detail-content.js';
 import type { TaskState } from '../../src/domain/types.js';
 import type { FakeScript, FakeTurn } from '../helpers/fake-model.js';
 import { backlog, openFleet, type Harness } from '../helpers/fleet-harness.js';
@@ -159,6 +161,18 @@ describe('parallel: 3 — three candidates from one plan', () => {
       { k: 2, status: 'vetoed', ref: 'refs/loopfleet/candidates/T-1/2', chosen: false },
       { k: 3, status: 'verified', ref: null, chosen: true },
     ]);
+  });
+
+  it('the morning report and the detail view tell how the round went', () => {
+    const report = taskReport(task('T-1'), h.fleet.config, 'main', () => undefined, new Date().toISOString());
+    expect(report).toContain('- **Attempts:** 3 of 3');
+    expect(report).toContain('- **Best of N:** 3 candidates: 1 failed check, 1 vetoed, 1 verified; chose 3 by rule');
+    expect(report).toContain(
+      '- candidate 2: vetoed — reviewer veto: changes the wording (refs/loopfleet/candidates/T-1/2)',
+    );
+    const history = historyLines(task('T-2'), 200).map((l) => l.text.trim());
+    expect(history).toContain('3 candidates: 2 verified, 1 failed check; chose 3 by rule');
+    expect(history).toContain('candidate 3: verified (chosen: the task branch)');
   });
 
   it('a discard removes the candidate refs with the task', async () => {
