@@ -45,8 +45,12 @@ const chooserPrompts: string[] = [];
 beforeAll(async () => {
   const r = await makeRepo({
     'BACKLOG.md': backlog(
-      `check: '${CHECK}'\nconcurrency: 2`,
-      '- [ ] T-1 Write done.txt\n  parallel: 3\n  attempts: 3\n- [ ] T-2 Write done.txt again\n  parallel: 3',
+      `check: '${CHECK}'\nconcurrency: 5`,
+      [
+        '- [ ] T-1 Write done.txt\n  parallel: 3\n  attempts: 3',
+        '- [ ] T-3 Write done.txt a third time\n  parallel: 2',
+        '- [ ] T-2 Write done.txt again\n  parallel: 3',
+      ].join('\n'),
     ),
     'test.sh': TEST,
     'lib.sh': 'true\n',
@@ -62,6 +66,8 @@ beforeAll(async () => {
       // Candidate 2 implements only once candidate 1's hook has run, into a worktree that exists by then.
       if (task === 'T-1' && k === 2) return { edits: { 'done.txt': 'good two\n' }, until: attackRan.promise };
       if (task === 'T-1') return { edits: { 'done.txt': 'good\n' } };
+      // T-3: two candidates of the same size
+      if (task === 'T-3') return { edits: { 'done.txt': `good ${k}\n` } };
       // T-2: candidates 1 and 3 pass (3 with fewer files), 2 fails its check.
       if (k === 1) return { edits: { 'done.txt': 'good\n', 'extra.txt': 'more\n' } };
       if (k === 2) return { edits: { 'done.txt': 'bad\n' } };
@@ -145,13 +151,22 @@ describe('parallel: 3 — three candidates from one plan', () => {
       [2, 'check-failed'],
       [3, 'verified'],
     ]);
-    expect(chooserPrompts).toHaveLength(1);
-    expect(chooserPrompts[0]).toContain('candidates are numbered 1, 3');
-    expect(chooserPrompts[0]).not.toContain('candidate 2:');
+    const prompt = chooserPrompts.find((p) => p.includes('Task T-2'))!;
+    expect(prompt).toContain('candidates are numbered 1, 3');
+    expect(prompt).not.toContain('candidate 2:');
     // fewest files: 3 (done.txt) over 1 (done.txt, extra.txt)
     expect(round.chosen).toEqual({ k: 3, by: 'rule' });
     expect(await git(root, 'ls-tree', '--name-only', 'loop/T-2')).not.toContain('extra.txt');
     expect(await git(root, 'show', 'refs/loopfleet/candidates/T-2/1:extra.txt')).toBe('more');
+  });
+
+  it('the reviewer chooses among verified candidates when its answer names one of them', async () => {
+    const round = task('T-3').attempts[0]!;
+    expect(round.candidates!.map((c) => c.outcome)).toEqual(['verified', 'verified']);
+    // the rule would take 1 (same size, lower k): the reviewer's 2 stands
+    expect(round.chosen).toEqual({ k: 2, by: 'review' });
+    expect(await git(root, 'rev-parse', 'loop/T-3')).toBe(round.candidates![1]!.commit);
+    expect(await refOf('refs/loopfleet/candidates/T-3/1')).toBe('refs/loopfleet/candidates/T-3/1');
   });
 
   it('status rows list the candidates with their refs', () => {
