@@ -36,6 +36,8 @@ export interface RoundPlan {
   firstK: number;
   /** the reviewer chooses among several verified candidates; false: the rule does */
   review: boolean;
+  /** the round ends in an error or a stop: the candidates as they were kept, for the attempt's record */
+  cutShort?(candidates: CandidateRecord[]): void;
   /** the sandbox's and the host's environment for a candidate's worktree, branch and port */
   envFor(
     worktree: string,
@@ -96,6 +98,12 @@ export class CandidateRound {
       patch: '',
     }));
     let chosen: Ran | null = null;
+    /** each candidate's ref once it is shelved (null: chosen, or nothing of its own to keep) */
+    const refs = new Map<number, string | null>();
+    const shelveAll = async () => {
+      for (const c of ran) if (!refs.has(c.k)) refs.set(c.k, await this.#shelve(input, c, c === chosen));
+    };
+    const records = () => ran.map((c) => record(c, refs.get(c.k) ?? null));
     try {
       // A candidate a crash left behind is kept before the same number runs again.
       for (const c of ran) await this.#shelve(input, c);
@@ -108,18 +116,19 @@ export class CandidateRound {
       if (fatal !== undefined) throw fatal.error;
       const verified = ran.filter((c) => c.result?.outcome === 'verified' && c.result.commit !== null);
       const pick = await this.#choose(input, plan, round, verified);
-      const records = ran.map((c) => record(input.spec.id, c));
-      if (pick === null) return { result: failedRound(planned, ran, records), candidates: records, chosen: null };
-      chosen = pick.chosen;
-      await this.#land(input, chosen);
-      const result = { ...chosen.result!, plan, setup: planned.setup, baseline: planned.baseline };
-      return {
-        result,
-        candidates: records.map((r) => (r.k === chosen!.k ? { ...r, ref: null } : r)),
-        chosen: { k: chosen.k, by: pick.by },
-      };
-    } finally {
-      for (const c of ran) await this.#shelve(input, c, c === chosen);
+      if (pick !== null) {
+        chosen = pick.chosen;
+        await this.#land(input, chosen);
+      }
+      await shelveAll();
+      if (pick === null) return { result: failedRound(planned, ran, records()), candidates: records(), chosen: null };
+      const result = { ...pick.chosen.result!, plan, setup: planned.setup, baseline: planned.baseline };
+      return { result, candidates: records(), chosen: { k: pick.chosen.k, by: pick.by } };
+    } catch (error) {
+      // Every path out keeps what the candidates made; a round cut short still tells which refs it left.
+      await shelveAll();
+      round.cutShort?.(records());
+      throw error;
     }
   }
 
@@ -212,12 +221,19 @@ export class CandidateRound {
    * A candidate's branch is kept under its ref (unless `chosen`: its commit is the task's branch now), then
    * its worktree and branch are removed. A branch that holds nothing beyond base needs no ref.
    */
-  async #shelve(input: AttemptInput, c: Ran, chosen = false): Promise<void> {
+  async #shelve(input: AttemptInput, c: Ran, chosen = false): Promise<string | null> {
     const { git } = this.#s;
-    const [tip = null, baseTip = null] = await git.resolveCommits([`refs/heads/${c.branch}`, input.base]);
-    if (!chosen && tip !== null && tip !== baseTip) await git.updateRef(candidateRef(input.spec.id, c.k), tip);
+    const [tip = null, baseTip = null, taskTip = null] = await git.resolveCommits([
+      `refs/heads/${c.branch}`,
+      input.base,
+      `refs/heads/${input.branch}`,
+    ]);
+    // Only a commit of the candidate's own is kept: not base, not the task branch it started from.
+    const ref = !chosen && tip !== null && tip !== baseTip && tip !== taskTip ? candidateRef(input.spec.id, c.k) : null;
+    if (ref !== null) await git.updateRef(ref, tip!);
     if ((await git.listWorktrees()).some((w) => w.path === c.worktree)) await git.removeWorktree(c.worktree, true);
     if (tip !== null) await git.deleteBranch(c.branch, true);
+    return ref;
   }
 }
 
@@ -232,17 +248,17 @@ function isStop(error: unknown): boolean {
   );
 }
 
-function record(id: string, c: Ran): CandidateRecord {
+function record(c: Ran, ref: string | null): CandidateRecord {
   const r = c.result;
   const message = c.error instanceof Error ? c.error.message : c.error === null ? null : String(c.error);
   return {
     k: c.k,
-    outcome: r?.outcome ?? 'error',
+    outcome: r?.outcome ?? (c.error === null || isStop(c.error) ? 'interrupted' : 'error'),
     reason: r?.reason ?? message,
     commit: r?.commit ?? null,
     files: c.files,
     lines: c.lines,
-    ref: r?.commit == null ? null : candidateRef(id, c.k),
+    ref,
   };
 }
 

@@ -19,6 +19,7 @@ import type { PortPool } from '../attempt/port-pool.js';
 import {
   totalTokens,
   type AttemptRecord,
+  type CandidateRecord,
   type FleetConfig,
   type Phase,
   type Role,
@@ -247,6 +248,9 @@ export class TaskRunner {
           count: candidates,
           firstK,
           review: spec.review ?? config.review,
+          cutShort: (kept) => {
+            round = { candidates: kept, chosen: null };
+          },
           envFor: (cWorktree, cBranch, cPort) => {
             const cInput = { ...envInput, worktree: cWorktree, branch: cBranch, port: cPort };
             return { env: taskEnv(this.#s.parentEnv, cInput), hostEnv: personEnv(this.#s.parentEnv, cInput) };
@@ -265,7 +269,12 @@ export class TaskRunner {
     }
 
     const endedAt = new Date(clock.now()).toISOString();
-    if (error !== null) return await this.#settleError(id, n, budget, error, endedAt);
+    // A round cut short keeps its candidates in the record: their refs, and the numbers the next round skips.
+    if (error !== null)
+      return await this.#settleError(id, n, budget, error, {
+        endedAt,
+        ...(round === null ? {} : { candidates: round.candidates }),
+      });
     const r = result!;
     const ended = {
       n,
@@ -331,7 +340,7 @@ export class TaskRunner {
   }
 
   /** An attempt that threw: a task gate fails the task, a fleet stop requeues it, anything else is evidence. */
-  async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, endedAt: string): Promise<Settled> {
+  async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, at: EndedBase): Promise<Settled> {
     const limit = ResourceLimitError.of(error);
     if (limit !== null) this.#s.limitHit(limit);
     else if (
@@ -347,10 +356,10 @@ export class TaskRunner {
       await new Promise((done) => setImmediate(done));
     }
     if (error instanceof GateError && error.scope === 'task') {
-      return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, endedAt } });
+      return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, ...at } });
     }
     if (error instanceof RateLimitError || error instanceof FleetHeldError) {
-      const limited = this.#limited(id, n, error, endedAt);
+      const limited = this.#limited(id, n, error, at);
       if (limited !== null) return limited;
     }
     if (error instanceof GateError || error instanceof StopError || this.#s.stop.aborted) {
@@ -360,7 +369,7 @@ export class TaskRunner {
       const cause =
         error instanceof GateError || error instanceof StopError || !(stop instanceof StopError) ? error : stop;
       const reason = cause instanceof Error ? cause.message : String(cause);
-      const ended = { n, record: { outcome: 'interrupted' as const, reason, endedAt } };
+      const ended = { n, record: { outcome: 'interrupted' as const, reason, ...at } };
       this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason }, ended);
       this.#attemptEnd(id, ended);
       return { done: true };
@@ -371,7 +380,7 @@ export class TaskRunner {
     ]);
     this.#finish(id, {
       n,
-      record: { outcome: 'error', reason: message, endedAt, evidence, fingerprint: errorSignature(message).key },
+      record: { outcome: 'error', reason: message, ...at, evidence, fingerprint: errorSignature(message).key },
     });
     this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${message}` });
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);
@@ -384,19 +393,19 @@ export class TaskRunner {
    * interrupted and the task queued again, its attempt not used up — unless --no-wait fails it. Null: the
    * fleet is stopping anyway, which settles it like any stop.
    */
-  #limited(id: string, n: number, error: RateLimitError | FleetHeldError, endedAt: string): Settled | null {
+  #limited(id: string, n: number, error: RateLimitError | FleetHeldError, at: EndedBase): Settled | null {
     if (error instanceof RateLimitError && this.#s.limits.limited(error) === 'fail') {
       this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${error.message}` });
       this.#s.lifecycle.fail(
         id,
         { gate: null, reason: error.message },
-        { n, record: { outcome: 'error', reason: error.message, endedAt } },
+        { n, record: { outcome: 'error', reason: error.message, ...at } },
       );
-      this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, endedAt } });
+      this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, ...at } });
       return { done: true };
     }
     if (this.#s.stop.aborted) return null;
-    const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, endedAt } };
+    const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, ...at } };
     this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason: error.message }, ended);
     this.#attemptEnd(id, ended);
     if (error instanceof RateLimitError)
@@ -466,6 +475,12 @@ export class TaskRunner {
   #transcript(id: string, attempt: number, record: Record<string, unknown>): void {
     this.#s.workspace.transcript(id, attempt, { t: new Date(this.#s.clock.now()).toISOString(), ...record });
   }
+}
+
+/** What every record of an attempt that ended in an error carries: when, and a round's candidates. */
+interface EndedBase {
+  endedAt: string;
+  candidates?: CandidateRecord[];
 }
 
 function lastEvidence(attempts: readonly AttemptRecord[]): string | null {

@@ -53,3 +53,29 @@ describe('best-of-N and concurrency', () => {
     expect(e.fleet.task('T-1')!.attempts[0]!.candidates).toBeUndefined();
   });
 });
+
+describe('a best-of-N round cut short', () => {
+  it("a gate tripped by one candidate stops the round: the task fails with every candidate's record", async () => {
+    const e = await fakeEngine(
+      'check: the-check\nreview: false\ngates:\n  tokens: 1000',
+      '- [ ] T-1 One\n  parallel: 2',
+      {
+        script: ({ role, request }) =>
+          role === 'implementer' && request.workdir.endsWith('--c2')
+            ? { usage: { input: 5000, output: 0, cacheWrite: 0, cacheRead: 0 }, edits: { 'done.txt': 'y' } }
+            : script({ role, task: 'T-1', attempt: 1, request }),
+        run: () => ({ exitCode: 0 }),
+      },
+    );
+    await runToIdle(e);
+    const t = e.fleet.task('T-1')!;
+    expect(t.status).toBe('failed');
+    expect(t.gate).toBe('tokens');
+    const round = t.attempts.at(-1)!;
+    expect(round.candidates?.map((c) => c.k)).toEqual([1, 2]);
+    expect(round.candidates?.[1]).toMatchObject({ k: 2, outcome: 'interrupted', ref: null });
+    // nothing of the candidates is left as a branch
+    expect(await e.git.branchExists('loop/T-1--c1')).toBe(false);
+    expect(await e.git.branchExists('loop/T-1--c2')).toBe(false);
+  });
+});
