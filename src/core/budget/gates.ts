@@ -153,10 +153,11 @@ export class TaskBudget {
 
   /**
    * Attempts of this budget that ended (an interrupted one restarts, so it does not count). A best-of-N
-   * round counts each of its candidates: N implementers are N attempts.
+   * round counts each of its candidates that ran to an end: N implementers are N attempts.
    */
   attemptsUsed(task: Readonly<TaskState>): number {
-    return this.#ended(task).reduce((sum, a) => sum + Math.max(1, a.candidates?.length ?? 1), 0);
+    const ran = (a: Readonly<AttemptRecord>) => a.candidates?.filter((c) => c.outcome !== 'interrupted').length ?? 1;
+    return this.#ended(task).reduce((sum, a) => sum + Math.max(1, ran(a)), 0);
   }
 
   /** Attempt records of this budget that ended, a best-of-N round counting once: the next record's number. */

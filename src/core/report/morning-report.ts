@@ -226,7 +226,10 @@ function taskSection(
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
   const real = realAttempts(task);
   // A best-of-N round's candidates are attempts each, as the attempts gate counts them.
-  const used = real.reduce((sum, a) => sum + Math.max(1, a.candidates?.length ?? 1), 0);
+  const used = real.reduce(
+    (sum, a) => sum + Math.max(1, a.candidates?.filter((c) => c.outcome !== 'interrupted').length ?? 1),
+    0,
+  );
   out.push(`- **Attempts:** ${used} of ${task.maxAttempts}`);
   const lastRound = real.findLast((a) => (a.candidates?.length ?? 0) > 0);
   if (lastRound !== undefined) out.push(`- **Best of N:** ${candidateWords(lastRound)}`);
