@@ -67,6 +67,8 @@ export interface FleetConfig {
   setup: string | null;
   model: string;
   review: boolean;
+  /** `parallel:` — the tasks' default number of candidates per attempt round (1: one implementer) */
+  parallel: number;
   gates: TaskGates;
   fleetGates: FleetGates;
   ports: PortRange;

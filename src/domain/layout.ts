@@ -54,6 +54,14 @@ export function discardedRef(id: string): string {
   return `refs/loopfleet/discarded/${id}`;
 }
 
+/** the ref that keeps candidate `k` of a best-of-N task (`parallel:`) that was not chosen */
+export function candidateRef(id: string, k: number): string {
+  return `refs/loopfleet/candidates/${id}/${k}`;
+}
+
+/** the most candidates one attempt round of a `parallel:` task runs */
+export const MAX_PARALLEL = 5;
+
 /** the ref that keeps a task branch's tip from before it was replayed onto a new base (see GitPort.replayOnto) */
 export function replayedRef(id: string): string {
   return `refs/loopfleet/replayed/${id}`;

@@ -50,6 +50,11 @@ export interface TaskStatusJson {
   worker?: string;
   /** the last worker whose claim of `verified` the coordinator's own check contradicted; absent when none was */
   workerFlag?: { worker: string; attempt: number; reason: string };
+  /**
+   * a best-of-N task's candidates (`parallel:`), every round's, by number: how each ended, the ref that keeps
+   * it (null for the chosen one, whose commit is the task's branch, and for one that committed nothing)
+   */
+  candidates?: CandidateStatusJson[];
 }
 
 export interface CheckStatusJson {
@@ -76,4 +81,13 @@ export interface StatusSummaryJson {
   /** see {@link costPerTask}: null when there is nothing to divide by */
   costPerVerified: number | null;
   costPerMerged: number | null;
+}
+
+/** One candidate of a best-of-N task in `status --json`. */
+export interface CandidateStatusJson {
+  k: number;
+  /** how its own attempt ended: verified, check-failed, vetoed, guard-failed, setup-failed, error */
+  status: string;
+  ref: string | null;
+  chosen: boolean;
 }

@@ -35,6 +35,8 @@ export interface TaskSpec {
   land?: LandMode;
   /** `split: auto` — the explorer may answer with parts instead of a plan (see Decomposition) */
   split?: 'auto';
+  /** `parallel:` — best-of-N: this many implementers per attempt round, from one plan (1 to {@link MAX_PARALLEL}) */
+  parallel?: number;
   /** a part (`T-7.1`): the task it is a part of (`T-7`); its unset keys are the parent's */
   parent?: string;
   /**

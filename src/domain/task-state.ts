@@ -43,6 +43,24 @@ export interface AttemptRecord {
   /** the checks on the commit the task started from */
   baseline?: BaselineResult[];
   proof?: ProofResult | null;
+  /** a best-of-N round (`parallel:`): its candidates, each one attempt toward the attempts gate */
+  candidates?: CandidateRecord[];
+  /** which candidate of the round became the task's branch, and how it was chosen */
+  chosen?: { k: number; by: 'review' | 'rule' } | null;
+}
+
+/** One candidate of a best-of-N round: an implementer's branch from the round's plan, checked on its own. */
+export interface CandidateRecord {
+  /** its number within the task, counting on across rounds (1, 2, 3, then 4, …) */
+  k: number;
+  outcome: AttemptOutcome;
+  reason: string | null;
+  commit: string | null;
+  /** files changed and lines added plus deleted against base; null when it committed nothing */
+  files: number | null;
+  lines: number | null;
+  /** where it is kept when not chosen (`refs/loopfleet/candidates/<id>/<k>`); null when chosen or empty */
+  ref: string | null;
 }
 
 export type GateName =

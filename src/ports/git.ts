@@ -111,6 +111,8 @@ export interface GitPort {
   resetHard(worktree: string, commit: string): Promise<void>;
   /** `git update-ref ref commit` */
   updateRef(ref: string, commit: string): Promise<void>;
+  /** `git update-ref -d ref`: only for a ref loopfleet keeps (a candidate's), on an explicit discard */
+  deleteRef(ref: string): Promise<void>;
   /** delete a branch; `force` only on an explicit discard or after a verified merge */
   deleteBranch(branch: string, force: boolean): Promise<void>;
   /** true when every commit of `branch` is reachable from `base` */

@@ -8,6 +8,7 @@ import {
   type TestCounts,
 } from '../domain/types.js';
 import { checkJson, checksOfAttempt, progressLine } from '../core/report/check-facts.js';
+import { candidateLine, candidateWords } from '../core/report/candidate-words.js';
 import { formatDuration, formatTokens, formatUsd, padEnd, padStart, sanitize, singleLine, wrapLine } from './format.js';
 import type { OutputLine, OutputLog } from './output-log.js';
 import { outcomeColor, type ColorName } from './theme.js';
@@ -277,6 +278,12 @@ export function historyLines(task: TaskState, width: number): StyledLine[] {
     const [first = '', ...rest] = wrapLine(head + reason, width);
     lines.push({ text: first, color: outcomeColor(a.outcome) });
     for (const more of rest) lines.push({ text: more });
+    // A best-of-N round: its summary, then each candidate (agent text sanitized: a reason may quote one).
+    const round = candidateWords(a);
+    if (round !== null) lines.push(...wrapLine(`     ${round}`, width).map((text) => ({ text })));
+    for (const c of a.candidates ?? [])
+      for (const text of wrapLine(`       ${sanitize(candidateLine(c, a.chosen?.k ?? null))}`, width))
+        lines.push({ text, color: outcomeColor(c.outcome) });
   }
   if (task.reason !== null)
     lines.push(

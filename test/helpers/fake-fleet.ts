@@ -57,6 +57,7 @@ export function defaultConfig(overrides: Partial<FleetConfig> = {}): FleetConfig
     setup: null,
     model: 'claude-sonnet-5-5',
     review: true,
+    parallel: 1,
     autonomy: 'review',
     gates: { attempts: 3, tokens: 500_000, timeMs: 30 * 60_000, costUsd: 2 },
     fleetGates: { tokens: 5_000_000, costUsd: 25, timeMs: 8 * 3_600_000 },

@@ -323,6 +323,9 @@ export class FakeGit implements GitPort {
   async updateRef(ref: string, commit: string): Promise<void> {
     this.#refs.set(ref, commit);
   }
+  async deleteRef(ref: string): Promise<void> {
+    this.#refs.delete(ref);
+  }
   async deleteBranch(branch: string): Promise<void> {
     this.calls.push(`deleteBranch ${branch}`);
     this.#refs.delete(`refs/heads/${branch}`);

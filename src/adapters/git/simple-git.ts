@@ -375,6 +375,11 @@ export class SimpleGitAdapter implements GitPort {
     await this.#at().run(['update-ref', ref, commit]);
   }
 
+  async deleteRef(ref: string): Promise<void> {
+    assertRefName(ref, 'ref');
+    await this.#at().run(['update-ref', '-d', ref]);
+  }
+
   async deleteBranch(branch: string, force: boolean): Promise<void> {
     assertRefName(branch, 'branch');
     try {

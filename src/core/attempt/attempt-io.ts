@@ -31,6 +31,11 @@ export interface AttemptInput {
   approvedPlan: string | null;
   /** `autonomy: plan` without an approved plan: stop after the explorer, the plan awaiting approval */
   stopAfterPlan: boolean;
+  /**
+   * Best-of-N (`parallel:`): stop once the plan is made (explored or approved) and claimed, before anything
+   * is implemented; the candidates then implement it, each in its own worktree ({@link CandidateRound}).
+   */
+  planOnly?: boolean;
   /** the task waited for an overlapping task: bring its branch up to base before implementing */
   rebaseFirst?: boolean;
   /** the environment of sandboxed commands and agents: an allow-list ({@link taskEnv}) */

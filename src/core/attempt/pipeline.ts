@@ -6,6 +6,7 @@ import { VERDICT_SCHEMA, explorerPrompt, implementerPrompt, reviewerPrompt } fro
 import { checkCommandLine, checksOf, reviewerNotes } from '../verify/checks.js';
 import { overlapping, plannedFiles } from '../roles/plan-files.js';
 import { reviewDiff } from '../verify/review-diff.js';
+import { CHOICE_SCHEMA } from '../roles/choose-prompt.js';
 import type { AttemptInput, AttemptResult, PipelineServices, RecheckOutcome } from './attempt-io.js';
 import { AttemptCommands, failAttempt } from './commands.js';
 import { AttemptChecks } from './verify-phase.js';
@@ -91,6 +92,11 @@ export class Pipeline {
         result.outcome = 'interrupted';
         result.reason = `waiting: overlaps ${blocker.id} on ${blocker.files.join(', ')}`;
         result.waitingFor = blocker;
+        return result;
+      }
+      if (input.planOnly === true) {
+        result.outcome = 'interrupted';
+        result.reason = 'planned: the candidates implement the plan';
         return result;
       }
       // The plan is implemented on a base that holds every task it overlaps that has landed by now: after a
@@ -224,6 +230,11 @@ export class Pipeline {
     await this.#commitCheck.recordTip(input, result.commit);
     if (implementerAnswer !== null) await this.#learn(input, implementerAnswer);
     return result;
+  }
+
+  /** Best-of-N: the reviewer's answer to a {@link choosePrompt}, with read-only tools in `input.worktree`. */
+  async choose(input: AttemptInput, prompt: string): Promise<string> {
+    return (await this.#run.agent(input, 'verifier', prompt, CHOICE_SCHEMA)).text;
   }
 
   /**

@@ -6,6 +6,7 @@
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import type { InputError } from '../../domain/errors.js';
 import { AUTONOMY_LEVELS, type Autonomy, type FleetConfig, type ModelPrice } from '../../domain/types.js';
+import { MAX_PARALLEL } from '../../domain/layout.js';
 import { parseDuration, parseSize, parseUsd } from '../text/parse-units.js';
 import { checksFromNode } from './check-list.js';
 import { readDiscover, readNotifyOn } from './config-cadence.js';
@@ -67,6 +68,7 @@ export const DEFAULT_CONFIG: Readonly<FleetConfig> = Object.freeze({
   setup: null,
   model: DEFAULT_MODEL,
   review: true,
+  parallel: 1,
   gates: Object.freeze({ attempts: 3, tokens: 500_000, timeMs: 30 * 60_000, costUsd: null }),
   fleetGates: Object.freeze({ tokens: null, costUsd: null, timeMs: null }),
   ports: Object.freeze({ from: 4100, to: 4199 }),
@@ -144,6 +146,7 @@ export const CONFIG_KEYS = [
   'pr',
   'review_capacity',
   'tracker',
+  'parallel',
 ] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
@@ -261,6 +264,13 @@ export function readConfig(fm: FrontMatter, file: string, errors: InputError[]):
       case 'concurrency':
         assign('concurrency', r.wholeNumber(key, value, keyNode, 1, false));
         break;
+      case 'parallel': {
+        const n = r.wholeNumber(key, value, keyNode, 1, false);
+        if (n !== undefined && n > MAX_PARALLEL)
+          r.error(keyNode, `parallel must be at most ${MAX_PARALLEL} (candidates per attempt round), got '${n}'`);
+        else assign('parallel', n);
+        break;
+      }
       case 'review': {
         const v = r.scalar(key, value, keyNode);
         if (typeof v === 'boolean') config.review = v;

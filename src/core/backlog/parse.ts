@@ -3,6 +3,7 @@
  * person can fix them in one edit; nothing is returned for a file with any problem.
  */
 import { InputError, InputErrors } from '../../domain/errors.js';
+import { MAX_PARALLEL } from '../../domain/layout.js';
 import {
   AUTONOMY_LEVELS,
   LAND_MODES,
@@ -40,6 +41,7 @@ export const TASK_KEYS = [
   'every',
   'land',
   'split',
+  'parallel',
 ] as const;
 type TaskKey = (typeof TASK_KEYS)[number];
 
@@ -119,6 +121,12 @@ function applyField(task: TaskSpec, f: Field): string | null {
         return `attempts: must be a positive whole number, got '${f.value}'`;
       }
       task.attempts = Number(f.value);
+      return null;
+    case 'parallel':
+      if (!/^\d+$/.test(f.value) || Number(f.value) < 1 || Number(f.value) > MAX_PARALLEL) {
+        return `parallel: must be a whole number from 1 to ${MAX_PARALLEL} (candidates per attempt round), got '${f.value}'`;
+      }
+      task.parallel = Number(f.value);
       return null;
     case 'tokens':
       return positive(parseSize(f.value), (v) => (task.tokens = v));
@@ -230,6 +238,7 @@ const INHERITED = [
   'setup',
   'model',
   'attempts',
+  'parallel',
   'tokens',
   'timeMs',
   'costUsd',

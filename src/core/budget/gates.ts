@@ -151,9 +151,27 @@ export class TaskBudget {
     this.gates = gates;
   }
 
-  /** Attempts of this budget that ended (an interrupted one restarts, so it does not count). */
+  /**
+   * Attempts of this budget that ended (an interrupted one restarts, so it does not count). A best-of-N
+   * round counts each of its candidates that ran to an end: N implementers are N attempts.
+   */
   attemptsUsed(task: Readonly<TaskState>): number {
-    return task.attempts.filter((a) => a.n > task.budget.fromAttempt && a.outcome !== 'interrupted').length;
+    const ran = (a: Readonly<AttemptRecord>) => a.candidates?.filter((c) => c.outcome !== 'interrupted').length ?? 1;
+    return this.#ended(task).reduce((sum, a) => sum + Math.max(1, ran(a)), 0);
+  }
+
+  /** Attempt records of this budget that ended, a best-of-N round counting once: the next record's number. */
+  roundsUsed(task: Readonly<TaskState>): number {
+    return this.#ended(task).length;
+  }
+
+  /** How many candidates the next round may run: `parallel`, or fewer when the attempts gate leaves fewer. */
+  candidatesLeft(task: Readonly<TaskState>, parallel: number): number {
+    return Math.max(0, Math.min(parallel, this.gates.attempts - this.attemptsUsed(task)));
+  }
+
+  #ended(task: Readonly<TaskState>): Readonly<AttemptRecord>[] {
+    return task.attempts.filter((a) => a.n > task.budget.fromAttempt && a.outcome !== 'interrupted');
   }
 
   /** Before an attempt starts: the attempts gate, then tokens, cost and time. */

@@ -9,6 +9,11 @@ import type { SetupTrust } from '../attempt/setup-trust.js';
 
 export interface AttemptExecutor {
   run(input: AttemptInput): Promise<AttemptResult>;
+  /**
+   * Best-of-N: the reviewer's answer to a prompt choosing among candidates. An executor without it runs no
+   * best-of-N round (a worker pool: `planOnly` is not on its wire), and a `parallel:` task runs one implementer.
+   */
+  choose?(input: AttemptInput, prompt: string): Promise<string>;
   /** told the fleet's record of landings, so an executor that sends attempts away can vouch for base */
   trustSetupWith?(trust: SetupTrust): void;
 }
@@ -23,5 +28,9 @@ export class InProcessExecutor implements AttemptExecutor {
 
   run(input: AttemptInput): Promise<AttemptResult> {
     return this.#pipeline.run(input);
+  }
+
+  choose(input: AttemptInput, prompt: string): Promise<string> {
+    return this.#pipeline.choose(input, prompt);
   }
 }

@@ -131,6 +131,11 @@ export class Fleet implements FleetHandle {
             options.autoMerge,
             inFlight,
           ),
+        // A best-of-N task's candidates run at once, so each takes a slot (a worker pool runs one implementer).
+        slots: (spec) =>
+          services.executor !== undefined && services.executor.choose === undefined
+            ? 1
+            : (spec.parallel ?? this.#backlog.config.parallel),
         needsPerson: (spec) => needsPerson(spec, this.#backlog.config, options.autoMerge),
         paced: (load, held) => this.#pacing.update(load, held),
       },
@@ -205,6 +210,7 @@ export class Fleet implements FleetHandle {
       executor: this.#s.executor ?? new InProcessExecutor(this.#pipeline),
       clock: this.#s.clock,
       workspace: this.#s.workspace,
+      git: this.#s.git,
       usage: { book: (id, role, model, delta, reportedUsd) => this.#account(id, role, model, delta, reportedUsd) },
       fleetBudget: this.#budget,
       limits: this.#limits,

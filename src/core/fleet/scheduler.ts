@@ -39,6 +39,8 @@ export interface SchedulerServices {
   busy: (busy: boolean) => void;
   /** the load against `review_capacity:` (`inFlight`: enqueued to run); null without a cap */
   review: (inFlight: (id: string) => boolean) => ReviewLoad | null;
+  /** how many of the `concurrency` slots the task takes: its best-of-N candidates (`parallel:`), else 1 */
+  slots: (spec: TaskSpec) => number;
   /** whether the task lands only through a person, so it counts against the capacity */
   needsPerson: (spec: TaskSpec) => boolean;
   /** after each pass of an open fleet: the load, and whether the capacity held back a task that could start */
@@ -49,6 +51,8 @@ export class Scheduler {
   readonly #s: SchedulerServices;
   readonly #queue: PQueue;
   #scheduled = new Set<string>();
+  /** the slots each scheduled task holds (see {@link SchedulerServices.slots}) */
+  readonly #slots = new Map<string, number>();
   /** wakes the scheduler when the earliest waiting recurring task is due */
   #recurTimer: NodeJS.Timeout | null = null;
   #idleWaiters: Array<() => void> = [];
@@ -115,6 +119,7 @@ export class Scheduler {
   /** A queued task the backlog dropped: its job (if any) finds no spec and ends without running. */
   forget(id: string): void {
     this.#scheduled.delete(id);
+    this.#slots.delete(id);
   }
 
   /** Resolves when nothing is running and nothing more can start. */
@@ -137,7 +142,9 @@ export class Scheduler {
     const { specs, order } = this.#s.backlog();
     const now = this.#s.clock.now();
     let wake = Infinity;
-    let room = this.#queue.concurrency - this.#scheduled.size;
+    let room = this.#queue.concurrency - [...this.#slots.values()].reduce((sum, n) => sum + n, 0);
+    /** a best-of-N task that does not fit yet: tasks after it wait too, so it is never passed over for good */
+    let blocked = false;
     const review = this.#s.review((id) => this.#scheduled.has(id));
     let held = false;
     order.forEach((id, index) => {
@@ -156,7 +163,12 @@ export class Scheduler {
       const blocker = task.waitingFor?.id;
       if (blocker !== undefined && !['merged', 'discarded', 'failed', undefined].includes(state.get(blocker)?.status))
         return;
-      if (room <= 0) return;
+      // A task wanting more slots than `concurrency` takes them all, once nothing else runs.
+      const slots = Math.min(Math.max(1, this.#s.slots(spec)), this.#queue.concurrency);
+      if (blocked || room < slots) {
+        blocked ||= room > 0;
+        return;
+      }
       if (review !== null && this.#s.needsPerson(spec)) {
         // At the cap: it starts once a person has merged, discarded, approved or reviewed something.
         if (review.running + review.waiting >= review.capacity) {
@@ -165,8 +177,9 @@ export class Scheduler {
         }
         review.running++;
       }
-      room--;
+      room -= slots;
       this.#s.busy(true);
+      this.#slots.set(id, slots);
       this.#enqueue(id, -index);
     });
     this.#s.paced(review, held);
@@ -264,6 +277,7 @@ export class Scheduler {
       })
       .finally(() => {
         this.#scheduled.delete(id);
+        this.#slots.delete(id);
         this.schedule();
       });
   }

@@ -6,6 +6,7 @@ import { boundHunks, conflictDetail } from './conflict-forecast.js';
 import { replayConflict, type ReplayedConflict } from './conflict-work.js';
 import { commandRefusal, type TaskCommand } from '../../domain/task-rules.js';
 import type { TaskLifecycle } from '../task/lifecycle.js';
+import { candidateRef } from '../../domain/layout.js';
 import type { TaskState } from '../../domain/types.js';
 import type { SetupTrust } from '../attempt/setup-trust.js';
 
@@ -105,6 +106,10 @@ export class FleetActions {
     if (commit !== null) await git.updateRef(discardedRef(id), commit);
     await git.removeWorktree(this.#s.paths.worktreeOf(id), true);
     if (commit !== null) await git.deleteBranch(branch, true);
+    // An explicit discard is the one way a best-of-N task's kept candidates go (see CandidateRound).
+    const task = this.#s.lifecycle.get(id);
+    for (const c of (task?.attempts ?? []).flatMap((a) => a.candidates ?? []))
+      if (c.ref !== null) await git.deleteRef(candidateRef(id, c.k));
     // A branch replayed onto base for a conflict to be resolved holds its change uncommitted: what it was
     // before is under the replayed ref, and the person must be told so, or the discard looks like a loss.
     const replayed = await git.revParse(replayedRef(id));

@@ -1,3 +1,4 @@
+import { candidateLine, candidateWords } from './candidate-words.js';
 import {
   costPerTask,
   totalTokens,
@@ -143,6 +144,13 @@ function baselineSection(baseline: readonly BaselineResult[]): string[] {
 
 function attemptSection(a: AttemptRecord): string[] {
   const out = ['', `### Attempt ${a.n} — ${a.outcome}${a.reason ? `: ${oneLine(a.reason)}` : ''}`, ''];
+  const round = candidateWords(a);
+  if (round !== null)
+    out.push(
+      `**Candidates:** ${round}`,
+      ...(a.candidates ?? []).map((c) => `- ${oneLine(candidateLine(c, a.chosen?.k ?? null))}`),
+      '',
+    );
   if (a.plan) out.push('**Plan (summary)**', '', ...fenced(firstLines(visible(a.plan), 8)), '');
   if (a.diffStat) out.push('**Diffstat**', '', ...fenced(visible(a.diffStat.trimEnd())), '');
   const checks = checksOfAttempt(a);
@@ -217,7 +225,14 @@ function taskSection(
   );
   if (task.gate !== null) out.push(`- **Gate:** ${task.gate}`);
   const real = realAttempts(task);
-  out.push(`- **Attempts:** ${real.length} of ${task.maxAttempts}`);
+  // A best-of-N round's candidates are attempts each, as the attempts gate counts them.
+  const used = real.reduce(
+    (sum, a) => sum + Math.max(1, a.candidates?.filter((c) => c.outcome !== 'interrupted').length ?? 1),
+    0,
+  );
+  out.push(`- **Attempts:** ${used} of ${task.maxAttempts}`);
+  const lastRound = real.findLast((a) => (a.candidates?.length ?? 0) > 0);
+  if (lastRound !== undefined) out.push(`- **Best of N:** ${candidateWords(lastRound)}`);
   out.push(
     `- **Tokens:** ${formatTokens(totalTokens(task.usage))} (in ${formatTokens(task.usage.input)}, out ${formatTokens(task.usage.output)}, cache write ${formatTokens(task.usage.cacheWrite)}, cache read ${formatTokens(task.usage.cacheRead)}) · **Cost:** ${formatUsd(task.costUsd)}`,
   );

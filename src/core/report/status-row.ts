@@ -47,6 +47,18 @@ export function statusRow(
           },
     ...(t.worker === undefined ? {} : { worker: t.worker }),
     ...(t.workerFlag === undefined ? {} : { workerFlag: { ...t.workerFlag } }),
+    ...candidatesField(t),
+  };
+}
+
+/** A best-of-N task's candidates, every round's; {} for a task that never ran one (the row stays as it was). */
+function candidatesField(t: TaskState): Pick<TaskStatusJson, 'candidates'> {
+  const rounds = t.attempts.filter((a) => (a.candidates?.length ?? 0) > 0);
+  if (rounds.length === 0) return {};
+  return {
+    candidates: rounds.flatMap((a) =>
+      a.candidates!.map((c) => ({ k: c.k, status: c.outcome, ref: c.ref, chosen: a.chosen?.k === c.k })),
+    ),
   };
 }
 

@@ -1,7 +1,7 @@
 import { GateError, RateLimitError, ResourceLimitError, StopError } from '../../domain/errors.js';
 import { FleetHeldError, type LimitGate } from '../budget/rate-limits.js';
 import { TaskBudget, errorSignature, failureSignature, taskGates, type FleetBudget } from '../budget/gates.js';
-import type { AttemptObserver, AttemptResult, CallBudget } from '../attempt/attempt-io.js';
+import type { AttemptInput, AttemptObserver, AttemptResult, CallBudget } from '../attempt/attempt-io.js';
 import type { AttemptExecutor } from '../executor/attempt-executor.js';
 import type { FleetEmitter } from './events.js';
 import type { TaskLifecycle } from './lifecycle.js';
@@ -10,6 +10,8 @@ import type { TaskPaths } from '../../domain/layout.js';
 import type { AgentEvent } from '../../ports/model.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Workspace } from '../../ports/workspace.js';
+import type { GitPort } from '../../ports/git.js';
+import { CandidateRound, type RoundResult } from './candidates.js';
 import { personEnv, taskEnv } from '../attempt/task-env.js';
 import { vetoesOf, type Lessons } from '../roles/lessons.js';
 import { autonomyOf } from '../../domain/task-rules.js';
@@ -17,6 +19,7 @@ import type { PortPool } from '../attempt/port-pool.js';
 import {
   totalTokens,
   type AttemptRecord,
+  type CandidateRecord,
   type FleetConfig,
   type Phase,
   type Role,
@@ -41,6 +44,8 @@ export interface TaskRunnerServices {
   events: FleetEmitter;
   clock: Clock;
   workspace: Workspace;
+  /** best-of-N rounds keep and remove their candidates' branches and worktrees */
+  git: GitPort;
   ports: PortPool;
   paths: TaskPaths;
   usage: UsageBook;
@@ -77,9 +82,11 @@ type Settled = { done: true } | { done: false; evidence: string | null };
  */
 export class TaskRunner {
   readonly #s: TaskRunnerServices;
+  readonly #round: CandidateRound;
 
   constructor(services: TaskRunnerServices) {
     this.#s = services;
+    this.#round = new CandidateRound(services);
   }
 
   async run(spec: TaskSpec, config: FleetConfig): Promise<void> {
@@ -114,13 +121,16 @@ export class TaskRunner {
     const id = spec.id;
     const worktree = paths.worktreeOf(id);
     const branch = paths.branchOf(id);
-    const n = task.budget.fromAttempt + budget.attemptsUsed(task) + 1;
+    const n = task.budget.fromAttempt + budget.roundsUsed(task) + 1;
     const started = clock.now();
     const elapsedBefore = task.elapsedMs;
     const verifyOnly = task.verifyOnly;
     // Read before startAttempt clears it: a task that waited implements on base as it is now.
     const waited = (task.waitingFor ?? null) !== null;
     const previousPlan = task.attempts.findLast((a) => a.plan !== null)?.plan ?? null;
+    // Read before startAttempt adds this round's record: how many candidates the gates leave it.
+    const candidates = verifyOnly || !this.#round.supported ? 1 : budget.candidatesLeft(task, parallelOf(spec, config));
+    const firstK = 1 + task.attempts.reduce((sum, a) => sum + (a.candidates?.length ?? 0), 0);
 
     const controller = new AbortController();
     const onStop = () => controller.abort(this.#s.stop.reason);
@@ -199,6 +209,7 @@ export class TaskRunner {
     };
 
     let result: AttemptResult | null = null;
+    let round: Pick<RoundResult, 'candidates' | 'chosen'> | null = null;
     let error: unknown = null;
     const envInput = {
       taskId: id,
@@ -210,7 +221,7 @@ export class TaskRunner {
       passed: config.env,
     };
     try {
-      result = await this.#s.executor.run({
+      const input: AttemptInput = {
         spec,
         config,
         base: this.#s.base,
@@ -231,7 +242,23 @@ export class TaskRunner {
         signal: controller.signal,
         observer,
         budget: callBudget,
-      });
+      };
+      if (candidates >= 2) {
+        const ran = await this.#round.run(input, {
+          count: candidates,
+          firstK,
+          review: spec.review ?? config.review,
+          cutShort: (kept) => {
+            round = { candidates: kept, chosen: null };
+          },
+          envFor: (cWorktree, cBranch, cPort) => {
+            const cInput = { ...envInput, worktree: cWorktree, branch: cBranch, port: cPort };
+            return { env: taskEnv(this.#s.parentEnv, cInput), hostEnv: personEnv(this.#s.parentEnv, cInput) };
+          },
+        });
+        result = ran.result;
+        if (ran.candidates.length > 0) round = { candidates: ran.candidates, chosen: ran.chosen };
+      } else result = await this.#s.executor.run(input);
     } catch (caught) {
       error = controller.signal.aborted && controller.signal.reason !== undefined ? controller.signal.reason : caught;
     } finally {
@@ -242,7 +269,12 @@ export class TaskRunner {
     }
 
     const endedAt = new Date(clock.now()).toISOString();
-    if (error !== null) return await this.#settleError(id, n, budget, error, endedAt);
+    // A round cut short keeps its candidates in the record: their refs, and the numbers the next round skips.
+    if (error !== null)
+      return await this.#settleError(id, n, budget, error, {
+        endedAt,
+        ...(round === null ? {} : { candidates: round.candidates }),
+      });
     const r = result!;
     const ended = {
       n,
@@ -261,6 +293,7 @@ export class TaskRunner {
         checks: r.checks,
         baseline: r.baseline,
         proof: r.proof,
+        ...(round === null ? {} : { candidates: round.candidates, chosen: round.chosen }),
       },
     };
     if (splitInto !== null && r.waitingFor?.id === id) {
@@ -307,7 +340,7 @@ export class TaskRunner {
   }
 
   /** An attempt that threw: a task gate fails the task, a fleet stop requeues it, anything else is evidence. */
-  async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, endedAt: string): Promise<Settled> {
+  async #settleError(id: string, n: number, budget: TaskBudget, error: unknown, at: EndedBase): Promise<Settled> {
     const limit = ResourceLimitError.of(error);
     if (limit !== null) this.#s.limitHit(limit);
     else if (
@@ -323,10 +356,10 @@ export class TaskRunner {
       await new Promise((done) => setImmediate(done));
     }
     if (error instanceof GateError && error.scope === 'task') {
-      return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, endedAt } });
+      return this.#failGate(id, error, { n, record: { outcome: 'gate', reason: error.message, ...at } });
     }
     if (error instanceof RateLimitError || error instanceof FleetHeldError) {
-      const limited = this.#limited(id, n, error, endedAt);
+      const limited = this.#limited(id, n, error, at);
       if (limited !== null) return limited;
     }
     if (error instanceof GateError || error instanceof StopError || this.#s.stop.aborted) {
@@ -336,7 +369,7 @@ export class TaskRunner {
       const cause =
         error instanceof GateError || error instanceof StopError || !(stop instanceof StopError) ? error : stop;
       const reason = cause instanceof Error ? cause.message : String(cause);
-      const ended = { n, record: { outcome: 'interrupted' as const, reason, endedAt } };
+      const ended = { n, record: { outcome: 'interrupted' as const, reason, ...at } };
       this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason }, ended);
       this.#attemptEnd(id, ended);
       return { done: true };
@@ -347,7 +380,7 @@ export class TaskRunner {
     ]);
     this.#finish(id, {
       n,
-      record: { outcome: 'error', reason: message, endedAt, evidence, fingerprint: errorSignature(message).key },
+      record: { outcome: 'error', reason: message, ...at, evidence, fingerprint: errorSignature(message).key },
     });
     this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${message}` });
     const stuck = budget.noProgress(this.#s.lifecycle.get(id)!);
@@ -360,19 +393,19 @@ export class TaskRunner {
    * interrupted and the task queued again, its attempt not used up — unless --no-wait fails it. Null: the
    * fleet is stopping anyway, which settles it like any stop.
    */
-  #limited(id: string, n: number, error: RateLimitError | FleetHeldError, endedAt: string): Settled | null {
+  #limited(id: string, n: number, error: RateLimitError | FleetHeldError, at: EndedBase): Settled | null {
     if (error instanceof RateLimitError && this.#s.limits.limited(error) === 'fail') {
       this.#s.events.emit('log', { level: 'warn', id, message: `attempt ${n} failed: ${error.message}` });
       this.#s.lifecycle.fail(
         id,
         { gate: null, reason: error.message },
-        { n, record: { outcome: 'error', reason: error.message, endedAt } },
+        { n, record: { outcome: 'error', reason: error.message, ...at } },
       );
-      this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, endedAt } });
+      this.#attemptEnd(id, { n, record: { outcome: 'error', reason: error.message, ...at } });
       return { done: true };
     }
     if (this.#s.stop.aborted) return null;
-    const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, endedAt } };
+    const ended = { n, record: { outcome: 'interrupted' as const, reason: error.message, ...at } };
     this.#s.lifecycle.requeue(id, { kind: 'interrupted', reason: error.message }, ended);
     this.#attemptEnd(id, ended);
     if (error instanceof RateLimitError)
@@ -444,10 +477,21 @@ export class TaskRunner {
   }
 }
 
+/** What every record of an attempt that ended in an error carries: when, and a round's candidates. */
+interface EndedBase {
+  endedAt: string;
+  candidates?: CandidateRecord[];
+}
+
 function lastEvidence(attempts: readonly AttemptRecord[]): string | null {
   for (let i = attempts.length - 1; i >= 0; i--) {
     const a = attempts[i]!;
     if (a.outcome !== 'interrupted' && a.outcome !== 'running') return a.evidence;
   }
   return null;
+}
+
+/** A task's candidates per attempt round: its own `parallel:` over the front matter's. */
+function parallelOf(spec: TaskSpec, config: FleetConfig): number {
+  return spec.parallel ?? config.parallel ?? 1;
 }

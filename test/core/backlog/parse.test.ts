@@ -169,6 +169,9 @@ describe('front matter', () => {
   it.each([
     ['concurrency: 0', 'concurrency must be a whole number of at least 1'],
     ['concurrency: two', "got 'two'"],
+    ['parallel: 0', 'parallel must be a whole number of at least 1'],
+    ['parallel: 6', "parallel must be at most 5 (candidates per attempt round), got '6'"],
+    ['parallel: x', "got 'x'"],
     ['review: maybe', 'review must be true or false'],
     ['ports: 4199-4100', 'reversed'],
     ['ports: 80-70000', 'outside 1-65535'],
@@ -445,8 +448,26 @@ describe('tasks', () => {
     ['review: yes', 'review: must be true or false'],
     ['check:', 'check: needs a value'],
     ['files: ,', 'files: needs at least one path'],
+    ['parallel: 0', "parallel: must be a whole number from 1 to 5 (candidates per attempt round), got '0'"],
+    ['parallel: 9', "parallel: must be a whole number from 1 to 5 (candidates per attempt round), got '9'"],
+    ['parallel: x', "got 'x'"],
+    ['parallel: 2.5', "got '2.5'"],
   ])('refuses the field %j on its line', (field, fragment) => {
     expectProblem(md('# Backlog', '- [ ] T-1 a', `  ${field}`), 3, fragment);
+  });
+
+  it('reads parallel: from a task, over the front matter default, and gives it to parts', () => {
+    const { backlog } = parseBacklog(
+      md('---', 'parallel: 2', '---', '- [ ] T-1 a', '  parallel: 3', '- [ ] T-1.1 part', '- [ ] T-2 b'),
+      FILE,
+    );
+    expect(backlog.config.parallel).toBe(2);
+    expect(backlog.tasks.map((t) => [t.id, t.parallel])).toEqual([
+      ['T-1', 3],
+      ['T-1.1', 3],
+      ['T-2', undefined],
+    ]);
+    expect(DEFAULT_CONFIG.parallel).toBe(1);
   });
 
   it('refuses a field set twice and an item without a title', () => {
