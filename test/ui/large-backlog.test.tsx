@@ -10,23 +10,19 @@ const taskRows = (lines: string[]): string[] => lines.filter((l) => /^[ ›] T-\
 
 describe('a 1,000-task backlog', () => {
   test('renders only the visible window; the frame never exceeds the terminal', async () => {
-    const started = performance.now();
+    // How fast the first frame comes is a figure of `npm run bench` (bench/tui.ts), not a test's assertion.
     const t = await setup({ tasks: fakeTasks(1000), rows: 30, columns: 120 });
-    const firstFrameMs = performance.now() - started;
     expect(t.lines().length).toBeLessThanOrEqual(30);
     const rows = taskRows(t.lines());
     expect(rows.length).toBeGreaterThan(10);
     expect(rows.length).toBeLessThan(30);
     expect(rowOf(t.frame(), 'T-1000')).toBeUndefined();
     expect(t.frame()).toContain('title (1/1000)');
-    expect(firstFrameMs).toBeLessThan(2000);
   });
 
   test('End / G select the last task, Home / g the first; PgDn pages', async () => {
     const t = await setup({ tasks: fakeTasks(1000), rows: 30 });
-    const before = performance.now();
     await t.press(KEY.end);
-    expect(performance.now() - before).toBeLessThan(1000);
     expect(selectedRow(t.frame())).toContain('T-1000');
     expect(t.frame()).toContain('title (1000/1000)');
     expect(t.lines().length).toBeLessThanOrEqual(30);
