@@ -12,7 +12,7 @@ import { readBacklog, resolveBase, type Repo } from './repo.js';
 import { scanGitConfig } from '../adapters/git/config-scan.js';
 import { neutraliseConfig } from '../adapters/git/exec.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
-import { assertSandboxHolds } from '../adapters/sandbox/selftest.js';
+import { assertKeptSandboxHolds, selfTestCacheDir } from '../adapters/sandbox/selftest-cache.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
@@ -143,7 +143,9 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const tracker = await openTracker(checked, git, options.env, !fromState, options.trackerTuning);
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
-  if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
+  // A pass is kept per sandbox configuration in the person's cache, never in the repository or a worktree.
+  if (services.sandboxed && (options.requireModel ?? true))
+    await assertKeptSandboxHolds(services.runner, { dir: selfTestCacheDir(options.env), untrusted: [repo.root] });
   // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
   let log: (level: 'info' | 'warn', message: string) => void = (level, message) =>
     serviceLog.target(level === 'info' ? 'warn' : level, message);
