@@ -9,6 +9,7 @@ import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet/fleet.js';
 import { readBacklog, resolveBase, type Repo } from './repo.js';
+import { keepParse } from './backlog-cache.js';
 import { scanGitConfig } from '../adapters/git/config-scan.js';
 import { neutraliseConfig } from '../adapters/git/exec.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
@@ -188,7 +189,17 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     if (tracker !== null && !fromState) await tracker.pass();
     const known = state.all().map((t) => t.id);
     // Read again under the lock; parsed again only when it changed or a task gets an id now.
-    const backlog = applyOverrides((await readBacklog(repo, true, known, fromState, first)).backlog, options.overrides);
+    const read = await readBacklog(repo, true, known, fromState, first);
+    if (read.complete && read.kept !== true && read.text !== null) {
+      try {
+        await keepParse(repo.workDir, read.text, read.backlog);
+      } catch (error) {
+        // Not kept (a full or read-only disk): the next session parses the text again, nothing else is lost.
+        if (!['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EDQUOT'].includes((error as NodeJS.ErrnoException).code ?? ''))
+          throw error;
+      }
+    }
+    const backlog = applyOverrides(read.backlog, options.overrides);
     const fleet = new Fleet(services, {
       repoRoot: repo.root,
       backlog,
