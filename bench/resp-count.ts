@@ -11,7 +11,7 @@ import net from 'node:net';
 
 /** Counts the commands in one client's stream, across chunks. */
 class RespCounter {
-  #buffer = Buffer.alloc(0);
+  #buffer: Buffer = Buffer.alloc(0);
   /** bulk strings still to skip in the current array, and bytes of the current bulk still to skip */
   #bulks = 0;
   #skip = 0;
