@@ -19,7 +19,7 @@ import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
-import { openQueue } from './queue-executor.js';
+import type { OpenedQueue } from './queue-executor.js';
 import { openExchanges, type ExchangesOption } from './exchanges.js';
 import { openTracker, type TrackerSession, type TrackerTuning } from './tracker-session.js';
 
@@ -152,19 +152,23 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     serviceLog.target(level === 'info' ? 'warn' : level, message);
   // Telemetry before the queue: each job carries its attempt's trace context (traceparentOf).
   const telemetry = await SessionTelemetry.open(options.env);
-  const remote =
-    options.queue === undefined
-      ? null
-      : await openQueue(
-          options.queue,
-          services,
-          (level, message) => log(level, message),
-          telemetry.traceparentOf,
-          checked.config.remote ?? 'origin',
-        ).catch(async (error: unknown) => {
-          await telemetry.close();
-          throw error;
-        });
+  let remote: OpenedQueue | null = null;
+  if (options.queue !== undefined) {
+    try {
+      // Loaded only with --queue: BullMQ and ioredis are a large part of a start without it.
+      const { openQueue } = await import('./queue-executor.js');
+      remote = await openQueue(
+        options.queue,
+        services,
+        (level, message) => log(level, message),
+        telemetry.traceparentOf,
+        checked.config.remote ?? 'origin',
+      );
+    } catch (error) {
+      await telemetry.close();
+      throw error;
+    }
+  }
   if (remote !== null) services = remote.services;
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
