@@ -23,4 +23,5 @@ export const BENCHES: readonly BenchEntry[] = [
   { file: 'session-open.ts', title: '11. session open and close' },
   { file: 'web.ts', title: '12. the web page at 2,000 tasks' },
   { file: 'split.ts', title: '13. a task split into parts against one task' },
+  { file: 'tui-live.ts', title: '14. the interactive view in tmux while a real fleet works' },
 ];

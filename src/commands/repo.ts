@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBacklogFile } from '../adapters/store/file-store.js';
+import { cachedParse } from './backlog-cache.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
 import { addIds } from '../core/backlog/write-back.js';
 import { defaultConfig, parseBacklog } from '../core/backlog/parse.js';
@@ -62,6 +63,8 @@ export interface BacklogRead {
   backlog: Backlog;
   /** every task had its id in the file: no id was chosen here */
   complete: boolean;
+  /** read back from the kept parse of this very text ({@link cachedParse}): no need to keep it again */
+  kept?: boolean;
 }
 
 /**
@@ -87,6 +90,8 @@ export async function readBacklog(
     throw error;
   }
   if (earlier !== undefined && earlier.complete && earlier.text === text) return earlier;
+  const kept = await cachedParse(repo.workDir, repo.backlogPath, text);
+  if (kept !== null) return { text, backlog: kept, complete: true, kept: true };
   const parsed = parseBacklog(text, repo.backlogPath, { takenIds });
   if (writeIds && parsed.missingIds.length > 0) await addIds(new FsBacklogFile(repo.backlogPath), parsed.missingIds);
   return { text, backlog: parsed.backlog, complete: parsed.missingIds.length === 0 };

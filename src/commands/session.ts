@@ -9,15 +9,17 @@ import { WORK_DIR } from '../domain/layout.js';
 import type { Backlog, FleetGates, TaskSpec } from '../domain/types.js';
 import type { FleetServices } from '../core/fleet/fleet.js';
 import { readBacklog, resolveBase, type Repo } from './repo.js';
+import { keepParse } from './backlog-cache.js';
 import { scanGitConfig } from '../adapters/git/config-scan.js';
 import { neutraliseConfig } from '../adapters/git/exec.js';
 import { SimpleGitAdapter } from '../adapters/git/simple-git.js';
-import { assertSandboxHolds } from '../adapters/sandbox/selftest.js';
+import { assertKeptSandboxHolds, selfTestCacheDir } from '../adapters/sandbox/selftest-cache.js';
 import { buildServices, serviceLog } from './services.js';
 import { guardLimits } from './limit-guard.js';
 import { SessionTelemetry, type TelemetrySources } from './session-telemetry.js';
 import { landOf } from '../core/land/pr/forge-link.js';
 import type { QueueAccess } from '../adapters/queue/queue-guard.js';
+import type { OpenedQueue } from './queue-executor.js';
 import { openExchanges, type ExchangesOption } from './exchanges.js';
 import { openTracker, type TrackerSession, type TrackerTuning } from './tracker-session.js';
 
@@ -145,27 +147,31 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
   const tracker = await openTracker(checked, git, options.env, !fromState, options.trackerTuning);
   // Before anything is written or any task runs: a sandbox weaker than promised refuses the start (exit 2).
   // merge, discard, retry and prune run no task, so they do not wait for the self-test.
-  if (services.sandboxed && (options.requireModel ?? true)) await assertSandboxHolds(services.runner);
+  // A pass is kept per sandbox configuration in the person's cache, never in the repository or a worktree.
+  if (services.sandboxed && (options.requireModel ?? true))
+    await assertKeptSandboxHolds(services.runner, { dir: selfTestCacheDir(options.env), untrusted: [repo.root] });
   // Redis must answer and the remote must be there before the lock is taken (exit 2, nothing written).
   let log: (level: 'info' | 'warn', message: string) => void = (level, message) =>
     serviceLog.target(level === 'info' ? 'warn' : level, message);
   // Telemetry before the queue: each job carries its attempt's trace context (traceparentOf).
   const telemetry = await SessionTelemetry.open(options.env);
-  const remote =
-    options.queue === undefined
-      ? null
-      : await (await import('./queue-executor.js'))
-          .openQueue(
-            options.queue,
-            services,
-            (level, message) => log(level, message),
-            telemetry.traceparentOf,
-            checked.config.remote ?? 'origin',
-          )
-          .catch(async (error: unknown) => {
-            await telemetry.close();
-            throw error;
-          });
+  let remote: OpenedQueue | null = null;
+  if (options.queue !== undefined) {
+    try {
+      // Loaded only with --queue: BullMQ and ioredis are a large part of a start without it.
+      const { openQueue } = await import('./queue-executor.js');
+      remote = await openQueue(
+        options.queue,
+        services,
+        (level, message) => log(level, message),
+        telemetry.traceparentOf,
+        checked.config.remote ?? 'origin',
+      );
+    } catch (error) {
+      await telemetry.close();
+      throw error;
+    }
+  }
   if (remote !== null) services = remote.services;
   let watcher: BacklogWatcher | null = null;
   // loopfleet's own writes to BACKLOG.md are announced to the watcher so they do not come back as edits.
@@ -190,7 +196,17 @@ export async function openSession(repo: Repo, options: SessionOptions): Promise<
     if (tracker !== null && !fromState) await tracker.pass();
     const known = state.all().map((t) => t.id);
     // Read again under the lock; parsed again only when it changed or a task gets an id now.
-    const backlog = applyOverrides((await readBacklog(repo, true, known, fromState, first)).backlog, options.overrides);
+    const read = await readBacklog(repo, true, known, fromState, first);
+    if (read.complete && read.kept !== true && read.text !== null) {
+      try {
+        await keepParse(repo.workDir, read.text, read.backlog);
+      } catch (error) {
+        // Not kept (a full or read-only disk): the next session parses the text again, nothing else is lost.
+        if (!['ENOSPC', 'EROFS', 'EACCES', 'EPERM', 'EDQUOT'].includes((error as NodeJS.ErrnoException).code ?? ''))
+          throw error;
+      }
+    }
+    const backlog = applyOverrides(read.backlog, options.overrides);
     const fleet = new Fleet(services, {
       repoRoot: repo.root,
       backlog,

@@ -21,6 +21,8 @@ export const LOGS_DIR = 'logs';
 export const REPORTS_DIR = 'reports';
 /** each check's result on a base commit, cached */
 export const BASELINES_FILE = 'baselines.json';
+/** BACKLOG.md's last parse, kept for a large backlog whose text has not changed since (see cachedParse) */
+export const BACKLOG_PARSE_FILE = 'backlog.parsed.json';
 /** what earlier attempts learned (`lessons:`), a person's to edit too */
 export const LESSONS_FILE = 'lessons.md';
 export const OWN_ENTRIES: readonly string[] = [
@@ -31,6 +33,7 @@ export const OWN_ENTRIES: readonly string[] = [
   LOGS_DIR,
   REPORTS_DIR,
   BASELINES_FILE,
+  BACKLOG_PARSE_FILE,
   LESSONS_FILE,
   MERGE_BACKUP_NAME,
 ];

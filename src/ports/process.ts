@@ -59,4 +59,10 @@ export interface ProcessRunner {
   run(command: string, options: RunOptions): Promise<RunResult>;
   /** whether `sandbox` can be honoured on this machine */
   sandboxAvailable(): Promise<boolean>;
+  /**
+   * Everything that decides whether this runner's sandbox holds, as one string (the enforcer's file, the
+   * kernel, the uid, its arguments), so that a passing self-test can be kept for it; null or absent when the
+   * runner cannot say (then the self-test runs every time).
+   */
+  sandboxIdentity?(): Promise<string | null>;
 }

@@ -20,7 +20,8 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import type { ProcessRunner, RunOptions, RunResult } from '../../ports/process.js';
-import { probeArgs, sandboxArgs } from './bwrap-args.js';
+import { isolationArgs, probeArgs, sandboxArgs } from './bwrap-args.js';
+import { bwrapFacts } from './selftest-cache.js';
 import { formatBytes } from '../../core/text/format-units.js';
 import { PidsCgroup, SANDBOX_MAX_PROCESSES } from './pids.js';
 import { sandboxEgress, type SandboxEgress } from './egress.js';
@@ -145,6 +146,8 @@ export interface ExecaRunnerOptions {
 export class ExecaRunner implements ProcessRunner {
   #bwrap: Promise<string | null> | undefined;
   readonly #alter: (args: string[]) => string[];
+  /** the sandbox's arguments are rewritten (a test's weakened sandbox): never described, never kept */
+  readonly #altered: boolean;
   readonly #maxProcesses: number;
   readonly #hostEnv: Record<string, string | undefined>;
   readonly #node: string;
@@ -155,6 +158,7 @@ export class ExecaRunner implements ProcessRunner {
 
   constructor(options: ExecaRunnerOptions = {}) {
     this.#alter = options.alterSandboxArgs ?? ((args) => args);
+    this.#altered = options.alterSandboxArgs !== undefined;
     this.#maxProcesses = options.maxProcesses ?? SANDBOX_MAX_PROCESSES;
     this.#hostEnv = options.hostEnv ?? process.env;
     this.#node = options.node ?? process.execPath;
@@ -189,6 +193,17 @@ export class ExecaRunner implements ProcessRunner {
   async sandboxAvailable(): Promise<boolean> {
     if (this.#platform === 'darwin') return this.#seatbeltWorks();
     return (await this.#sandboxBinary()) !== null;
+  }
+
+  /**
+   * bubblewrap's file, the machine's facts and this runner's arguments ({@link bwrapFacts}); null on macOS
+   * (its self-test runs every time), without bubblewrap, or with rewritten arguments.
+   */
+  async sandboxIdentity(): Promise<string | null> {
+    if (this.#altered || this.#platform === 'darwin' || this.#platform !== process.platform) return null;
+    const bwrap = await this.#sandboxBinary();
+    if (bwrap === null) return null;
+    return JSON.stringify({ ...(await bwrapFacts(bwrap)), probe: await probeArgs(), isolation: isolationArgs() });
   }
 
   async run(command: string, options: RunOptions): Promise<RunResult> {

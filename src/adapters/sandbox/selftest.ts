@@ -168,9 +168,13 @@ const REMEDY: Record<string, string> = {
 
 /** Throws (exit 2) naming every escape when the sandbox is weaker than promised. */
 export async function assertSandboxHolds(runner: ProcessRunner, options?: SelfTestOptions): Promise<void> {
-  const failures = await sandboxSelfTest(runner, options);
+  refuseEscapes(await sandboxSelfTest(runner, options), options?.platform);
+}
+
+/** Throws (exit 2) naming every one of `failures`, the self-test's escapes; nothing when there is none. */
+export function refuseEscapes(failures: readonly string[], platform: string = process.platform): void {
   if (failures.length === 0) return;
-  const remedy = REMEDY[options?.platform ?? process.platform] ?? REMEDY.linux;
+  const remedy = REMEDY[platform] ?? REMEDY.linux;
   throw new UsageError(
     `the sandbox is weaker than promised, so loopfleet does not start: ${failures.join('; ')}. ` +
       `${remedy}, or write \`sandbox: off\` in BACKLOG.md to run unsandboxed knowingly.`,

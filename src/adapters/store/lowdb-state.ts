@@ -108,9 +108,10 @@ export class LowdbStateStore implements StateStore {
     this.#snapshotBytes = text?.length ?? 0;
     let good = 0; // bytes up to the end of the last whole line
     let offset = 0;
+    const journalBytes = Buffer.byteLength(journal); // once: per line it made a long journal's load quadratic
     for (const line of journal.split('\n')) {
       const end = offset + Buffer.byteLength(line) + 1;
-      const atEnd = end > Buffer.byteLength(journal);
+      const atEnd = end > journalBytes;
       offset = end;
       if (line.trim() === '') {
         if (!atEnd) good = end;

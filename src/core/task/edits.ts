@@ -49,9 +49,22 @@ export function specChanged(t: Readonly<TaskState>, spec: TaskSpec, gates: TaskG
   return (
     t.title !== spec.title ||
     t.maxAttempts !== gates.attempts ||
-    JSON.stringify(t.gates) !== JSON.stringify(gates) ||
+    !sameGates(t.gates, gates) ||
     t.everyMs !== spec.everyMs
   );
+}
+
+/**
+ * Whether two gates hold the same value under every key either has. Asked for every task when a fleet
+ * opens, so it compares in place rather than through JSON (40,000 stringifications at 20,000 tasks).
+ */
+function sameGates(kept: Readonly<TaskGates> | undefined, gates: Readonly<TaskGates>): boolean {
+  if (kept === undefined) return false;
+  const a = kept as unknown as Record<string, unknown>;
+  const b = gates as unknown as Record<string, unknown>;
+  for (const key in a) if (a[key] !== b[key]) return false;
+  for (const key in b) if (!(key in a) && b[key] !== undefined) return false;
+  return true;
 }
 
 export function refreshSpec(t: TaskState, spec: TaskSpec, gates: TaskGates): void {
