@@ -46,6 +46,7 @@ describe('layout constants', () => {
     expect(discardedRef('T-12')).toBe('refs/loopfleet/discarded/T-12');
     expect([...OWN_ENTRIES].sort()).toEqual([
       'BACKLOG.md.before-merge',
+      'backlog.parsed.json',
       'baselines.json',
       'fleet.lock',
       'lessons.md',

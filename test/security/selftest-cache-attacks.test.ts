@@ -18,7 +18,9 @@ import {
 } from '../../src/adapters/sandbox/selftest-cache.js';
 import type { ProcessRunner, RunOptions, RunResult } from '../../src/ports/process.js';
 
-const available = await new ExecaRunner().sandboxAvailable();
+// Only bubblewrap's self-test is kept: on macOS Seatbelt is attacked at every start (a runner there has no
+// sandbox identity), so the macOS job does not run this file.
+const bubblewrap = process.platform === 'linux' && (await new ExecaRunner().sandboxAvailable());
 
 /** The real runner, counting the commands it runs: the self-test is one sandboxed command. */
 class Counting implements ProcessRunner {
@@ -36,7 +38,7 @@ class Counting implements ProcessRunner {
   }
 }
 
-describe.runIf(available)('the kept sandbox self-test', () => {
+describe.runIf(bubblewrap)('the kept sandbox self-test', () => {
   let scratch: string;
   let repo: string;
   let cache: SelfTestCache;
