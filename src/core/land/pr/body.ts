@@ -44,8 +44,13 @@ export function prTitle(task: Pick<TaskState, 'id' | 'title'>): string {
   return neutralise(oneLine(`${task.id} ${task.title}`)).slice(0, 250);
 }
 
-/** `Fixes #N` (GitHub) or `Closes #N` (GitLab) for a task made from an issue of this forge; null otherwise. */
+/**
+ * `Fixes #N` (GitHub) or `Closes #N` (GitLab) for a task made from an issue of this forge; `Fixes ENG-12` for a
+ * Linear issue on either forge (the words Linear's own GitHub and GitLab integrations read to link the pull
+ * request and move the issue when it merges); null otherwise.
+ */
 export function closingLine(source: string | undefined, forge: ForgeKind): string | null {
+  if (/^[A-Z][A-Z0-9]{0,9}-\d+$/.test(source ?? '')) return `Fixes ${source}`;
   const m = /^(gh|gl)#(\d+)$/.exec(source ?? '');
   if (m === null) return null;
   if (m[1] === 'gh' && forge === 'github') return `Fixes #${m[2]}`;

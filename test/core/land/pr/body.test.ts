@@ -108,10 +108,14 @@ describe('the pull request body', () => {
     for (const pattern of ACTIONABLE) expect(comment, String(pattern)).not.toMatch(pattern);
   });
 
-  it('closes only an issue of its own forge', () => {
+  it('closes only an issue of its own forge, or a Linear issue', () => {
     expect(closingLine('gh#7', 'github')).toBe('Fixes #7');
     expect(closingLine('gl#7', 'gitlab')).toBe('Closes #7');
     expect(closingLine('gh#7', 'gitlab')).toBeNull();
+    // a Linear issue: its key, for Linear's own integration with either forge
+    expect(closingLine('ENG-12', 'github')).toBe('Fixes ENG-12');
+    expect(closingLine('ENG-12', 'gitlab')).toBe('Fixes ENG-12');
+    expect(closingLine('ENG-12 and #5', 'github')).toBeNull();
     expect(closingLine('todo src/a.ts:3', 'github')).toBeNull();
     expect(closingLine(undefined, 'github')).toBeNull();
   });
